@@ -1,0 +1,113 @@
+# jitunwind - top-level build.
+#
+#   make            libjitunwind.so / .a and jitunwind.pc in $(BUILD)
+#   make demo       install missing packages, build, run the demo
+#   make check      install missing packages, build, run every test
+#   make check SAN=1    the same under AddressSanitizer + UBSan (build-san/)
+#   make install PREFIX=/usr/local DESTDIR=
+#   make bench      benchmarks (results go to docs/BENCHMARKS.md by hand)
+
+PREFIX  ?= /usr/local
+LIBDIR  ?= $(PREFIX)/lib
+INCDIR  ?= $(PREFIX)/include
+DESTDIR ?=
+VERSION := 0.1.0
+SOVER   := 0
+
+SAN    ?=
+WERROR ?=
+ifeq ($(SAN),1)
+BUILD  ?= build-san
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
+BUILD  ?= build
+SANFLAGS :=
+endif
+
+CC      ?= cc
+CXX     ?= g++
+CLANG   ?= clang-19
+WARN    := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
+CFLAGS  ?= -O2 -g
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SANFLAGS) -pthread
+LIB_CFLAGS := $(ALL_CFLAGS) -fPIC -fvisibility=hidden -Iinclude -Isrc
+LIB_LDLIBS := -ldl -pthread
+
+LIB_SRCS := $(sort $(wildcard src/*.c))
+LIB_OBJS := $(LIB_SRCS:src/%.c=$(BUILD)/obj/%.o)
+
+LIB_SO       := $(BUILD)/libjitunwind.so
+LIB_A        := $(BUILD)/libjitunwind.a
+LIB_INTERNAL := $(BUILD)/libjitunwind-internal.a
+PC           := $(BUILD)/jitunwind.pc
+
+.PHONY: all lib deps test-deps check demo install uninstall clean bench fuzz format
+
+all: lib
+lib: $(LIB_SO) $(LIB_A) $(LIB_INTERNAL) $(PC)
+
+$(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h) include/jitunwind.h
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CFLAGS) -c -o $@ $<
+
+$(LIB_SO): $(LIB_OBJS)
+	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,libjitunwind.so.$(SOVER) -Wl,--no-undefined \
+		-o $@.$(VERSION) $^ $(LIB_LDLIBS)
+	ln -sf libjitunwind.so.$(VERSION) $@.$(SOVER)
+	ln -sf libjitunwind.so.$(VERSION) $@
+
+# The static library is one relocatable object whose internal (hidden)
+# symbols are made local, so they cannot clash with the program's own.
+$(LIB_A): $(LIB_OBJS)
+	$(LD) -r -o $(BUILD)/jitunwind-all.o $^
+	objcopy --localize-hidden $(BUILD)/jitunwind-all.o
+	rm -f $@
+	ar rcs $@ $(BUILD)/jitunwind-all.o
+
+# Tests reach internals (fault injection, the writers) through this one.
+$(LIB_INTERNAL): $(LIB_OBJS)
+	rm -f $@
+	ar rcs $@ $^
+
+$(PC): jitunwind.pc.in Makefile
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCDIR@|$(INCDIR)|' \
+	    -e 's|@VERSION@|$(VERSION)|' $< > $@
+
+# ---- system packages --------------------------------------------------------
+deps:
+	@scripts/install-deps.sh build
+test-deps:
+	@scripts/install-deps.sh build test
+
+# ---- install ----------------------------------------------------------------
+install: lib
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(LIBDIR)/pkgconfig
+	install -m 644 include/jitunwind.h $(DESTDIR)$(INCDIR)/
+	install -m 755 $(LIB_SO).$(VERSION) $(DESTDIR)$(LIBDIR)/
+	ln -sf libjitunwind.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libjitunwind.so.$(SOVER)
+	ln -sf libjitunwind.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libjitunwind.so
+	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
+	install -m 644 $(PC) $(DESTDIR)$(LIBDIR)/pkgconfig/
+
+uninstall:
+	rm -f $(DESTDIR)$(INCDIR)/jitunwind.h $(DESTDIR)$(LIBDIR)/libjitunwind.* \
+	      $(DESTDIR)$(LIBDIR)/pkgconfig/jitunwind.pc
+
+# ---- parts ------------------------------------------------------------------
+include tests/tests.mk
+include examples/examples.mk
+-include tinyjit/tinyjit.mk
+-include bench/bench.mk
+
+check: test-deps lib tests
+	@tests/run.sh $(BUILD)
+
+demo: test-deps lib examples
+	@examples/demo.sh $(BUILD)
+
+format:
+	clang-format -i include/*.h src/*.c src/*.h
+
+clean:
+	rm -rf build build-san

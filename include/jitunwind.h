@@ -1,0 +1,235 @@
+/* jitunwind.h - publish JIT-compiled code to native unwinders, debuggers and
+ * profilers.
+ *
+ * A JIT writes machine code into anonymous memory; without help, glibc
+ * backtrace(), C++ exceptions, libunwind, gdb, lldb and perf cannot see through
+ * it.  One ju_publish() call describes a blob of code (where it is, its name,
+ * how its frame is laid out, optionally its source lines) and libjitunwind
+ * hands that to every consumer through the channel each one reads:
+ *
+ *   JU_CH_UNWINDER   libgcc and LLVM libunwind frame registration (glibc
+ *                    backtrace, C++ exceptions, _Unwind_Backtrace)
+ *   JU_CH_LIBUNWIND  nongnu libunwind's _U_dyn_register (memray, heaptrack)
+ *   JU_CH_GDB        the GDB JIT interface, in-memory ELF images (gdb, lldb,
+ *                    jitstack; live and in core files)
+ *   JU_CH_PERFMAP    /tmp/perf-<pid>.map (perf, eBPF profilers)
+ *   JU_CH_JITDUMP    jit-<pid>.dump for `perf inject --jit`
+ *
+ * Every function returns 0 or a negative JU_E* code; ju_strerror() names the
+ * code and ju_errmsg() gives the calling thread's detailed message for the last
+ * failure.  The library never aborts, exits or prints on its own.
+ *
+ * Thread safety: all calls on one context may be made from any thread; they
+ * are serialised internally.  Other threads may unwind through published code
+ * at any time.  Contexts must not publish overlapping code.
+ */
+#ifndef JITUNWIND_H
+#define JITUNWIND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define JU_API __attribute__((visibility("default")))
+#else
+#define JU_API
+#endif
+
+#define JU_VERSION_MAJOR 0
+#define JU_VERSION_MINOR 1
+
+/* Error codes.  All are negative; 0 is success. */
+enum {
+	JU_OK = 0,
+	JU_EINVAL = -1,      /* an argument is malformed (NULL, zero size, ...) */
+	JU_ENOMEM = -2,      /* out of memory */
+	JU_EOVERLAP = -3,    /* the range overlaps code already published */
+	JU_ENOENT = -4,      /* nothing is published at that address */
+	JU_EBUSY = -5,       /* the context still has published blobs */
+	JU_ENOCONSUMER = -6, /* a requested channel's consumer is absent */
+	JU_EIO = -7,         /* writing a perf map or jitdump file failed */
+	JU_EPERM = -8,       /* a file exists that we must not write (owner, type) */
+	JU_ERANGE = -9,      /* an address or offset does not fit the format */
+	JU_ECFI = -10,       /* the frame description is invalid */
+	JU_ENAME = -11,      /* the name is empty, too long, or not UTF-8 text */
+	JU_ELINES = -12,     /* the line table is invalid */
+	JU_EENV = -13,       /* the JITUNWIND environment variable is malformed */
+};
+
+/* Channels, as a bit mask. */
+enum {
+	JU_CH_UNWINDER = 1u << 0,
+	JU_CH_LIBUNWIND = 1u << 1,
+	JU_CH_GDB = 1u << 2,
+	JU_CH_PERFMAP = 1u << 3,
+	JU_CH_JITDUMP = 1u << 4,
+	JU_CH_ALL = (1u << 5) - 1,
+};
+
+/* Option flags. */
+enum {
+	/* Ignore the JITUNWIND environment variable. */
+	JU_OPT_NO_ENV = 1u << 0,
+	/* Fail ju_open() with JU_ENOCONSUMER if any channel in `channels` has no
+	 * consumer in this process, instead of leaving that channel off.  Channels
+	 * named one by one (in options or in JITUNWIND) are always strict. */
+	JU_OPT_STRICT = 1u << 1,
+};
+
+/* Log levels passed to the optional log callback. */
+enum { JU_LOG_ERROR = 0, JU_LOG_WARN = 1, JU_LOG_INFO = 2, JU_LOG_DEBUG = 3 };
+
+typedef struct ju_options {
+	/* Channels wanted (JU_CH_* mask); 0 means JU_CH_ALL.  The environment
+	 * variable JITUNWIND, when set, overrides it: "all", "none", or a comma
+	 * separated list of channel names ("unwinder", "libunwind", "gdb",
+	 * "perfmap", "jitdump"). */
+	uint32_t channels;
+	uint32_t flags; /* JU_OPT_* */
+	/* Directory for jit-<pid>.dump; NULL means $JITDUMPDIR, then
+	 * $HOME/.debug/jit/jitunwind-<date>.XXXXXX as perf's agents do. */
+	const char *jitdump_dir;
+	/* Optional log sink; called with the context lock held, must not call
+	 * back into the library. */
+	void (*log)(void *arg, int level, const char *msg);
+	void *log_arg;
+} ju_options;
+
+typedef struct ju_ctx ju_ctx;
+
+/* A sub-range of a blob, as byte offsets from its start: [start, end). */
+typedef struct ju_range {
+	uint32_t start, end;
+} ju_range;
+
+/* Raw DWARF call frame instructions for [start, end) of a blob.  They are
+ * read as if they followed the architecture's standard CIE (see
+ * docs/API.md): x86-64 code alignment 1, data alignment -8, return address
+ * column 16, initial CFA rsp+8; AArch64 code alignment 4, data alignment -8,
+ * return address column 30, initial CFA sp+0.  Advance opcodes are relative to
+ * `start`.  Exactly what a compiler emits in an FDE. */
+typedef struct ju_cfi_range {
+	uint32_t start, end;
+	const uint8_t *insns;
+	size_t len;
+} ju_cfi_range;
+
+enum ju_frame_kind {
+	JU_FRAME_INVALID = 0, /* a zeroed description is rejected */
+	/* The blob never touches the stack pointer or return address: the frame is
+	 * in the function-entry state at every instruction (thunks, leaves). */
+	JU_FRAME_LEAF,
+	/* A standard frame-pointer frame built by the blob itself. */
+	JU_FRAME_FP,
+	/* One rule for the whole blob: CFA = frame pointer + cfa_offset, the
+	 * caller's frame pointer saved at CFA + fp_offset and the return address
+	 * at CFA + ra_offset.  Code that runs under a frame set up by a shim (the
+	 * shim sets the frame pointer; the blob never writes it). */
+	JU_FRAME_REGION,
+	/* Compiler-derived CFI, one instruction list per sub-range. */
+	JU_FRAME_CFI,
+};
+
+typedef struct ju_frame {
+	enum ju_frame_kind kind;
+	union {
+		struct {
+			/* Offset just after the instruction that saves the caller's frame
+			 * pointer (x86-64 `push %rbp`; AArch64 `stp x29, x30, [sp, #-16]!`). */
+			uint32_t push_end;
+			/* Offset just after the frame pointer is set (`mov %rsp, %rbp`;
+			 * `mov x29, sp`). */
+			uint32_t set_end;
+			/* Ranges where the frame is torn down again: from just after the
+			 * restore of the frame pointer (`pop %rbp`, `leave`, `ldp`) to just
+			 * after the return or tail jump.  May be NULL/0. */
+			const ju_range *epilogues;
+			size_t n_epilogues;
+		} fp;
+		struct {
+			int32_t cfa_offset; /* x86-64 shim frame: 16 */
+			int32_t fp_offset;  /* x86-64 shim frame: -16 */
+			int32_t ra_offset;  /* x86-64 shim frame: -8 */
+		} region;
+		struct {
+			const ju_cfi_range *ranges; /* sorted, non-overlapping */
+			size_t n;
+		} cfi;
+	} u;
+} ju_frame;
+
+/* One row of a line table: code at byte `offset` of the blob (and up to the
+ * next row) comes from source line `line` (1-based). */
+typedef struct ju_line {
+	uint32_t offset;
+	uint32_t line;
+} ju_line;
+
+/* Longest name accepted, in bytes (without the terminating NUL). */
+#define JU_NAME_MAX 1024
+
+typedef struct ju_blob {
+	const void *start; /* first byte of the code */
+	size_t size;       /* bytes of code, > 0, < 4 GiB */
+	const char *name;  /* UTF-8, no control characters, 1..JU_NAME_MAX bytes */
+	ju_frame frame;
+	/* Optional source position: file name (UTF-8) and rows sorted by
+	 * offset.  NULL/0 when there is none. */
+	const char *file;
+	const ju_line *lines;
+	size_t n_lines;
+} ju_blob;
+
+/* Open a context.  `opt` may be NULL for defaults (all channels whose consumer
+ * is present).  On success *out is set and 0 returned. */
+JU_API int ju_open(const ju_options *opt, ju_ctx **out);
+
+/* Close a context.  Fails with JU_EBUSY, changing nothing, while blobs are
+ * still published; call ju_unpublish_all() first.  NULL is accepted. */
+JU_API int ju_close(ju_ctx *ctx);
+
+/* The channels actually active in this context (JU_CH_* mask). */
+JU_API uint32_t ju_channels(const ju_ctx *ctx);
+
+/* Publish one blob.  The code must stay mapped, unchanged, until it is
+ * unpublished.  Everything the call adds becomes visible before it returns. */
+JU_API int ju_publish(ju_ctx *ctx, const ju_blob *blob);
+
+/* Publish n blobs at once: all of them or, on error, none.  Far cheaper per
+ * blob than n single calls. */
+JU_API int ju_publish_batch(ju_ctx *ctx, const ju_blob *blobs, size_t n);
+
+/* Unpublish the blob that starts at `start`.  In-process unwinders stop using
+ * it before the call returns.  perf map and jitdump files are append-only
+ * logs and keep their records. */
+JU_API int ju_unpublish(ju_ctx *ctx, const void *start);
+
+/* Unpublish every blob of the context. */
+JU_API int ju_unpublish_all(ju_ctx *ctx);
+
+/* Number of blobs currently published in the context. */
+JU_API size_t ju_count(const ju_ctx *ctx);
+
+/* Rewrite this process's perf map and jitdump files after fork(), with every
+ * blob inherited from the parent.  Done automatically by a fork handler; call
+ * it only if you fork with a raw clone() that skips pthread_atfork handlers. */
+JU_API int ju_after_fork(ju_ctx *ctx);
+
+/* A fixed string describing an error code. */
+JU_API const char *ju_strerror(int err);
+
+/* The calling thread's message for its last failed call ("blob 3: name is
+ * not valid UTF-8"), or "" if none. */
+JU_API const char *ju_errmsg(void);
+
+/* Name of a single channel bit ("unwinder", "gdb", ...), or NULL. */
+JU_API const char *ju_channel_name(uint32_t channel);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,46 @@
+#!/bin/sh
+# install-deps.sh GROUP... - install the Debian packages a make target needs,
+# only those missing.  Groups:
+#   build  compilers and libraries to build everything
+#   test   the consumers the tests run for real (gdb, lldb, perf, ...)
+set -eu
+
+build="make gcc g++ binutils pkg-config libelf-dev libdw-dev libunwind-dev zlib1g-dev
+       clang-19 lld-19 llvm-19 libfuzzer-19-dev libprotobuf-c-dev protobuf-c-compiler"
+# libunwind-14 is LLVM's libunwind (runtime only: its -dev package conflicts
+# with nongnu libunwind-dev, and we load it by file name).
+test="gdb lldb-16 elfutils linux-perf valgrind libunwind-14 procps file python3"
+
+want=""
+for g in "$@"; do
+	case $g in
+	build) want="$want $build" ;;
+	test) want="$want $test" ;;
+	*) echo "install-deps.sh: unknown group '$g'" >&2; exit 2 ;;
+	esac
+done
+# Packages other parts of the tree ask for, one per line.
+for f in "$(dirname "$0")"/../tinyjit/PACKAGES "$(dirname "$0")"/../jitstack/PACKAGES; do
+	[ -f "$f" ] && want="$want $(grep -v '^#' "$f" | tr '\n' ' ')"
+done
+
+missing=""
+for p in $want; do
+	s=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+	case $s in *" installed") ;; *) missing="$missing $p" ;; esac
+done
+[ -z "$missing" ] && exit 0
+
+echo "install-deps.sh: installing:$missing"
+if [ "$(id -u)" != 0 ]; then
+	if command -v sudo >/dev/null 2>&1; then SUDO=sudo; else
+		echo "install-deps.sh: not root and no sudo; install these packages:$missing" >&2
+		exit 1
+	fi
+else
+	SUDO=
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -1,0 +1,538 @@
+/* arena.c - the set of arenas: where each published blob lives, and how
+ * arenas are planned, merged, split and rebuilt (the why is in internal.h).
+ *
+ * Policy, in numbers:
+ *   - A publish groups the new blobs with every arena whose hull they touch
+ *     (hulls must stay disjoint) into a component, rebuilt as one arena.
+ *   - Binary-counter merging: the result absorbs an adjacent arena holding
+ *     no more live blobs than it does, repeatedly.  Monotone allocation (the
+ *     common JIT pattern) then keeps <= log2(n) arenas and copies each blob
+ *     <= log2(n) times.
+ *   - Churn inside a large arena (a blob placed in a freed gap) splits it
+ *     around the gap instead of rebuilding it whole next time.
+ *   - Above MAX_ARENAS(n) arenas, the smallest adjacent pair is merged, so
+ *     unwinders that walk a list (libgcc <= 12) stay fast whatever the
+ *     allocation order.
+ *   - No arena spans more than MAX_SPAN bytes of address space (libunwind's
+ *     tables hold 32-bit offsets).
+ *   - Unpublish tombstones; an arena is rebuilt without its dead blobs when
+ *     they reach a quarter of it, or at once when it has few live blobs.
+ */
+#include "image.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+	SPLIT_MIN = 256,     /* split arenas bigger than this on churn */
+	SMALL_ARENA = 64,    /* rebuild at once on unpublish */
+};
+#define MAX_SPAN ((uint64_t)1 << 30)
+
+static size_t live(const arena *a)
+{
+	return a->n - a->n_dead;
+}
+
+static size_t max_arenas(size_t n_live)
+{
+	size_t lg = 0;
+	while (n_live >>= 1)
+		lg++;
+	return 16 + 2 * lg;
+}
+
+/* ---- lookup -------------------------------------------------------------- */
+
+/* Index of the first arena whose hull ends after addr. */
+static size_t first_ending_after(const struct ju_ctx *ctx, uint64_t addr)
+{
+	size_t lo = 0, hi = ctx->n_arenas;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ctx->arenas[mid]->hi <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Index of the first record of a ending after addr. */
+static size_t first_rec_ending_after(const arena *a, uint64_t addr)
+{
+	size_t lo = 0, hi = a->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (a->recs[mid].start + a->recs[mid].size <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+blob_rec *arena_find(struct ju_ctx *ctx, uint64_t start, arena **where)
+{
+	size_t i = first_ending_after(ctx, start);
+	if (i == ctx->n_arenas || ctx->arenas[i]->lo > start)
+		return NULL;
+	arena *a = ctx->arenas[i];
+	size_t k = first_rec_ending_after(a, start);
+	if (k == a->n || a->recs[k].start != start || (a->recs[k].flags & REC_DEAD))
+		return NULL;
+	*where = a;
+	return &a->recs[k];
+}
+
+bool arena_overlaps(struct ju_ctx *ctx, uint64_t start, uint64_t end)
+{
+	for (size_t i = first_ending_after(ctx, start); i < ctx->n_arenas; i++) {
+		const arena *a = ctx->arenas[i];
+		if (a->lo >= end)
+			break;
+		for (size_t k = first_rec_ending_after(a, start); k < a->n; k++) {
+			if (a->recs[k].start >= end)
+				break;
+			if (!(a->recs[k].flags & REC_DEAD))
+				return true;
+		}
+	}
+	return false;
+}
+
+static bool reserve_arenas(struct ju_ctx *ctx, size_t need);
+
+/* ---- planning ------------------------------------------------------------ */
+
+/* One group of replaced arenas [a0, a1) and the arenas replacing them. */
+typedef struct comp {
+	size_t a0, a1;
+	size_t r0, r1;      /* new records [r0, r1) of the staged batch */
+	arena *out[3];
+	size_t n_out;
+} comp;
+
+struct arena_plan {
+	comp *c;
+	size_t n;
+};
+
+static int cmp_src(const void *x, const void *y)
+{
+	const src_rec *a = x, *b = y;
+	return a->rec->start < b->rec->start ? -1 : a->rec->start > b->rec->start;
+}
+
+/* Live records of arenas [a0, a1) plus new records [r0, r1), sorted. */
+static src_rec *gather(struct ju_ctx *ctx, size_t a0, size_t a1, const blob_rec *recs, size_t r0,
+		       size_t r1, const uint8_t *stage, size_t *n_out)
+{
+	size_t n = r1 - r0;
+	for (size_t i = a0; i < a1; i++)
+		n += live(ctx->arenas[i]);
+	src_rec *s = ju__malloc(n * sizeof *s);
+	if (!s)
+		return NULL;
+	size_t k = 0;
+	for (size_t i = a0; i < a1; i++) {
+		const arena *a = ctx->arenas[i];
+		for (size_t j = 0; j < a->n; j++)
+			if (!(a->recs[j].flags & REC_DEAD))
+				s[k++] = (src_rec){ &a->recs[j], a->image };
+	}
+	size_t old = k;
+	for (size_t j = r0; j < r1; j++)
+		s[k++] = (src_rec){ &recs[j], stage };
+	/* Both runs are sorted; they interleave only when new blobs fall in gaps
+	 * of old arenas, so a sort of the whole is rarely more than a merge. */
+	if (old && r1 > r0)
+		qsort(s, n, sizeof *s, cmp_src);
+	*n_out = n;
+	return s;
+}
+
+static uint64_t span_of(struct ju_ctx *ctx, size_t a0, size_t a1, uint64_t lo, uint64_t hi)
+{
+	if (a1 > a0) {
+		if (ctx->arenas[a0]->lo < lo)
+			lo = ctx->arenas[a0]->lo;
+		if (ctx->arenas[a1 - 1]->hi > hi)
+			hi = ctx->arenas[a1 - 1]->hi;
+	}
+	return hi - lo;
+}
+
+/* Grow a component over its neighbours by the binary-counter rule. */
+static void absorb_neighbours(struct ju_ctx *ctx, comp *c, size_t lo_limit, size_t hi_limit,
+			      uint64_t lo, uint64_t hi)
+{
+	size_t size = c->r1 - c->r0;
+	for (size_t i = c->a0; i < c->a1; i++)
+		size += live(ctx->arenas[i]);
+	for (;;) {
+		bool grew = false;
+		if (c->a0 > lo_limit && live(ctx->arenas[c->a0 - 1]) <= size &&
+		    span_of(ctx, c->a0 - 1, c->a1, lo, hi) <= MAX_SPAN) {
+			c->a0--;
+			size += live(ctx->arenas[c->a0]);
+			grew = true;
+		}
+		if (c->a1 < hi_limit && live(ctx->arenas[c->a1]) <= size &&
+		    span_of(ctx, c->a0, c->a1 + 1, lo, hi) <= MAX_SPAN) {
+			size += live(ctx->arenas[c->a1]);
+			c->a1++;
+			grew = true;
+		}
+		if (!grew)
+			return;
+	}
+}
+
+/* Split point: if all new records of c fall into one gap between live
+ * records of its single old arena, the number of live old records below
+ * the gap; else SIZE_MAX. */
+static size_t split_point(struct ju_ctx *ctx, const comp *c, const blob_rec *recs)
+{
+	if (c->a1 - c->a0 != 1)
+		return SIZE_MAX;
+	const arena *a = ctx->arenas[c->a0];
+	if (live(a) <= SPLIT_MIN)
+		return SIZE_MAX;
+	uint64_t first = recs[c->r0].start;
+	uint64_t last_end = recs[c->r1 - 1].start + recs[c->r1 - 1].size;
+	size_t below = 0;
+	for (size_t j = 0; j < a->n; j++) {
+		const blob_rec *r = &a->recs[j];
+		if (r->flags & REC_DEAD)
+			continue;
+		if (r->start < first)
+			below++;
+		else if (r->start < last_end)
+			return SIZE_MAX; /* an old record lies between the new ones */
+	}
+	if (below == 0 || below == live(a))
+		return SIZE_MAX;
+	return below;
+}
+
+static void drop_outputs(struct ju_ctx *ctx, comp *c, bool prepared)
+{
+	for (size_t k = 0; k < c->n_out; k++) {
+		arena *a = c->out[k];
+		if (prepared)
+			for (size_t ch = 0; ch < 5; ch++)
+				if ((ctx->channels & ju_channel_table[ch]->bit) &&
+				    ju_channel_table[ch]->arena_discard)
+					ju_channel_table[ch]->arena_discard(ctx, a);
+		image_free(a);
+		free(a);
+	}
+	c->n_out = 0;
+}
+
+static int prepare_channels(struct ju_ctx *ctx, arena *a)
+{
+	for (size_t ch = 0; ch < 5; ch++) {
+		const ju_channel_ops *ops = ju_channel_table[ch];
+		if (!(ctx->channels & ops->bit) || !ops->arena_prepare)
+			continue;
+		int err = ops->arena_prepare(ctx, a);
+		if (err) {
+			while (ch-- > 0) {
+				ops = ju_channel_table[ch];
+				if ((ctx->channels & ops->bit) && ops->arena_discard)
+					ops->arena_discard(ctx, a);
+			}
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* Build the output arenas of a component from its sources. */
+static int build_comp(struct ju_ctx *ctx, comp *c, const src_rec *s, size_t n, size_t split)
+{
+	image_alloc how = { .near_code = ctx->near_code_images };
+	size_t cut[4] = { 0, n, n, n };
+	size_t parts = 1;
+	if (split != SIZE_MAX) {
+		size_t n_new = c->r1 - c->r0;
+		cut[1] = split;
+		cut[2] = split + n_new;
+		parts = 3;
+	}
+	for (size_t p = 0; p < parts; p++) {
+		if (cut[p + 1] == cut[p])
+			continue;
+		arena *a;
+		int err = image_build(ctx->arch, s + cut[p], cut[p + 1] - cut[p], how, &a);
+		if (err)
+			return err;
+		c->out[c->n_out++] = a;
+		err = prepare_channels(ctx, a);
+		if (err) {
+			c->n_out--;
+			image_free(a);
+			free(a);
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* Group the staged records into components (see the file comment). */
+static int make_components(struct ju_ctx *ctx, const blob_rec *recs, size_t n, comp **out,
+			   size_t *n_out)
+{
+	comp *c = ju__calloc(n, sizeof *c);
+	if (!c)
+		return JU_FAIL(JU_ENOMEM, "out of memory planning a publish of %zu blobs", n);
+	size_t nc = 0;
+	for (size_t j = 0; j < n; j++) {
+		uint64_t s = recs[j].start, e = s + recs[j].size;
+		size_t x = first_ending_after(ctx, s), y = x;
+		while (y < ctx->n_arenas && ctx->arenas[y]->lo < e)
+			y++;
+		comp *cur = nc ? &c[nc - 1] : NULL;
+		bool join;
+		if (y > x) /* inside the hulls of arenas [x, y) */
+			join = cur && cur->a1 > cur->a0 && cur->a1 > x;
+		else       /* in the gap before arena x */
+			join = cur && cur->a1 == cur->a0 && cur->a0 == x;
+		if (join) {
+			if (y > cur->a1)
+				cur->a1 = y;
+			cur->r1 = j + 1;
+		} else {
+			c[nc++] = (comp){ .a0 = x, .a1 = y, .r0 = j, .r1 = j + 1 };
+		}
+	}
+	*out = c;
+	*n_out = nc;
+	return 0;
+}
+
+int arena_prepare_publish(struct ju_ctx *ctx, const blob_rec *recs, size_t n, const uint8_t *stage,
+			  struct arena_plan **planp)
+{
+	struct arena_plan *plan = ju__calloc(1, sizeof *plan);
+	if (!plan)
+		return JU_FAIL(JU_ENOMEM, "out of memory planning a publish");
+	int err = make_components(ctx, recs, n, &plan->c, &plan->n);
+	if (err) {
+		free(plan);
+		return err;
+	}
+	size_t total = ctx->n_arenas;
+	for (size_t i = 0; i < plan->n; i++) {
+		comp *c = &plan->c[i];
+		size_t split = split_point(ctx, c, recs);
+		if (split == SIZE_MAX) {
+			/* neighbours up to (not into) the adjacent components */
+			size_t lo_limit = i ? plan->c[i - 1].a1 : 0;
+			size_t hi_limit = i + 1 < plan->n ? plan->c[i + 1].a0 : ctx->n_arenas;
+			uint64_t lo = recs[c->r0].start;
+			uint64_t hi = recs[c->r1 - 1].start + recs[c->r1 - 1].size;
+			absorb_neighbours(ctx, c, lo_limit, hi_limit, lo, hi);
+		}
+		size_t ns;
+		src_rec *s = gather(ctx, c->a0, c->a1, recs, c->r0, c->r1, stage, &ns);
+		err = s ? build_comp(ctx, c, s, ns, split)
+			: JU_FAIL(JU_ENOMEM, "out of memory gathering %zu records", ns);
+		free(s);
+		if (err) {
+			plan->n = i + 1;
+			arena_abort_publish(ctx, plan);
+			return err;
+		}
+		total += c->n_out;
+	}
+	if (!reserve_arenas(ctx, total)) {
+		arena_abort_publish(ctx, plan);
+		return JU_FAIL(JU_ENOMEM, "out of memory for the arena table");
+	}
+	*planp = plan;
+	return 0;
+}
+
+void arena_abort_publish(struct ju_ctx *ctx, struct arena_plan *plan)
+{
+	for (size_t i = 0; i < plan->n; i++)
+		drop_outputs(ctx, &plan->c[i], true);
+	free(plan->c);
+	free(plan);
+}
+
+/* ---- committing ------------------------------------------------------------ */
+
+static void swap_channels(struct ju_ctx *ctx, arena *const *add, size_t n_add, arena *const *del,
+			  size_t n_del)
+{
+	for (size_t ch = 0; ch < 5; ch++) {
+		const ju_channel_ops *ops = ju_channel_table[ch];
+		if ((ctx->channels & ops->bit) && ops->arena_swap)
+			ops->arena_swap(ctx, add, n_add, del, n_del);
+	}
+}
+
+static void free_arena(arena *a)
+{
+	image_free(a);
+	free(a);
+}
+
+/* Replace arenas [a0, a1) of the set by out[0..n_out).  The array has room:
+ * callers reserved it. */
+static void replace_range(struct ju_ctx *ctx, size_t a0, size_t a1, arena *const *out, size_t n_out)
+{
+	size_t n_del = a1 - a0;
+	arena *del[n_del ? n_del : 1];
+	memcpy(del, ctx->arenas + a0, n_del * sizeof *del);
+	swap_channels(ctx, out, n_out, del, n_del);
+	memmove(ctx->arenas + a0 + n_out, ctx->arenas + a1, (ctx->n_arenas - a1) * sizeof *ctx->arenas);
+	memcpy(ctx->arenas + a0, out, n_out * sizeof *out);
+	ctx->n_arenas = ctx->n_arenas - n_del + n_out;
+	for (size_t i = 0; i < n_del; i++)
+		free_arena(del[i]);
+}
+
+static bool reserve_arenas(struct ju_ctx *ctx, size_t need)
+{
+	if (need <= ctx->cap_arenas)
+		return true;
+	size_t cap = ctx->cap_arenas ? ctx->cap_arenas : 16;
+	while (cap < need)
+		cap *= 2;
+	arena **p = ju__realloc(ctx->arenas, cap * sizeof *p);
+	if (!p)
+		return false;
+	ctx->arenas = p;
+	ctx->cap_arenas = cap;
+	return true;
+}
+
+/* Rebuild arenas [a0, a1) as one (live records only); on failure nothing
+ * changes and the caller may go on: rebuilding is housekeeping. */
+static int rebuild_range(struct ju_ctx *ctx, size_t a0, size_t a1)
+{
+	size_t ns;
+	src_rec *s = gather(ctx, a0, a1, NULL, 0, 0, NULL, &ns);
+	if (!s)
+		return JU_ENOMEM;
+	comp c = { .a0 = a0, .a1 = a1 };
+	int err = build_comp(ctx, &c, s, ns, SIZE_MAX);
+	free(s);
+	if (err) {
+		drop_outputs(ctx, &c, true);
+		return err;
+	}
+	replace_range(ctx, a0, a1, c.out, c.n_out);
+	return 0;
+}
+
+/* Merge the smallest adjacent pair while there are too many arenas. */
+static void enforce_cap(struct ju_ctx *ctx)
+{
+	while (ctx->n_arenas > max_arenas(ctx->n_live)) {
+		size_t best = SIZE_MAX, at = 0;
+		for (size_t i = 0; i + 1 < ctx->n_arenas; i++) {
+			const arena *l = ctx->arenas[i], *r = ctx->arenas[i + 1];
+			size_t sz = live(l) + live(r);
+			if (sz < best && r->hi - l->lo <= MAX_SPAN) {
+				best = sz;
+				at = i;
+			}
+		}
+		if (best == SIZE_MAX || rebuild_range(ctx, at, at + 2))
+			return; /* nothing mergeable, or no memory: stay correct, just slower */
+	}
+}
+
+void arena_commit_publish(struct ju_ctx *ctx, struct arena_plan *plan)
+{
+	/* Components are replaced last to first so earlier indices stay valid;
+	 * prepare reserved room in the array for the outputs. */
+	for (size_t i = plan->n; i-- > 0;) {
+		comp *c = &plan->c[i];
+		replace_range(ctx, c->a0, c->a1, c->out, c->n_out);
+		c->n_out = 0;
+	}
+	free(plan->c);
+	free(plan);
+	enforce_cap(ctx);
+}
+
+/* ---- unpublishing ------------------------------------------------------------ */
+
+static size_t index_of(const struct ju_ctx *ctx, const arena *a)
+{
+	size_t i = first_ending_after(ctx, a->lo);
+	return i;
+}
+
+int arena_unpublish(struct ju_ctx *ctx, arena *a, blob_rec *r)
+{
+	size_t i = index_of(ctx, a);
+	ctx->n_live--;
+	if (live(a) == 1) {
+		/* The last blob: unregister the whole arena rather than tombstone,
+		 * so no consumer ever holds an object with no live FDE (GCC 13's
+		 * deregistration recomputes the object's range from its FDEs). */
+		replace_range(ctx, i, i + 1, NULL, 0);
+		return 0;
+	}
+	r->flags |= REC_DEAD;
+	a->n_dead++;
+	/* Small or mostly dead arenas are rebuilt without the blob; otherwise,
+	 * or if the rebuild fails for want of memory, the blob is tombstoned in
+	 * place, which is exact for the unwinders that read the image. */
+	if ((live(a) <= SMALL_ARENA || (size_t)a->n_dead * 4 >= a->n) && !rebuild_range(ctx, i, i + 1))
+		return 0;
+	image_tombstone(a, r);
+	for (size_t ch = 0; ch < 5; ch++) {
+		const ju_channel_ops *ops = ju_channel_table[ch];
+		if ((ctx->channels & ops->bit) && ops->blob_dead)
+			ops->blob_dead(ctx, a, r);
+	}
+	return 0;
+}
+
+void arena_retire_all(struct ju_ctx *ctx)
+{
+	/* Last-in first-out, the order libgcc's list deregisters cheapest. */
+	while (ctx->n_arenas) {
+		size_t i = ctx->n_arenas - 1;
+		replace_range(ctx, i, i + 1, NULL, 0);
+	}
+	ctx->n_live = 0;
+}
+
+/* ---- views for the file channels ------------------------------------------- */
+
+int arena_view(const arena *a, const blob_rec *r, blob_view *v, ju_line **lines)
+{
+	*lines = NULL;
+	*v = (blob_view){
+		.start = r->start,
+		.size = r->size,
+		.name = (const char *)a->image + r->name_off,
+		.name_len = r->name_len,
+		.fde = a->image + r->fde_off,
+		.fde_len = r->fde_len,
+	};
+	if (!r->line_len)
+		return 0;
+	const uint8_t *unit = a->image + r->line_off;
+	long rows = image_decode_line_unit(unit, r->line_len, r->start, NULL, 0);
+	if (rows < 0)
+		return JU_FAIL(JU_ELINES, "internal error: cannot decode the line table of %s", v->name);
+	*lines = ju__malloc((size_t)rows * sizeof **lines);
+	if (!*lines)
+		return JU_FAIL(JU_ENOMEM, "out of memory decoding a line table");
+	image_decode_line_unit(unit, r->line_len, r->start, *lines, (size_t)rows);
+	v->file = image_line_unit_file(unit);
+	v->lines = *lines;
+	v->n_lines = (size_t)rows;
+	return 0;
+}

@@ -1,0 +1,182 @@
+/* buf.c - bounds-checked little-endian byte emitters (see buf.h). */
+#include "buf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void buf_init(ju_buf *b, void *p, size_t cap)
+{
+	*b = (ju_buf){ .p = p, .cap = cap };
+}
+
+void buf_init_grow(ju_buf *b)
+{
+	*b = (ju_buf){ .grow = true };
+}
+
+void buf_free(ju_buf *b)
+{
+	if (b->grow)
+		free(b->p);
+	*b = (ju_buf){ 0 };
+}
+
+static bool make_room(ju_buf *b, size_t n)
+{
+	if (b->failed)
+		return false;
+	if (n <= b->cap - b->len)
+		return true;
+	if (!b->grow || n > SIZE_MAX / 2 - b->len) {
+		b->failed = true;
+		return false;
+	}
+	size_t cap = b->cap ? b->cap : 256;
+	while (cap - b->len < n)
+		cap *= 2;
+	uint8_t *p = realloc(b->p, cap);
+	if (!p) {
+		b->failed = true;
+		return false;
+	}
+	b->p = p;
+	b->cap = cap;
+	return true;
+}
+
+uint8_t *buf_reserve(ju_buf *b, size_t n)
+{
+	if (!make_room(b, n))
+		return NULL;
+	uint8_t *at = b->p + b->len;
+	b->len += n;
+	return at;
+}
+
+void buf_bytes(ju_buf *b, const void *src, size_t n)
+{
+	uint8_t *at = buf_reserve(b, n);
+	if (at && n)
+		memcpy(at, src, n);
+}
+
+void buf_zeros(ju_buf *b, size_t n)
+{
+	uint8_t *at = buf_reserve(b, n);
+	if (at && n)
+		memset(at, 0, n);
+}
+
+void buf_u8(ju_buf *b, uint8_t v)
+{
+	buf_bytes(b, &v, 1);
+}
+
+void buf_u16(ju_buf *b, uint16_t v)
+{
+	uint8_t le[2] = { (uint8_t)v, (uint8_t)(v >> 8) };
+	buf_bytes(b, le, 2);
+}
+
+void buf_u32(ju_buf *b, uint32_t v)
+{
+	uint8_t le[4];
+	for (int i = 0; i < 4; i++)
+		le[i] = (uint8_t)(v >> (8 * i));
+	buf_bytes(b, le, 4);
+}
+
+void buf_u64(ju_buf *b, uint64_t v)
+{
+	uint8_t le[8];
+	for (int i = 0; i < 8; i++)
+		le[i] = (uint8_t)(v >> (8 * i));
+	buf_bytes(b, le, 8);
+}
+
+void buf_uleb(ju_buf *b, uint64_t v)
+{
+	do {
+		uint8_t byte = v & 0x7f;
+		v >>= 7;
+		buf_u8(b, byte | (v ? 0x80 : 0));
+	} while (v);
+}
+
+void buf_sleb(ju_buf *b, int64_t v)
+{
+	for (;;) {
+		uint8_t byte = v & 0x7f;
+		v >>= 7; /* arithmetic shift: gcc and clang define it */
+		bool done = (v == 0 && !(byte & 0x40)) || (v == -1 && (byte & 0x40));
+		buf_u8(b, byte | (done ? 0 : 0x80));
+		if (done)
+			return;
+	}
+}
+
+void buf_str(ju_buf *b, const char *s)
+{
+	buf_bytes(b, s, strlen(s) + 1);
+}
+
+void buf_align(ju_buf *b, size_t align, uint8_t fill)
+{
+	size_t pad = (align - (b->len & (align - 1))) & (align - 1);
+	uint8_t *at = buf_reserve(b, pad);
+	if (at && pad)
+		memset(at, fill, pad);
+}
+
+size_t buf_len32_begin(ju_buf *b)
+{
+	size_t slot = b->len;
+	buf_u32(b, 0);
+	return slot;
+}
+
+void buf_len32_end(ju_buf *b, size_t slot)
+{
+	size_t n = b->len - slot - 4;
+	if (n > UINT32_MAX - 16) { /* 0xfffffff0.. are reserved escape values */
+		b->failed = true;
+		return;
+	}
+	buf_put_u32(b, slot, (uint32_t)n);
+}
+
+void buf_put_u32(ju_buf *b, size_t off, uint32_t v)
+{
+	if (b->failed || off > b->len || b->len - off < 4) {
+		b->failed = true;
+		return;
+	}
+	for (int i = 0; i < 4; i++)
+		b->p[off + i] = (uint8_t)(v >> (8 * i));
+}
+
+void buf_put_u64(ju_buf *b, size_t off, uint64_t v)
+{
+	buf_put_u32(b, off, (uint32_t)v);
+	buf_put_u32(b, off + 4, (uint32_t)(v >> 32));
+}
+
+size_t uleb_size(uint64_t v)
+{
+	size_t n = 1;
+	while (v >>= 7)
+		n++;
+	return n;
+}
+
+size_t sleb_size(int64_t v)
+{
+	size_t n = 0;
+	for (;;) {
+		uint8_t byte = v & 0x7f;
+		v >>= 7;
+		n++;
+		if ((v == 0 && !(byte & 0x40)) || (v == -1 && (byte & 0x40)))
+			return n;
+	}
+}

@@ -1,0 +1,502 @@
+/* cfi.c - CIE/FDE writer, frame-description checks and .eh_frame_hdr.
+ *
+ * Layout follows the LSB's .eh_frame (DWARF 4 section 6.4 with "zR"
+ * augmentation).  Each entry is padded with DW_CFA_nop to 8 bytes, as GCC
+ * does, so FDEs can be copied between buffers and stay aligned.
+ */
+#include "cfi.h"
+
+#include <dwarf.h>
+#include <stdio.h>
+#include <string.h>
+
+#ifndef DW_CFA_GNU_args_size
+#define DW_CFA_GNU_args_size 0x2e
+#endif
+
+static uint64_t factor_code(const ju_arch *a, uint32_t bytes)
+{
+	return bytes / a->code_align;
+}
+
+void cfi_def_cfa(const ju_arch *a, ju_buf *b, unsigned reg, int64_t off)
+{
+	if (off >= 0) {
+		buf_u8(b, DW_CFA_def_cfa);
+		buf_uleb(b, reg);
+		buf_uleb(b, (uint64_t)off);
+	} else {
+		buf_u8(b, DW_CFA_def_cfa_sf);
+		buf_uleb(b, reg);
+		buf_sleb(b, off / a->data_align);
+	}
+}
+
+void cfi_def_cfa_offset(const ju_arch *a, ju_buf *b, int64_t off)
+{
+	if (off >= 0) {
+		buf_u8(b, DW_CFA_def_cfa_offset);
+		buf_uleb(b, (uint64_t)off);
+	} else {
+		buf_u8(b, DW_CFA_def_cfa_offset_sf);
+		buf_sleb(b, off / a->data_align);
+	}
+}
+
+void cfi_def_cfa_register(const ju_arch *a, ju_buf *b, unsigned reg)
+{
+	(void)a;
+	buf_u8(b, DW_CFA_def_cfa_register);
+	buf_uleb(b, reg);
+}
+
+void cfi_offset(const ju_arch *a, ju_buf *b, unsigned reg, int64_t cfa_off)
+{
+	int64_t factored = cfa_off / a->data_align;
+	if (factored >= 0 && reg < 64) {
+		buf_u8(b, DW_CFA_offset | reg);
+		buf_uleb(b, (uint64_t)factored);
+	} else if (factored >= 0) {
+		buf_u8(b, DW_CFA_offset_extended);
+		buf_uleb(b, reg);
+		buf_uleb(b, (uint64_t)factored);
+	} else {
+		buf_u8(b, DW_CFA_offset_extended_sf);
+		buf_uleb(b, reg);
+		buf_sleb(b, factored);
+	}
+}
+
+void cfi_restore(const ju_arch *a, ju_buf *b, unsigned reg)
+{
+	(void)a;
+	if (reg < 64) {
+		buf_u8(b, DW_CFA_restore | reg);
+	} else {
+		buf_u8(b, DW_CFA_restore_extended);
+		buf_uleb(b, reg);
+	}
+}
+
+void cfi_advance(const ju_arch *a, ju_buf *b, uint32_t bytes)
+{
+	uint64_t d = factor_code(a, bytes);
+	if (d == 0)
+		return;
+	if (d < 64) {
+		buf_u8(b, DW_CFA_advance_loc | (uint8_t)d);
+	} else if (d <= UINT8_MAX) {
+		buf_u8(b, DW_CFA_advance_loc1);
+		buf_u8(b, (uint8_t)d);
+	} else if (d <= UINT16_MAX) {
+		buf_u8(b, DW_CFA_advance_loc2);
+		buf_u16(b, (uint16_t)d);
+	} else {
+		buf_u8(b, DW_CFA_advance_loc4);
+		buf_u32(b, (uint32_t)d);
+	}
+}
+
+void cfi_remember_state(ju_buf *b)
+{
+	buf_u8(b, DW_CFA_remember_state);
+}
+
+void cfi_restore_state(ju_buf *b)
+{
+	buf_u8(b, DW_CFA_restore_state);
+}
+
+/* Pad an entry that began at `entry` with DW_CFA_nop to a multiple of 8. */
+static void pad_entry(ju_buf *b, size_t entry)
+{
+	while ((b->len - entry) & 7)
+		buf_u8(b, DW_CFA_nop);
+}
+
+static uint8_t enc_byte(cfi_enc enc)
+{
+	return enc == CFI_ENC_ABS8 ? DW_EH_PE_absptr : (DW_EH_PE_pcrel | DW_EH_PE_sdata4);
+}
+
+size_t cfi_write_cie(const ju_arch *a, ju_buf *b, cfi_enc enc)
+{
+	size_t cie = b->len;
+	size_t slot = buf_len32_begin(b);
+	buf_u32(b, 0);                  /* CIE id: 0 in .eh_frame */
+	buf_u8(b, 1);                   /* version */
+	buf_str(b, "zR");               /* augmentation data follows; R: FDE pointer encoding */
+	buf_uleb(b, a->code_align);     /* code alignment factor */
+	buf_sleb(b, a->data_align);     /* data alignment factor */
+	buf_u8(b, a->ra_reg);           /* return address column (a byte in version 1) */
+	buf_uleb(b, 1);                 /* augmentation data length */
+	buf_u8(b, enc_byte(enc));       /* FDE pc_begin encoding */
+	a->cie_initial(a, b);           /* initial instructions: the entry state */
+	pad_entry(b, cie);
+	buf_len32_end(b, slot);
+	return cie;
+}
+
+size_t cfi_fde_header_size(cfi_enc enc)
+{
+	return enc == CFI_ENC_ABS8 ? 4 + 4 + 8 + 8 + 1 : 4 + 4 + 4 + 4 + 1;
+}
+
+/* Open an FDE for [start, start+size); the caller writes the instructions
+ * and closes it with fde_end. */
+static size_t fde_begin(ju_buf *b, size_t cie_off, cfi_enc enc, uint64_t base, uint64_t start,
+			uint64_t size)
+{
+	size_t entry = b->len;
+	buf_len32_begin(b);
+	buf_u32(b, (uint32_t)(b->len - cie_off));      /* CIE pointer: back to our CIE */
+	if (enc == CFI_ENC_ABS8) {
+		buf_u64(b, start);                     /* pc_begin */
+		buf_u64(b, size);                      /* pc_range */
+	} else {
+		int64_t rel = (int64_t)(start - (base + b->len));
+		if (rel != (int32_t)rel || size > UINT32_MAX)
+			b->failed = true;
+		buf_u32(b, (uint32_t)(int32_t)rel);    /* pc_begin, pc-relative */
+		buf_u32(b, (uint32_t)size);            /* pc_range */
+	}
+	buf_uleb(b, 0);                                /* augmentation data length */
+	return entry;
+}
+
+static void fde_end(ju_buf *b, size_t entry)
+{
+	pad_entry(b, entry);
+	buf_len32_end(b, entry);
+}
+
+static void fp_program(const ju_arch *a, ju_buf *b, const ju_frame *f, uint64_t size)
+{
+	uint32_t at = 0;
+	cfi_advance(a, b, f->u.fp.push_end);
+	a->fp_saved(a, b);
+	cfi_advance(a, b, f->u.fp.set_end - f->u.fp.push_end);
+	a->fp_set(a, b);
+	at = f->u.fp.set_end;
+	for (size_t i = 0; i < f->u.fp.n_epilogues; i++) {
+		const ju_range *e = &f->u.fp.epilogues[i];
+		cfi_advance(a, b, e->start - at);
+		cfi_remember_state(b);
+		a->fp_restored(a, b);
+		at = e->start;
+		if (e->end < size) {
+			cfi_advance(a, b, e->end - at);
+			cfi_restore_state(b);
+			at = e->end;
+		}
+	}
+}
+
+static void region_program(const ju_arch *a, ju_buf *b, const ju_frame *f)
+{
+	cfi_def_cfa(a, b, a->fp_reg, f->u.region.cfa_offset);
+	cfi_offset(a, b, a->fp_reg, f->u.region.fp_offset);
+	cfi_offset(a, b, a->ra_reg, f->u.region.ra_offset);
+}
+
+void cfi_write_blob_fdes(const ju_arch *a, ju_buf *b, size_t cie_off, cfi_enc enc,
+			 uint64_t base, uint64_t start, uint64_t size, const ju_frame *f)
+{
+	size_t entry;
+	switch (f->kind) {
+	case JU_FRAME_LEAF:
+		entry = fde_begin(b, cie_off, enc, base, start, size);
+		fde_end(b, entry);
+		break;
+	case JU_FRAME_FP:
+		entry = fde_begin(b, cie_off, enc, base, start, size);
+		fp_program(a, b, f, size);
+		fde_end(b, entry);
+		break;
+	case JU_FRAME_REGION:
+		entry = fde_begin(b, cie_off, enc, base, start, size);
+		region_program(a, b, f);
+		fde_end(b, entry);
+		break;
+	case JU_FRAME_CFI:
+		for (size_t i = 0; i < f->u.cfi.n; i++) {
+			const ju_cfi_range *r = &f->u.cfi.ranges[i];
+			entry = fde_begin(b, cie_off, enc, base, start + r->start, r->end - r->start);
+			buf_bytes(b, r->insns, r->len);
+			fde_end(b, entry);
+		}
+		break;
+	default:
+		b->failed = true;
+	}
+}
+
+/* ---- checks on caller input ---------------------------------------------- */
+
+#define CHECK(cond, ...)                                      \
+	do {                                                  \
+		if (!(cond)) {                                \
+			snprintf(msg, msglen, __VA_ARGS__);   \
+			return JU_ECFI;                       \
+		}                                             \
+	} while (0)
+
+static int check_fp(const ju_arch *a, const ju_frame *f, uint64_t size, char *msg, size_t msglen)
+{
+	uint32_t push = f->u.fp.push_end, set = f->u.fp.set_end;
+	CHECK(push > 0, "frame pointer frame: push_end must be after the save instruction (> 0)");
+	CHECK(set > push, "frame pointer frame: set_end (%u) must follow push_end (%u)", set, push);
+	CHECK(set <= size, "frame pointer frame: set_end (%u) is beyond the blob (%llu bytes)", set,
+	      (unsigned long long)size);
+	CHECK(push % a->insn_align == 0 && set % a->insn_align == 0,
+	      "frame pointer frame: offsets must be multiples of %u on %s", a->insn_align, a->name);
+	CHECK(f->u.fp.n_epilogues == 0 || f->u.fp.epilogues,
+	      "frame pointer frame: n_epilogues is %zu but epilogues is NULL", f->u.fp.n_epilogues);
+	uint32_t at = set;
+	for (size_t i = 0; i < f->u.fp.n_epilogues; i++) {
+		const ju_range *e = &f->u.fp.epilogues[i];
+		CHECK(e->start >= at && e->start < e->end && e->end <= size,
+		      "frame pointer frame: epilogue %zu [%u, %u) is out of order or outside [%u, %llu)",
+		      i, e->start, e->end, at, (unsigned long long)size);
+		CHECK(e->start % a->insn_align == 0 && e->end % a->insn_align == 0,
+		      "frame pointer frame: epilogue %zu is not instruction aligned", i);
+		at = e->end;
+	}
+	return 0;
+}
+
+static int check_region(const ju_arch *a, const ju_frame *f, char *msg, size_t msglen)
+{
+	int32_t cfa = f->u.region.cfa_offset, fp = f->u.region.fp_offset, ra = f->u.region.ra_offset;
+	int d = -a->data_align;
+	CHECK(cfa >= 0, "region frame: cfa_offset (%d) must not be negative", cfa);
+	CHECK(fp % d == 0 && ra % d == 0,
+	      "region frame: fp_offset (%d) and ra_offset (%d) must be multiples of %d", fp, ra, d);
+	CHECK(fp != ra, "region frame: fp_offset and ra_offset are both %d", fp);
+	return 0;
+}
+
+static int check_cfi(const ju_arch *a, const ju_frame *f, uint64_t size, char *msg, size_t msglen)
+{
+	CHECK(f->u.cfi.n > 0 && f->u.cfi.ranges, "CFI frame: no ranges given");
+	uint32_t at = 0;
+	for (size_t i = 0; i < f->u.cfi.n; i++) {
+		const ju_cfi_range *r = &f->u.cfi.ranges[i];
+		CHECK(r->start >= at && r->start < r->end && r->end <= size,
+		      "CFI frame: range %zu [%u, %u) is empty, out of order or outside the blob (%llu bytes)",
+		      i, r->start, r->end, (unsigned long long)size);
+		CHECK(r->len == 0 || r->insns, "CFI frame: range %zu has len %zu but insns is NULL", i,
+		      r->len);
+		CHECK(r->len <= 65536, "CFI frame: range %zu has %zu bytes of instructions (max 65536)", i,
+		      r->len);
+		char sub[160];
+		if (cfi_check_insns(a, r->insns, r->len, r->end - r->start, sub, sizeof sub) < 0) {
+			snprintf(msg, msglen, "CFI frame: range %zu: %s", i, sub);
+			return JU_ECFI;
+		}
+		at = r->end;
+	}
+	return 0;
+}
+
+int cfi_check_frame(const ju_arch *a, const ju_frame *f, uint64_t size, char *msg, size_t msglen)
+{
+	switch (f->kind) {
+	case JU_FRAME_LEAF:
+		return 0;
+	case JU_FRAME_FP:
+		return check_fp(a, f, size, msg, msglen);
+	case JU_FRAME_REGION:
+		return check_region(a, f, msg, msglen);
+	case JU_FRAME_CFI:
+		return check_cfi(a, f, size, msg, msglen);
+	default:
+		snprintf(msg, msglen, "frame kind %d is not one of JU_FRAME_LEAF/FP/REGION/CFI",
+			 (int)f->kind);
+		return JU_ECFI;
+	}
+}
+
+#undef CHECK
+
+/* A cursor over untrusted instruction bytes. */
+typedef struct {
+	const uint8_t *p, *end;
+	bool bad;
+} rd;
+
+static uint64_t rd_uleb(rd *r)
+{
+	uint64_t v = 0;
+	for (unsigned shift = 0;; shift += 7) {
+		if (r->p >= r->end || shift > 63) {
+			r->bad = true;
+			return 0;
+		}
+		uint8_t byte = *r->p++;
+		v |= (uint64_t)(byte & 0x7f) << shift;
+		if (!(byte & 0x80))
+			return v;
+	}
+}
+
+static void rd_skip(rd *r, uint64_t n)
+{
+	if (n > (uint64_t)(r->end - r->p)) {
+		r->bad = true;
+		return;
+	}
+	r->p += n;
+}
+
+static uint64_t rd_fixed(rd *r, unsigned n)
+{
+	if ((size_t)(r->end - r->p) < n) {
+		r->bad = true;
+		return 0;
+	}
+	uint64_t v = 0;
+	for (unsigned i = 0; i < n; i++)
+		v |= (uint64_t)r->p[i] << (8 * i);
+	r->p += n;
+	return v;
+}
+
+int cfi_check_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len, char *msg,
+		    size_t msglen)
+{
+	rd r = { p, p + n, false };
+	uint64_t loc = 0;
+	int depth = 0;
+	while (r.p < r.end && !r.bad) {
+		size_t at = (size_t)(r.p - p);
+		uint8_t op = *r.p++;
+		uint64_t reg = 0, adv = 0;
+		switch (op & 0xc0) {
+		case DW_CFA_advance_loc:
+			adv = op & 0x3f;
+			break;
+		case DW_CFA_offset:
+			reg = op & 0x3f;
+			rd_uleb(&r);
+			break;
+		case DW_CFA_restore:
+			reg = op & 0x3f;
+			break;
+		default:
+			switch (op) {
+			case DW_CFA_nop:
+			case DW_CFA_remember_state:
+				if (op == DW_CFA_remember_state)
+					depth++;
+				break;
+			case DW_CFA_restore_state:
+				if (--depth < 0) {
+					snprintf(msg, msglen, "DW_CFA_restore_state at byte %zu without a remember_state", at);
+					return -1;
+				}
+				break;
+			case DW_CFA_advance_loc1: adv = rd_fixed(&r, 1); break;
+			case DW_CFA_advance_loc2: adv = rd_fixed(&r, 2); break;
+			case DW_CFA_advance_loc4: adv = rd_fixed(&r, 4); break;
+			case DW_CFA_register:
+				reg = rd_uleb(&r);
+				if (rd_uleb(&r) >= a->n_regs)
+					reg = UINT64_MAX;
+				break;
+			case DW_CFA_offset_extended:
+			case DW_CFA_def_cfa:
+			case DW_CFA_val_offset:
+			case DW_CFA_GNU_negative_offset_extended:
+				reg = rd_uleb(&r);
+				rd_uleb(&r);
+				break;
+			case DW_CFA_offset_extended_sf:
+			case DW_CFA_def_cfa_sf:
+			case DW_CFA_val_offset_sf:
+				reg = rd_uleb(&r);
+				rd_uleb(&r); /* an sleb has the same byte structure */
+				break;
+			case DW_CFA_restore_extended:
+			case DW_CFA_undefined:
+			case DW_CFA_same_value:
+			case DW_CFA_def_cfa_register:
+				reg = rd_uleb(&r);
+				break;
+			case DW_CFA_def_cfa_offset:
+			case DW_CFA_def_cfa_offset_sf:
+			case DW_CFA_GNU_args_size:
+				rd_uleb(&r);
+				break;
+			case DW_CFA_def_cfa_expression:
+				rd_skip(&r, rd_uleb(&r));
+				break;
+			case DW_CFA_expression:
+			case DW_CFA_val_expression:
+				reg = rd_uleb(&r);
+				rd_skip(&r, rd_uleb(&r));
+				break;
+			default:
+				/* DW_CFA_set_loc depends on the pointer encoding; vendor
+				 * opcodes mean nothing to other unwinders. */
+				snprintf(msg, msglen, "unsupported CFA opcode 0x%02x at byte %zu", op, at);
+				return -1;
+			}
+		}
+		if (r.bad)
+			break;
+		if (reg >= a->n_regs) {
+			snprintf(msg, msglen, "opcode 0x%02x at byte %zu names a register that is not a %s DWARF register",
+				 op, at, a->name);
+			return -1;
+		}
+		loc += adv * a->code_align;
+		if (loc > len) {
+			snprintf(msg, msglen, "advance at byte %zu reaches offset %llu, past the range (%llu bytes)",
+				 at, (unsigned long long)loc, (unsigned long long)len);
+			return -1;
+		}
+	}
+	if (r.bad) {
+		snprintf(msg, msglen, "instructions end in the middle of an operand");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- re-encoding and .eh_frame_hdr --------------------------------------- */
+
+void cfi_reencode_fdes(ju_buf *b, size_t cie_off, uint64_t base, const uint8_t *src, size_t n)
+{
+	size_t at = 0;
+	while (at + 4 <= n) {
+		uint32_t len = load_u32(src + at);
+		if (len == 0 || len > n - at - 4 || len < 4 + 16 + 1) {
+			b->failed = true;
+			return;
+		}
+		const uint8_t *fde = src + at;
+		uint64_t start = load_u64(fde + FDE_OFF_PC_BEGIN);
+		uint64_t size = load_u64(fde + FDE_ABS8_OFF_RANGE);
+		size_t hdr = cfi_fde_header_size(CFI_ENC_ABS8);
+		size_t entry = fde_begin(b, cie_off, CFI_ENC_PCREL4, base, start, size);
+		buf_bytes(b, fde + hdr, 4 + len - hdr);
+		fde_end(b, entry);
+		at += 4 + (size_t)len;
+	}
+}
+
+void cfi_write_eh_frame_hdr(ju_buf *b, uint64_t hdr_addr, uint64_t eh_addr,
+			    const uint64_t *fde_pc, const uint64_t *fde_addr, size_t n)
+{
+	buf_u8(b, 1);                                         /* version */
+	buf_u8(b, DW_EH_PE_pcrel | DW_EH_PE_sdata4);          /* eh_frame_ptr encoding */
+	buf_u8(b, DW_EH_PE_udata4);                           /* fde_count encoding */
+	buf_u8(b, DW_EH_PE_datarel | DW_EH_PE_sdata4);        /* table encoding */
+	buf_u32(b, (uint32_t)(int32_t)(eh_addr - (hdr_addr + 4))); /* eh_frame_ptr */
+	buf_u32(b, (uint32_t)n);                              /* fde_count */
+	for (size_t i = 0; i < n; i++) {
+		buf_u32(b, (uint32_t)(int32_t)(fde_pc[i] - hdr_addr));   /* initial location */
+		buf_u32(b, (uint32_t)(int32_t)(fde_addr[i] - hdr_addr)); /* FDE address */
+	}
+}

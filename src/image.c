@@ -1,0 +1,525 @@
+/* image.c - writes the in-memory ELF image of an arena (layout in image.h)
+ * and the DWARF line units inside it.
+ */
+#include "image.h"
+#include "cfi.h"
+
+#include <dwarf.h>
+#include <elf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* ---- DWARF line units ---------------------------------------------------- */
+
+/* Line program parameters (DWARF 4 section 6.2.4); GCC's usual choice. */
+enum { LINE_BASE = -5, LINE_RANGE = 14, OPCODE_BASE = 13 };
+static const uint8_t std_opcode_lengths[OPCODE_BASE - 1] = { 0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1 };
+/* Offset of the file name in a unit we write: unit_length 4, version 2,
+ * header_length 4, six one-byte fields, the opcode lengths, and the empty
+ * include_directories list. */
+enum { LINE_FILE_OFF = 4 + 2 + 4 + 6 + (OPCODE_BASE - 1) + 1 };
+
+static void lne(ju_buf *b, uint8_t op, size_t operand_len)
+{
+	buf_u8(b, 0);                       /* extended opcode */
+	buf_uleb(b, 1 + operand_len);
+	buf_u8(b, op);
+}
+
+void image_write_line_unit(ju_buf *b, const char *file, const ju_line *lines, size_t n,
+			   uint64_t start, uint64_t size)
+{
+	size_t unit = buf_len32_begin(b);
+	buf_u16(b, 4);                      /* version */
+	size_t hdr = buf_len32_begin(b);    /* header_length */
+	buf_u8(b, 1);                       /* minimum_instruction_length */
+	buf_u8(b, 1);                       /* maximum_operations_per_instruction */
+	buf_u8(b, 1);                       /* default_is_stmt */
+	buf_u8(b, (uint8_t)LINE_BASE);      /* line_base */
+	buf_u8(b, LINE_RANGE);              /* line_range */
+	buf_u8(b, OPCODE_BASE);             /* opcode_base */
+	buf_bytes(b, std_opcode_lengths, sizeof std_opcode_lengths);
+	buf_u8(b, 0);                       /* include_directories: none */
+	buf_str(b, file);                   /* file_names[1] */
+	buf_uleb(b, 0);                     /*   directory index */
+	buf_uleb(b, 0);                     /*   modification time */
+	buf_uleb(b, 0);                     /*   length */
+	buf_u8(b, 0);                       /* end of file_names */
+	buf_len32_end(b, hdr);
+
+	lne(b, DW_LNE_set_address, 8);
+	buf_u64(b, start);
+	uint64_t addr = 0;
+	int64_t line = 1;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t da = lines[i].offset - addr;
+		int64_t dl = (int64_t)lines[i].line - line;
+		uint64_t special = (uint64_t)(dl - LINE_BASE) + LINE_RANGE * da + OPCODE_BASE;
+		if (dl >= LINE_BASE && dl < LINE_BASE + LINE_RANGE && special <= 255) {
+			buf_u8(b, (uint8_t)special);  /* advance address and line, append a row */
+		} else {
+			if (dl) {
+				buf_u8(b, DW_LNS_advance_line);
+				buf_sleb(b, dl);
+			}
+			if (da) {
+				buf_u8(b, DW_LNS_advance_pc);
+				buf_uleb(b, da);
+			}
+			buf_u8(b, DW_LNS_copy);
+		}
+		addr = lines[i].offset;
+		line = lines[i].line;
+	}
+	buf_u8(b, DW_LNS_advance_pc);
+	buf_uleb(b, size - addr);
+	lne(b, DW_LNE_end_sequence, 0);
+	buf_len32_end(b, unit);
+}
+
+const char *image_line_unit_file(const uint8_t *unit)
+{
+	return (const char *)unit + LINE_FILE_OFF;
+}
+
+long image_decode_line_unit(const uint8_t *unit, size_t len, uint64_t start, ju_line *rows,
+			    size_t max_rows)
+{
+	if (len < LINE_FILE_OFF + 8)
+		return -1;
+	const uint8_t *end = unit + len;
+	const uint8_t *p = unit + 4 + 2 + 4 + load_u32(unit + 6);
+	if (p > end)
+		return -1;
+	uint64_t addr = 0;
+	int64_t line = 1;
+	size_t n = 0;
+	/* Only the opcodes image_write_line_unit emits are understood. */
+	while (p < end) {
+		uint8_t op = *p++;
+		uint64_t u = 0;
+		int64_t s = 0;
+		unsigned shift = 0;
+		if (op >= OPCODE_BASE) {
+			uint8_t adj = op - OPCODE_BASE;
+			addr += adj / LINE_RANGE;
+			line += LINE_BASE + adj % LINE_RANGE;
+		} else if (op == DW_LNS_copy) {
+			/* row below */
+		} else if (op == DW_LNS_advance_pc || op == DW_LNS_advance_line || op == 0) {
+			uint8_t byte;
+			do {
+				if (p >= end || shift > 63)
+					return -1;
+				byte = *p++;
+				u |= (uint64_t)(byte & 0x7f) << shift;
+				shift += 7;
+			} while (byte & 0x80);
+			s = (int64_t)u;
+			if (op == DW_LNS_advance_line && shift < 64 && (byte & 0x40))
+				s = (int64_t)(u | (~(uint64_t)0 << shift));
+			if (op == DW_LNS_advance_pc) {
+				addr += u;
+				continue;
+			}
+			if (op == DW_LNS_advance_line) {
+				line += s;
+				continue;
+			}
+			/* extended opcode of u bytes */
+			if (u == 0 || u > (uint64_t)(end - p))
+				return -1;
+			if (*p == DW_LNE_end_sequence)
+				return (long)n;
+			if (*p == DW_LNE_set_address && u == 9)
+				addr = load_u64(p + 1) - start;
+			p += u;
+			continue;
+		} else {
+			return -1;
+		}
+		if (n < max_rows && line > 0 && line <= UINT32_MAX && addr <= UINT32_MAX)
+			rows[n] = (ju_line){ (uint32_t)addr, (uint32_t)line };
+		n++;
+	}
+	return -1;
+}
+
+/* ---- ELF image ------------------------------------------------------------ */
+
+/* Abbreviation codes of our two DIE shapes. */
+enum { ABBREV_CU = 1, ABBREV_SUBPROGRAM = 2 };
+
+static void write_abbrevs(ju_buf *b)
+{
+	buf_uleb(b, ABBREV_CU);
+	buf_uleb(b, DW_TAG_compile_unit);
+	buf_u8(b, DW_CHILDREN_yes);
+	buf_uleb(b, DW_AT_name);       buf_uleb(b, DW_FORM_string);
+	buf_uleb(b, DW_AT_low_pc);     buf_uleb(b, DW_FORM_addr);
+	buf_uleb(b, DW_AT_high_pc);    buf_uleb(b, DW_FORM_data4);  /* a length (DWARF 4) */
+	buf_uleb(b, DW_AT_stmt_list);  buf_uleb(b, DW_FORM_sec_offset);
+	buf_uleb(b, 0);                buf_uleb(b, 0);
+	buf_uleb(b, ABBREV_SUBPROGRAM);
+	buf_uleb(b, DW_TAG_subprogram);
+	buf_u8(b, DW_CHILDREN_no);
+	buf_uleb(b, DW_AT_name);       buf_uleb(b, DW_FORM_string);
+	buf_uleb(b, DW_AT_low_pc);     buf_uleb(b, DW_FORM_addr);
+	buf_uleb(b, DW_AT_high_pc);    buf_uleb(b, DW_FORM_data4);
+	buf_uleb(b, DW_AT_external);   buf_uleb(b, DW_FORM_flag_present);
+	buf_uleb(b, 0);                buf_uleb(b, 0);
+	buf_uleb(b, 0);                /* end of the table */
+}
+
+static size_t cu_size(const src_rec *s)
+{
+	const char *file = image_line_unit_file(s->base + s->rec->line_off);
+	return 4 + 2 + 4 + 1                              /* unit header */
+	       + 1 + strlen(file) + 1 + 8 + 4 + 4        /* compile unit */
+	       + 1 + s->rec->name_len + 1 + 8 + 4        /* subprogram */
+	       + 1;                                      /* end of children */
+}
+
+static void write_cu(ju_buf *b, const src_rec *s, uint32_t stmt_list)
+{
+	const blob_rec *r = s->rec;
+	size_t unit = buf_len32_begin(b);
+	buf_u16(b, 4);                                    /* version */
+	buf_u32(b, 0);                                    /* debug_abbrev_offset */
+	buf_u8(b, 8);                                     /* address_size */
+	buf_uleb(b, ABBREV_CU);
+	buf_str(b, image_line_unit_file(s->base + r->line_off)); /* DW_AT_name */
+	buf_u64(b, r->start);                             /* DW_AT_low_pc */
+	buf_u32(b, r->size);                              /* DW_AT_high_pc */
+	buf_u32(b, stmt_list);                            /* DW_AT_stmt_list */
+	buf_uleb(b, ABBREV_SUBPROGRAM);
+	buf_bytes(b, s->base + r->name_off, r->name_len + 1u); /* DW_AT_name */
+	buf_u64(b, r->start);                             /* DW_AT_low_pc */
+	buf_u32(b, r->size);                              /* DW_AT_high_pc */
+	buf_u8(b, 0);                                     /* end of children */
+	buf_len32_end(b, unit);
+}
+
+static const char shstrtab[] = "\0.text\0.eh_frame\0.symtab\0.strtab\0.debug_abbrev\0"
+			       ".debug_info\0.debug_line\0.shstrtab";
+
+static uint32_t shname(const char *name)
+{
+	for (size_t i = 1; i < sizeof shstrtab; i += strlen(shstrtab + i) + 1)
+		if (!strcmp(shstrtab + i, name))
+			return (uint32_t)i;
+	return 0;
+}
+
+static size_t align_up(size_t v, size_t a)
+{
+	return (v + a - 1) & ~(a - 1);
+}
+
+/* Section sizes and offsets of an image being built. */
+typedef struct layout {
+	size_t off[SEC_COUNT], size[SEC_COUNT], shoff, total;
+} layout;
+
+static size_t cie_size(const ju_arch *arch)
+{
+	uint8_t tmp[64];
+	ju_buf b;
+	buf_init(&b, tmp, sizeof tmp);
+	cfi_write_cie(arch, &b, CFI_ENC_ABS8);
+	return b.len;
+}
+
+static void plan(const ju_arch *arch, const src_rec *src, size_t n, layout *L)
+{
+	memset(L, 0, sizeof *L);
+	L->size[SEC_EH_FRAME] = cie_size(arch) + 4;
+	L->size[SEC_SYMTAB] = sizeof(Elf64_Sym);
+	L->size[SEC_STRTAB] = 1;
+	for (size_t i = 0; i < n; i++) {
+		const blob_rec *r = src[i].rec;
+		L->size[SEC_EH_FRAME] += r->fde_len;
+		L->size[SEC_SYMTAB] += sizeof(Elf64_Sym);
+		L->size[SEC_STRTAB] += r->name_len + 1u;
+		if (r->line_len) {
+			L->size[SEC_DEBUG_INFO] += cu_size(&src[i]);
+			L->size[SEC_DEBUG_LINE] += r->line_len;
+		}
+	}
+	ju_buf ab;
+	uint8_t tmp[128];
+	buf_init(&ab, tmp, sizeof tmp);
+	write_abbrevs(&ab);
+	L->size[SEC_DEBUG_ABBREV] = ab.len;
+	L->size[SEC_SHSTRTAB] = sizeof shstrtab;
+	static const size_t align[SEC_COUNT] = { [SEC_EH_FRAME] = 8, [SEC_SYMTAB] = 8 };
+	size_t at = sizeof(Elf64_Ehdr);
+	for (int s = SEC_EH_FRAME; s < SEC_COUNT; s++) {
+		at = align_up(at, align[s] ? align[s] : 1);
+		L->off[s] = at;
+		at += L->size[s];
+	}
+	L->shoff = align_up(at, 8);
+	L->total = L->shoff + SEC_COUNT * sizeof(Elf64_Shdr);
+}
+
+static void write_ehdr(ju_buf *b, const ju_arch *arch, const layout *L)
+{
+	Elf64_Ehdr h = { 0 };
+	memcpy(h.e_ident, ELFMAG, SELFMAG);
+	h.e_ident[EI_CLASS] = ELFCLASS64;
+	h.e_ident[EI_DATA] = ELFDATA2LSB;
+	h.e_ident[EI_VERSION] = EV_CURRENT;
+	h.e_ident[EI_OSABI] = ELFOSABI_SYSV;
+	h.e_type = ET_REL;
+	h.e_machine = arch->elf_machine;
+	h.e_version = EV_CURRENT;
+	h.e_shoff = L->shoff;
+	h.e_ehsize = sizeof(Elf64_Ehdr);
+	h.e_shentsize = sizeof(Elf64_Shdr);
+	h.e_shnum = SEC_COUNT;
+	h.e_shstrndx = SEC_SHSTRTAB;
+	buf_bytes(b, &h, sizeof h);
+}
+
+static void write_shdrs(ju_buf *b, const layout *L, uint64_t lo, uint64_t hi, uint64_t image_addr)
+{
+	static const struct {
+		const char *name;
+		uint32_t type;
+		uint64_t flags, entsize, align;
+	} S[SEC_COUNT] = {
+		[SEC_TEXT] = { ".text", SHT_NOBITS, SHF_ALLOC | SHF_EXECINSTR, 0, 16 },
+		[SEC_EH_FRAME] = { ".eh_frame", SHT_PROGBITS, SHF_ALLOC, 0, 8 },
+		[SEC_SYMTAB] = { ".symtab", SHT_SYMTAB, 0, sizeof(Elf64_Sym), 8 },
+		[SEC_STRTAB] = { ".strtab", SHT_STRTAB, 0, 0, 1 },
+		[SEC_DEBUG_ABBREV] = { ".debug_abbrev", SHT_PROGBITS, 0, 0, 1 },
+		[SEC_DEBUG_INFO] = { ".debug_info", SHT_PROGBITS, 0, 0, 1 },
+		[SEC_DEBUG_LINE] = { ".debug_line", SHT_PROGBITS, 0, 0, 1 },
+		[SEC_SHSTRTAB] = { ".shstrtab", SHT_STRTAB, 0, 0, 1 },
+	};
+	buf_align(b, 8, 0);
+	for (int s = 0; s < SEC_COUNT; s++) {
+		Elf64_Shdr h = { 0 };
+		if (s != SEC_NULL) {
+			h.sh_name = shname(S[s].name);
+			h.sh_type = S[s].type;
+			h.sh_flags = S[s].flags;
+			h.sh_offset = L->off[s];
+			h.sh_size = L->size[s];
+			h.sh_addralign = S[s].align;
+			h.sh_entsize = S[s].entsize;
+		}
+		if (s == SEC_TEXT) {
+			h.sh_addr = lo;            /* the real code: gdb/lldb load address */
+			h.sh_offset = L->off[SEC_EH_FRAME];
+			h.sh_size = hi - lo;
+		}
+		if (s == SEC_EH_FRAME)
+			h.sh_addr = image_addr + L->off[s]; /* where the bytes really are */
+		if (s == SEC_SYMTAB) {
+			h.sh_link = SEC_STRTAB;
+			h.sh_info = 1;                 /* all symbols after the null one are global */
+		}
+		buf_bytes(b, &h, sizeof h);
+	}
+}
+
+static void *alloc_image(size_t size, image_alloc how, uint64_t near, bool *mapped)
+{
+	*mapped = false;
+	if (!how.near_code)
+		return ju__malloc(size);
+	/* libunwind's remote tables hold 32-bit offsets from the code: ask the
+	 * kernel for pages just below it, then check. */
+	long pg = sysconf(_SC_PAGESIZE);
+	size_t len = align_up(size, (size_t)pg);
+	for (int i = 0; i < 16; i++) {
+		uint64_t hint = (near & ~(uint64_t)(pg - 1)) - (uint64_t)(i + 1) * (16u << 20);
+		if (ju__fault())
+			return NULL;
+		void *p = mmap(i < 15 ? (void *)(uintptr_t)hint : NULL, len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			continue;
+		uint64_t at = (uint64_t)(uintptr_t)p;
+		uint64_t dist = at > near ? at - near : near - at;
+		if (dist < (1u << 30)) {
+			*mapped = true;
+			return p;
+		}
+		munmap(p, len);
+	}
+	return NULL;
+}
+
+static void free_image(arena *a)
+{
+	if (!a->image)
+		return;
+	if (a->image_mapped)
+		munmap(a->image, align_up(a->image_size, (size_t)sysconf(_SC_PAGESIZE)));
+	else
+		free(a->image);
+	a->image = NULL;
+}
+
+void image_free(arena *a)
+{
+	free_image(a);
+	free(a->recs);
+	a->recs = NULL;
+}
+
+/* Copy a record's FDEs, pointing each at the CIE at cie_off. */
+static void copy_fdes(ju_buf *b, const src_rec *s, size_t cie_off)
+{
+	const uint8_t *p = s->base + s->rec->fde_off, *end = p + s->rec->fde_len;
+	while (p + 4 <= end) {
+		size_t len = 4 + (size_t)load_u32(p);
+		size_t at = b->len;
+		buf_bytes(b, p, len);
+		if (!buf_ok(b))
+			return;
+		buf_put_u32(b, at + FDE_OFF_CIE_PTR, (uint32_t)(at + FDE_OFF_CIE_PTR - cie_off));
+		p += len;
+	}
+}
+
+int image_build(const ju_arch *arch, const src_rec *src, size_t n, image_alloc how, arena **out)
+{
+	layout L;
+	plan(arch, src, n, &L);
+	uint64_t lo = src[0].rec->start, hi = 0;
+	for (size_t i = 0; i < n; i++)
+		if (src[i].rec->start + src[i].rec->size > hi)
+			hi = src[i].rec->start + src[i].rec->size;
+	if (L.total > UINT32_MAX)
+		return JU_FAIL(JU_ERANGE, "an arena image would exceed 4 GiB");
+
+	arena *a = ju__calloc(1, sizeof *a);
+	blob_rec *recs = ju__malloc(n * sizeof *recs);
+	uint8_t *img = a && recs ? alloc_image(L.total, how, lo, &a->image_mapped) : NULL;
+	if (!img) {
+		free(a);
+		free(recs);
+		return JU_FAIL(how.near_code ? JU_ERANGE : JU_ENOMEM,
+			       how.near_code ? "no memory within 2 GiB of the code for its unwind tables"
+					     : "out of memory for an arena image (%zu bytes)", L.total);
+	}
+	a->image = img;
+	a->image_size = L.total;
+	a->recs = recs;
+	a->n = (uint32_t)n;
+	a->lo = lo;
+	a->hi = hi;
+	a->eh_off = (uint32_t)L.off[SEC_EH_FRAME];
+	a->eh_size = (uint32_t)L.size[SEC_EH_FRAME];
+	a->symtab_off = (uint32_t)L.off[SEC_SYMTAB];
+
+	ju_buf b;
+	buf_init(&b, img, L.total);
+	write_ehdr(&b, arch, &L);
+
+	/* .eh_frame */
+	size_t cie = cfi_write_cie(arch, &b, CFI_ENC_ABS8);
+	for (size_t i = 0; i < n; i++) {
+		recs[i] = *src[i].rec;
+		recs[i].flags = 0;
+		recs[i].fde_off = (uint32_t)b.len;
+		copy_fdes(&b, &src[i], cie);
+	}
+	buf_u32(&b, 0);                                   /* terminator */
+
+	/* .symtab and .strtab */
+	buf_align(&b, 8, 0);
+	buf_zeros(&b, sizeof(Elf64_Sym));
+	uint32_t name = 1;
+	for (size_t i = 0; i < n; i++) {
+		Elf64_Sym sym = {
+			.st_name = name,
+			.st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+			.st_shndx = SEC_TEXT,
+			.st_value = recs[i].start - lo,    /* section-relative */
+			.st_size = recs[i].size,
+		};
+		buf_bytes(&b, &sym, sizeof sym);
+		name += recs[i].name_len + 1u;
+	}
+	buf_u8(&b, 0);
+	for (size_t i = 0; i < n; i++) {
+		recs[i].name_off = (uint32_t)b.len;
+		buf_bytes(&b, src[i].base + src[i].rec->name_off, src[i].rec->name_len + 1u);
+	}
+
+	/* .debug_abbrev, .debug_info, .debug_line */
+	write_abbrevs(&b);
+	uint32_t stmt = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!recs[i].line_len)
+			continue;
+		write_cu(&b, &src[i], stmt);
+		stmt += recs[i].line_len;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!recs[i].line_len)
+			continue;
+		recs[i].line_off = (uint32_t)b.len;
+		buf_bytes(&b, src[i].base + src[i].rec->line_off, recs[i].line_len);
+	}
+	buf_bytes(&b, shstrtab, sizeof shstrtab);
+	write_shdrs(&b, &L, lo, hi, (uint64_t)(uintptr_t)img);
+
+	if (!buf_ok(&b) || b.len != L.total) {
+		image_free(a);
+		free(a);
+		return JU_FAIL(JU_ERANGE, "internal error: arena image layout mismatch");
+	}
+	*out = a;
+	return 0;
+}
+
+void image_tombstone(arena *a, const blob_rec *r)
+{
+	uint8_t *p = a->image + r->fde_off, *end = p + r->fde_len;
+	while (p + 4 <= end) {
+		size_t len = 4 + (size_t)load_u32(p);
+		/* FDEs are 8-aligned, so this is one aligned store that unwinders
+		 * reading concurrently see whole. */
+		__atomic_store_n((uint64_t *)(void *)(p + FDE_ABS8_OFF_RANGE), 0, __ATOMIC_RELEASE);
+		p += len;
+	}
+}
+
+/* ---- checks --------------------------------------------------------------- */
+
+int image_check_lines(const char *file, const ju_line *lines, size_t n, uint64_t size, char *msg,
+		      size_t msglen)
+{
+	(void)file;
+	if (n > (1u << 24)) {
+		snprintf(msg, msglen, "line table has %zu rows (max %u)", n, 1u << 24);
+		return JU_ELINES;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (lines[i].offset >= size) {
+			snprintf(msg, msglen, "line row %zu: offset %u is beyond the blob (%llu bytes)", i,
+				 lines[i].offset, (unsigned long long)size);
+			return JU_ELINES;
+		}
+		if (i && lines[i].offset <= lines[i - 1].offset) {
+			snprintf(msg, msglen, "line row %zu: offsets must increase (%u after %u)", i,
+				 lines[i].offset, lines[i - 1].offset);
+			return JU_ELINES;
+		}
+		if (lines[i].line == 0 || lines[i].line > INT32_MAX) {
+			snprintf(msg, msglen, "line row %zu: line %u is not in 1..%d", i, lines[i].line,
+				 INT32_MAX);
+			return JU_ELINES;
+		}
+	}
+	return 0;
+}

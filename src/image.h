@@ -1,0 +1,68 @@
+/* image.h - the in-memory ELF object that describes one arena.
+ *
+ * An ET_REL file, as the GDB JIT interface expects, laid out as
+ *
+ *   Ehdr | .eh_frame | .symtab | .strtab | .debug_abbrev | .debug_info |
+ *   .debug_line | .shstrtab | section headers
+ *
+ * .text is SHT_NOBITS with sh_addr at the real code (gdb and lldb take
+ * section addresses as load addresses); symbols are section-relative (gdb
+ * prints `??` for absolute ones); .eh_frame has its real address in sh_addr
+ * and absolute pointers, so the same bytes serve libgcc, LLVM libunwind and
+ * libunwind, which read them in place.  Each blob with a line table gets a
+ * DWARF 4 compile unit with one subprogram and its own .debug_line unit.
+ */
+#ifndef JU_IMAGE_H
+#define JU_IMAGE_H
+
+#include "internal.h"
+
+enum image_section {
+	SEC_NULL,
+	SEC_TEXT,
+	SEC_EH_FRAME,
+	SEC_SYMTAB,
+	SEC_STRTAB,
+	SEC_DEBUG_ABBREV,
+	SEC_DEBUG_INFO,
+	SEC_DEBUG_LINE,
+	SEC_SHSTRTAB,
+	SEC_COUNT
+};
+
+/* A record and the buffer its offsets point into. */
+typedef struct src_rec {
+	const blob_rec *rec;
+	const uint8_t *base;
+} src_rec;
+
+/* Allocator for images: malloc, or mmap close to `near` (libunwind needs its
+ * FDEs within 2 GiB of the code). */
+typedef struct image_alloc {
+	bool near_code;
+} image_alloc;
+
+/* Build an image for `n` records (sorted by start, none dead) into a new
+ * arena *out (recs, lo/hi, image and section offsets set; channel states
+ * NULL).  Returns 0 or JU_ENOMEM / JU_ERANGE. */
+int image_build(const ju_arch *arch, const src_rec *src, size_t n, image_alloc alloc, arena **out);
+/* Free an arena's image and records (not its channel states). */
+void image_free(arena *a);
+
+/* Write a DWARF 4 .debug_line unit for a blob at `start` (the whole unit,
+ * header included).  Lines must have passed image_check_lines. */
+void image_write_line_unit(ju_buf *b, const char *file, const ju_line *lines, size_t n,
+			   uint64_t start, uint64_t size);
+/* Validate a line table for a blob of `size` bytes: 0 or JU_ELINES with msg. */
+int image_check_lines(const char *file, const ju_line *lines, size_t n, uint64_t size, char *msg,
+		      size_t msglen);
+/* The file name inside a unit written by image_write_line_unit. */
+const char *image_line_unit_file(const uint8_t *unit);
+/* Decode the rows of such a unit back; returns the row count or -1. */
+long image_decode_line_unit(const uint8_t *unit, size_t len, uint64_t start, ju_line *rows,
+			    size_t max_rows);
+
+/* Tombstone a record's FDEs in a committed image (pc_range := 0, atomically). */
+void image_tombstone(arena *a, const blob_rec *r);
+
+#endif

@@ -1,0 +1,187 @@
+/* internal.h - the library's internal model, shared by the core and channels.
+ *
+ * Published blobs live in *arenas*: groups of blobs whose address hulls are
+ * disjoint, kept sorted by address.  Each arena owns one in-memory ELF image
+ * (see image.c) holding the blobs' .eh_frame, symbols and line tables; the
+ * in-process unwinders, libunwind and the GDB JIT interface all register that
+ * one image (or its .eh_frame section).  Why arenas:
+ *   - libgcc <= 12 walks a list of registered objects on every lookup and
+ *     stops at the first object whose lowest pc is <= the pc it looks for
+ *     ("we expect objects to be non-overlapping"), so objects must be few and
+ *     their hulls disjoint; GCC 13's b-tree has the same disjointness rule.
+ *   - gdb builds an objfile per JIT entry; few big images are far cheaper.
+ * Small arenas are merged with their neighbours like a binary counter (see
+ * arena.c), so there are O(log n) arenas and each blob is copied O(log n)
+ * times over its life.
+ *
+ * Unpublishing tombstones a blob in place: the range of its FDEs becomes 0,
+ * so libgcc and libunwind stop matching it at once; the arena is rebuilt
+ * without dead blobs when they become a quarter of it.
+ */
+#ifndef JU_INTERNAL_H
+#define JU_INTERNAL_H
+
+#include "arch.h"
+#include "buf.h"
+#include "jitunwind.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define JU_HIDDEN __attribute__((visibility("hidden")))
+
+/* ---- errors (error.c) ---------------------------------------------------- */
+
+/* The one place errors are made: records the thread's message and returns
+ * code.  Debug builds prefix the source position. */
+int ju__fail(int code, const char *file, int line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+#define JU_FAIL(code, ...) ju__fail((code), __FILE__, __LINE__, __VA_ARGS__)
+void ju__clear_error(void);
+/* Log through the context's callback, if any. */
+struct ju_ctx;
+void ju__log(const struct ju_ctx *ctx, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* ---- blobs and arenas ---------------------------------------------------- */
+
+enum { REC_DEAD = 1u << 0 };
+
+/* A published blob.  Offsets point into the image of the arena holding it
+ * (or, while a batch is being staged, into the staging buffer). */
+typedef struct blob_rec {
+	uint64_t start;
+	uint32_t size;
+	uint32_t fde_off;  /* its FDEs (CFI_ENC_ABS8), back to back */
+	uint32_t fde_len;
+	uint32_t name_off; /* NUL-terminated name */
+	uint32_t line_off; /* its .debug_line unit, 0 if it has no lines */
+	uint32_t line_len;
+	uint16_t name_len;
+	uint16_t flags;    /* REC_* */
+} blob_rec;
+
+/* Per-arena state of each arena channel. */
+struct gcc_reg;
+struct lu_reg;
+struct gdb_reg;
+
+typedef struct arena {
+	uint64_t lo, hi;      /* hull of all records, live and dead */
+	blob_rec *recs;       /* sorted by start */
+	uint32_t n, n_dead;
+	uint8_t *image;       /* the ELF image; see image.h for its layout */
+	size_t image_size;
+	bool image_mapped;    /* allocated with mmap near the code (libunwind) */
+	uint32_t eh_off;      /* .eh_frame section: CIE, FDEs, 4-byte terminator */
+	uint32_t eh_size;
+	uint32_t symtab_off;  /* .symtab, one symbol per record after the null one */
+	struct gcc_reg *gcc;  /* channel states, NULL when the channel is off */
+	struct lu_reg *lu;
+	struct gdb_reg *gdb;
+} arena;
+
+/* A blob as the file channels (perf map, jitdump) need it. */
+typedef struct blob_view {
+	uint64_t start, size;
+	const char *name;
+	size_t name_len;
+	const uint8_t *fde;   /* its FDEs in CFI_ENC_ABS8 */
+	size_t fde_len;
+	const char *file;     /* NULL when there are no lines */
+	const ju_line *lines;
+	size_t n_lines;
+} blob_view;
+
+/* ---- channels ------------------------------------------------------------ */
+
+typedef struct ju_channel_ops {
+	uint32_t bit;
+	const char *name;
+	/* Find the consumer and set up; JU_ENOCONSUMER if it is absent. */
+	int (*open)(struct ju_ctx *ctx);
+	void (*close)(struct ju_ctx *ctx);
+	/* Arena channels.  prepare allocates the arena's state (may fail);
+	 * discard frees a prepared state never swapped in.  swap registers `add`
+	 * and unregisters `del` (freeing their state) as one step that cannot
+	 * fail; the channel picks the order its consumer needs (libgcc: add
+	 * first, so every published pc stays findable). */
+	int (*arena_prepare)(struct ju_ctx *ctx, arena *a);
+	void (*arena_discard)(struct ju_ctx *ctx, arena *a);
+	void (*arena_swap)(struct ju_ctx *ctx, arena *const *add, size_t n_add, arena *const *del,
+			   size_t n_del);
+	/* A record of a committed arena was tombstoned. */
+	void (*blob_dead)(struct ju_ctx *ctx, arena *a, blob_rec *r);
+	/* File channels: append records for n new blobs; on failure leave the
+	 * file as it was and return an error. */
+	int (*log_blobs)(struct ju_ctx *ctx, const blob_view *v, size_t n);
+	/* In a forked child: start this process's own files. */
+	int (*after_fork)(struct ju_ctx *ctx);
+} ju_channel_ops;
+
+extern const ju_channel_ops ju_ch_unwinder;  /* ch_unwinder.c: libgcc, LLVM libunwind */
+extern const ju_channel_ops ju_ch_libunwind; /* ch_libunwind.c: nongnu libunwind */
+extern const ju_channel_ops ju_ch_gdb;       /* ch_gdb.c: GDB JIT interface */
+extern const ju_channel_ops ju_ch_perfmap;   /* ch_perfmap.c */
+extern const ju_channel_ops ju_ch_jitdump;   /* ch_jitdump.c */
+
+/* ---- the context --------------------------------------------------------- */
+
+struct ju_ctx {
+	pthread_mutex_t lock;
+	const ju_arch *arch;
+	uint32_t channels;             /* active JU_CH_* */
+	ju_options opt;
+	char *jitdump_dir;             /* owned copy of opt.jitdump_dir */
+	arena **arenas;                /* sorted by lo, hulls disjoint */
+	size_t n_arenas, cap_arenas;
+	size_t n_live;                 /* published blobs */
+	pid_t pid;                     /* process the files belong to */
+	struct ju_ctx *next;           /* all contexts, for fork handling */
+	/* channel private state */
+	struct unw_state *unw;
+	struct lu_state *lu;
+	struct pm_state *pm;
+	struct jd_state *jd;
+	bool near_code_images;         /* allocate images within 2 GiB of code (libunwind) */
+};
+
+/* Channel table order; index with the bit's position. */
+extern const ju_channel_ops *const ju_channel_table[5];
+
+/* ---- arena operations (arena.c) ------------------------------------------ */
+
+/* Publishing is two steps so the file channels can write in between:
+ * arena_prepare_publish plans the new arena set for staged records (sorted by
+ * start, offsets into `stage`), builds the images and prepares channel state
+ * (all fallible, nothing visible); then arena_commit_publish swaps them in
+ * (cannot fail) or arena_abort_publish drops them. */
+struct arena_plan;
+int arena_prepare_publish(struct ju_ctx *ctx, const blob_rec *recs, size_t n, const uint8_t *stage,
+			  struct arena_plan **plan);
+void arena_commit_publish(struct ju_ctx *ctx, struct arena_plan *plan);
+void arena_abort_publish(struct ju_ctx *ctx, struct arena_plan *plan);
+/* Find the live record starting exactly at `start`. */
+blob_rec *arena_find(struct ju_ctx *ctx, uint64_t start, arena **where);
+/* Check [start, end) against live records; true if it overlaps one. */
+bool arena_overlaps(struct ju_ctx *ctx, uint64_t start, uint64_t end);
+/* Unpublish one record. */
+int arena_unpublish(struct ju_ctx *ctx, arena *a, blob_rec *r);
+/* Retire every arena. */
+void arena_retire_all(struct ju_ctx *ctx);
+/* Describe a live record of an arena for the file channels; decodes the line
+ * table into *lines (caller frees) when there is one. */
+int arena_view(const arena *a, const blob_rec *r, blob_view *v, ju_line **lines);
+
+/* ---- memory and fault injection (fault.c) -------------------------------- */
+
+void *ju__malloc(size_t n);
+void *ju__calloc(size_t n, size_t size);
+void *ju__realloc(void *p, size_t n);
+/* Every allocation and file write asks here first; tests set a countdown so
+ * the n-th one fails (SQLite-style fault injection). */
+bool ju__fault(void);
+
+#endif

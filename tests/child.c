@@ -1,0 +1,478 @@
+/* child.c - the workload of the library's tests: a known stack through
+ * hand-written x86-64 JIT code, checked from inside or left for outside tools.
+ *
+ *   main -> run_stack -> c_outer -> jit:fp -> c_middle -> jit:cfi -> c_mid2 -> shim_region
+ *        -> jit:region -> c_inner -> (ACTION)
+ *
+ * jit:fp     builds a standard frame-pointer frame      (JU_FRAME_FP)
+ * jit:cfi    moves rsp and never touches rbp             (JU_FRAME_CFI)
+ * jit:region runs under shim_region's frame, as CPython's JIT code runs
+ *            under its shim: the shim's frame *is* the JIT frame, so the
+ *            shim itself is not expected on the stack    (JU_FRAME_REGION)
+ * With --depth N the chain from c_outer to c_inner repeats N times.
+ *
+ * The expected frames are derived here from the chain above and the blobs'
+ * real addresses (C functions' extents come from the dynamic symbol table),
+ * never from a tool's output.  An unwinder that walks frame pointers only
+ * cannot see c_middle (its caller jit:cfi has no frame pointer, so the rbp
+ * chain skips from c_mid2 to jit:fp's frame); "fp" lines mark what such an
+ * unwinder must still show.
+ *
+ * Actions (argv[1]):
+ *   backtrace   glibc backtrace()               (in-process, checks itself)
+ *   unwind      _Unwind_Backtrace of whichever unwinder the binary linked
+ *   unw         nongnu libunwind unw_backtrace  (child-nongnu only)
+ *   unwstep     nongnu libunwind unw_step loop  (child-nongnu only)
+ *   throw       a C++ exception from the innermost frame, caught in main
+ *   wait        write the expect file, print "ready PID", sleep until killed
+ *   abort       write the expect file, then abort() (for a core dump)
+ *   spin SECS   write the expect file, busy-loop in c_inner (for perf)
+ * Options: --depth N, --expect FILE (default child.expect).
+ * Exit: 0 when an in-process check passes, 1 when it fails, 2 on usage or
+ * setup errors.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "jitunwind.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <execinfo.h>
+#include <link.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+#include <unwind.h>
+
+#ifdef CHILD_NONGNU
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#endif
+
+#define NOINLINE __attribute__((noinline, used))
+#define BARRIER() __asm__ volatile("" ::: "memory")
+
+/* ---- the C side of the stack ----------------------------------------------- */
+
+static const char *action;
+static int depth = 1;
+static double spin_secs = 2;
+static const char *expect_path = "child.expect";
+static void (*jit_fp)(void), (*jit_cfi)(void), (*jit_region)(void);
+static int run_action(void);
+NOINLINE void run_stack(void);
+static volatile int result = 2;
+
+NOINLINE void c_inner(void);
+NOINLINE void c_mid2(void);
+NOINLINE void c_middle(void);
+NOINLINE void c_outer(void);
+NOINLINE void shim_region(void (*blob)(void));
+
+#ifdef CHILD_CXX
+extern void cxx_throw(void);
+extern int cxx_catch(void (*fn)(void));
+#endif
+
+static int levels_left;
+
+NOINLINE void c_inner(void)
+{
+	if (--levels_left > 0)
+		c_outer();
+	else
+		result = run_action();
+	BARRIER();
+}
+
+/* The shim sets the frame pointer for code that never writes it. */
+NOINLINE void shim_region(void (*blob)(void))
+{
+	blob();
+	BARRIER();
+}
+
+NOINLINE void c_mid2(void)
+{
+	shim_region(jit_region);
+	BARRIER();
+}
+
+NOINLINE void c_middle(void)
+{
+	jit_cfi();
+	BARRIER();
+}
+
+NOINLINE void c_outer(void)
+{
+	jit_fp();
+	BARRIER();
+}
+
+/* ---- the JIT side ---------------------------------------------------------- */
+
+static uint8_t *code;
+static const size_t code_size = 4096;
+enum { AT_FP = 0x00, AT_CFI = 0x40, AT_REGION = 0x80 };
+
+/* x86-64 encodings, spelled out so the offsets in the frame descriptions can
+ * be read off them. */
+static size_t emit_call_abs(uint8_t *p, void *target)
+{
+	uint64_t t = (uintptr_t)target;
+	p[0] = 0x48, p[1] = 0xb8;              /* movabs $target, %rax */
+	memcpy(p + 2, &t, 8);
+	p[10] = 0xff, p[11] = 0xd0;            /* call *%rax */
+	return 12;
+}
+
+/* jit:fp: push %rbp; mov %rsp,%rbp; call c_middle; pop %rbp; ret */
+static size_t emit_fp(uint8_t *p, ju_range *epilogue)
+{
+	size_t n = 0;
+	p[n++] = 0x55;                          /* push %rbp          -> 1 */
+	p[n++] = 0x48, p[n++] = 0x89, p[n++] = 0xe5; /* mov %rsp,%rbp -> 4 */
+	n += emit_call_abs(p + n, (void *)c_middle);
+	p[n++] = 0x5d;                          /* pop %rbp */
+	epilogue->start = (uint32_t)n;
+	p[n++] = 0xc3;                          /* ret */
+	epilogue->end = (uint32_t)n;
+	return n;
+}
+
+/* jit:cfi: sub $24,%rsp; call c_mid2; add $24,%rsp; ret */
+static size_t emit_cfi(uint8_t *p, uint8_t *insns, size_t *n_insns)
+{
+	size_t n = 0;
+	p[n++] = 0x48, p[n++] = 0x83, p[n++] = 0xec, p[n++] = 24; /* sub $24,%rsp */
+	size_t after_sub = n;
+	n += emit_call_abs(p + n, (void *)c_mid2);
+	p[n++] = 0x48, p[n++] = 0x83, p[n++] = 0xc4, p[n++] = 24; /* add $24,%rsp */
+	size_t after_add = n;
+	p[n++] = 0xc3;
+	/* DWARF: from after the sub the CFA is rsp+32, after the add rsp+8. */
+	size_t k = 0;
+	insns[k++] = 0x40 | (uint8_t)after_sub;               /* DW_CFA_advance_loc */
+	insns[k++] = 0x0e, insns[k++] = 32;                    /* DW_CFA_def_cfa_offset 32 */
+	insns[k++] = 0x40 | (uint8_t)(after_add - after_sub);  /* DW_CFA_advance_loc */
+	insns[k++] = 0x0e, insns[k++] = 8;                     /* DW_CFA_def_cfa_offset 8 */
+	*n_insns = k;
+	return n;
+}
+
+/* jit:region: sub $8,%rsp; call c_inner; add $8,%rsp; ret -- under the
+ * shim's frame; the region rule describes that frame. */
+static size_t emit_region(uint8_t *p)
+{
+	size_t n = 0;
+	p[n++] = 0x48, p[n++] = 0x83, p[n++] = 0xec, p[n++] = 8;
+	n += emit_call_abs(p + n, (void *)c_inner);
+	p[n++] = 0x48, p[n++] = 0x83, p[n++] = 0xc4, p[n++] = 8;
+	p[n++] = 0xc3;
+	return n;
+}
+
+typedef struct frame_def {
+	const char *name;
+	uintptr_t lo, hi;
+	const char *kind; /* c, fp, cfi, region */
+	int fp_visible;   /* a frame-pointer walk shows it */
+} frame_def;
+
+static frame_def blob_defs[3];
+static ju_ctx *ctx;
+
+static int make_jit(void)
+{
+	code = mmap(NULL, code_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (code == MAP_FAILED)
+		return -1;
+	memset(code, 0xcc, code_size); /* int3 between blobs */
+	static ju_range epi;
+	static uint8_t insns[16];
+	static ju_cfi_range cr;
+	size_t n_insns;
+	size_t fp_size = emit_fp(code + AT_FP, &epi);
+	size_t cfi_size = emit_cfi(code + AT_CFI, insns, &n_insns);
+	size_t region_size = emit_region(code + AT_REGION);
+	if (mprotect(code, code_size, PROT_READ | PROT_EXEC))
+		return -1;
+	jit_fp = (void (*)(void))(void *)(code + AT_FP);
+	jit_cfi = (void (*)(void))(void *)(code + AT_CFI);
+	jit_region = (void (*)(void))(void *)(code + AT_REGION);
+
+	cr = (ju_cfi_range){ 0, (uint32_t)cfi_size, insns, n_insns };
+	static const ju_line fp_lines[] = { { 0, 10 }, { 4, 11 }, { 16, 12 } };
+	ju_blob b[3] = {
+		{ .start = code + AT_FP, .size = fp_size, .name = "jit:fp",
+		  .frame = { .kind = JU_FRAME_FP, .u.fp = { 1, 4, &epi, 1 } },
+		  .file = "child.jit", .lines = fp_lines, .n_lines = 3 },
+		{ .start = code + AT_CFI, .size = cfi_size, .name = "jit:cfi",
+		  .frame = { .kind = JU_FRAME_CFI, .u.cfi = { &cr, 1 } } },
+		{ .start = code + AT_REGION, .size = region_size, .name = "jit:region",
+		  .frame = { .kind = JU_FRAME_REGION, .u.region = { 16, -16, -8 } } },
+	};
+	blob_defs[0] = (frame_def){ "jit:fp", (uintptr_t)b[0].start, (uintptr_t)b[0].start + fp_size, "fp", 1 };
+	blob_defs[1] = (frame_def){ "jit:cfi", (uintptr_t)b[1].start, (uintptr_t)b[1].start + cfi_size, "cfi", 1 };
+	blob_defs[2] = (frame_def){ "jit:region", (uintptr_t)b[2].start, (uintptr_t)b[2].start + region_size, "region", 1 };
+
+	int err = ju_open(NULL, &ctx);
+	if (err) {
+		fprintf(stderr, "child: ju_open: %s: %s\n", ju_strerror(err), ju_errmsg());
+		return -1;
+	}
+	err = ju_publish_batch(ctx, b, 3);
+	if (err) {
+		fprintf(stderr, "child: ju_publish_batch: %s: %s\n", ju_strerror(err), ju_errmsg());
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- expected frames ------------------------------------------------------- */
+
+static frame_def expected[64];
+static size_t n_expected;
+
+static frame_def c_frame(const char *name, void *fn)
+{
+	Dl_info info;
+	const ElfW(Sym) *sym = NULL;
+	frame_def f = { name, (uintptr_t)fn, (uintptr_t)fn + 1, "c", 1 };
+	if (dladdr1(fn, &info, (void **)&sym, RTLD_DL_SYMENT) && sym && sym->st_size)
+		f.hi = f.lo + sym->st_size;
+	return f;
+}
+
+extern int main(int, char **);
+
+static void build_expected(void)
+{
+	n_expected = 0;
+	for (int d = 0; d < depth; d++) {
+		expected[n_expected++] = c_frame("c_inner", (void *)c_inner);
+		expected[n_expected++] = blob_defs[2];                 /* jit:region */
+		expected[n_expected++] = c_frame("c_mid2", (void *)c_mid2);
+		expected[n_expected++] = blob_defs[1];                 /* jit:cfi */
+		frame_def mid = c_frame("c_middle", (void *)c_middle);
+		mid.fp_visible = 0; /* its caller jit:cfi keeps no frame pointer */
+		expected[n_expected++] = mid;
+		expected[n_expected++] = blob_defs[0];                 /* jit:fp */
+		expected[n_expected++] = c_frame("c_outer", (void *)c_outer);
+	}
+	expected[n_expected++] = c_frame("run_stack", (void *)run_stack);
+	expected[n_expected++] = c_frame("main", (void *)main);
+}
+
+static int write_expect(void)
+{
+	FILE *f = fopen(expect_path, "w");
+	if (!f)
+		return -1;
+	for (size_t i = 0; i < n_expected; i++)
+		fprintf(f, "%s %#lx %#lx %s %s\n", expected[i].name, (unsigned long)expected[i].lo,
+			(unsigned long)expected[i].hi, expected[i].kind, expected[i].fp_visible ? "fp" : "-");
+	return fclose(f);
+}
+
+static const char *name_of(uintptr_t pc)
+{
+	for (size_t i = 0; i < n_expected; i++)
+		if (pc >= expected[i].lo && pc < expected[i].hi)
+			return expected[i].name;
+	return NULL;
+}
+
+/* Compare the return addresses an unwinder reported (innermost first) with
+ * the expected frames: from the first frame in c_inner on, they must match
+ * one for one down to main. */
+static int judge(const char *who, void *const *pcs, int n)
+{
+	printf("%s:", who);
+	int first = -1;
+	for (int i = 0; i < n; i++) {
+		/* Return addresses point after the call; look up the call itself. */
+		uintptr_t pc = (uintptr_t)pcs[i] - (i ? 1 : 0);
+		const char *name = name_of(pc);
+		printf(" %s", name ? name : "?");
+		if (first < 0 && name && !strcmp(name, "c_inner"))
+			first = i;
+	}
+	printf("\nexpected:");
+	for (size_t i = 0; i < n_expected; i++)
+		printf(" %s", expected[i].name);
+	printf("\n");
+	int ok = first >= 0 && (size_t)(n - first) >= n_expected;
+	for (size_t i = 0; ok && i < n_expected; i++) {
+		uintptr_t pc = (uintptr_t)pcs[first + i] - (first + i ? 1 : 0);
+		ok = pc >= expected[i].lo && pc < expected[i].hi;
+	}
+	printf("result: %s\n", ok ? "PASS" : "FAIL");
+	fflush(stdout);
+	return ok ? 0 : 1;
+}
+
+/* ---- actions ---------------------------------------------------------------- */
+
+struct ub_state {
+	void **pcs;
+	int n, max;
+};
+
+static _Unwind_Reason_Code ub_step(struct _Unwind_Context *uc, void *arg)
+{
+	struct ub_state *s = arg;
+	if (s->n >= s->max)
+		return _URC_END_OF_STACK;
+	s->pcs[s->n++] = (void *)_Unwind_GetIP(uc);
+	return _URC_NO_REASON;
+}
+
+static NOINLINE int do_unwind(void)
+{
+	void *pcs[128];
+	struct ub_state s = { pcs, 0, 128 };
+	_Unwind_Backtrace(ub_step, &s);
+	return judge("_Unwind_Backtrace", pcs, s.n);
+}
+
+static NOINLINE int do_backtrace(void)
+{
+	void *pcs[128];
+	int n = backtrace(pcs, 128);
+	return judge("backtrace", pcs, n);
+}
+
+#ifdef CHILD_NONGNU
+static NOINLINE int do_unw_backtrace(void)
+{
+	void *pcs[128];
+	int n = unw_backtrace(pcs, 128);
+	return judge("unw_backtrace", pcs, n);
+}
+
+static NOINLINE int do_unw_step(void)
+{
+	void *pcs[128];
+	int n = 0;
+	unw_context_t uc;
+	unw_cursor_t cur;
+	unw_getcontext(&uc);
+	if (unw_init_local(&cur, &uc) < 0)
+		return 2;
+	do {
+		unw_word_t ip;
+		unw_get_reg(&cur, UNW_REG_IP, &ip);
+		pcs[n++] = (void *)ip;
+	} while (n < 128 && unw_step(&cur) > 0);
+	return judge("unw_step", pcs, n);
+}
+#endif
+
+static NOINLINE void wait_here(void)
+{
+	printf("ready %d\n", (int)getpid());
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
+static NOINLINE void spin_here(void)
+{
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	volatile uint64_t x = 0;
+	do {
+		for (int i = 0; i < 100000; i++)
+			x += (uint64_t)i * 2654435761u;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 < spin_secs);
+}
+
+static int run_action(void)
+{
+	if (!strcmp(action, "backtrace"))
+		return do_backtrace();
+	if (!strcmp(action, "unwind"))
+		return do_unwind();
+#ifdef CHILD_NONGNU
+	if (!strcmp(action, "unw"))
+		return do_unw_backtrace();
+	if (!strcmp(action, "unwstep"))
+		return do_unw_step();
+#endif
+#ifdef CHILD_CXX
+	if (!strcmp(action, "throw")) {
+		cxx_throw();
+		return 1; /* not reached when the exception propagates */
+	}
+#endif
+	if (!strcmp(action, "wait"))
+		wait_here();
+	if (!strcmp(action, "abort"))
+		abort();
+	if (!strcmp(action, "spin")) {
+		spin_here();
+		return 0;
+	}
+	fprintf(stderr, "child: action %s is not built into this binary\n", action);
+	return 2;
+}
+
+NOINLINE void run_stack(void)
+{
+	levels_left = depth;
+	c_outer();
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: child ACTION [--depth N] [--expect FILE] [SECS]\n");
+		return 2;
+	}
+	action = argv[1];
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--depth") && i + 1 < argc)
+			depth = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--expect") && i + 1 < argc)
+			expect_path = argv[++i];
+		else
+			spin_secs = atof(argv[i]);
+	}
+	if (depth < 1 || depth > 8) {
+		fprintf(stderr, "child: --depth must be 1..8\n");
+		return 2;
+	}
+	if (make_jit())
+		return 2;
+	build_expected();
+	if (write_expect()) {
+		perror("child: expect file");
+		return 2;
+	}
+#ifdef CHILD_CXX
+	if (!strcmp(action, "throw")) {
+		int caught = cxx_catch(run_stack);
+		printf("throw: %s\n", caught ? "caught in main's frame across the JIT frames"
+					     : "not caught");
+		printf("result: %s\n", caught ? "PASS" : "FAIL");
+		return caught ? 0 : 1;
+	}
+#endif
+	run_stack();
+	int r = result;
+	if (ju_unpublish_all(ctx) || ju_close(ctx)) {
+		fprintf(stderr, "child: cleanup: %s\n", ju_errmsg());
+		return 2;
+	}
+	munmap(code, code_size);
+	return r;
+}

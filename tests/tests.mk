@@ -1,0 +1,37 @@
+# tests.mk - test programs (included by the top-level Makefile).
+
+TEST_DIR := $(BUILD)/tests
+# The child keeps frame pointers in its C frames (frame-pointer walkers must
+# get through them) and exports its symbols so it can find its own extents.
+CHILD_CFLAGS := $(ALL_CFLAGS) -O1 -fno-omit-frame-pointer -fexceptions -Iinclude
+CHILD_LDFLAGS := -rdynamic $(SANFLAGS)
+LLVM_LIBUNWIND := /usr/lib/llvm-14/lib/libunwind.so.1
+
+UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(TEST_DIR)/%)
+
+TEST_BINS := $(TEST_DIR)/child $(TEST_DIR)/child-nongnu $(TEST_DIR)/child-llvm $(UNIT_BINS)
+
+.PHONY: tests
+tests: $(TEST_BINS)
+
+$(TEST_DIR)/child: tests/child.c tests/child_cxx.cc $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CHILD_CFLAGS) -DCHILD_CXX -c -o $@.o tests/child.c
+	$(CXX) -O1 -g -fno-omit-frame-pointer $(SANFLAGS) -c -o $@-cxx.o tests/child_cxx.cc
+	$(CXX) $(CHILD_LDFLAGS) -o $@ $@.o $@-cxx.o $(LIB_A) -ldl -pthread
+
+# nongnu libunwind, linked in: memray and heaptrack do the same.
+$(TEST_DIR)/child-nongnu: tests/child.c $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CHILD_CFLAGS) -DCHILD_NONGNU $(CHILD_LDFLAGS) -o $@ $< $(LIB_A) -lunwind -ldl -pthread
+
+# LLVM libunwind linked ahead of libgcc_s, so _Unwind_Backtrace is LLVM's.
+$(TEST_DIR)/child-llvm: tests/child.c $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CHILD_CFLAGS) $(CHILD_LDFLAGS) -o $@ $< -Wl,--no-as-needed $(LLVM_LIBUNWIND) \
+		-Wl,--as-needed $(LIB_A) -ldl -pthread
+
+$(TEST_DIR)/%: tests/unit/%.c tests/unit/unit.h $(LIB_INTERNAL)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Iinclude -Isrc -Itests/unit -o $@ $< $(LIB_INTERNAL) -ldw -lelf -ldl -pthread
