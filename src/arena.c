@@ -387,14 +387,14 @@ static void free_arena(arena *a)
 static void replace_range(struct ju_ctx *ctx, size_t a0, size_t a1, arena *const *out, size_t n_out)
 {
 	size_t n_del = a1 - a0;
-	arena *del[n_del ? n_del : 1];
-	memcpy(del, ctx->arenas + a0, n_del * sizeof *del);
-	swap_channels(ctx, out, n_out, del, n_del);
-	memmove(ctx->arenas + a0 + n_out, ctx->arenas + a1, (ctx->n_arenas - a1) * sizeof *ctx->arenas);
-	memcpy(ctx->arenas + a0, out, n_out * sizeof *out);
+	swap_channels(ctx, out, n_out, ctx->arenas + a0, n_del);
+	for (size_t i = a0; i < a1; i++)
+		free_arena(ctx->arenas[i]);
+	if (ctx->n_arenas > a1)
+		memmove(ctx->arenas + a0 + n_out, ctx->arenas + a1, (ctx->n_arenas - a1) * sizeof *ctx->arenas);
+	if (n_out)
+		memcpy(ctx->arenas + a0, out, n_out * sizeof *out);
 	ctx->n_arenas = ctx->n_arenas - n_del + n_out;
-	for (size_t i = 0; i < n_del; i++)
-		free_arena(del[i]);
 }
 
 static bool reserve_arenas(struct ju_ctx *ctx, size_t need)

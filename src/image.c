@@ -204,7 +204,25 @@ static void write_cu(ju_buf *b, const src_rec *s, uint32_t stmt_list)
 }
 
 static const char shstrtab[] = "\0.text\0.eh_frame\0.symtab\0.strtab\0.debug_abbrev\0"
-			       ".debug_info\0.debug_line\0.shstrtab";
+			       ".debug_info\0.debug_aranges\0.debug_line\0.shstrtab";
+
+/* One address range set per compile unit (DWARF 4 section 6.1.2). */
+enum { ARANGES_SET_SIZE = 4 + 2 + 4 + 1 + 1 + 4 + 16 + 16 };
+
+static void write_aranges(ju_buf *b, uint32_t cu_off, uint64_t start, uint64_t size)
+{
+	size_t set = buf_len32_begin(b);
+	buf_u16(b, 2);                                    /* version */
+	buf_u32(b, cu_off);                               /* debug_info_offset */
+	buf_u8(b, 8);                                     /* address_size */
+	buf_u8(b, 0);                                     /* segment_selector_size */
+	buf_zeros(b, 4);                                  /* pad tuples to 16 bytes */
+	buf_u64(b, start);                                /* the unit's one range */
+	buf_u64(b, size);
+	buf_u64(b, 0);                                    /* terminator */
+	buf_u64(b, 0);
+	buf_len32_end(b, set);
+}
 
 static uint32_t shname(const char *name)
 {
@@ -246,6 +264,7 @@ static void plan(const ju_arch *arch, const src_rec *src, size_t n, layout *L)
 		L->size[SEC_STRTAB] += r->name_len + 1u;
 		if (r->line_len) {
 			L->size[SEC_DEBUG_INFO] += cu_size(&src[i]);
+			L->size[SEC_DEBUG_ARANGES] += ARANGES_SET_SIZE;
 			L->size[SEC_DEBUG_LINE] += r->line_len;
 		}
 	}
@@ -298,6 +317,7 @@ static void write_shdrs(ju_buf *b, const layout *L, uint64_t lo, uint64_t hi, ui
 		[SEC_STRTAB] = { ".strtab", SHT_STRTAB, 0, 0, 1 },
 		[SEC_DEBUG_ABBREV] = { ".debug_abbrev", SHT_PROGBITS, 0, 0, 1 },
 		[SEC_DEBUG_INFO] = { ".debug_info", SHT_PROGBITS, 0, 0, 1 },
+		[SEC_DEBUG_ARANGES] = { ".debug_aranges", SHT_PROGBITS, 0, 0, 1 },
 		[SEC_DEBUG_LINE] = { ".debug_line", SHT_PROGBITS, 0, 0, 1 },
 		[SEC_SHSTRTAB] = { ".shstrtab", SHT_STRTAB, 0, 0, 1 },
 	};
@@ -458,11 +478,18 @@ int image_build(const ju_arch *arch, const src_rec *src, size_t n, image_alloc h
 	/* .debug_abbrev, .debug_info, .debug_line */
 	write_abbrevs(&b);
 	uint32_t stmt = 0;
+	size_t info = b.len;
 	for (size_t i = 0; i < n; i++) {
 		if (!recs[i].line_len)
 			continue;
 		write_cu(&b, &src[i], stmt);
 		stmt += recs[i].line_len;
+	}
+	for (size_t i = 0, cu = info; i < n; i++) {
+		if (!recs[i].line_len)
+			continue;
+		write_aranges(&b, (uint32_t)(cu - info), recs[i].start, recs[i].size);
+		cu += cu_size(&src[i]);
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (!recs[i].line_len)

@@ -3,14 +3,16 @@
  * An ET_REL file, as the GDB JIT interface expects, laid out as
  *
  *   Ehdr | .eh_frame | .symtab | .strtab | .debug_abbrev | .debug_info |
- *   .debug_line | .shstrtab | section headers
+ *   .debug_aranges | .debug_line | .shstrtab | section headers
  *
  * .text is SHT_NOBITS with sh_addr at the real code (gdb and lldb take
  * section addresses as load addresses); symbols are section-relative (gdb
  * prints `??` for absolute ones); .eh_frame has its real address in sh_addr
  * and absolute pointers, so the same bytes serve libgcc, LLVM libunwind and
  * libunwind, which read them in place.  Each blob with a line table gets a
- * DWARF 4 compile unit with one subprogram and its own .debug_line unit.
+ * DWARF 4 compile unit with one subprogram, an address range set (libdw and
+ * libdwfl find a pc's unit only through .debug_aranges) and its own
+ * .debug_line unit.
  */
 #ifndef JU_IMAGE_H
 #define JU_IMAGE_H
@@ -25,6 +27,7 @@ enum image_section {
 	SEC_STRTAB,
 	SEC_DEBUG_ABBREV,
 	SEC_DEBUG_INFO,
+	SEC_DEBUG_ARANGES,
 	SEC_DEBUG_LINE,
 	SEC_SHSTRTAB,
 	SEC_COUNT

@@ -23,9 +23,10 @@ run_one() { # name command...
 	esac
 }
 
+# Unit programs run in a scratch directory of their own.
 for t in "$BUILD"/tests/test-*; do
 	[ -x "$t" ] || continue
-	run_one "$(basename "$t")" "$t"
+	run_one "$(basename "$t")" sh "$ROOT/tests/in-scratch.sh" "$t"
 done
 for t in "$ROOT"/tests/t-*.sh; do
 	[ -f "$t" ] || continue

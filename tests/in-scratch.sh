@@ -1,0 +1,9 @@
+#!/bin/sh
+# in-scratch.sh PROGRAM ARGS... - run a unit program in a fresh scratch
+# directory, remove the directory afterwards, keep the program's exit code.
+d=$(mktemp -d "${TMPDIR:-/tmp}/jitunwind-unit.XXXXXX") || exit 2
+cd "$d" || exit 2
+"$@"
+rc=$?
+cd / && rm -rf "$d"
+exit $rc
