@@ -118,13 +118,9 @@ struct arena_plan {
 	size_t n;
 };
 
-static int cmp_src(const void *x, const void *y)
-{
-	const src_rec *a = x, *b = y;
-	return a->rec->start < b->rec->start ? -1 : a->rec->start > b->rec->start;
-}
-
-/* Live records of arenas [a0, a1) plus new records [r0, r1), sorted. */
+/* Live records of arenas [a0, a1) plus new records [r0, r1), sorted.  The
+ * old records are sorted already (arenas are in address order and their
+ * hulls disjoint), and so are the new ones: one linear merge. */
 static src_rec *gather(struct ju_ctx *ctx, size_t a0, size_t a1, const blob_rec *recs, size_t r0,
 		       size_t r1, const uint8_t *stage, size_t *n_out)
 {
@@ -134,20 +130,20 @@ static src_rec *gather(struct ju_ctx *ctx, size_t a0, size_t a1, const blob_rec 
 	src_rec *s = ju__malloc(n * sizeof *s);
 	if (!s)
 		return NULL;
-	size_t k = 0;
+	size_t k = 0, j = r0;
 	for (size_t i = a0; i < a1; i++) {
 		const arena *a = ctx->arenas[i];
-		for (size_t j = 0; j < a->n; j++)
-			if (!(a->recs[j].flags & REC_DEAD))
-				s[k++] = (src_rec){ &a->recs[j], a->image };
+		for (size_t q = 0; q < a->n; q++) {
+			const blob_rec *r = &a->recs[q];
+			if (r->flags & REC_DEAD)
+				continue;
+			while (j < r1 && recs[j].start < r->start)
+				s[k++] = (src_rec){ &recs[j++], stage };
+			s[k++] = (src_rec){ r, a->image };
+		}
 	}
-	size_t old = k;
-	for (size_t j = r0; j < r1; j++)
-		s[k++] = (src_rec){ &recs[j], stage };
-	/* Both runs are sorted; they interleave only when new blobs fall in gaps
-	 * of old arenas, so a sort of the whole is rarely more than a merge. */
-	if (old && r1 > r0)
-		qsort(s, n, sizeof *s, cmp_src);
+	while (j < r1)
+		s[k++] = (src_rec){ &recs[j++], stage };
 	*n_out = n;
 	return s;
 }

@@ -1,6 +1,7 @@
 /* buf.c - bounds-checked little-endian byte emitters (see buf.h). */
 #include "buf.h"
 
+#include <endian.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,7 +54,7 @@ uint8_t *buf_reserve(ju_buf *b, size_t n)
 	return at;
 }
 
-void buf_bytes(ju_buf *b, const void *src, size_t n)
+void buf_bytes_slow(ju_buf *b, const void *src, size_t n)
 {
 	uint8_t *at = buf_reserve(b, n);
 	if (at && n)
@@ -67,31 +68,22 @@ void buf_zeros(ju_buf *b, size_t n)
 		memset(at, 0, n);
 }
 
-void buf_u8(ju_buf *b, uint8_t v)
-{
-	buf_bytes(b, &v, 1);
-}
-
 void buf_u16(ju_buf *b, uint16_t v)
 {
-	uint8_t le[2] = { (uint8_t)v, (uint8_t)(v >> 8) };
-	buf_bytes(b, le, 2);
+	v = htole16(v);
+	buf_bytes(b, &v, 2);
 }
 
 void buf_u32(ju_buf *b, uint32_t v)
 {
-	uint8_t le[4];
-	for (int i = 0; i < 4; i++)
-		le[i] = (uint8_t)(v >> (8 * i));
-	buf_bytes(b, le, 4);
+	v = htole32(v);
+	buf_bytes(b, &v, 4);
 }
 
 void buf_u64(ju_buf *b, uint64_t v)
 {
-	uint8_t le[8];
-	for (int i = 0; i < 8; i++)
-		le[i] = (uint8_t)(v >> (8 * i));
-	buf_bytes(b, le, 8);
+	v = htole64(v);
+	buf_bytes(b, &v, 8);
 }
 
 void buf_uleb(ju_buf *b, uint64_t v)
@@ -151,8 +143,8 @@ void buf_put_u32(ju_buf *b, size_t off, uint32_t v)
 		b->failed = true;
 		return;
 	}
-	for (int i = 0; i < 4; i++)
-		b->p[off + i] = (uint8_t)(v >> (8 * i));
+	v = htole32(v);
+	memcpy(b->p + off, &v, 4);
 }
 
 void buf_put_u64(ju_buf *b, size_t off, uint64_t v)

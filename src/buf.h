@@ -28,9 +28,28 @@ static inline bool buf_ok(const ju_buf *b) { return !b->failed; }
 
 /* Reserve n bytes and return where they start, or NULL after a failure. */
 uint8_t *buf_reserve(ju_buf *b, size_t n);
-void buf_bytes(ju_buf *b, const void *src, size_t n);
+void buf_bytes_slow(ju_buf *b, const void *src, size_t n);
 void buf_zeros(ju_buf *b, size_t n);
-void buf_u8(ju_buf *b, uint8_t v);
+
+/* The two emitters everything else goes through, inline for their fast path
+ * (room available); the slow path grows or records the overflow. */
+static inline void buf_bytes(ju_buf *b, const void *src, size_t n)
+{
+	if (__builtin_expect(n <= b->cap - b->len && !b->failed, 1)) {
+		__builtin_memcpy(b->p + b->len, src, n);
+		b->len += n;
+	} else {
+		buf_bytes_slow(b, src, n);
+	}
+}
+
+static inline void buf_u8(ju_buf *b, uint8_t v)
+{
+	if (__builtin_expect(b->len < b->cap && !b->failed, 1))
+		b->p[b->len++] = v;
+	else
+		buf_bytes_slow(b, &v, 1);
+}
 void buf_u16(ju_buf *b, uint16_t v);
 void buf_u32(ju_buf *b, uint32_t v);
 void buf_u64(ju_buf *b, uint64_t v);

@@ -6,6 +6,7 @@
 
 #include <dwarf.h>
 #include <elf.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,12 +225,11 @@ static void write_aranges(ju_buf *b, uint32_t cu_off, uint64_t start, uint64_t s
 	buf_len32_end(b, set);
 }
 
-static uint32_t shname(const char *name)
+static uint32_t shname_lookup(const char *name)
 {
-	for (size_t i = 1; i < sizeof shstrtab; i += strlen(shstrtab + i) + 1)
-		if (!strcmp(shstrtab + i, name))
-			return (uint32_t)i;
-	return 0;
+	/* shstrtab's names are unique and none is a suffix of another */
+	const char *at = memmem(shstrtab, sizeof shstrtab, name, strlen(name) + 1);
+	return at ? (uint32_t)(at - shstrtab) : 0;
 }
 
 static size_t align_up(size_t v, size_t a)
@@ -242,19 +242,45 @@ typedef struct layout {
 	size_t off[SEC_COUNT], size[SEC_COUNT], shoff, total;
 } layout;
 
-static size_t cie_size(const ju_arch *arch)
+/* The bytes every image repeats, encoded once per architecture: its CIE
+ * and the abbreviation table. */
+typedef struct templates {
+	const ju_arch *arch;
+	uint8_t cie[64], abbrev[64];
+	size_t cie_len, abbrev_len;
+	Elf64_Shdr shdr[SEC_COUNT]; /* section headers, addresses and sizes to fill */
+} templates;
+
+static void shdr_templates(Elf64_Shdr *out);
+
+static const templates *templates_for(const ju_arch *arch)
 {
-	uint8_t tmp[64];
-	ju_buf b;
-	buf_init(&b, tmp, sizeof tmp);
-	cfi_write_cie(arch, &b, CFI_ENC_ABS8);
-	return b.len;
+	static templates t[2];
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	for (int i = 0; i < 2; i++)
+		if (__atomic_load_n(&t[i].arch, __ATOMIC_ACQUIRE) == arch)
+			return &t[i];
+	pthread_mutex_lock(&lock);
+	int i = t[0].arch && t[0].arch != arch;
+	if (t[i].arch != arch) {
+		ju_buf b;
+		buf_init(&b, t[i].cie, sizeof t[i].cie);
+		cfi_write_cie(arch, &b, CFI_ENC_ABS8);
+		t[i].cie_len = b.len;
+		buf_init(&b, t[i].abbrev, sizeof t[i].abbrev);
+		write_abbrevs(&b);
+		t[i].abbrev_len = b.len;
+		shdr_templates(t[i].shdr);
+		__atomic_store_n(&t[i].arch, arch, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&lock);
+	return &t[i];
 }
 
-static void plan(const ju_arch *arch, const src_rec *src, size_t n, layout *L)
+static void plan(const templates *tp, const src_rec *src, size_t n, layout *L)
 {
 	memset(L, 0, sizeof *L);
-	L->size[SEC_EH_FRAME] = cie_size(arch) + 4;
+	L->size[SEC_EH_FRAME] = tp->cie_len + 4;
 	L->size[SEC_SYMTAB] = sizeof(Elf64_Sym);
 	L->size[SEC_STRTAB] = 1;
 	for (size_t i = 0; i < n; i++) {
@@ -268,11 +294,7 @@ static void plan(const ju_arch *arch, const src_rec *src, size_t n, layout *L)
 			L->size[SEC_DEBUG_LINE] += r->line_len;
 		}
 	}
-	ju_buf ab;
-	uint8_t tmp[128];
-	buf_init(&ab, tmp, sizeof tmp);
-	write_abbrevs(&ab);
-	L->size[SEC_DEBUG_ABBREV] = ab.len;
+	L->size[SEC_DEBUG_ABBREV] = tp->abbrev_len;
 	L->size[SEC_SHSTRTAB] = sizeof shstrtab;
 	static const size_t align[SEC_COUNT] = { [SEC_EH_FRAME] = 8, [SEC_SYMTAB] = 8 };
 	size_t at = sizeof(Elf64_Ehdr);
@@ -304,7 +326,7 @@ static void write_ehdr(ju_buf *b, const ju_arch *arch, const layout *L)
 	buf_bytes(b, &h, sizeof h);
 }
 
-static void write_shdrs(ju_buf *b, const layout *L, uint64_t lo, uint64_t hi, uint64_t image_addr)
+static void shdr_templates(Elf64_Shdr *out)
 {
 	static const struct {
 		const char *name;
@@ -321,31 +343,33 @@ static void write_shdrs(ju_buf *b, const layout *L, uint64_t lo, uint64_t hi, ui
 		[SEC_DEBUG_LINE] = { ".debug_line", SHT_PROGBITS, 0, 0, 1 },
 		[SEC_SHSTRTAB] = { ".shstrtab", SHT_STRTAB, 0, 0, 1 },
 	};
-	buf_align(b, 8, 0);
-	for (int s = 0; s < SEC_COUNT; s++) {
-		Elf64_Shdr h = { 0 };
-		if (s != SEC_NULL) {
-			h.sh_name = shname(S[s].name);
-			h.sh_type = S[s].type;
-			h.sh_flags = S[s].flags;
-			h.sh_offset = L->off[s];
-			h.sh_size = L->size[s];
-			h.sh_addralign = S[s].align;
-			h.sh_entsize = S[s].entsize;
-		}
-		if (s == SEC_TEXT) {
-			h.sh_addr = lo;            /* the real code: gdb/lldb load address */
-			h.sh_offset = L->off[SEC_EH_FRAME];
-			h.sh_size = hi - lo;
-		}
-		if (s == SEC_EH_FRAME)
-			h.sh_addr = image_addr + L->off[s]; /* where the bytes really are */
-		if (s == SEC_SYMTAB) {
-			h.sh_link = SEC_STRTAB;
-			h.sh_info = 1;                 /* all symbols after the null one are global */
-		}
-		buf_bytes(b, &h, sizeof h);
+	memset(out, 0, SEC_COUNT * sizeof *out);
+	for (int s = 1; s < SEC_COUNT; s++) {
+		out[s].sh_name = shname_lookup(S[s].name);
+		out[s].sh_type = S[s].type;
+		out[s].sh_flags = S[s].flags;
+		out[s].sh_addralign = S[s].align;
+		out[s].sh_entsize = S[s].entsize;
 	}
+	out[SEC_SYMTAB].sh_link = SEC_STRTAB;
+	out[SEC_SYMTAB].sh_info = 1; /* all symbols after the null one are global */
+}
+
+static void write_shdrs(ju_buf *b, const templates *tp, const layout *L, uint64_t lo, uint64_t hi,
+			uint64_t image_addr)
+{
+	Elf64_Shdr sh[SEC_COUNT];
+	memcpy(sh, tp->shdr, sizeof sh);
+	for (int s = 1; s < SEC_COUNT; s++) {
+		sh[s].sh_offset = L->off[s];
+		sh[s].sh_size = L->size[s];
+	}
+	sh[SEC_TEXT].sh_addr = lo;              /* the real code: gdb/lldb load address */
+	sh[SEC_TEXT].sh_offset = L->off[SEC_EH_FRAME];
+	sh[SEC_TEXT].sh_size = hi - lo;
+	sh[SEC_EH_FRAME].sh_addr = image_addr + L->off[SEC_EH_FRAME]; /* where the bytes are */
+	buf_align(b, 8, 0);
+	buf_bytes(b, sh, sizeof sh);
 }
 
 static void *alloc_image(size_t size, image_alloc how, uint64_t near, bool *mapped)
@@ -411,8 +435,9 @@ static void copy_fdes(ju_buf *b, const src_rec *s, size_t cie_off)
 
 int image_build(const ju_arch *arch, const src_rec *src, size_t n, image_alloc how, arena **out)
 {
+	const templates *tp = templates_for(arch);
 	layout L;
-	plan(arch, src, n, &L);
+	plan(tp, src, n, &L);
 	uint64_t lo = src[0].rec->start, hi = 0;
 	for (size_t i = 0; i < n; i++)
 		if (src[i].rec->start + src[i].rec->size > hi)
@@ -445,7 +470,8 @@ int image_build(const ju_arch *arch, const src_rec *src, size_t n, image_alloc h
 	write_ehdr(&b, arch, &L);
 
 	/* .eh_frame */
-	size_t cie = cfi_write_cie(arch, &b, CFI_ENC_ABS8);
+	size_t cie = b.len;
+	buf_bytes(&b, tp->cie, tp->cie_len);
 	for (size_t i = 0; i < n; i++) {
 		recs[i] = *src[i].rec;
 		recs[i].flags = 0;
@@ -475,8 +501,8 @@ int image_build(const ju_arch *arch, const src_rec *src, size_t n, image_alloc h
 		buf_bytes(&b, src[i].base + src[i].rec->name_off, src[i].rec->name_len + 1u);
 	}
 
-	/* .debug_abbrev, .debug_info, .debug_line */
-	write_abbrevs(&b);
+	/* .debug_abbrev, .debug_info, .debug_aranges, .debug_line */
+	buf_bytes(&b, tp->abbrev, tp->abbrev_len);
 	uint32_t stmt = 0;
 	size_t info = b.len;
 	for (size_t i = 0; i < n; i++) {
@@ -498,7 +524,7 @@ int image_build(const ju_arch *arch, const src_rec *src, size_t n, image_alloc h
 		buf_bytes(&b, src[i].base + src[i].rec->line_off, recs[i].line_len);
 	}
 	buf_bytes(&b, shstrtab, sizeof shstrtab);
-	write_shdrs(&b, &L, lo, hi, (uint64_t)(uintptr_t)img);
+	write_shdrs(&b, tp, &L, lo, hi, (uint64_t)(uintptr_t)img);
 
 	if (!buf_ok(&b) || b.len != L.total) {
 		image_free(a);

@@ -1,0 +1,352 @@
+/* bench-publish.c - what publishing costs, side by side in one run.
+ *
+ *   bench-publish publish [--max N] [--channels LIST]
+ *       ns per blob to publish, single and in batches of 64, for each channel
+ *       alone and for all of them, with 1k, 10k, 100k, 1M blobs already
+ *       published (monotone addresses, as a JIT's bump allocator gives).
+ *   bench-publish backtrace [--max N]
+ *       ns per glibc backtrace() through two JIT frames with N blobs
+ *       published, next to N = the two frames alone.
+ *   bench-publish memory [--max N]
+ *       bytes per published blob (malloc'd and mapped by the library, and
+ *       with libgcc's own sort arrays after the first unwind).
+ *   bench-publish churn
+ *       the adversarial pattern: blobs unpublished and published again into
+ *       the gaps, in random order.
+ *
+ * Blobs other than the two real frames are address ranges in an inaccessible
+ * reservation: publishing never reads the code (only jitdump does, which is
+ * therefore measured apart, with real readable bytes).
+ */
+#include "jitunwind.h"
+
+#include <execinfo.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { SLOT = 64, BATCH = 64 };
+
+static uint8_t *R;          /* reservation for fake blobs */
+static size_t R_slots;
+static char (*names)[32];
+
+static double now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e9 + t.tv_nsec;
+}
+
+static ju_blob blob_at(size_t slot)
+{
+	if (!names[slot][0])
+		snprintf(names[slot], sizeof names[slot], "bench:%zu", slot);
+	return (ju_blob){ .start = R + slot * SLOT, .size = 48, .name = names[slot],
+			  .frame = { .kind = JU_FRAME_REGION, .u.region = { 16, -16, -8 } } };
+}
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "bench: %s: %s: %s\n", what, ju_strerror(err), ju_errmsg());
+	exit(1);
+}
+
+static ju_ctx *open_ctx(uint32_t channels)
+{
+	ju_options o = { .channels = channels, .flags = JU_OPT_NO_ENV };
+	ju_ctx *c;
+	int err = ju_open(&o, &c);
+	if (err)
+		die("ju_open", err);
+	return c;
+}
+
+/* Publish slots [from, to) in batches of `batch`. */
+static void fill(ju_ctx *c, size_t from, size_t to, size_t batch)
+{
+	ju_blob b[BATCH];
+	for (size_t s = from; s < to;) {
+		size_t n = 0;
+		while (n < batch && s < to)
+			b[n++] = blob_at(s++);
+		int err = batch == 1 ? ju_publish(c, b) : ju_publish_batch(c, b, n);
+		if (err)
+			die("publish", err);
+	}
+}
+
+/* ns per blob to publish `count` more blobs after `base` are published. */
+static double measure(uint32_t channels, size_t base, size_t count, size_t batch)
+{
+	ju_ctx *c = open_ctx(channels);
+	fill(c, 0, base, BATCH);
+	double t0 = now_ns();
+	fill(c, base, base + count, batch);
+	double ns = (now_ns() - t0) / (double)count;
+	ju_unpublish_all(c);
+	ju_close(c);
+	return ns;
+}
+
+/* The channels whose consumers this process has, but jitdump (file I/O,
+ * measured apart). */
+static uint32_t all_but_jitdump(void)
+{
+	static uint32_t mask = UINT32_MAX;
+	if (mask == UINT32_MAX) {
+		ju_options o = { .flags = JU_OPT_NO_ENV };
+		ju_ctx *c;
+		if (ju_open(&o, &c))
+			die("ju_open", -1);
+		mask = ju_channels(c) & ~(uint32_t)JU_CH_JITDUMP;
+		ju_close(c);
+	}
+	return mask;
+}
+
+static struct {
+	const char *name;
+	uint32_t mask;
+} configs[] = {
+	{ "all but jitdump", 0 /* set in main */ },
+	{ "unwinder", JU_CH_UNWINDER },
+	{ "gdb", JU_CH_GDB },
+	{ "perfmap", JU_CH_PERFMAP },
+	{ "none", 0 },
+};
+
+static void bench_publish(size_t max)
+{
+	static const size_t bases[] = { 1000, 10000, 100000, 1000000 };
+	printf("# publish cost, ns per blob (monotone addresses; 4096 blobs measured, batches of 64 and singles)\n");
+	printf("%-18s %-6s", "channels", "mode");
+	for (size_t i = 0; i < 4 && bases[i] <= max; i++)
+		printf(" %10zu", bases[i]);
+	printf("   growth 1k->max\n");
+	for (size_t k = 0; k < sizeof configs / sizeof configs[0]; k++) {
+		ju_ctx *probe;
+		ju_options o = { .channels = configs[k].mask, .flags = JU_OPT_NO_ENV };
+		if (configs[k].mask && ju_open(&o, &probe)) {
+			printf("%-18s skipped: %s\n", configs[k].name, ju_errmsg());
+			continue;
+		}
+		if (configs[k].mask)
+			ju_close(probe);
+		for (size_t batch = BATCH; batch >= 1; batch = batch == 1 ? 0 : 1) {
+			printf("%-18s %-6s", configs[k].name, batch == 1 ? "single" : "batch");
+			double first = 0, last = 0;
+			for (size_t i = 0; i < 4 && bases[i] <= max; i++) {
+				double ns = measure(configs[k].mask, bases[i], 4096, batch);
+				printf(" %10.0f", ns);
+				fflush(stdout);
+				if (i == 0)
+					first = ns;
+				last = ns;
+			}
+			printf("   %.2fx\n", last / first);
+		}
+	}
+}
+
+/* ---- jitdump, with real bytes ------------------------------------------------ */
+
+static void bench_jitdump(void)
+{
+	ju_options o = { .channels = JU_CH_JITDUMP, .flags = JU_OPT_NO_ENV };
+	ju_ctx *c;
+	if (ju_open(&o, &c)) {
+		printf("jitdump            skipped: %s\n", ju_errmsg());
+		return;
+	}
+	size_t n = 4096;
+	uint8_t *code = mmap(NULL, n * SLOT, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	memset(code, 0x90, n * SLOT);
+	ju_blob b[BATCH];
+	double t0 = now_ns();
+	for (size_t s = 0; s < n; s += BATCH) {
+		for (size_t k = 0; k < BATCH; k++) {
+			b[k] = blob_at(s + k);
+			b[k].start = code + (s + k) * SLOT;
+		}
+		int err = ju_publish_batch(c, b, BATCH);
+		if (err)
+			die("jitdump publish", err);
+	}
+	printf("jitdump            batch  %10.0f ns per blob (48-byte blobs, file I/O included)\n",
+	       (now_ns() - t0) / (double)n);
+	ju_unpublish_all(c);
+	ju_close(c);
+	munmap(code, n * SLOT);
+}
+
+/* ---- backtrace through two JIT frames -------------------------------------------- */
+
+/* Two real blobs: jit_a calls bt_middle, which calls jit_b, which calls
+ * bt_inner, which runs backtrace() `reps` times. */
+static uint8_t *code;
+static void (*jit_a)(void), (*jit_b)(void);
+static long reps;
+static double bt_ns;
+static int bt_depth;
+
+__attribute__((noinline)) void bt_inner(void)
+{
+	void *pcs[64];
+	double t0 = now_ns();
+	for (long i = 0; i < reps; i++)
+		bt_depth = backtrace(pcs, 64);
+	bt_ns = (now_ns() - t0) / (double)reps;
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void bt_middle(void)
+{
+	jit_b();
+	__asm__ volatile("" ::: "memory");
+}
+
+static size_t emit_fp_call(uint8_t *p, void *target)
+{
+	size_t n = 0;
+	uint64_t t = (uintptr_t)target;
+	p[n++] = 0x55;                                  /* push %rbp */
+	p[n++] = 0x48, p[n++] = 0x89, p[n++] = 0xe5;    /* mov %rsp,%rbp */
+	p[n++] = 0x48, p[n++] = 0xb8;                   /* movabs target,%rax */
+	memcpy(p + n, &t, 8), n += 8;
+	p[n++] = 0xff, p[n++] = 0xd0;                   /* call *%rax */
+	p[n++] = 0x5d;                                  /* pop %rbp */
+	p[n++] = 0xc3;                                  /* ret */
+	return n;
+}
+
+static void make_code(void)
+{
+	code = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	emit_fp_call(code, (void *)bt_middle);
+	emit_fp_call(code + 64, (void *)bt_inner);
+	mprotect(code, 4096, PROT_READ | PROT_EXEC);
+	jit_a = (void (*)(void))(void *)code;
+	jit_b = (void (*)(void))(void *)(code + 64);
+}
+
+static double backtrace_with(size_t n_fake)
+{
+	ju_ctx *c = open_ctx(all_but_jitdump());
+	static const ju_range epi[] = { { 17, 18 } };
+	ju_blob real[2] = {
+		{ .start = code, .size = 18, .name = "jit_a",
+		  .frame = { .kind = JU_FRAME_FP, .u.fp = { 1, 4, epi, 1 } } },
+		{ .start = code + 64, .size = 18, .name = "jit_b",
+		  .frame = { .kind = JU_FRAME_FP, .u.fp = { 1, 4, epi, 1 } } },
+	};
+	fill(c, 0, n_fake, BATCH);
+	int err = ju_publish_batch(c, real, 2);
+	if (err)
+		die("publish real", err);
+	reps = 1000;
+	jit_a(); /* warm: libgcc sorts the new objects on the first lookup */
+	reps = 20000;
+	jit_a();
+	ju_unpublish_all(c);
+	ju_close(c);
+	return bt_ns;
+}
+
+static void bench_backtrace(size_t max)
+{
+	make_code();
+	printf("# glibc backtrace() through two JIT frames, ns per call\n");
+	double one = backtrace_with(0);
+	printf("%10s published: %8.0f ns   (depth %d)\n", "2", one, bt_depth);
+	for (size_t n = 1000; n <= max; n *= 10) {
+		double ns = backtrace_with(n);
+		printf("%10zu published: %8.0f ns   %.2fx\n", n + 2, ns, ns / one);
+	}
+}
+
+/* ---- memory ------------------------------------------------------------------ */
+
+static size_t heap_bytes(void)
+{
+	struct mallinfo2 m = mallinfo2();
+	return m.uordblks + m.hblkhd;
+}
+
+static void bench_memory(size_t max)
+{
+	printf("# memory per published blob, bytes (channels: %#x)\n", all_but_jitdump());
+	make_code();
+	for (size_t n = 1000; n <= max; n *= 10) {
+		size_t before = heap_bytes();
+		ju_ctx *c = open_ctx(all_but_jitdump());
+		fill(c, 0, n, BATCH);
+		size_t ours = heap_bytes() - before;
+		void *pcs[8];
+		backtrace(pcs, 8); /* makes libgcc sort its objects: its memory too */
+		size_t with_gcc = heap_bytes() - before;
+		printf("%10zu blobs: %6.1f bytes/blob in the library, %6.1f with libgcc's sort arrays\n", n,
+		       (double)ours / (double)n, (double)with_gcc / (double)n);
+		ju_unpublish_all(c);
+		ju_close(c);
+	}
+}
+
+/* ---- churn ------------------------------------------------------------------- */
+
+static void bench_churn(void)
+{
+	size_t n = 100000, rounds = 20000;
+	ju_ctx *c = open_ctx(all_but_jitdump());
+	fill(c, 0, n, BATCH);
+	srand(42);
+	double t0 = now_ns();
+	for (size_t i = 0; i < rounds; i++) {
+		size_t s = (size_t)rand() % n;
+		if (ju_unpublish(c, R + s * SLOT))
+			die("churn unpublish", -1);
+		ju_blob b = blob_at(s);
+		int err = ju_publish(c, &b);
+		if (err)
+			die("churn publish", err);
+	}
+	printf("# churn: %zu blobs published; unpublish one at random and publish it again: %.0f ns per pair\n",
+	       n, (now_ns() - t0) / (double)rounds);
+	ju_unpublish_all(c);
+	ju_close(c);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: bench-publish publish|backtrace|memory|churn [--max N]\n");
+		return 2;
+	}
+	size_t max = 1000000;
+	for (int i = 2; i + 1 < argc; i++)
+		if (!strcmp(argv[i], "--max"))
+			max = strtoul(argv[++i], NULL, 10);
+	R_slots = max + 8192;
+	R = mmap(NULL, R_slots * SLOT, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	names = calloc(R_slots, sizeof *names);
+	if (R == MAP_FAILED || !names)
+		return 1;
+	configs[0].mask = all_but_jitdump();
+	if (!strcmp(argv[1], "publish")) {
+		bench_publish(max);
+		bench_jitdump();
+	} else if (!strcmp(argv[1], "backtrace")) {
+		bench_backtrace(max);
+	} else if (!strcmp(argv[1], "memory")) {
+		bench_memory(max);
+	} else if (!strcmp(argv[1], "churn")) {
+		bench_churn();
+	} else {
+		return 2;
+	}
+	return 0;
+}

@@ -1,0 +1,21 @@
+# bench.mk - benchmarks (included by the top-level Makefile).
+#   make bench        build them and run the quick set
+#   make bench-full   with 1M blobs already published (a few minutes)
+
+BENCH_DIR := $(BUILD)/bench
+
+$(BENCH_DIR)/bench-publish: bench/bench-publish.c $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -O2 -fno-omit-frame-pointer -Iinclude -o $@ $< $(LIB_A) -ldl -pthread
+
+.PHONY: bench bench-full bench-build
+bench-build: $(BENCH_DIR)/bench-publish
+bench: deps lib bench-build
+	$(BENCH_DIR)/bench-publish publish --max 100000
+	$(BENCH_DIR)/bench-publish backtrace --max 100000
+	$(BENCH_DIR)/bench-publish memory --max 100000
+bench-full: deps lib bench-build
+	$(BENCH_DIR)/bench-publish publish
+	$(BENCH_DIR)/bench-publish backtrace
+	$(BENCH_DIR)/bench-publish memory
+	$(BENCH_DIR)/bench-publish churn

@@ -1,0 +1,545 @@
+/* core.c - the public API: contexts, input checks, staging a batch, and the
+ * order in which channels see a publish.
+ *
+ * A publish is all-or-nothing: every blob is checked and staged (its FDEs,
+ * line unit and name written into one buffer), the new arena set is planned
+ * and built with each arena channel's state prepared, then the file channels
+ * append their records (each restores its file on failure), and only then is
+ * the new arena set swapped in, which cannot fail.
+ */
+#include "cfi.h"
+#include "image.h"
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const ju_channel_ops *const ju_channel_table[5] = {
+	&ju_ch_unwinder, &ju_ch_libunwind, &ju_ch_gdb, &ju_ch_perfmap, &ju_ch_jitdump,
+};
+
+/* All open contexts, so a fork handler can give the child its own files. */
+static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ju_ctx *all_ctx;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+const char *ju_channel_name(uint32_t channel)
+{
+	for (size_t i = 0; i < 5; i++)
+		if (ju_channel_table[i]->bit == channel)
+			return ju_channel_table[i]->name;
+	return NULL;
+}
+
+/* ---- input checks ---------------------------------------------------------- */
+
+/* Valid UTF-8 (no overlong forms, surrogates or values past U+10FFFF) and no
+ * control characters: names end up on perf map lines and in ELF strings. */
+static bool is_text(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + len;
+	while (p < end) {
+		unsigned c = *p++;
+		if (c < 0x20 || c == 0x7f)
+			return false;
+		if (c < 0x80)
+			continue;
+		int more;
+		unsigned cp, min;
+		if ((c & 0xe0) == 0xc0) {
+			more = 1, cp = c & 0x1f, min = 0x80;
+		} else if ((c & 0xf0) == 0xe0) {
+			more = 2, cp = c & 0x0f, min = 0x800;
+		} else if ((c & 0xf8) == 0xf0) {
+			more = 3, cp = c & 0x07, min = 0x10000;
+		} else {
+			return false;
+		}
+		if (end - p < more)
+			return false;
+		while (more--) {
+			if ((*p & 0xc0) != 0x80)
+				return false;
+			cp = cp << 6 | (*p++ & 0x3f);
+		}
+		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+	}
+	return true;
+}
+
+static int check_text(const char *what, size_t i, const char *s, size_t max, size_t *len_out)
+{
+	if (!s)
+		return JU_FAIL(JU_ENAME, "blob %zu: %s is NULL", i, what);
+	size_t len = strnlen(s, max + 1);
+	if (len == 0)
+		return JU_FAIL(JU_ENAME, "blob %zu: %s is empty", i, what);
+	if (len > max)
+		return JU_FAIL(JU_ENAME, "blob %zu: %s is longer than %zu bytes", i, what, max);
+	if (!is_text(s, len))
+		return JU_FAIL(JU_ENAME, "blob %zu: %s is not valid UTF-8 text (or has control characters)",
+			       i, what);
+	*len_out = len;
+	return 0;
+}
+
+static int check_blob(const struct ju_ctx *ctx, const ju_blob *b, size_t i)
+{
+	if (!b->start)
+		return JU_FAIL(JU_EINVAL, "blob %zu: start is NULL", i);
+	if (b->size == 0)
+		return JU_FAIL(JU_EINVAL, "blob %zu (%p): size is 0", i, b->start);
+	if (b->size > UINT32_MAX)
+		return JU_FAIL(JU_ERANGE, "blob %zu (%p): size %zu is 4 GiB or more", i, b->start, b->size);
+	if ((uintptr_t)b->start + b->size < (uintptr_t)b->start)
+		return JU_FAIL(JU_ERANGE, "blob %zu: range wraps around the address space", i);
+	size_t len;
+	int err = check_text("name", i, b->name, JU_NAME_MAX, &len);
+	if (err)
+		return err;
+	char msg[200];
+	if (cfi_check_frame(ctx->arch, &b->frame, b->size, msg, sizeof msg))
+		return JU_FAIL(JU_ECFI, "blob %zu (%s): %s", i, b->name, msg);
+	if (b->n_lines == 0) {
+		if (b->file)
+			return JU_FAIL(JU_ELINES, "blob %zu (%s): file given without line rows", i, b->name);
+		return 0;
+	}
+	if (!b->lines)
+		return JU_FAIL(JU_ELINES, "blob %zu (%s): n_lines is %zu but lines is NULL", i, b->name,
+			       b->n_lines);
+	err = check_text("file", i, b->file, 4096, &len);
+	if (err)
+		return err == JU_ENAME ? JU_ELINES : err;
+	if (image_check_lines(b->file, b->lines, b->n_lines, b->size, msg, sizeof msg))
+		return JU_FAIL(JU_ELINES, "blob %zu (%s): %s", i, b->name, msg);
+	return 0;
+}
+
+/* ---- staging --------------------------------------------------------------- */
+
+typedef struct staged {
+	ju_buf buf;        /* CIE, then each blob's FDEs, line unit and name */
+	blob_rec *recs;    /* sorted by start */
+	size_t *order;     /* recs[k] came from blobs[order[k]] */
+} staged;
+
+static void stage_free(staged *s)
+{
+	buf_free(&s->buf);
+	free(s->recs);
+	free(s->order);
+}
+
+typedef struct keyed {
+	uintptr_t start;
+	size_t idx;
+} keyed;
+
+static int cmp_keyed(const void *x, const void *y)
+{
+	const keyed *a = x, *b = y;
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+/* Order of the blobs by start address. */
+static int sort_order(const ju_blob *blobs, size_t n, size_t *order)
+{
+	if (n == 1) {
+		order[0] = 0;
+		return 0;
+	}
+	keyed *k = ju__malloc(n * sizeof *k);
+	if (!k)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		k[i] = (keyed){ (uintptr_t)blobs[i].start, i };
+	qsort(k, n, sizeof *k, cmp_keyed);
+	for (size_t i = 0; i < n; i++)
+		order[i] = k[i].idx;
+	free(k);
+	return 0;
+}
+
+static int stage(struct ju_ctx *ctx, const ju_blob *blobs, size_t n, staged *s)
+{
+	memset(s, 0, sizeof *s);
+	buf_init_grow(&s->buf);
+	s->recs = ju__malloc(n * sizeof *s->recs);
+	s->order = ju__malloc(n * sizeof *s->order);
+	if (!s->recs || !s->order || sort_order(blobs, n, s->order))
+		goto oom;
+	/* No CIE here: image_build points each FDE at its image's CIE. */
+	const size_t cie = 0;
+	for (size_t k = 0; k < n; k++) {
+		const ju_blob *b = &blobs[s->order[k]];
+		blob_rec *r = &s->recs[k];
+		*r = (blob_rec){ .start = (uintptr_t)b->start, .size = (uint32_t)b->size };
+		r->fde_off = (uint32_t)s->buf.len;
+		cfi_write_blob_fdes(ctx->arch, &s->buf, cie, CFI_ENC_ABS8, 0, r->start, r->size, &b->frame);
+		r->fde_len = (uint32_t)(s->buf.len - r->fde_off);
+		if (b->n_lines) {
+			r->line_off = (uint32_t)s->buf.len;
+			image_write_line_unit(&s->buf, b->file, b->lines, b->n_lines, r->start, r->size);
+			r->line_len = (uint32_t)(s->buf.len - r->line_off);
+		}
+		r->name_off = (uint32_t)s->buf.len;
+		r->name_len = (uint16_t)strlen(b->name);
+		buf_str(&s->buf, b->name);
+		if (!buf_ok(&s->buf) || s->buf.len > UINT32_MAX)
+			goto oom;
+	}
+	return 0;
+oom:
+	stage_free(s);
+	return JU_FAIL(JU_ENOMEM, "out of memory staging %zu blobs", n);
+}
+
+static int check_overlaps(struct ju_ctx *ctx, const ju_blob *blobs, const staged *s, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		const blob_rec *r = &s->recs[k];
+		if (k && s->recs[k - 1].start + s->recs[k - 1].size > r->start)
+			return JU_FAIL(JU_EOVERLAP, "blob %zu (%s) overlaps blob %zu (%s) of the same batch",
+				       s->order[k], blobs[s->order[k]].name, s->order[k - 1],
+				       blobs[s->order[k - 1]].name);
+		if (arena_overlaps(ctx, r->start, r->start + r->size))
+			return JU_FAIL(JU_EOVERLAP,
+				       "blob %zu (%s) [%#llx, %#llx) overlaps code already published",
+				       s->order[k], blobs[s->order[k]].name, (unsigned long long)r->start,
+				       (unsigned long long)(r->start + r->size));
+	}
+	return 0;
+}
+
+/* ---- file channels --------------------------------------------------------- */
+
+static int log_files(struct ju_ctx *ctx, const ju_blob *blobs, const staged *s, size_t n)
+{
+	uint32_t files = ctx->channels & (JU_CH_PERFMAP | JU_CH_JITDUMP);
+	if (!files)
+		return 0;
+	blob_view *v = ju__malloc(n * sizeof *v);
+	if (!v)
+		return JU_FAIL(JU_ENOMEM, "out of memory for %zu blob views", n);
+	for (size_t k = 0; k < n; k++) {
+		const ju_blob *b = &blobs[s->order[k]];
+		const blob_rec *r = &s->recs[k];
+		v[s->order[k]] = (blob_view){
+			.start = r->start, .size = r->size, .name = b->name, .name_len = r->name_len,
+			.fde = s->buf.p + r->fde_off, .fde_len = r->fde_len,
+			.file = b->n_lines ? b->file : NULL, .lines = b->lines, .n_lines = b->n_lines,
+		};
+	}
+	int err = 0;
+	if (files & JU_CH_PERFMAP)
+		err = ju_ch_perfmap.log_blobs(ctx, v, n);
+	if (!err && (files & JU_CH_JITDUMP))
+		err = ju_ch_jitdump.log_blobs(ctx, v, n);
+	/* A jitdump failure after the perf map was written leaves those perf map
+	 * lines: harmless, perf only names addresses it samples. */
+	free(v);
+	return err;
+}
+
+/* ---- the API --------------------------------------------------------------- */
+
+static int publish_locked(struct ju_ctx *ctx, const ju_blob *blobs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int err = check_blob(ctx, &blobs[i], i);
+		if (err)
+			return err;
+	}
+	staged s;
+	int err = stage(ctx, blobs, n, &s);
+	if (err)
+		return err;
+	err = check_overlaps(ctx, blobs, &s, n);
+	struct arena_plan *plan = NULL;
+	if (!err)
+		err = arena_prepare_publish(ctx, s.recs, n, s.buf.p, &plan);
+	if (!err) {
+		err = log_files(ctx, blobs, &s, n);
+		if (err)
+			arena_abort_publish(ctx, plan);
+		else
+			arena_commit_publish(ctx, plan);
+	}
+	if (!err)
+		ctx->n_live += n;
+	stage_free(&s);
+	return err;
+}
+
+int ju_publish_batch(ju_ctx *ctx, const ju_blob *blobs, size_t n)
+{
+	ju__clear_error();
+	if (!ctx)
+		return JU_FAIL(JU_EINVAL, "context is NULL");
+	if (n == 0)
+		return 0;
+	if (!blobs)
+		return JU_FAIL(JU_EINVAL, "blobs is NULL");
+	if (n > (1u << 26))
+		return JU_FAIL(JU_ERANGE, "batch of %zu blobs is too large (max %u)", n, 1u << 26);
+	pthread_mutex_lock(&ctx->lock);
+	int err = publish_locked(ctx, blobs, n);
+	pthread_mutex_unlock(&ctx->lock);
+	return err;
+}
+
+int ju_publish(ju_ctx *ctx, const ju_blob *blob)
+{
+	ju__clear_error();
+	if (!blob)
+		return JU_FAIL(JU_EINVAL, "blob is NULL");
+	return ju_publish_batch(ctx, blob, 1);
+}
+
+int ju_unpublish(ju_ctx *ctx, const void *start)
+{
+	ju__clear_error();
+	if (!ctx)
+		return JU_FAIL(JU_EINVAL, "context is NULL");
+	pthread_mutex_lock(&ctx->lock);
+	arena *a;
+	blob_rec *r = arena_find(ctx, (uintptr_t)start, &a);
+	int err = r ? arena_unpublish(ctx, a, r)
+		    : JU_FAIL(JU_ENOENT, "nothing is published at %p (never published, or unpublished already)",
+			      start);
+	pthread_mutex_unlock(&ctx->lock);
+	return err;
+}
+
+int ju_unpublish_all(ju_ctx *ctx)
+{
+	ju__clear_error();
+	if (!ctx)
+		return JU_FAIL(JU_EINVAL, "context is NULL");
+	pthread_mutex_lock(&ctx->lock);
+	arena_retire_all(ctx);
+	pthread_mutex_unlock(&ctx->lock);
+	return 0;
+}
+
+size_t ju_count(const ju_ctx *ctx)
+{
+	if (!ctx)
+		return 0;
+	ju_ctx *c = (ju_ctx *)ctx;
+	pthread_mutex_lock(&c->lock);
+	size_t n = c->n_live;
+	pthread_mutex_unlock(&c->lock);
+	return n;
+}
+
+uint32_t ju_channels(const ju_ctx *ctx)
+{
+	return ctx ? ctx->channels : 0;
+}
+
+/* ---- opening and closing --------------------------------------------------- */
+
+/* Parse JITUNWIND: "all", "none", or a comma list of channel names. */
+static int parse_env(const char *v, uint32_t *mask, bool *strict)
+{
+	if (!strcmp(v, "all")) {
+		*mask = JU_CH_ALL;
+		*strict = false;
+		return 0;
+	}
+	*mask = 0;
+	*strict = true;
+	if (!strcmp(v, "none"))
+		return 0;
+	const char *p = v;
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		uint32_t bit = 0;
+		for (size_t i = 0; i < 5; i++) {
+			const char *name = ju_channel_table[i]->name;
+			if (strlen(name) == len && !strncmp(name, p, len))
+				bit = ju_channel_table[i]->bit;
+		}
+		if (!bit)
+			return JU_FAIL(JU_EENV,
+				       "JITUNWIND=\"%s\": unknown channel \"%.*s\" (want all, none, or a "
+				       "list of unwinder,libunwind,gdb,perfmap,jitdump)",
+				       v, (int)len, p);
+		*mask |= bit;
+		p += len;
+		if (*p == ',' && *++p == 0)
+			return JU_FAIL(JU_EENV, "JITUNWIND=\"%s\": trailing comma", v);
+	}
+	return 0;
+}
+
+static void close_channels(struct ju_ctx *ctx)
+{
+	for (size_t i = 5; i-- > 0;) {
+		const ju_channel_ops *ops = ju_channel_table[i];
+		if ((ctx->channels & ops->bit) && ops->close)
+			ops->close(ctx);
+	}
+	ctx->channels = 0;
+}
+
+static void each_ctx_lock(void)
+{
+	pthread_mutex_lock(&all_lock);
+	for (struct ju_ctx *c = all_ctx; c; c = c->next)
+		pthread_mutex_lock(&c->lock);
+}
+
+static void each_ctx_unlock(void)
+{
+	for (struct ju_ctx *c = all_ctx; c; c = c->next)
+		pthread_mutex_unlock(&c->lock);
+	pthread_mutex_unlock(&all_lock);
+}
+
+static int after_fork_locked(struct ju_ctx *ctx)
+{
+	int first = 0;
+	ctx->pid = getpid();
+	for (size_t i = 0; i < 5; i++) {
+		const ju_channel_ops *ops = ju_channel_table[i];
+		if ((ctx->channels & ops->bit) && ops->after_fork) {
+			int err = ops->after_fork(ctx);
+			if (err && !first)
+				first = err;
+		}
+	}
+	return first;
+}
+
+/* In the child: unlock, then give every context this process's own perf map
+ * and jitdump with everything inherited from the parent. */
+static void atfork_child(void)
+{
+	for (struct ju_ctx *c = all_ctx; c; c = c->next) {
+		pthread_mutex_unlock(&c->lock);
+		pthread_mutex_lock(&c->lock);
+		after_fork_locked(c);
+		pthread_mutex_unlock(&c->lock);
+	}
+	pthread_mutex_unlock(&all_lock);
+}
+
+static void install_atfork(void)
+{
+	pthread_atfork(each_ctx_lock, each_ctx_unlock, atfork_child);
+}
+
+int ju_after_fork(ju_ctx *ctx)
+{
+	ju__clear_error();
+	if (!ctx)
+		return JU_FAIL(JU_EINVAL, "context is NULL");
+	pthread_mutex_lock(&ctx->lock);
+	int err = after_fork_locked(ctx);
+	pthread_mutex_unlock(&ctx->lock);
+	return err;
+}
+
+static int open_channels(struct ju_ctx *ctx, uint32_t want, bool strict)
+{
+	for (size_t i = 0; i < 5; i++) {
+		const ju_channel_ops *ops = ju_channel_table[i];
+		if (!(want & ops->bit))
+			continue;
+		int err = ops->open(ctx);
+		if (!err) {
+			ctx->channels |= ops->bit;
+			continue;
+		}
+		if (strict) {
+			close_channels(ctx);
+			return err; /* the channel made the message */
+		}
+		ju__log(ctx, JU_LOG_INFO, "channel %s is off: %s", ops->name, ju_errmsg());
+	}
+	ju__clear_error();
+	return 0;
+}
+
+int ju_open(const ju_options *opt, ju_ctx **out)
+{
+	ju__clear_error();
+	if (!out)
+		return JU_FAIL(JU_EINVAL, "out is NULL");
+	*out = NULL;
+	ju_options o = opt ? *opt : (ju_options){ 0 };
+	if (o.channels & ~(uint32_t)JU_CH_ALL)
+		return JU_FAIL(JU_EINVAL, "unknown channel bits %#x", o.channels & ~(uint32_t)JU_CH_ALL);
+	uint32_t want = o.channels ? o.channels : JU_CH_ALL;
+	bool strict = (o.flags & JU_OPT_STRICT) || (o.channels && o.channels != JU_CH_ALL);
+	const char *env = (o.flags & JU_OPT_NO_ENV) ? NULL : getenv("JITUNWIND");
+	if (env) {
+		int err = parse_env(env, &want, &strict);
+		if (err)
+			return err;
+	}
+	const ju_arch *arch = arch_host();
+	if (!arch)
+		return JU_FAIL(JU_EINVAL, "this machine's architecture is not supported");
+
+	struct ju_ctx *ctx = ju__calloc(1, sizeof *ctx);
+	if (!ctx)
+		return JU_FAIL(JU_ENOMEM, "out of memory for a context");
+	pthread_mutex_init(&ctx->lock, NULL);
+	ctx->arch = arch;
+	ctx->opt = o;
+	ctx->pid = getpid();
+	if (o.jitdump_dir && !(ctx->jitdump_dir = strdup(o.jitdump_dir))) {
+		free(ctx);
+		return JU_FAIL(JU_ENOMEM, "out of memory");
+	}
+	ctx->opt.jitdump_dir = ctx->jitdump_dir;
+	int err = open_channels(ctx, want, strict);
+	if (err) {
+		free(ctx->jitdump_dir);
+		pthread_mutex_destroy(&ctx->lock);
+		free(ctx);
+		return err;
+	}
+	pthread_once(&atfork_once, install_atfork);
+	pthread_mutex_lock(&all_lock);
+	ctx->next = all_ctx;
+	all_ctx = ctx;
+	pthread_mutex_unlock(&all_lock);
+	*out = ctx;
+	return 0;
+}
+
+int ju_close(ju_ctx *ctx)
+{
+	ju__clear_error();
+	if (!ctx)
+		return 0;
+	pthread_mutex_lock(&all_lock);
+	pthread_mutex_lock(&ctx->lock);
+	if (ctx->n_live) {
+		size_t n = ctx->n_live;
+		pthread_mutex_unlock(&ctx->lock);
+		pthread_mutex_unlock(&all_lock);
+		return JU_FAIL(JU_EBUSY, "%zu blobs are still published; unpublish them first "
+					 "(ju_unpublish_all)", n);
+	}
+	for (struct ju_ctx **p = &all_ctx; *p; p = &(*p)->next)
+		if (*p == ctx) {
+			*p = ctx->next;
+			break;
+		}
+	close_channels(ctx);
+	pthread_mutex_unlock(&ctx->lock);
+	pthread_mutex_unlock(&all_lock);
+	pthread_mutex_destroy(&ctx->lock);
+	free(ctx->arenas);
+	free(ctx->jitdump_dir);
+	free(ctx);
+	return 0;
+}
