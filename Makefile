@@ -46,7 +46,7 @@ PC           := $(BUILD)/jitunwind.pc
 all: lib
 lib: $(LIB_SO) $(LIB_A) $(LIB_INTERNAL) $(PC)
 
-$(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h) include/jitunwind.h
+$(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h src/formats/*.h) include/jitunwind.h
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) -c -o $@ $<
 
@@ -69,10 +69,11 @@ $(LIB_INTERNAL): $(LIB_OBJS)
 	rm -f $@
 	ar rcs $@ $^
 
+PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCDIR@|$(INCDIR)|' \
+	     -e 's|@VERSION@|$(VERSION)|'
 $(PC): jitunwind.pc.in Makefile
 	@mkdir -p $(dir $@)
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCDIR@|$(INCDIR)|' \
-	    -e 's|@VERSION@|$(VERSION)|' $< > $@
+	$(PC_SED) $< > $@
 
 # ---- system packages --------------------------------------------------------
 deps:
@@ -88,7 +89,7 @@ install: lib
 	ln -sf libjitunwind.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libjitunwind.so.$(SOVER)
 	ln -sf libjitunwind.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libjitunwind.so
 	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
-	install -m 644 $(PC) $(DESTDIR)$(LIBDIR)/pkgconfig/
+	$(PC_SED) jitunwind.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/jitunwind.pc
 
 uninstall:
 	rm -f $(DESTDIR)$(INCDIR)/jitunwind.h $(DESTDIR)$(LIBDIR)/libjitunwind.* \
@@ -100,8 +101,10 @@ include examples/examples.mk
 -include tinyjit/tinyjit.mk
 -include bench/bench.mk
 
+# The library's tests, then tinyjit's own suite.
 check: test-deps lib tests
 	@tests/run.sh $(BUILD)
+	@$(MAKE) --no-print-directory tinyjit-check
 
 demo: test-deps lib examples
 	@examples/demo.sh $(BUILD)

@@ -1,14 +1,385 @@
-/* ch_gdb.c - PLACEHOLDER until the channel lands. */
+/* ch_gdb.c - channel for the GDB JIT interface (gdb, lldb, and outside
+ * readers such as jitstack).  Each arena's ELF image is one jit_code_entry on
+ * the list of __jit_debug_descriptor; __jit_debug_register_code is the
+ * function debuggers break on to hear about changes (GDB manual, "JIT
+ * Compilation Interface").  Layout and the outside-reader extension are in
+ * formats/gdbjit.h; the reading protocol in docs/OUTSIDE_READER.md.
+ *
+ * One descriptor per process.  Ours has default visibility, so if the host
+ * program (or a library loaded before us, e.g. LLVM's) defines one too, the
+ * dynamic linker binds every reference to the first definition and all JITs
+ * share it.  We therefore reach it through the interposable symbol, and tell
+ * whose it is by comparing with a hidden alias of our own definition:
+ *   own      ours: standard fields plus the extension.
+ *   shared   a jitunwind descriptor defined elsewhere (same magic, layout
+ *            and symbol size): another copy of the library, or the copy a
+ *            program's copy relocation made of ours when it refers to the
+ *            descriptor directly.  Used like our own; the sequence lock
+ *            doubles as the writers' lock between copies.
+ *   foreign  anyone else's (LLVM): standard fields only; nothing is written
+ *            past them.  The owner's own writes cannot be serialised with
+ *            ours -- a limit of the interface that every JIT shares.
+ *
+ * An entry points at its arena's own image.  When the arena is retired the
+ * channel takes the image from it (the in-process unwinders, whose swaps run
+ * first, have let go of it by then): an outside reader may still be copying
+ * it.  Unlinked entries and their images wait in a graveyard (see sweep())
+ * and are freed only after the descriptor says so.  While an arena lives its
+ * image changes in one way only: an unpublished blob's FDE ranges become 0
+ * (aligned 8-byte stores; see docs/OUTSIDE_READER.md).
+ */
+#include "formats/gdbjit.h"
+#include "image.h"
 #include "internal.h"
 
-static int ph_open(struct ju_ctx *ctx)
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Graveyard policy.  An unlinked entry is freed at the first change that
+ * comes GRACE_NS or more after it was unlinked (so a reader that validated a
+ * snapshot has that long to copy images before anything in it is freed), or
+ * earlier, oldest first, while the graveyard holds more than
+ * max(GRAVE_MIN_BYTES, bytes of live images): memory stays bounded at about
+ * twice the live images whatever the churn.  Readers never depend on the
+ * timing for correctness: reclaim_seq tells them exactly what was freed. */
+#define GRACE_NS 100000000ull  /* 100 ms */
+#define GRAVE_MIN_BYTES ((size_t)256 << 10)
+
+/* ---- the process-wide symbols --------------------------------------------- */
+
+#define GDBJIT_EXPORT __attribute__((visibility("default"), used))
+
+GDBJIT_EXPORT gdbjit_descriptor __jit_debug_descriptor = {
+	.version = GDBJIT_VERSION,
+	.action_flag = GDBJIT_NOACTION,
+	.magic = { 'J', 'I', 'T', 'U', 'N', 'W', 'N', 'D' },
+	.ext_version = GDBJIT_EXT_VERSION,
+	.sizeof_descriptor = sizeof(gdbjit_descriptor),
+	.sizeof_entry = sizeof(gdbjit_entry),
+	.grace_ns = GRACE_NS,
+};
+_Static_assert(sizeof GDBJIT_EXT_MAGIC - 1 == GDBJIT_EXT_MAGIC_LEN, "magic length");
+
+/* Debuggers put a breakpoint here; the asm keeps the compiler from deciding
+ * the call does nothing. */
+GDBJIT_EXPORT __attribute__((noinline)) void __jit_debug_register_code(void)
 {
-	(void)ctx;
-	return JU_FAIL(JU_ENOCONSUMER, "gdb channel: not built yet");
+	__asm__ volatile("" ::: "memory");
 }
 
+/* Our own definition, whatever the dynamic linker bound the name to. */
+extern gdbjit_descriptor ju__gdb_own_descriptor
+	__attribute__((alias("__jit_debug_descriptor"), visibility("hidden")));
+
+/* ---- channel state ---------------------------------------------------------- */
+
+enum desc_mode { DESC_OWN, DESC_SHARED, DESC_FOREIGN };
+
+/* Per arena: its entry; once retired, also the image it took over. */
+struct gdb_reg {
+	gdbjit_entry entry;          /* what the descriptor's list links */
+	struct gdb_reg *grave_next;  /* graveyard order: oldest first */
+	uint64_t unlink_seq;         /* descriptor seq after the unlinking change */
+	uint64_t unlink_ns;
+	size_t size;                 /* bytes of image */
+	uint8_t *image;              /* owned once in the graveyard */
+	bool image_mapped;
+};
+_Static_assert(offsetof(struct gdb_reg, entry) == 0, "the entry starts the block");
+
+/* Process-wide, like the descriptor.  gdb_lock serialises this copy's
+ * writers; it is taken only under a context's lock, never in open, so the
+ * core's fork handler (which holds every context lock) never forks with it
+ * held. */
+static pthread_mutex_t gdb_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned long n_open;      /* contexts with the channel on (atomic) */
+static int mode;                  /* enum desc_mode (atomic) */
+static struct gdb_reg *grave_head, *grave_tail;
+static size_t grave_bytes, live_bytes;
+
+/* The descriptor every JIT of the process uses: a reference through the
+ * interposable name (-fPIC, default visibility: GOT). */
+static gdbjit_descriptor *desc(void)
+{
+	return &__jit_debug_descriptor;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static enum desc_mode detect_mode(const gdbjit_descriptor *d)
+{
+	if (d == &ju__gdb_own_descriptor)
+		return DESC_OWN;
+	/* Read past the standard fields only if the symbol says they exist. */
+	Dl_info info;
+	const ElfW(Sym) *sym = NULL;
+	if (!dladdr1(d, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym ||
+	    sym->st_size < sizeof(gdbjit_descriptor))
+		return DESC_FOREIGN;
+	if (memcmp(d->magic, GDBJIT_EXT_MAGIC, GDBJIT_EXT_MAGIC_LEN) ||
+	    d->ext_version != GDBJIT_EXT_VERSION || d->sizeof_descriptor < sizeof(gdbjit_descriptor) ||
+	    d->sizeof_entry != sizeof(gdbjit_entry))
+		return DESC_FOREIGN;
+	return DESC_SHARED;
+}
+
+/* ---- the sequence lock ---------------------------------------------------- */
+
+/* Make seq odd; returns the even value the change will end with.  A
+ * compare-and-swap rather than a store: another copy of the library sharing
+ * the descriptor may be writing (our own writers hold gdb_lock). */
+static uint64_t write_begin(gdbjit_descriptor *d)
+{
+	uint64_t s;
+	for (;;) {
+		s = __atomic_load_n(&d->seq, __ATOMIC_RELAXED);
+		if (!(s & 1) && __atomic_compare_exchange_n(&d->seq, &s, s + 1, false, __ATOMIC_ACQUIRE,
+							    __ATOMIC_RELAXED))
+			break;
+		sched_yield();
+	}
+	/* Readers that see any store of the change must see seq odd. */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	return s + 2;
+}
+
+static void write_end(gdbjit_descriptor *d, uint64_t end)
+{
+	__atomic_store_n(&d->seq, end, __ATOMIC_RELEASE);
+}
+
+/* Say that entries unlinked by changes up to `seq` are about to be freed.
+ * A maximum: another copy of the library may have said more already. */
+static void publish_reclaim(gdbjit_descriptor *d, uint64_t seq)
+{
+	uint64_t cur = __atomic_load_n(&d->reclaim_seq, __ATOMIC_RELAXED);
+	while (cur < seq && !__atomic_compare_exchange_n(&d->reclaim_seq, &cur, seq, false,
+							 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+	/* The store must be visible before the memory can be reused. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+/* ---- the list (GDB manual; the order of stores is LLVM's
+ * GDBRegistrationListener) ------------------------------------------------------ */
+
+static gdbjit_entry *entry_at(uint64_t p)
+{
+	return (gdbjit_entry *)(uintptr_t)p;
+}
+
+static void store_ptr(uint64_t *field, const void *p)
+{
+	__atomic_store_n(field, (uint64_t)(uintptr_t)p, __ATOMIC_RELAXED);
+}
+
+static void link_entry(gdbjit_descriptor *d, gdbjit_entry *e)
+{
+	uint64_t first = __atomic_load_n(&d->first_entry, __ATOMIC_RELAXED);
+	e->prev_entry = 0;
+	e->next_entry = first;
+	if (first)
+		store_ptr(&entry_at(first)->prev_entry, e);
+	/* Release: a reader that finds e sees its fields. */
+	__atomic_store_n(&d->first_entry, (uint64_t)(uintptr_t)e, __ATOMIC_RELEASE);
+}
+
+/* e's own links stay as they were: a reader standing on it can walk on. */
+static void unlink_entry(gdbjit_descriptor *d, gdbjit_entry *e)
+{
+	uint64_t prev = e->prev_entry, next = e->next_entry;
+	if (next)
+		__atomic_store_n(&entry_at(next)->prev_entry, prev, __ATOMIC_RELAXED);
+	if (prev)
+		__atomic_store_n(&entry_at(prev)->next_entry, next, __ATOMIC_RELAXED);
+	else
+		__atomic_store_n(&d->first_entry, next, __ATOMIC_RELEASE);
+}
+
+/* Tell an attached debugger: it stops on the call and reads relevant_entry. */
+static void notify(gdbjit_descriptor *d, gdbjit_entry *e, uint32_t action)
+{
+	store_ptr(&d->relevant_entry, e);
+	__atomic_store_n(&d->action_flag, action, __ATOMIC_RELAXED);
+	/* Through the interposable name: gdb reads the descriptor of the object
+	 * that defines the function it stopped in. */
+	__jit_debug_register_code();
+}
+
+/* ---- the graveyard ---------------------------------------------------------- */
+
+static void bury(struct gdb_reg *g, uint64_t seq, uint64_t now)
+{
+	g->grave_next = NULL;
+	g->unlink_seq = seq;
+	g->unlink_ns = now;
+	if (grave_tail)
+		grave_tail->grave_next = g;
+	else
+		grave_head = g;
+	grave_tail = g;
+	grave_bytes += g->size;
+	live_bytes -= g->size;
+}
+
+/* Free the first n graveyard entries: say so in the descriptor first. */
+static void free_oldest(gdbjit_descriptor *d, bool ext, size_t n)
+{
+	if (!n)
+		return;
+	struct gdb_reg *g = grave_head, *last = NULL;
+	for (size_t i = 0; i < n; i++, g = g->grave_next)
+		last = g;
+	if (ext)
+		publish_reclaim(d, last->unlink_seq);
+	while (n--) {
+		g = grave_head;
+		grave_head = g->grave_next;
+		grave_bytes -= g->size;
+		image_release(g->image, g->size, g->image_mapped);
+		free(g);
+	}
+	if (!grave_head)
+		grave_tail = NULL;
+}
+
+/* The graveyard policy (see GRACE_NS).  Unlink order is seq order, so the
+ * freed entries are always a prefix and reclaim_seq one number. */
+static void sweep(gdbjit_descriptor *d, bool ext, uint64_t now)
+{
+	size_t budget = live_bytes > GRAVE_MIN_BYTES ? live_bytes : GRAVE_MIN_BYTES;
+	size_t n = 0, bytes = grave_bytes;
+	for (struct gdb_reg *g = grave_head; g; g = g->grave_next) {
+		if (bytes <= budget && now - g->unlink_ns < GRACE_NS)
+			break;
+		bytes -= g->size;
+		n++;
+	}
+	free_oldest(d, ext, n);
+}
+
+/* ---- the channel ------------------------------------------------------------ */
+
+static int gdb_open(struct ju_ctx *ctx)
+{
+	(void)ctx;
+	/* The consumer is whatever debugger attaches, now or later, or reads a
+	 * core: always there.  No lock here (see gdb_lock). */
+	__atomic_store_n(&mode, (int)detect_mode(desc()), __ATOMIC_RELAXED);
+	__atomic_add_fetch(&n_open, 1, __ATOMIC_RELAXED);
+	ju__log(ctx, JU_LOG_INFO, "gdb channel: %s descriptor",
+		mode == DESC_OWN ? "own"
+		: mode == DESC_SHARED ? "shared (a jitunwind descriptor defined elsewhere: another copy "
+					"of the library, or the program's copy relocation)"
+				      : "foreign (standard fields only)");
+	return 0;
+}
+
+static void gdb_close(struct ju_ctx *ctx)
+{
+	(void)ctx;
+	pthread_mutex_lock(&gdb_lock);
+	/* The last context gone, no change will come to sweep: free it all. */
+	if (__atomic_sub_fetch(&n_open, 1, __ATOMIC_RELAXED) == 0) {
+		size_t n = 0;
+		for (struct gdb_reg *g = grave_head; g; g = g->grave_next)
+			n++;
+		free_oldest(desc(), __atomic_load_n(&mode, __ATOMIC_RELAXED) != DESC_FOREIGN, n);
+	}
+	pthread_mutex_unlock(&gdb_lock);
+}
+
+/* Everything a swap needs is allocated here, so the swap cannot fail. */
+static int gdb_prepare(struct ju_ctx *ctx, arena *a)
+{
+	(void)ctx;
+	struct gdb_reg *g = ju__calloc(1, sizeof *g);
+	if (!g)
+		return JU_FAIL(JU_ENOMEM, "out of memory for a gdb entry");
+	g->size = a->image_size;
+	g->entry.symfile_addr = (uint64_t)(uintptr_t)a->image;
+	g->entry.symfile_size = a->image_size;
+	g->entry.code_lo = a->lo;
+	g->entry.code_hi = a->hi;
+	a->gdb = g;
+	return 0;
+}
+
+static void gdb_discard(struct ju_ctx *ctx, arena *a)
+{
+	(void)ctx;
+	free(a->gdb);
+	a->gdb = NULL;
+}
+
+/* New images first, then the old ones go: a debugger briefly sees both,
+ * which is harmless, and never sees neither.  One change of seq covers the
+ * whole swap, so outside readers see the arena set switch at once. */
+static void gdb_swap(struct ju_ctx *ctx, arena *const *add, size_t n_add, arena *const *del,
+		     size_t n_del)
+{
+	(void)ctx;
+	pthread_mutex_lock(&gdb_lock);
+	gdbjit_descriptor *d = desc();
+	bool ext = __atomic_load_n(&mode, __ATOMIC_RELAXED) != DESC_FOREIGN;
+	uint64_t end = ext ? write_begin(d) : 0;
+	uint64_t now = now_ns();
+	int64_t delta = 0;
+	if (ext)
+		__atomic_store_n(&d->timestamp_ns, now, __ATOMIC_RELAXED);
+	for (size_t k = 0; k < n_add; k++) {
+		struct gdb_reg *g = add[k]->gdb;
+		if (!g)
+			continue;
+		g->entry.reg_seq = end;
+		g->entry.reg_time_ns = now;
+		link_entry(d, &g->entry);
+		notify(d, &g->entry, GDBJIT_REGISTER_FN);
+		live_bytes += g->size;
+		delta++;
+	}
+	for (size_t i = 0; i < n_del; i++) {
+		struct gdb_reg *g = del[i]->gdb;
+		if (!g)
+			continue;
+		unlink_entry(d, &g->entry);
+		notify(d, &g->entry, GDBJIT_UNREGISTER_FN);
+		/* take the image: arena.c would free it when the swap returns */
+		g->image = del[i]->image;
+		g->image_mapped = del[i]->image_mapped;
+		del[i]->image = NULL;
+		bury(g, end, now);
+		del[i]->gdb = NULL;
+		delta--;
+	}
+	if (ext) {
+		__atomic_store_n(&d->n_entries, d->n_entries + (uint64_t)delta, __ATOMIC_RELAXED);
+		write_end(d, end);
+	}
+	sweep(d, ext, now);
+	pthread_mutex_unlock(&gdb_lock);
+}
+
+/* No blob_dead: gdb read the image when it was registered and keeps what it
+ * read.  A tombstoned blob stays in the debugger's view until arena.c
+ * rebuilds its arena (a quarter dead, or at once when small; at once if new
+ * code is published over it); outside readers see its FDE range become 0. */
 const ju_channel_ops ju_ch_gdb = {
 	.bit = JU_CH_GDB,
 	.name = "gdb",
-	.open = ph_open,
+	.open = gdb_open,
+	.close = gdb_close,
+	.arena_prepare = gdb_prepare,
+	.arena_discard = gdb_discard,
+	.arena_swap = gdb_swap,
 };

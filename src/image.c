@@ -400,14 +400,19 @@ static void *alloc_image(size_t size, image_alloc how, uint64_t near, bool *mapp
 	return NULL;
 }
 
+void image_release(uint8_t *image, size_t size, bool mapped)
+{
+	if (!image)
+		return;
+	if (mapped)
+		munmap(image, align_up(size, (size_t)sysconf(_SC_PAGESIZE)));
+	else
+		free(image);
+}
+
 static void free_image(arena *a)
 {
-	if (!a->image)
-		return;
-	if (a->image_mapped)
-		munmap(a->image, align_up(a->image_size, (size_t)sysconf(_SC_PAGESIZE)));
-	else
-		free(a->image);
+	image_release(a->image, a->image_size, a->image_mapped);
 	a->image = NULL;
 }
 

@@ -49,8 +49,11 @@ typedef struct image_alloc {
  * arena *out (recs, lo/hi, image and section offsets set; channel states
  * NULL).  Returns 0 or JU_ENOMEM / JU_ERANGE. */
 int image_build(const ju_arch *arch, const src_rec *src, size_t n, image_alloc alloc, arena **out);
-/* Free an arena's image and records (not its channel states). */
+/* Free an arena's image and records (not its channel states).  A channel
+ * that must keep the image longer (gdb: outside readers) takes it from the
+ * arena (a->image = NULL) and frees it later with image_release. */
 void image_free(arena *a);
+void image_release(uint8_t *image, size_t size, bool mapped);
 
 /* Write a DWARF 4 .debug_line unit for a blob at `start` (the whole unit,
  * header included).  Lines must have passed image_check_lines. */

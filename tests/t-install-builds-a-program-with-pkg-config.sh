@@ -1,31 +1,31 @@
-# `make install DESTDIR=... PREFIX=/usr` installs the header, both libraries
+# `make install DESTDIR=... PREFIX=/opt/ju` installs the header, both libraries
 # and jitunwind.pc; a program built from them with pkg-config runs, shared and
 # static, and the shared library exports only the API and the GDB JIT symbols.
 . "$(dirname "$0")/lib.sh"
 need_cmd pkg-config
 D=$T/root
-make -s -C "$ROOT" install BUILD="$BUILD" DESTDIR="$D" PREFIX=/usr > install.log 2>&1 ||
+make -s -C "$ROOT" install BUILD="$BUILD" DESTDIR="$D" PREFIX=/opt/ju > install.log 2>&1 ||
 	{ cat install.log; fail "make install"; }
-for f in usr/include/jitunwind.h usr/lib/libjitunwind.so usr/lib/libjitunwind.a usr/lib/pkgconfig/jitunwind.pc; do
+for f in opt/ju/include/jitunwind.h opt/ju/lib/libjitunwind.so opt/ju/lib/libjitunwind.a opt/ju/lib/pkgconfig/jitunwind.pc; do
 	[ -e "$D/$f" ] || fail "$f was not installed"
 done
-export PKG_CONFIG_PATH=$D/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$D
+export PKG_CONFIG_PATH=$D/opt/ju/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$D
 flags=$(pkg-config --cflags --libs jitunwind) || fail "pkg-config does not know jitunwind"
 cc -O1 -fno-omit-frame-pointer -rdynamic -o hello "$ROOT/examples/hello-jit.c" $flags -ldl -pthread ||
 	fail "building against the installed shared library"
-LD_LIBRARY_PATH=$D/usr/lib ./hello > out || { cat out; fail "hello (shared)"; }
+LD_LIBRARY_PATH=$D/opt/ju/lib ./hello > out || { cat out; fail "hello (shared)"; }
 grep -q 'jit_inner (JIT code)' out && grep -q 'jit_outer (JIT code)' out && grep -q 'main' out ||
 	{ cat out; fail "the shared build did not see through the JIT frames"; }
-cc -O1 -fno-omit-frame-pointer -rdynamic -I"$D/usr/include" -o hello-static \
-	"$ROOT/examples/hello-jit.c" "$D/usr/lib/libjitunwind.a" -ldl -pthread || fail "static build"
+cc -O1 -fno-omit-frame-pointer -rdynamic -I"$D/opt/ju/include" -o hello-static \
+	"$ROOT/examples/hello-jit.c" "$D/opt/ju/lib/libjitunwind.a" -ldl -pthread || fail "static build"
 ./hello-static > out || { cat out; fail "hello (static)"; }
 grep -q 'jit_outer (JIT code)' out || fail "the static build did not see through the JIT frames"
 # exports: ju_* and the two symbols of the GDB JIT protocol, nothing else
-nm -D --defined-only "$D/usr/lib/libjitunwind.so" | awk '{ print $3 }' |
+nm -D --defined-only "$D/opt/ju/lib/libjitunwind.so" | awk '{ print $3 }' |
 	grep -v -E '^(ju_[a-z_]+|__jit_debug_descriptor|__jit_debug_register_code)$' > extra
 [ -s extra ] && { cat extra; fail "the shared library exports internal symbols"; }
 # the static archive hides internals too
-nm "$D/usr/lib/libjitunwind.a" | awk '$2 ~ /[TDB]/ { print $3 }' |
+nm --defined-only "$D/opt/ju/lib/libjitunwind.a" | awk 'NF == 3 && $2 ~ /^[TDBR]$/ { print $3 }' |
 	grep -v -E '^(ju_[a-z_]+|__jit_debug_descriptor|__jit_debug_register_code)$' > extra
 [ -s extra ] && { cat extra; fail "the static library exposes internal symbols"; }
 pass "installed library, header and pkg-config file build working programs"

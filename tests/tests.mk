@@ -35,3 +35,23 @@ $(TEST_DIR)/child-llvm: tests/child.c $(LIB_A)
 $(TEST_DIR)/%: tests/unit/%.c tests/unit/unit.h $(LIB_INTERNAL)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Iinclude -Isrc -Itests/unit -o $@ $< $(LIB_INTERNAL) -ldw -lelf -ldl -pthread
+
+# GDB JIT interface tests that need the shared library's dynamic linking
+# (the host's __jit_debug_* symbols interpose the library's): linked with
+# libjitunwind.so rather than the internal archive.
+GDB_SO_TESTS := $(TEST_DIR)/test-gdb-interposed $(TEST_DIR)/test-gdb-foreign-descriptor \
+	$(TEST_DIR)/test-gdb-copy-relocation
+$(GDB_SO_TESTS): $(TEST_DIR)/%: tests/unit/%.c tests/unit/unit.h tests/unit/test-gdb-reader.h $(LIB_SO)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Iinclude -Isrc -Itests/unit -o $@ $< -L$(BUILD) \
+		-Wl,-rpath,$(abspath $(BUILD)) -ljitunwind -lelf -ldl -pthread
+$(TEST_DIR)/test-gdb-descriptor: tests/unit/test-gdb-reader.h
+# Two copies of the library in one process: the archive linked in (exporting
+# only the GDB symbols, as a library built with it would) and the shared one
+# dlopened by path.
+$(TEST_DIR)/test-gdb-two-copies: tests/unit/test-gdb-two-copies.c tests/unit/unit.h \
+		tests/unit/test-gdb-reader.h $(LIB_A) $(LIB_SO)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Iinclude -Isrc -Itests/unit -DJU_SO_PATH='"$(abspath $(LIB_SO)).$(SOVER)"' \
+		-o $@ $< $(LIB_A) -Wl,--export-dynamic-symbol=__jit_debug_descriptor \
+		-Wl,--export-dynamic-symbol=__jit_debug_register_code -lelf -ldl -pthread

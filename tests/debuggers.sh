@@ -1,0 +1,102 @@
+# debuggers.sh - sourced by the gdb and lldb drivers (t-gdb-*.sh,
+# t-lldb-*.sh) after lib.sh: run a debugger in batch mode and turn its
+# backtrace into the frame list check_frames.py reads ("0xADDR NAME", "NAME"
+# or "0xADDR", innermost first).
+
+GDB=${GDB:-gdb}
+LLDB=${LLDB:-lldb-16}
+
+need_gdb() { need_cmd "$GDB"; }
+need_lldb() { need_cmd "$LLDB"; }
+
+# Cores land in the working directory as "core" (or core.PID); anything else
+# (a pipe to systemd-coredump or apport) is not ours to collect.
+need_core_in_cwd() {
+	case $(cat /proc/sys/kernel/core_pattern) in
+	core|core.*|core-*) ;;
+	*) skip "core_pattern is '$(cat /proc/sys/kernel/core_pattern)', not a file in the cwd" ;;
+	esac
+}
+
+# Run the child so it aborts and leaves a core; sets CORE.
+make_core() { # CHILD ARGS...
+	rm -f core core.*
+	(ulimit -c unlimited && exec "$@") > child.out 2>&1
+	CORE=$(ls core core.* 2>/dev/null | head -1)
+	[ -n "$CORE" ] || { cat child.out; skip "no core file was written (ulimit or core_pattern)"; }
+}
+
+# gdb's "#N  0xADDR in NAME (ARGS) at FILE:LINE" and "#N  NAME (ARGS) ..."
+# (an inlined frame has no address of its own).
+gdb_frames() {
+	awk '/^#[0-9]+ / {
+		sub(/^#[0-9]+ +/, "")
+		addr = ""
+		if ($0 ~ /^0x[0-9a-f]+ in /) { addr = $1; sub(/^0x[0-9a-f]+ in /, "") }
+		name = $1
+		print (addr != "" ? addr " " : "") name
+	}'
+}
+
+# lldb's "frame #N: 0xADDR MODULE`NAME + OFF at FILE:LINE"; a frame inlined
+# into NAME reads "MODULE`NAME [inlined] INNER", and an address lldb cannot
+# attribute has nothing after it.
+lldb_frames() {
+	awk '/frame #[0-9]+: 0x/ {
+		sub(/.*frame #[0-9]+: /, "")
+		addr = $1
+		rest = substr($0, length(addr) + 2)
+		name = ""
+		i = index(rest, "`")
+		if (i) {
+			name = substr(rest, i + 1)
+			j = index(name, " [inlined] ")
+			if (j) name = substr(name, j + 11)
+			sub(/[ (].*/, "", name)
+		}
+		print addr (name != "" ? " " name : "")
+	}'
+}
+
+# gdb bt of a live process (attach needs ptrace rights: root, or
+# ptrace_scope 0).
+gdb_bt_live() { # PID
+	limit 120 "$GDB" -nx -batch -p "$1" -ex "set pagination off" -ex bt > gdb.out 2>&1
+	gdb_frames < gdb.out > frames
+}
+
+gdb_bt_core() { # PROGRAM CORE
+	limit 120 "$GDB" -nx -batch -ex "set pagination off" -ex bt "$1" "$2" > gdb.out 2>&1
+	gdb_frames < gdb.out > frames
+}
+
+lldb_bt_live() { # PID
+	limit 120 "$LLDB" --no-lldbinit -b -p "$1" -o bt > lldb.out 2>&1
+	lldb_frames < lldb.out > frames
+}
+
+lldb_bt_core() { # PROGRAM CORE
+	limit 120 "$LLDB" --no-lldbinit -b -c "$2" "$1" -o bt > lldb.out 2>&1
+	lldb_frames < lldb.out > frames
+}
+
+# The "FILE:LINE" a debugger must show for the jit:fp frame, derived from the
+# child's own source (the line table it publishes for jit:fp) and the frame's
+# address in the backtrace (a return address: the call is at address-1).
+# Usage: jit_fp_line FRAMES EXPECT
+jit_fp_line() {
+	python3 - "$ROOT/tests/child.c" "$1" "$2" <<'EOF'
+import re, sys
+src = open(sys.argv[1]).read()
+m = re.search(r'fp_lines\[\]\s*=\s*\{(.*?)\};', src, re.S)
+rows = [(int(a), int(b)) for a, b in re.findall(r'\{\s*(\d+)\s*,\s*(\d+)\s*\}', m.group(1))]
+blob = re.search(r'\.name\s*=\s*"jit:fp".*?\.file\s*=\s*"([^"]+)"\s*,\s*\.lines\s*=\s*fp_lines', src, re.S)
+lo = next(int(l.split()[1], 16) for l in open(sys.argv[3]) if l.split()[0] == "jit:fp")
+frames = [l.split() for l in open(sys.argv[2]) if l.strip()]
+inner = next(i for i, f in enumerate(frames) if f[-1] == "c_inner" or (len(f) > 1 and f[1] == "c_inner"))
+addr = next(int(f[0], 16) for f in frames[inner:] if len(f) > 1 and f[1] == "jit:fp")
+off = addr - 1 - lo
+line = max((r for r in rows if r[0] <= off), key=lambda r: r[0])[1]
+print("%s:%d" % (blob.group(1), line))
+EOF
+}
