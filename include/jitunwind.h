@@ -196,7 +196,9 @@ JU_API int ju_close(ju_ctx *ctx);
 JU_API uint32_t ju_channels(const ju_ctx *ctx);
 
 /* Publish one blob.  The code must stay mapped, unchanged, until it is
- * unpublished.  Everything the call adds becomes visible before it returns. */
+ * unpublished.  Everything the call adds becomes visible before it returns.
+ * The library copies what it needs from *blob (name, frame description, line
+ * table): the caller's memory may be reused as soon as the call returns. */
 JU_API int ju_publish(ju_ctx *ctx, const ju_blob *blob);
 
 /* Publish n blobs at once: all of them or, on error, none.  Far cheaper per
