@@ -1,14 +1,673 @@
-/* ch_jitdump.c - PLACEHOLDER until the channel lands. */
+/* ch_jitdump.c - channel for perf's jitdump, jit-<pid>.dump: the code bytes,
+ * names, line tables and unwind tables `perf inject --jit` turns into one ELF
+ * file per blob (jitted-<pid>-<n>.so), so that perf report/script can name
+ * JIT frames and -- the point -- unwind through them with `--call-graph
+ * dwarf`, which otherwise stops at anonymous code.  Format and the layout of
+ * perf's synthesized ELF: formats/jitdump.h.
+ *
+ * Per blob, in address order within a batch: DEBUG_INFO (when it has lines),
+ * UNWINDING_INFO, CODE_LOAD; CLOSE when the last context closes.  What perf
+ * needs, learnt from its sources (tools/perf/util/jitdump.c, genelf.c,
+ * unwind-libunwind-local.c) and checked with perf 6.1 (tests/t-perf-*.sh):
+ *
+ *   - perf finds the file through an executable mapping of it: we map its
+ *     first page PROT_READ|PROT_EXEC and keep it until the file is closed.
+ *   - Timestamps are CLOCK_MONOTONIC; perf refuses the dump unless the
+ *     recording used the same clock (`perf record -k 1`).
+ *   - The unwind tables must be right at the addresses genelf gives the
+ *     sections (.text at 0x80, .eh_frame at the next multiple of 8 after the
+ *     code, .eh_frame_hdr right after it): we write the blob's FDEs with
+ *     pc-relative pointers for exactly that layout.
+ *   - Each CODE_LOAD becomes a mapping [code_addr, code_addr + length) of its
+ *     ELF file, where the length covers the unwind tables too when
+ *     mapped_size is not 0 (perf's libunwind glue reads them through that
+ *     mapping).  A newer mapping that overlaps an older one cuts the older
+ *     one, so a mapping reaching into a neighbour published earlier would
+ *     steal the neighbour's first bytes.  We therefore never let a mapping
+ *     reach the next published blob: the unwind tables are mapped only if
+ *     the gap after the blob has room for them (JITs that want perf's DWARF
+ *     unwinding through every blob leave that padding after each blob: the
+ *     tables' size rounded up to 8, plus up to 7), and blobs of a batch are
+ *     logged in address order so later mappings only trim earlier ones'
+ *     tails.
+ *   - perf names each synthesized ELF by a build-id; built with libcrypto it
+ *     is the MD5 of load address and code, so identical code at the same
+ *     address in two processes (two runs of a deterministic JIT) gets the
+ *     same build-id, and perf's build-id cache then shows the first run's
+ *     names.  We append 8 salt bytes (per process and per load) to the dumped
+ *     code, when the gap after the blob has room for them: the synthesized
+ *     symbol and mapping then cover 8 bytes past the blob, never executed.
+ *     (Debian's perf 6.1 is built without libcrypto and uses random
+ *     build-ids; the salt costs it nothing.)
+ *   - DEBUG_INFO rows carry absolute code addresses; perf subtracts
+ *     code_addr and adds 0x80.  perf ends the line sequence at the last row,
+ *     so we add a row at the blob's end to give the last line its range.
+ *   - perf built with libdw unwinding (not Debian's, which uses libunwind)
+ *     was reported to want 16-byte aligned code (CPython PR #112254); the
+ *     library cannot move a JIT's code, so that alignment is the JIT's.
+ *     perf 6.1 with libunwind unwinds through unaligned blobs (the padded
+ *     case of t-perf-inject-jit-unwinds-through-jit-frames.sh).
+ *
+ * One file per process, shared by every context (refcounted, behind one
+ * mutex), created as safely as the perf map (ch_perfmap.c): opt.jitdump_dir
+ * if given, else a new directory $JITDUMPDIR/.debug/jit/jitunwind-<date>.XXXXXX,
+ * with $HOME (then ".") in place of $JITDUMPDIR when it is unset -- where
+ * perf's own agents put theirs.  Records of a batch are built in memory and
+ * appended with checked writes; a failure truncates the file back.  A forked
+ * child writes its own jit-<pid>.dump into the same directory, starting with
+ * every blob it inherited.
+ */
+#include "cfi.h"
+#include "formats/jitdump.h"
 #include "internal.h"
 
-static int ph_open(struct ju_ctx *ctx)
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#define JD_SALT_SIZE 8
+
+/* The process's file. */
+static struct {
+	pthread_mutex_t lock;
+	pid_t pid;              /* process the open fd belongs to */
+	int fd;                 /* -1 when closed */
+	unsigned refs;          /* contexts with the channel on */
+	pid_t started;          /* process whose file `dir` holds (append, never truncate) */
+	pid_t finished;         /* process that ended its file with CLOSE */
+	char dir[PATH_MAX];     /* "" until a directory was chosen */
+	void *marker;           /* the executable mapping perf records */
+	size_t marker_len;
+	uint64_t next_index;    /* code_index of the next CODE_LOAD */
+	uint64_t salt;
+} jd = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
+
+/* A context's part. */
+struct jd_state {
+	pid_t logged; /* the process whose file has this context's blobs */
+};
+
+/* See ch_perfmap.c: the mutex must not be copied held into a child. */
+static void jd_prepare(void) { pthread_mutex_lock(&jd.lock); }
+static void jd_release(void) { pthread_mutex_unlock(&jd.lock); }
+
+__attribute__((constructor)) static void jd_init(void)
 {
-	(void)ctx;
-	return JU_FAIL(JU_ENOCONSUMER, "jitdump channel: not built yet");
+	pthread_atfork(jd_prepare, jd_release, jd_release);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* ---- the directory and the file ------------------------------------------ */
+
+/* $base/.debug/jit/jitunwind-<date>.XXXXXX, made like perf's agents do. */
+static int make_default_dir(char *dir)
+{
+	const char *base = getenv("JITDUMPDIR");
+	if (!base || !*base)
+		base = getenv("HOME");
+	if (!base || !*base)
+		base = ".";
+	char date[16];
+	time_t t = time(NULL);
+	struct tm tm;
+	if (!localtime_r(&t, &tm) || !strftime(date, sizeof date, "%Y%m%d", &tm))
+		strcpy(date, "0");
+	const char *parts[] = { "/.debug", "/.debug/jit" };
+	for (size_t i = 0; i < 2; i++) {
+		if (snprintf(dir, PATH_MAX, "%s%s", base, parts[i]) >= PATH_MAX)
+			return JU_FAIL(JU_ERANGE, "jitdump directory under %s: path too long", base);
+		if (mkdir(dir, 0755) && errno != EEXIST)
+			return JU_FAIL(JU_EIO, "cannot create %s: %s", dir, strerror(errno));
+	}
+	if (snprintf(dir, PATH_MAX, "%s/.debug/jit/jitunwind-%s.XXXXXX", base, date) >= PATH_MAX)
+		return JU_FAIL(JU_ERANGE, "jitdump directory under %s: path too long", base);
+	int e = ju__fault() ? EIO : mkdtemp(dir) ? 0 : errno;
+	if (e)
+		return JU_FAIL(JU_EIO, "cannot create a directory like %s: %s", dir, strerror(e));
+	return 0;
+}
+
+/* Pick the file's directory: the context's, or the one this process (or its
+ * parent, before a fork) already uses, or a new default one -- also when
+ * this process finished its file, so that a later session gets a dump of its
+ * own.  (In a directory the context names, the file is jit-<pid>.dump
+ * whatever happened before: a later session appends after the CLOSE, and
+ * perf injects the earlier records once more, which changes nothing.) */
+static int choose_dir(const struct ju_ctx *ctx, char *dir)
+{
+	const char *want = ctx->opt.jitdump_dir;
+	if (!want && (!jd.dir[0] || jd.finished == getpid()))
+		return make_default_dir(dir);
+	if (!want)
+		want = jd.dir;
+	if (strlen(want) >= PATH_MAX)
+		return JU_FAIL(JU_ERANGE, "jitdump_dir is longer than %d bytes", PATH_MAX - 1);
+	strcpy(dir, want);
+	return 0;
+}
+
+/* Append `len` bytes; if that fails part way, cut off the part that was
+ * written (the file is ours alone, opened O_APPEND). */
+static int append(const void *p, size_t len)
+{
+	size_t done = 0;
+	int e = 0;
+	while (done < len && !e) {
+		ssize_t w = ju__fault() ? (errno = EIO, -1) : write(jd.fd, (const uint8_t *)p + done, len - done);
+		if (w > 0)
+			done += (size_t)w;
+		else if (w == 0 || errno != EINTR)
+			e = w ? errno : ENOSPC;
+	}
+	if (!e)
+		return 0;
+	struct stat st;
+	if (done && (fstat(jd.fd, &st) || ftruncate(jd.fd, st.st_size - (off_t)done)))
+		return JU_FAIL(JU_EIO, "writing the jitdump failed (%s), and so did restoring its "
+				       "length (%s)", strerror(e), strerror(errno));
+	return JU_FAIL(JU_EIO, "writing %zu bytes to the jitdump failed: %s", len, strerror(e));
+}
+
+static uint64_t new_salt(void)
+{
+	uint64_t s;
+	if (getrandom(&s, sizeof s, GRND_NONBLOCK) == (ssize_t)sizeof s)
+		return s;
+	return now_ns() ^ (uint64_t)getpid() << 32 ^ (uint64_t)(uintptr_t)&s;
+}
+
+/* Open (or, in the process that began it, reopen) this process's file,
+ * refusing anything but our own regular file, write the header if the file
+ * is new and map it for perf.  Called with jd.lock held. */
+static int open_file(const struct ju_ctx *ctx)
+{
+	pid_t pid = getpid();
+	char dir[PATH_MAX];
+	int err = choose_dir(ctx, dir);
+	if (err)
+		return err;
+	/* A file this process began is appended to; anything else found at the
+	 * path is an earlier process's. */
+	bool fresh = jd.started != pid || strcmp(dir, jd.dir);
+	char path[PATH_MAX + 32];
+	snprintf(path, sizeof path, "%s/" JD_FILE_FMT, dir, (int)pid);
+	if (ju__fault())
+		return JU_FAIL(JU_EIO, "cannot open %s: %s", path, strerror(EIO));
+	int fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY,
+		      0644);
+	if (fd < 0 && errno == ELOOP)
+		return JU_FAIL(JU_EPERM, "%s is a symbolic link; refusing to write through it", path);
+	if (fd < 0 && errno == ENXIO)
+		return JU_FAIL(JU_EPERM, "%s is a FIFO or socket, not a regular file; refusing to write it",
+			       path);
+	if (fd < 0)
+		return JU_FAIL(errno == EACCES || errno == EPERM ? JU_EPERM : JU_EIO, "cannot open %s: %s",
+			       path, strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st))
+		err = JU_FAIL(JU_EIO, "cannot stat %s: %s", path, strerror(errno));
+	else if (!S_ISREG(st.st_mode))
+		err = JU_FAIL(JU_EPERM, "%s is not a regular file; refusing to write it", path);
+	else if (st.st_uid != geteuid())
+		err = JU_FAIL(JU_EPERM, "%s belongs to uid %u, not to this process's user (uid %u); "
+					"refusing to write it", path, (unsigned)st.st_uid, (unsigned)geteuid());
+	else if (st.st_nlink != 1)
+		err = JU_FAIL(JU_EPERM, "%s has %ju hard links; refusing to write it", path,
+			      (uintmax_t)st.st_nlink);
+	else if (fcntl(fd, F_SETFL, O_APPEND))
+		err = JU_FAIL(JU_EIO, "cannot set flags on %s: %s", path, strerror(errno));
+	else if (fresh && st.st_size && ftruncate(fd, 0))
+		err = JU_FAIL(JU_EIO, "cannot truncate the stale %s: %s", path, strerror(errno));
+	if (err) {
+		close(fd);
+		return err;
+	}
+	jd.fd = fd;
+	jd.pid = pid;
+	if (fresh || st.st_size < (off_t)sizeof(jd_header)) {
+		jd_header h = {
+			.magic = JD_MAGIC, .version = JD_VERSION, .total_size = sizeof h,
+			.elf_mach = ctx->arch->elf_machine, .pid = (uint32_t)pid, .timestamp = now_ns(),
+		};
+		err = append(&h, sizeof h);
+	}
+	long page = sysconf(_SC_PAGESIZE);
+	void *m = MAP_FAILED;
+	int e = EIO;
+	if (!err && !ju__fault()) {
+		m = mmap(NULL, (size_t)page, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+		e = errno;
+	}
+	if (!err && m == MAP_FAILED)
+		err = JU_FAIL(JU_EIO, "cannot map %s for perf to see (PROT_EXEC; a noexec mount?): %s",
+			      path, strerror(e));
+	if (err) {
+		close(fd);
+		jd.fd = -1;
+		return err;
+	}
+	jd.marker = m;
+	jd.marker_len = (size_t)page;
+	strcpy(jd.dir, dir);
+	if (fresh) {
+		jd.started = pid;
+		jd.next_index = 0;
+		jd.salt = new_salt();
+	}
+	return 0;
+}
+
+/* Drop the file: after fork() what we hold is the parent's (never written
+ * again by us); at the last close it is finished with a CLOSE record. */
+static int drop_file(bool finish)
+{
+	int err = 0;
+	if (finish) {
+		jd_prefix c = { JD_CODE_CLOSE, sizeof c, now_ns() };
+		err = append(&c, sizeof c);
+		jd.finished = jd.pid;
+	}
+	if (jd.marker)
+		munmap(jd.marker, jd.marker_len);
+	jd.marker = NULL;
+	close(jd.fd);
+	jd.fd = -1;
+	return err;
+}
+
+/* Make sure jd.fd is this process's file. */
+static int ensure_file(const struct ju_ctx *ctx)
+{
+	if (jd.fd >= 0 && jd.pid == getpid())
+		return 0;
+	if (jd.fd >= 0)
+		drop_file(false);
+	return open_file(ctx);
+}
+
+/* ---- records ------------------------------------------------------------- */
+
+/* The start of the first live blob at or after `addr` in the context (not
+ * counting the batch being logged), or UINT64_MAX.  Other contexts' blobs
+ * are not known here: contexts that put code right after each other's
+ * should leave the padding themselves. */
+static uint64_t next_published(const struct ju_ctx *ctx, uint64_t addr)
+{
+	size_t lo = 0, hi = ctx->n_arenas;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ctx->arenas[mid]->hi <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < ctx->n_arenas; i++) {
+		const arena *a = ctx->arenas[i];
+		uint32_t l = 0, h = a->n;
+		while (l < h) {
+			uint32_t m = l + (h - l) / 2;
+			if (a->recs[m].start < addr)
+				l = m + 1;
+			else
+				h = m;
+		}
+		for (uint32_t k = l; k < a->n; k++)
+			if (!(a->recs[k].flags & REC_DEAD))
+				return a->recs[k].start;
+	}
+	return UINT64_MAX;
+}
+
+/* How much of the gap after a blob its synthesized mapping takes. */
+typedef struct jd_plan {
+	uint64_t code_size;   /* the blob, plus the salt when it fits */
+	uint64_t mapped_size; /* 0 when the unwind tables do not fit */
+} jd_plan;
+
+static jd_plan plan(uint64_t size, uint64_t unwinding_size, uint64_t room)
+{
+	uint64_t mapped = JD_ALIGN8(unwinding_size);
+	/* Mapped tables first: without them perf cannot unwind through the
+	 * blob; without the salt only a libcrypto perf's build-id cache can
+	 * mix up names. */
+	const jd_plan options[] = {
+		{ size + JD_SALT_SIZE, mapped },
+		{ size, mapped },
+		{ size + JD_SALT_SIZE, 0 },
+	};
+	for (size_t i = 0; i < 3; i++) {
+		const jd_plan *p = &options[i];
+		uint64_t end = p->mapped_size ? JD_ALIGN8(p->code_size) + p->mapped_size : p->code_size;
+		if (end - size <= room)
+			return *p;
+	}
+	return (jd_plan){ size, 0 };
+}
+
+/* The blob's .eh_frame for perf's ELF whose code is code_size bytes: our CIE,
+ * its FDEs pc-relative, a terminator.  Addresses handled here are the
+ * blob's real ones; `bias` turns an ELF address into one. */
+static void write_eh_frame(ju_buf *f, const ju_arch *arch, const blob_view *v, uint64_t code_size)
+{
+	uint64_t bias = v->start - JD_ELF_TEXT_ADDR;
+	f->len = 0;
+	size_t cie = cfi_write_cie(arch, f, CFI_ENC_PCREL4);
+	cfi_reencode_fdes(f, cie, bias + JD_ELF_EH_FRAME_ADDR(code_size), v->fde, v->fde_len);
+	buf_u32(f, 0);
+}
+
+/* The FDEs of an .eh_frame from write_eh_frame (CIE first, terminator last),
+ * and the size of the .eh_frame_hdr indexing them (LSB 10.6.2: 4 bytes of
+ * encodings, eh_frame_ptr, fde_count, then a pair of sdata4 per FDE). */
+static size_t count_fdes(const ju_buf *f)
+{
+	size_t n = 0;
+	for (size_t at = 4 + load_u32(f->p); at + 4 < f->len; at += 4 + load_u32(f->p + at))
+		n++;
+	return n;
+}
+
+static size_t hdr_size(size_t n_fdes)
+{
+	return 12 + 8 * n_fdes;
+}
+
+/* Pad the record that began at `rec` to a multiple of 8 bytes (perf steps
+ * over records by total_size, so readers never see the padding) and set its
+ * total_size. */
+static void finish_record(ju_buf *out, size_t rec)
+{
+	while ((out->len - rec) & 7)
+		buf_u8(out, 0);
+	if (out->len - rec > UINT32_MAX)
+		out->failed = true;
+	buf_put_u32(out, rec + offsetof(jd_prefix, total_size), (uint32_t)(out->len - rec));
+}
+
+/* UNWINDING_INFO: the .eh_frame in f and an .eh_frame_hdr indexing it. */
+static int write_unwinding(ju_buf *out, const ju_buf *f, const blob_view *v, jd_plan p, uint64_t ts)
+{
+	uint64_t bias = v->start - JD_ELF_TEXT_ADDR;
+	uint64_t eh = bias + JD_ELF_EH_FRAME_ADDR(p.code_size), hdr = eh + f->len;
+	size_t n = count_fdes(f), cie_len = 4 + load_u32(f->p);
+	uint64_t *pc = ju__malloc(2 * n * sizeof *pc), *addr = pc + n;
+	if (!pc)
+		return JU_FAIL(JU_ENOMEM, "out of memory for the unwind table of %s", v->name);
+	size_t i = 0;
+	for (size_t at = cie_len; at + 4 < f->len; at += 4 + load_u32(f->p + at), i++) {
+		addr[i] = eh + at;
+		int32_t rel = (int32_t)load_u32(f->p + at + FDE_OFF_PC_BEGIN);
+		pc[i] = addr[i] + FDE_OFF_PC_BEGIN + (uint64_t)(int64_t)rel;
+	}
+	size_t rec = out->len, hsize = hdr_size(n);
+	jd_code_unwinding_info u = {
+		.p = { JD_CODE_UNWINDING_INFO, 0, ts },
+		.unwinding_size = f->len + hsize,
+		.eh_frame_hdr_size = hsize,
+		.mapped_size = p.mapped_size,
+	};
+	buf_bytes(out, &u, sizeof u);
+	buf_bytes(out, f->p, f->len);
+	size_t at = out->len;
+	cfi_write_eh_frame_hdr(out, hdr, eh, pc, addr, n);
+	free(pc);
+	if (buf_ok(out) && out->len - at != hsize)
+		return JU_FAIL(JU_ECFI, "internal error: .eh_frame_hdr of %s has %zu bytes, not %zu", v->name,
+			       out->len - at, hsize);
+	finish_record(out, rec);
+	return 0;
+}
+
+/* DEBUG_INFO: the line rows at absolute addresses, plus one at the blob's
+ * end (perf closes the sequence at the last row). */
+static void write_debug_info(ju_buf *out, const blob_view *v, uint64_t ts)
+{
+	size_t rec = out->len;
+	jd_code_debug_info d = {
+		.p = { JD_CODE_DEBUG_INFO, 0, ts },
+		.code_addr = v->start,
+		.nr_entry = v->n_lines + 1,
+	};
+	buf_bytes(out, &d, sizeof d);
+	for (size_t i = 0; i <= v->n_lines; i++) {
+		const ju_line *l = &v->lines[i < v->n_lines ? i : i - 1];
+		jd_debug_entry e = {
+			.addr = v->start + (i < v->n_lines ? l->offset : v->size),
+			.lineno = (int32_t)l->line,
+		};
+		buf_bytes(out, &e, sizeof e);
+		buf_str(out, v->file);
+	}
+	finish_record(out, rec);
+}
+
+/* Copy the code without trusting that it is readable: execute-only pages
+ * exist (x86-64 protection keys, AArch64), and a blob in memory we cannot
+ * read must not crash the process.  process_vm_readv on ourselves reports a
+ * fault instead; where the system refuses the call, plain copying is all we
+ * have. */
+static bool read_code(uint8_t *dst, uint64_t src, size_t size)
+{
+	struct iovec local = { dst, size }, remote = { (void *)(uintptr_t)src, size };
+	ssize_t n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+	if (n == (ssize_t)size)
+		return true;
+	if (n < 0 && (errno == ENOSYS || errno == EPERM)) {
+		memcpy(dst, (const void *)(uintptr_t)src, size);
+		return true;
+	}
+	memset(dst, 0, size);
+	return false;
+}
+
+/* CODE_LOAD: the name and the code as it is in memory now (zeros if it
+ * cannot be read: perf names and unwinds without it), salted.  Not padded:
+ * perf takes the code to be the record's last code_size bytes. */
+static int write_code_load(struct ju_ctx *ctx, ju_buf *out, const blob_view *v, jd_plan p,
+			   uint64_t index, uint64_t ts)
+{
+	uint64_t total = sizeof(jd_code_load) + v->name_len + 1 + p.code_size;
+	if (total > UINT32_MAX)
+		return JU_FAIL(JU_ERANGE, "%s: %llu bytes of code do not fit a jitdump record", v->name,
+			       (unsigned long long)v->size);
+	jd_code_load c = {
+		.p = { JD_CODE_LOAD, (uint32_t)total, ts },
+		.pid = (uint32_t)getpid(),
+		.tid = (uint32_t)gettid(),
+		.vma = v->start,
+		.code_addr = v->start,
+		.code_size = p.code_size,
+		.code_index = index,
+	};
+	buf_bytes(out, &c, sizeof c);
+	buf_bytes(out, v->name, v->name_len);
+	buf_u8(out, 0);
+	uint8_t *code = buf_reserve(out, v->size);
+	if (code && !read_code(code, v->start, v->size))
+		ju__log(ctx, JU_LOG_WARN, "jitdump: the code of %s at %#llx cannot be read; dumped as zeros",
+			v->name, (unsigned long long)v->start);
+	if (p.code_size > v->size) {
+		uint64_t salt = jd.salt ^ index;
+		buf_bytes(out, &salt, JD_SALT_SIZE);
+	}
+	return 0;
+}
+
+static int cmp_start(const void *x, const void *y)
+{
+	const blob_view *a = *(const blob_view *const *)x, *b = *(const blob_view *const *)y;
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+/* All records of a batch, in address order, into out.  Called with jd.lock
+ * held (code_index); the caller restores jd.next_index on failure. */
+static int write_batch(struct ju_ctx *ctx, ju_buf *out, const blob_view *v, size_t n)
+{
+	const blob_view **sorted = ju__malloc(n * sizeof *sorted);
+	if (!sorted)
+		return JU_FAIL(JU_ENOMEM, "out of memory for %zu jitdump records", n);
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = &v[i];
+	qsort(sorted, n, sizeof *sorted, cmp_start);
+	ju_buf f;
+	buf_init_grow(&f);
+	int err = 0;
+	for (size_t i = 0; i < n && !err; i++) {
+		const blob_view *b = sorted[i];
+		uint64_t end = b->start + b->size;
+		uint64_t next = next_published(ctx, end);
+		if (i + 1 < n && sorted[i + 1]->start < next)
+			next = sorted[i + 1]->start;
+		/* The tables' size does not depend on where they go. */
+		write_eh_frame(&f, ctx->arch, b, b->size);
+		if (!buf_ok(&f)) {
+			err = JU_FAIL(JU_ENOMEM, "out of memory for the .eh_frame of %s", b->name);
+			break;
+		}
+		jd_plan p = plan(b->size, f.len + hdr_size(count_fdes(&f)), next - end);
+		write_eh_frame(&f, ctx->arch, b, p.code_size);
+		uint64_t ts = now_ns();
+		if (b->n_lines)
+			write_debug_info(out, b, ts);
+		err = buf_ok(&f) ? write_unwinding(out, &f, b, p, ts)
+				 : JU_FAIL(JU_ENOMEM, "out of memory for the .eh_frame of %s", b->name);
+		if (!err)
+			err = write_code_load(ctx, out, b, p, jd.next_index++, ts);
+	}
+	buf_free(&f);
+	free(sorted);
+	if (!err && (ju__fault() || !buf_ok(out)))
+		err = JU_FAIL(JU_ENOMEM, "out of memory (or a record over 4 GiB) for %zu jitdump records", n);
+	return err;
+}
+
+/* ---- the channel -------------------------------------------------------- */
+
+static int jd_open(struct ju_ctx *ctx)
+{
+	struct jd_state *s = ju__malloc(sizeof *s);
+	if (!s)
+		return JU_FAIL(JU_ENOMEM, "out of memory for the jitdump channel");
+	pthread_mutex_lock(&jd.lock);
+	int err = ensure_file(ctx);
+	if (!err && ctx->opt.jitdump_dir && strcmp(ctx->opt.jitdump_dir, jd.dir))
+		err = JU_FAIL(JU_EINVAL, "this process already writes its jitdump in %s, not %s "
+					  "(one jitdump per process)", jd.dir, ctx->opt.jitdump_dir);
+	if (!err) {
+		jd.refs++;
+		s->logged = jd.pid;
+		ctx->jd = s;
+	}
+	pthread_mutex_unlock(&jd.lock);
+	if (err)
+		free(s);
+	return err;
+}
+
+static void jd_close(struct ju_ctx *ctx)
+{
+	pthread_mutex_lock(&jd.lock);
+	/* perf reads a dump without CLOSE; all we can do is say so. */
+	if (jd.refs && --jd.refs == 0 && jd.fd >= 0 && drop_file(jd.pid == getpid())) {
+		ju__log(ctx, JU_LOG_WARN, "jitdump: %s", ju_errmsg());
+		ju__clear_error(); /* ju_close itself succeeds */
+	}
+	pthread_mutex_unlock(&jd.lock);
+	free(ctx->jd);
+	ctx->jd = NULL;
+}
+
+static int jd_log_blobs(struct ju_ctx *ctx, const blob_view *v, size_t n)
+{
+	pthread_mutex_lock(&jd.lock);
+	int err = ensure_file(ctx);
+	uint64_t index = jd.next_index;
+	ju_buf out;
+	buf_init_grow(&out);
+	if (!err)
+		err = write_batch(ctx, &out, v, n);
+	if (!err)
+		err = append(out.p, out.len);
+	if (err)
+		jd.next_index = index;
+	pthread_mutex_unlock(&jd.lock);
+	buf_free(&out);
+	return err;
+}
+
+/* Log what a chunk of views holds and free their line tables. */
+static int flush(struct ju_ctx *ctx, blob_view *v, ju_line **lines, size_t *n)
+{
+	int err = *n ? jd_log_blobs(ctx, v, *n) : 0;
+	while (*n)
+		free(lines[--*n]);
+	return err;
+}
+
+/* Log every blob still published, in address order, a chunk at a time. */
+static int jd_relog(struct ju_ctx *ctx)
+{
+	enum { CHUNK = 64 };
+	blob_view v[CHUNK];
+	ju_line *lines[CHUNK];
+	size_t n = 0;
+	for (size_t i = 0; i < ctx->n_arenas; i++) {
+		const arena *a = ctx->arenas[i];
+		for (uint32_t k = 0; k < a->n; k++) {
+			if (a->recs[k].flags & REC_DEAD)
+				continue;
+			int err = n == CHUNK ? flush(ctx, v, lines, &n) : 0;
+			if (!err)
+				err = arena_view(a, &a->recs[k], &v[n], &lines[n]);
+			if (err) {
+				while (n)
+					free(lines[--n]);
+				return err;
+			}
+			n++;
+		}
+	}
+	return flush(ctx, v, lines, &n);
+}
+
+/* In a forked child (core.c holds ctx->lock): this process's own file, with
+ * everything the context still has published -- once per process, however
+ * often it is called. */
+static int jd_after_fork(struct ju_ctx *ctx)
+{
+	pid_t pid = getpid();
+	if (ctx->jd->logged == pid)
+		return 0;
+	pthread_mutex_lock(&jd.lock);
+	int err = ensure_file(ctx);
+	pthread_mutex_unlock(&jd.lock);
+	if (!err)
+		err = jd_relog(ctx);
+	if (!err)
+		ctx->jd->logged = pid;
+	return err;
 }
 
 const ju_channel_ops ju_ch_jitdump = {
 	.bit = JU_CH_JITDUMP,
 	.name = "jitdump",
-	.open = ph_open,
+	.open = jd_open,
+	.close = jd_close,
+	.log_blobs = jd_log_blobs,
+	.after_fork = jd_after_fork,
 };

@@ -1,14 +1,307 @@
-/* ch_perfmap.c - PLACEHOLDER until the channel lands. */
+/* ch_perfmap.c - channel for perf's symbol map, /tmp/perf-<pid>.map: one
+ * line "START SIZE name" (hex) per published blob.  perf (report, script,
+ * top) and eBPF profilers name samples in anonymous executable memory from
+ * it; frames found by frame-pointer walks (perf -g) get their names too.
+ *
+ * The file is an append-only log that perf reads after the fact, so
+ * unpublishing writes nothing: a line must stay for the samples taken while
+ * its blob lived.  A JIT that reuses an address gets a second line for it;
+ * perf, which has no timestamps for map lines, then picks one of the names.
+ *
+ * One file per process, shared by every context (refcounted, behind one
+ * mutex): perf knows only the pid.  Created safely, because /tmp is shared
+ * with every user: never through a symbolic link (O_NOFOLLOW), only a regular
+ * file with one link, owned by our effective user.  A file left by an earlier
+ * process that had our pid is truncated; one this process already wrote --
+ * by us, or by another perf map writer in the process such as a second JIT --
+ * is appended to.  After fork() the child starts its own file (core.c calls
+ * after_fork in the child) and logs every blob it inherited.
+ */
 #include "internal.h"
 
-static int ph_open(struct ju_ctx *ctx)
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PM_PATH_FMT "/tmp/perf-%d.map"
+
+/* The process's file. */
+static struct {
+	pthread_mutex_t lock;
+	pid_t pid;      /* process the open fd belongs to */
+	int fd;         /* -1 when closed */
+	unsigned refs;  /* contexts with the channel on */
+	pid_t started;  /* the process whose file we began (never truncate it again) */
+} pm = { PTHREAD_MUTEX_INITIALIZER, 0, -1, 0, 0 };
+
+/* A context's part. */
+struct pm_state {
+	pid_t logged; /* the process whose file has this context's blobs */
+};
+
+/* fork() must not copy the mutex while another thread holds it.  Registered
+ * at load time, before core.c's handlers (which come with the first
+ * ju_open), so our prepare runs after core.c has taken the context locks
+ * (the order a publish takes them in) and our child handler runs before
+ * core.c's calls after_fork. */
+static void pm_prepare(void) { pthread_mutex_lock(&pm.lock); }
+static void pm_release(void) { pthread_mutex_unlock(&pm.lock); }
+
+__attribute__((constructor)) static void pm_init(void)
+{
+	pthread_atfork(pm_prepare, pm_release, pm_release);
+}
+
+/* ---- the file ------------------------------------------------------------ */
+
+static void path_of(char *path, size_t len, pid_t pid)
+{
+	snprintf(path, len, PM_PATH_FMT, (int)pid);
+}
+
+/* When this process started, as CLOCK_REALTIME, to the kernel's tick:
+ * /proc/self/stat field 22 counts ticks since boot.  False if unknown. */
+static bool process_start(struct timespec *out)
+{
+	char buf[1024];
+	FILE *f = fopen("/proc/self/stat", "re");
+	if (!f)
+		return false;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	const char *p = strrchr(buf, ')'); /* the command name may hold anything */
+	unsigned long long ticks;
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+				"%*d %*d %llu", &ticks) != 1)
+		return false;
+	struct timespec real, boot;
+	long hz = sysconf(_SC_CLK_TCK);
+	if (hz <= 0 || clock_gettime(CLOCK_REALTIME, &real) || clock_gettime(CLOCK_BOOTTIME, &boot))
+		return false;
+	int64_t boot_ns = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec -
+			  ((int64_t)boot.tv_sec * 1000000000 + boot.tv_nsec);
+	int64_t start_ns = boot_ns + (int64_t)(ticks * (1000000000ull / (unsigned long long)hz));
+	out->tv_sec = start_ns / 1000000000;
+	out->tv_nsec = start_ns % 1000000000;
+	return true;
+}
+
+/* A file last written before this process began is an earlier process's. */
+static bool is_stale(const struct stat *st)
+{
+	struct timespec start;
+	if (!process_start(&start))
+		return true;
+	const struct timespec *m = &st->st_mtim;
+	return m->tv_sec < start.tv_sec || (m->tv_sec == start.tv_sec && m->tv_nsec < start.tv_nsec);
+}
+
+/* Open this process's map for appending, refusing anything but our own
+ * regular file.  Called with pm.lock held. */
+static int open_file(void)
+{
+	pid_t pid = getpid();
+	char path[64];
+	path_of(path, sizeof path, pid);
+	if (ju__fault())
+		return JU_FAIL(JU_EIO, "cannot open %s: %s", path, strerror(EIO));
+	/* O_NONBLOCK: a FIFO planted at the path must not block us. */
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY,
+		      0644);
+	if (fd < 0 && errno == ELOOP)
+		return JU_FAIL(JU_EPERM, "%s is a symbolic link; refusing to write through it", path);
+	if (fd < 0 && errno == ENXIO)
+		return JU_FAIL(JU_EPERM, "%s is a FIFO or socket, not a regular file; refusing to write it",
+			       path);
+	if (fd < 0)
+		return JU_FAIL(errno == EACCES || errno == EPERM ? JU_EPERM : JU_EIO, "cannot open %s: %s",
+			       path, strerror(errno));
+	struct stat st;
+	int err = 0;
+	if (fstat(fd, &st))
+		err = JU_FAIL(JU_EIO, "cannot stat %s: %s", path, strerror(errno));
+	else if (!S_ISREG(st.st_mode))
+		err = JU_FAIL(JU_EPERM, "%s is not a regular file; refusing to write it", path);
+	else if (st.st_uid != geteuid())
+		err = JU_FAIL(JU_EPERM, "%s belongs to uid %u, not to this process's user (uid %u); "
+					"refusing to write it", path, (unsigned)st.st_uid, (unsigned)geteuid());
+	else if (st.st_nlink != 1)
+		err = JU_FAIL(JU_EPERM, "%s has %ju hard links; refusing to write it", path,
+			      (uintmax_t)st.st_nlink);
+	else if (fcntl(fd, F_SETFL, O_APPEND))
+		err = JU_FAIL(JU_EIO, "cannot set flags on %s: %s", path, strerror(errno));
+	else if (pm.started != pid && st.st_size && is_stale(&st) && ftruncate(fd, 0))
+		err = JU_FAIL(JU_EIO, "cannot truncate the stale %s: %s", path, strerror(errno));
+	if (err) {
+		close(fd);
+		return err;
+	}
+	pm.fd = fd;
+	pm.pid = pid;
+	pm.started = pid;
+	return 0;
+}
+
+/* Make sure pm.fd is this process's file; after a fork (or a raw clone that
+ * skipped the fork handlers) the inherited descriptor is the parent's file
+ * and is only closed, never written. */
+static int ensure_file(void)
+{
+	if (pm.fd >= 0 && pm.pid == getpid())
+		return 0;
+	if (pm.fd >= 0)
+		close(pm.fd);
+	pm.fd = -1;
+	return open_file();
+}
+
+/* Append `len` bytes with one write(2) (O_APPEND: a whole batch lands
+ * together even if another writer appends too); if it fails part way, cut
+ * off the part that was written. */
+static int append(const void *p, size_t len)
+{
+	ssize_t w = -1;
+	int e = EIO;
+	if (!ju__fault()) {
+		do
+			w = write(pm.fd, p, len);
+		while (w < 0 && errno == EINTR);
+		e = w < 0 ? errno : ENOSPC; /* a short write to a regular file: the disk is full */
+	}
+	if (w == (ssize_t)len)
+		return 0;
+	struct stat st;
+	if (w > 0 && (fstat(pm.fd, &st) || ftruncate(pm.fd, st.st_size - w)))
+		return JU_FAIL(JU_EIO, "writing the perf map failed (%s), and so did restoring its length "
+				       "(%s)", strerror(e), strerror(errno));
+	return JU_FAIL(JU_EIO, "writing %zu bytes to the perf map failed: %s", len, strerror(e));
+}
+
+/* ---- the channel -------------------------------------------------------- */
+
+static int pm_open(struct ju_ctx *ctx)
+{
+	struct pm_state *s = ju__malloc(sizeof *s);
+	if (!s)
+		return JU_FAIL(JU_ENOMEM, "out of memory for the perf map channel");
+	pthread_mutex_lock(&pm.lock);
+	int err = ensure_file();
+	if (!err) {
+		pm.refs++;
+		s->logged = pm.pid;
+		ctx->pm = s;
+	}
+	pthread_mutex_unlock(&pm.lock);
+	if (err)
+		free(s);
+	return err;
+}
+
+static void pm_close(struct ju_ctx *ctx)
+{
+	pthread_mutex_lock(&pm.lock);
+	if (pm.refs && --pm.refs == 0 && pm.fd >= 0) {
+		close(pm.fd);
+		pm.fd = -1;
+	}
+	pthread_mutex_unlock(&pm.lock);
+	free(ctx->pm);
+	ctx->pm = NULL;
+}
+
+/* "START SIZE name\n" for each blob, written with one write(2): a reader
+ * never sees half a batch, and a failure is undone in one step. */
+static int pm_log_blobs(struct ju_ctx *ctx, const blob_view *v, size_t n)
 {
 	(void)ctx;
-	return JU_FAIL(JU_ENOCONSUMER, "perfmap channel: not built yet");
+	ju_buf b;
+	buf_init_grow(&b);
+	for (size_t i = 0; i < n; i++) {
+		char num[40];
+		int len = snprintf(num, sizeof num, "%" PRIx64 " %" PRIx64 " ", v[i].start, v[i].size);
+		buf_bytes(&b, num, (size_t)len);
+		buf_bytes(&b, v[i].name, v[i].name_len);
+		buf_u8(&b, '\n');
+	}
+	int err = 0;
+	if (ju__fault() || !buf_ok(&b))
+		err = JU_FAIL(JU_ENOMEM, "out of memory for %zu perf map lines", n);
+	if (!err) {
+		pthread_mutex_lock(&pm.lock);
+		err = ensure_file();
+		if (!err)
+			err = append(b.p, b.len);
+		pthread_mutex_unlock(&pm.lock);
+	}
+	buf_free(&b);
+	return err;
+}
+
+/* Log what a chunk of views holds and free their line tables. */
+static int flush(struct ju_ctx *ctx, blob_view *v, ju_line **lines, size_t *n)
+{
+	int err = *n ? pm_log_blobs(ctx, v, *n) : 0;
+	while (*n)
+		free(lines[--*n]);
+	return err;
+}
+
+/* Log every blob still published, in address order, a chunk at a time. */
+static int pm_relog(struct ju_ctx *ctx)
+{
+	enum { CHUNK = 64 };
+	blob_view v[CHUNK];
+	ju_line *lines[CHUNK];
+	size_t n = 0;
+	for (size_t i = 0; i < ctx->n_arenas; i++) {
+		const arena *a = ctx->arenas[i];
+		for (uint32_t k = 0; k < a->n; k++) {
+			if (a->recs[k].flags & REC_DEAD)
+				continue;
+			int err = n == CHUNK ? flush(ctx, v, lines, &n) : 0;
+			if (!err)
+				err = arena_view(a, &a->recs[k], &v[n], &lines[n]);
+			if (err) {
+				while (n)
+					free(lines[--n]);
+				return err;
+			}
+			n++;
+		}
+	}
+	return flush(ctx, v, lines, &n);
+}
+
+/* In a forked child (core.c holds ctx->lock): this process's own file, with
+ * everything the context still has published -- once per process, however
+ * often it is called. */
+static int pm_after_fork(struct ju_ctx *ctx)
+{
+	pid_t pid = getpid();
+	if (ctx->pm->logged == pid)
+		return 0;
+	pthread_mutex_lock(&pm.lock);
+	int err = ensure_file();
+	pthread_mutex_unlock(&pm.lock);
+	if (!err)
+		err = pm_relog(ctx);
+	if (!err)
+		ctx->pm->logged = pid;
+	return err;
 }
 
 const ju_channel_ops ju_ch_perfmap = {
 	.bit = JU_CH_PERFMAP,
 	.name = "perfmap",
-	.open = ph_open,
+	.open = pm_open,
+	.close = pm_close,
+	.log_blobs = pm_log_blobs,
+	.after_fork = pm_after_fork,
 };

@@ -27,7 +27,8 @@
  *   wait        write the expect file, print "ready PID", sleep until killed
  *   abort       write the expect file, then abort() (for a core dump)
  *   spin SECS   write the expect file, busy-loop in c_inner (for perf)
- * Options: --depth N, --expect FILE (default child.expect).
+ * Options: --depth N, --expect FILE (default child.expect), --spaced (blobs
+ * 1 KiB apart at unaligned offsets instead of 64 bytes apart).
  * Exit: 0 when an in-process check passes, 1 when it fails, 2 on usage or
  * setup errors.
  */
@@ -120,7 +121,10 @@ NOINLINE void c_outer(void)
 
 static uint8_t *code;
 static const size_t code_size = 4096;
-enum { AT_FP = 0x00, AT_CFI = 0x40, AT_REGION = 0x80 };
+/* Where the blobs go: packed 64 bytes apart, or (--spaced) at odd offsets
+ * with a kilobyte after each, room for perf inject to map each blob's
+ * unwind tables (see t-perf-inject-jit-unwinds-through-jit-frames.sh). */
+static size_t AT_FP = 0x00, AT_CFI = 0x40, AT_REGION = 0x80;
 
 /* x86-64 encodings, spelled out so the offsets in the frame descriptions can
  * be read off them. */
@@ -444,6 +448,8 @@ int main(int argc, char **argv)
 			depth = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--expect") && i + 1 < argc)
 			expect_path = argv[++i];
+		else if (!strcmp(argv[i], "--spaced"))
+			AT_FP = 0x03, AT_CFI = 0x405, AT_REGION = 0x80b;
 		else
 			spin_secs = atof(argv[i]);
 	}

@@ -17,6 +17,8 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 cd "$T" || exit 1
+# Children's jitdumps go here, not into $HOME/.debug/jit (ch_jitdump.c).
+export JITDUMPDIR=$T
 
 pass() { echo "pass: $*"; exit 0; }
 fail() { echo "FAIL: $*"; exit 1; }

@@ -32,7 +32,7 @@ $(TEST_DIR)/child-llvm: tests/child.c $(LIB_A)
 	$(CC) $(CHILD_CFLAGS) $(CHILD_LDFLAGS) -o $@ $< -Wl,--no-as-needed $(LLVM_LIBUNWIND) \
 		-Wl,--as-needed $(LIB_A) -ldl -pthread
 
-$(TEST_DIR)/%: tests/unit/%.c tests/unit/unit.h $(LIB_INTERNAL)
+$(TEST_DIR)/%: tests/unit/%.c $(wildcard tests/unit/*.h src/formats/*.h) $(LIB_INTERNAL)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Iinclude -Isrc -Itests/unit -o $@ $< $(LIB_INTERNAL) -ldw -lelf -ldl -pthread
 

@@ -1,0 +1,344 @@
+/* test-fork.c - after fork() the child writes its own perf map and jitdump.
+ *
+ *   - fork_child_logs_every_inherited_blob_in_its_own_files: two contexts
+ *     publish (and unpublish some); the child's /tmp/perf-<child>.map and
+ *     jit-<child>.dump (same directory as the parent's, marked by the
+ *     child's own executable mapping) hold exactly the blobs still published,
+ *     once; what the child publishes goes only there; the parent's files are
+ *     not touched by the child;
+ *   - raw_clone_child_catches_up_with_ju_after_fork: a child made without
+ *     the fork handlers starts its own files at its first publish, and
+ *     ju_after_fork() adds what it inherited;
+ *   - fork_while_another_thread_publishes: the fork handlers leave no lock
+ *     held and no file half written in children forked at random moments.
+ */
+#include "internal.h"
+#include "test-jitdump-reader.h"
+#include "unit.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static uint8_t *R;
+static char dir[64];
+static const ju_line rows[] = { { 0, 5 }, { 8, 6 } };
+
+static ju_blob blob(uint32_t at, const char *name, bool lines)
+{
+	ju_blob b = { .start = R + at, .size = 32, .name = name, .frame = { .kind = JU_FRAME_LEAF } };
+	if (lines)
+		b.file = "fork.src", b.lines = rows, b.n_lines = 2;
+	return b;
+}
+
+static ju_ctx *open_files(void)
+{
+	ju_options o = { .channels = JU_CH_PERFMAP | JU_CH_JITDUMP, .flags = JU_OPT_NO_ENV,
+			 .jitdump_dir = dir };
+	ju_ctx *ctx = NULL;
+	CHECK_RC(ju_open(&o, &ctx), 0);
+	return ctx;
+}
+
+static void map_path(char *p, size_t len, pid_t pid)
+{
+	snprintf(p, len, "/tmp/perf-%d.map", (int)pid);
+}
+
+static void dump_path(char *p, size_t len, pid_t pid)
+{
+	snprintf(p, len, "%s/jit-%d.dump", dir, (int)pid);
+}
+
+static long size_of(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) ? -1 : (long)st.st_size;
+}
+
+/* The names in a perf map, one per line, into names[] (a newline-separated
+ * sorted list). */
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorted "name@address" of every line of the perf map of `pid`. */
+static size_t map_entries(pid_t pid, char out[][96], size_t max)
+{
+	char p[64], line[256];
+	map_path(p, sizeof p, pid);
+	FILE *f = fopen(p, "r");
+	size_t n = 0;
+	while (f && fgets(line, sizeof line, f)) {
+		uint64_t start, size;
+		char name[64];
+		if (sscanf(line, "%" SCNx64 " %" SCNx64 " %63[^\n]", &start, &size, name) != 3)
+			snprintf(name, sizeof name, "<malformed>");
+		if (n < max)
+			snprintf(out[n], 96, "%s@%" PRIx64, name, start);
+		n++;
+	}
+	if (f)
+		fclose(f);
+	char *ptrs[64];
+	for (size_t i = 0; i < n && i < 64; i++)
+		ptrs[i] = out[i];
+	qsort(ptrs, n < 64 ? n : 64, sizeof *ptrs, cmp_str);
+	char tmp[64][96];
+	for (size_t i = 0; i < n && i < 64; i++)
+		memcpy(tmp[i], ptrs[i], 96);
+	memcpy(out, tmp, (n < 64 ? n : 64) * 96);
+	return n;
+}
+
+/* Sorted "name@address" of every CODE_LOAD of the dump of `pid`. */
+static size_t dump_entries(pid_t pid, char out[][96], size_t max, bool *closed)
+{
+	char p[128], err[200];
+	dump_path(p, sizeof p, pid);
+	jd_dump d;
+	if (jd_dump_read(p, &d, err, sizeof err)) {
+		CHECK(0, "%s: %s", p, err);
+		return 0;
+	}
+	CHECK(d.h.pid == (uint32_t)pid, "%s: header pid %u", p, d.h.pid);
+	size_t n = d.n_loads;
+	char *ptrs[64];
+	for (size_t i = 0; i < n && i < max; i++) {
+		CHECK(d.loads[i].h.pid == (uint32_t)pid, "%s: load pid %u", p, d.loads[i].h.pid);
+		snprintf(out[i], 96, "%s@%" PRIx64, d.loads[i].name, d.loads[i].h.code_addr);
+		ptrs[i] = out[i];
+	}
+	*closed = d.closed;
+	jd_dump_free(&d);
+	qsort(ptrs, n, sizeof *ptrs, cmp_str);
+	char tmp[64][96];
+	for (size_t i = 0; i < n; i++)
+		memcpy(tmp[i], ptrs[i], 96);
+	memcpy(out, tmp, n * 96);
+	return n;
+}
+
+static bool mapped_exec(const char *path)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	bool found = false;
+	while (f && fgets(line, sizeof line, f))
+		if (strstr(line, path) && strstr(line, " r-xp "))
+			found = true;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* The files of `pid` hold exactly want[0..n) (sorted), each once. */
+static void files_hold(pid_t pid, const char *const *want, size_t n, const char *when)
+{
+	char got[64][96];
+	size_t m = map_entries(pid, got, 64);
+	bool same = m == n;
+	for (size_t i = 0; same && i < n; i++)
+		same = !strncmp(got[i], want[i], strlen(want[i])) && got[i][strlen(want[i])] == '@';
+	CHECK(same, "%s: the perf map of %d holds %zu entries (%s...), want %zu (%s...)", when,
+	      (int)pid, m, m ? got[0] : "", n, n ? want[0] : "");
+	bool closed;
+	m = dump_entries(pid, got, 64, &closed);
+	same = m == n;
+	for (size_t i = 0; same && i < n; i++)
+		same = !strncmp(got[i], want[i], strlen(want[i])) && got[i][strlen(want[i])] == '@';
+	CHECK(same, "%s: the jitdump of %d holds %zu loads, want %zu", when, (int)pid, m, n);
+}
+
+static int finish_child(void)
+{
+	fflush(stdout);
+	return unit_failures ? 1 : 0;
+}
+
+static void reap(pid_t pid, const char *what)
+{
+	int st = 0;
+	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	      "%s: child status %#x", what, st);
+}
+
+static void fork_child_logs_every_inherited_blob_in_its_own_files(void)
+{
+	ju_ctx *a = open_files(), *b = open_files();
+	ju_blob ba[] = { blob(0x000, "a0", true), blob(0x100, "a1", false), blob(0x200, "gone", true) };
+	ju_blob bb[] = { blob(0x1000, "b0", true), blob(0x1100, "b1", false) };
+	CHECK_RC(ju_publish_batch(a, ba, 3), 0);
+	CHECK_RC(ju_publish_batch(b, bb, 2), 0);
+	CHECK_RC(ju_unpublish(a, R + 0x200), 0);
+	pid_t parent = getpid();
+	char pmap[64], pdump[128];
+	map_path(pmap, sizeof pmap, parent);
+	dump_path(pdump, sizeof pdump, parent);
+	long map_before = size_of(pmap), dump_before = size_of(pdump);
+	static const char *const inherited[] = { "a0", "a1", "b0", "b1" };
+	static const char *const later[] = { "a0", "a1", "b0", "b1", "child" };
+
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		unit_failures = 0;
+		pid_t me = getpid();
+		char cdump[128];
+		dump_path(cdump, sizeof cdump, me);
+		files_hold(me, inherited, 4, "right after fork");
+		CHECK(mapped_exec(cdump), "the child's dump is not mapped executable");
+		CHECK(!mapped_exec(pdump), "the child still maps the parent's dump");
+		ju_blob c = blob(0x2000, "child", true);
+		CHECK_RC(ju_publish(a, &c), 0);
+		CHECK_RC(ju_after_fork(a), 0); /* already done by the fork handler: no duplicates */
+		CHECK_RC(ju_after_fork(b), 0);
+		files_hold(me, later, 5, "after the child published");
+		CHECK_RC(ju_unpublish_all(a), 0);
+		CHECK_RC(ju_unpublish_all(b), 0);
+		CHECK_RC(ju_close(a), 0);
+		CHECK_RC(ju_close(b), 0);
+		char got[64][96];
+		bool closed = false;
+		dump_entries(me, got, 64, &closed);
+		CHECK(closed, "the child's dump does not end with CLOSE");
+		char cmap[64];
+		map_path(cmap, sizeof cmap, me);
+		unlink(cmap);
+		_exit(finish_child());
+	}
+	reap(pid, "fork child");
+	CHECK(size_of(pmap) == map_before && size_of(pdump) == dump_before,
+	      "the child wrote to the parent's files (map %ld -> %ld, dump %ld -> %ld)", map_before,
+	      size_of(pmap), dump_before, size_of(pdump));
+	CHECK(mapped_exec(pdump), "the parent's dump lost its mapping");
+	ju_blob p = blob(0x3000, "parent-later", false);
+	CHECK_RC(ju_publish(b, &p), 0);
+	static const char *const parent_has[] = { "a0", "a1", "b0", "b1", "gone", "parent-later" };
+	files_hold(parent, parent_has, 6, "the parent after the fork");
+	CHECK_RC(ju_unpublish_all(a), 0);
+	CHECK_RC(ju_unpublish_all(b), 0);
+	CHECK_RC(ju_close(a), 0);
+	CHECK_RC(ju_close(b), 0);
+	unlink(pmap);
+	unlink(pdump);
+}
+
+static void raw_clone_child_catches_up_with_ju_after_fork(void)
+{
+	ju_ctx *a = open_files();
+	ju_blob ba[] = { blob(0x4000, "r0", true), blob(0x4100, "r1", false) };
+	CHECK_RC(ju_publish_batch(a, ba, 2), 0);
+	fflush(stdout);
+	/* No pthread_atfork handlers run for a raw fork system call. */
+	pid_t pid = (pid_t)syscall(SYS_fork);
+	if (pid == 0) {
+		unit_failures = 0;
+		pid_t me = getpid();
+		ju_blob c = blob(0x5000, "raw-child", false);
+		CHECK_RC(ju_publish(a, &c), 0);
+		static const char *const first[] = { "raw-child" };
+		files_hold(me, first, 1, "a raw child's first publish");
+		CHECK_RC(ju_after_fork(a), 0);
+		/* what it inherited, plus its own blob logged again */
+		static const char *const caught_up[] = { "r0", "r1", "raw-child", "raw-child" };
+		files_hold(me, caught_up, 4, "after ju_after_fork");
+		char cmap[64], cdump[128];
+		map_path(cmap, sizeof cmap, me);
+		dump_path(cdump, sizeof cdump, me);
+		unlink(cmap);
+		unlink(cdump);
+		_exit(finish_child());
+	}
+	reap(pid, "raw fork child");
+	CHECK_RC(ju_unpublish_all(a), 0);
+	CHECK_RC(ju_close(a), 0);
+	char pmap[64], pdump[128];
+	map_path(pmap, sizeof pmap, getpid());
+	dump_path(pdump, sizeof pdump, getpid());
+	unlink(pmap);
+	unlink(pdump);
+}
+
+static volatile int stop;
+
+static void *churn(void *arg)
+{
+	ju_ctx *ctx = arg;
+	static char names[16][16];
+	for (unsigned i = 0; !stop; i++) {
+		unsigned k = i % 16;
+		snprintf(names[k], sizeof names[k], "churn%u", k);
+		ju_blob b = blob(0x8000 + k * 0x40, names[k], k % 2);
+		if (ju_publish(ctx, &b) == 0)
+			ju_unpublish(ctx, b.start);
+	}
+	return NULL;
+}
+
+static void fork_while_another_thread_publishes(void)
+{
+	ju_ctx *ctx = open_files();
+	pthread_t t;
+	stop = 0;
+	pthread_create(&t, NULL, churn, ctx);
+	int forks = 0;
+	for (; forks < 30; forks++) {
+		usleep(2000);
+		fflush(stdout);
+		pid_t pid = fork();
+		if (pid == 0) {
+			unit_failures = 0;
+			alarm(20); /* a lock left held would hang here */
+			pid_t me = getpid();
+			size_t live = ju_count(ctx);
+			char got[64][96];
+			size_t m = map_entries(me, got, 64);
+			bool closed;
+			size_t d = dump_entries(me, got, 64, &closed);
+			CHECK(m == live && d == live, "child %d: %zu live, map %zu, dump %zu", forks, live, m, d);
+			ju_blob c = blob(0x9000, "after", false);
+			CHECK_RC(ju_publish(ctx, &c), 0);
+			char cmap[64], cdump[128];
+			map_path(cmap, sizeof cmap, me);
+			dump_path(cdump, sizeof cdump, me);
+			unlink(cmap);
+			unlink(cdump);
+			_exit(finish_child());
+		}
+		reap(pid, "child forked during publishing");
+	}
+	stop = 1;
+	pthread_join(t, NULL);
+	printf("%d children forked while another thread published got consistent files\n", forks);
+	CHECK_RC(ju_unpublish_all(ctx), 0);
+	CHECK_RC(ju_close(ctx), 0);
+	char pmap[64], pdump[128];
+	map_path(pmap, sizeof pmap, getpid());
+	dump_path(pdump, sizeof pdump, getpid());
+	unlink(pmap);
+	unlink(pdump);
+}
+
+int main(void)
+{
+	snprintf(dir, sizeof dir, "/tmp/test-fork.XXXXXX");
+	if (!mkdtemp(dir))
+		UNIT_SKIP("cannot make a scratch directory");
+	R = mmap(NULL, 1 << 16, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	fork_child_logs_every_inherited_blob_in_its_own_files();
+	raw_clone_child_catches_up_with_ju_after_fork();
+	fork_while_another_thread_publishes();
+	rmdir(dir);
+	return unit_done("test-fork");
+}

@@ -1,0 +1,303 @@
+/* test-perfmap.c - /tmp/perf-<pid>.map: what it holds and how it is opened.
+ *
+ *   - it lists every published blob, one "START SIZE name" line each (hex,
+ *     as perf parses it), whatever the batch order and the name's bytes;
+ *   - unpublishing writes nothing; all contexts of the process append to one
+ *     file; a context opened after all others closed appends too;
+ *   - a failed publish leaves the file as it was, at every fault point and
+ *     when the disk takes only part of a write (a file size limit);
+ *   - a stale file of an earlier process with our pid is truncated, a file
+ *     this process wrote before us (another perf map writer) is kept;
+ *   - a symbolic link, a FIFO, a file with two links and a file of another
+ *     user are refused with JU_EPERM and left untouched.
+ * The cases that need a process whose file was never opened run in forked
+ * children.
+ */
+#include "internal.h"
+#include "unit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+void ju__fault_after(long n);
+long ju__fault_remaining(void);
+
+static uint8_t *R;
+static char path[64];
+
+typedef struct line {
+	uint64_t start, size;
+	char name[JU_NAME_MAX + 1];
+} line;
+
+/* Parse the whole map; returns the line count or -1 on a malformed line. */
+static long read_map(line *out, size_t max)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	char buf[JU_NAME_MAX + 64];
+	long n = 0;
+	while (fgets(buf, sizeof buf, f)) {
+		line l;
+		int used = 0;
+		size_t len = strlen(buf);
+		if (!len || buf[len - 1] != '\n' || (buf[0] == '0' && buf[1] == 'x') ||
+		    sscanf(buf, "%" SCNx64 " %" SCNx64 " %n", &l.start, &l.size, &used) != 2 || !used) {
+			fclose(f);
+			return -1;
+		}
+		buf[len - 1] = 0;
+		snprintf(l.name, sizeof l.name, "%s", buf + used);
+		if ((size_t)n < max)
+			out[n] = l;
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+static long size_of(const char *p)
+{
+	struct stat st;
+	return lstat(p, &st) ? -1 : (long)st.st_size;
+}
+
+static ju_ctx *open_map(int want)
+{
+	ju_options o = { .channels = JU_CH_PERFMAP, .flags = JU_OPT_NO_ENV };
+	ju_ctx *ctx = NULL;
+	CHECK_RC(ju_open(&o, &ctx), want);
+	return ctx;
+}
+
+static ju_blob leaf(uint32_t at, uint32_t size, const char *name)
+{
+	return (ju_blob){ .start = R + at, .size = size, .name = name,
+			  .frame = { .kind = JU_FRAME_LEAF } };
+}
+
+/* ---- in this process ----------------------------------------------------------- */
+
+static const char *names[] = { "batch:b", "batch:a", "with spaces (and parens)", "ünïcødé→λ",
+			       "single" };
+
+static void map_lists_every_published_blob(void)
+{
+	unlink(path);
+	ju_ctx *ctx = open_map(0);
+	ju_blob b[] = { leaf(0x200, 0x20, names[0]), leaf(0x100, 0x31, names[1]),
+			leaf(0x300, 0x8, names[2]), leaf(0x400, 0x1000, names[3]) };
+	CHECK_RC(ju_publish_batch(ctx, b, 4), 0);
+	ju_blob s = leaf(0x2000, 1, names[4]);
+	CHECK_RC(ju_publish(ctx, &s), 0);
+	line l[16];
+	long n = read_map(l, 16);
+	CHECK(n == 5, "%ld lines (or a malformed one), want 5", n);
+	for (long i = 0; i < n && i < 16; i++) {
+		const ju_blob *want = i < 4 ? &b[i] : &s;
+		CHECK(l[i].start == (uintptr_t)want->start && l[i].size == want->size &&
+		      !strcmp(l[i].name, want->name), "line %ld: %" PRIx64 " %" PRIx64 " %s, want %p %zx %s",
+		      i, l[i].start, l[i].size, l[i].name, want->start, want->size, want->name);
+	}
+	long before = size_of(path);
+	CHECK_RC(ju_unpublish(ctx, R + 0x100), 0);
+	CHECK_RC(ju_unpublish_all(ctx), 0);
+	CHECK(size_of(path) == before, "unpublishing wrote to the perf map");
+
+	/* A second context appends to the same file, also after the first closed. */
+	ju_ctx *two = open_map(0);
+	ju_blob t = leaf(0x3000, 0x10, "second");
+	CHECK_RC(ju_publish(two, &t), 0);
+	CHECK_RC(ju_close(ctx), 0);
+	ju_blob u = leaf(0x3100, 0x10, "second-after-close");
+	CHECK_RC(ju_publish(two, &u), 0);
+	CHECK_RC(ju_unpublish_all(two), 0);
+	CHECK_RC(ju_close(two), 0);
+	ju_ctx *three = open_map(0);
+	ju_blob v = leaf(0x3200, 0x10, "reopened");
+	CHECK_RC(ju_publish(three, &v), 0);
+	n = read_map(l, 16);
+	CHECK(n == 8 && !strcmp(l[5].name, "second") && !strcmp(l[6].name, "second-after-close") &&
+	      !strcmp(l[7].name, "reopened"), "%ld lines after more contexts, want 8 in order", n);
+	CHECK_RC(ju_unpublish_all(three), 0);
+	CHECK_RC(ju_close(three), 0);
+}
+
+static void failed_publish_leaves_the_map_as_it_was(void)
+{
+	ju_ctx *ctx = open_map(0);
+	ju_blob b[] = { leaf(0x5000, 0x10, "fi:a"), leaf(0x5100, 0x10, "fi:b") };
+	long n = 1;
+	for (; n < 1000; n++) {
+		long before = size_of(path);
+		ju__fault_after(n);
+		int rc = ju_publish_batch(ctx, b, 2);
+		bool hit = ju__fault_remaining() == 0;
+		ju__fault_after(0);
+		if (!hit || rc == 0) {
+			CHECK(rc == 0, "without a fault: %s", ju_errmsg());
+			break;
+		}
+		CHECK(size_of(path) == before && ju_count(ctx) == 0, "fault %ld (%s): the map went from %ld to "
+		      "%ld bytes", n, ju_errmsg(), before, size_of(path));
+	}
+	printf("a failed publish left the perf map as it was at each of %ld fault points\n", n - 1);
+	line l[16];
+	long lines = read_map(l, 16);
+	CHECK(lines == 10 && !strcmp(l[8].name, "fi:a") && !strcmp(l[9].name, "fi:b"),
+	      "%ld lines after the fault runs, want the batch once", lines);
+	CHECK_RC(ju_unpublish_all(ctx), 0);
+	CHECK_RC(ju_close(ctx), 0);
+}
+
+/* ---- in fresh processes -------------------------------------------------------- */
+
+/* Run fn in a child whose pid has no map yet; returns its failures. */
+static void in_child(const char *what, void (*fn)(void))
+{
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		unit_failures = 0;
+		snprintf(path, sizeof path, "/tmp/perf-%d.map", (int)getpid());
+		unlink(path);
+		fn();
+		unlink(path);
+		fflush(stdout);
+		_exit(unit_failures ? 1 : 0);
+	}
+	int st = 0;
+	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	      "%s (status %#x)", what, st);
+}
+
+static void write_file(const char *p, const char *text)
+{
+	FILE *f = fopen(p, "w");
+	fputs(text, f);
+	fclose(f);
+}
+
+static void stale_file_of_an_earlier_process_is_truncated(void)
+{
+	write_file(path, "dead 10 an-earlier-process\n");
+	struct timespec old[2] = { { time(NULL) - 3600, 0 }, { time(NULL) - 3600, 0 } };
+	utimensat(AT_FDCWD, path, old, 0);
+	ju_ctx *ctx = open_map(0);
+	ju_blob b = leaf(0x100, 0x10, "mine");
+	CHECK_RC(ju_publish(ctx, &b), 0);
+	line l[4];
+	long n = read_map(l, 4);
+	CHECK(n == 1 && !strcmp(l[0].name, "mine"), "%ld lines: the stale line survived", n);
+	CHECK_RC(ju_unpublish_all(ctx), 0);
+	CHECK_RC(ju_close(ctx), 0);
+}
+
+static void file_this_process_began_is_kept(void)
+{
+	write_file(path, "beef 10 another-writer-in-this-process\n");
+	ju_ctx *ctx = open_map(0);
+	ju_blob b = leaf(0x100, 0x10, "mine");
+	CHECK_RC(ju_publish(ctx, &b), 0);
+	line l[4];
+	long n = read_map(l, 4);
+	CHECK(n == 2 && !strcmp(l[0].name, "another-writer-in-this-process") && !strcmp(l[1].name, "mine"),
+	      "%ld lines: the other writer's line is gone", n);
+	CHECK_RC(ju_unpublish_all(ctx), 0);
+	CHECK_RC(ju_close(ctx), 0);
+}
+
+/* The write stops part way (RLIMIT_FSIZE): the part written is cut off. */
+static void partial_write_is_cut_off(void)
+{
+	ju_ctx *ctx = open_map(0);
+	ju_blob a = leaf(0x100, 0x10, "fits");
+	CHECK_RC(ju_publish(ctx, &a), 0);
+	long size = size_of(path);
+	signal(SIGXFSZ, SIG_IGN);
+	struct rlimit rl = { (rlim_t)size + 10, RLIM_INFINITY };
+	CHECK(setrlimit(RLIMIT_FSIZE, &rl) == 0, "setrlimit: %s", strerror(errno));
+	ju_blob b[] = { leaf(0x200, 0x10, "does-not-fit-a"), leaf(0x300, 0x10, "does-not-fit-b") };
+	CHECK_RC(ju_publish_batch(ctx, b, 2), JU_EIO);
+	CHECK(size_of(path) == size, "the map is %ld bytes, was %ld", size_of(path), size);
+	CHECK(ju_count(ctx) == 1, "the failed batch is published");
+	CHECK_RC(ju_unpublish_all(ctx), 0);
+	CHECK_RC(ju_close(ctx), 0);
+}
+
+static char target[128];
+
+static void symlink_is_refused(void)
+{
+	write_file(target, "precious\n");
+	CHECK(symlink(target, path) == 0, "symlink: %s", strerror(errno));
+	open_map(JU_EPERM);
+	CHECK(strstr(ju_errmsg(), "symbolic link"), "message: %s", ju_errmsg());
+	CHECK(size_of(target) == 9, "the link's target was written");
+	/* a dangling link is no better */
+	unlink(target);
+	open_map(JU_EPERM);
+	CHECK(size_of(target) == -1, "a dangling link's target was created");
+}
+
+static void fifo_is_refused_without_blocking(void)
+{
+	CHECK(mkfifo(path, 0600) == 0, "mkfifo: %s", strerror(errno));
+	open_map(JU_EPERM);
+	CHECK(strstr(ju_errmsg(), "not a regular file"), "message: %s", ju_errmsg());
+}
+
+static void hard_linked_file_is_refused(void)
+{
+	write_file(target, "precious\n");
+	CHECK(link(target, path) == 0, "link: %s", strerror(errno));
+	open_map(JU_EPERM);
+	CHECK(strstr(ju_errmsg(), "hard links"), "message: %s", ju_errmsg());
+	CHECK(size_of(target) == 9, "the linked file was written");
+	unlink(target);
+}
+
+static void file_of_another_user_is_refused(void)
+{
+	write_file(path, "beef 10 someone-else\n");
+	CHECK(chown(path, 65534, 65534) == 0, "chown: %s", strerror(errno));
+	open_map(JU_EPERM);
+	CHECK(strstr(ju_errmsg(), "belongs to uid 65534"), "message: %s", ju_errmsg());
+	CHECK(size_of(path) == 21, "another user's file was written");
+}
+
+int main(void)
+{
+	R = mmap(NULL, 1 << 16, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	snprintf(target, sizeof target, "/tmp/test-perfmap-target.%d", (int)getpid());
+	/* These need processes that have not opened their map yet. */
+	in_child("a stale file of an earlier process is truncated",
+		 stale_file_of_an_earlier_process_is_truncated);
+	in_child("a file this process began is kept", file_this_process_began_is_kept);
+	in_child("a write cut short is undone", partial_write_is_cut_off);
+	in_child("a symbolic link is refused", symlink_is_refused);
+	in_child("a FIFO is refused", fifo_is_refused_without_blocking);
+	in_child("a hard-linked file is refused", hard_linked_file_is_refused);
+	if (geteuid() == 0)
+		in_child("another user's file is refused", file_of_another_user_is_refused);
+	else
+		printf("note: not root, cannot make a file of another user; that case is not checked\n");
+
+	snprintf(path, sizeof path, "/tmp/perf-%d.map", (int)getpid());
+	map_lists_every_published_blob();
+	failed_publish_leaves_the_map_as_it_was();
+	unlink(path);
+	unlink(target);
+	return unit_done("test-perfmap");
+}
