@@ -1,0 +1,270 @@
+/* jit.c - copy and patch stencils into executable memory (run time).
+ *
+ * Layout: all functions of a program share one mapping; each starts on a
+ * 16-byte boundary (perf's libdw unwinder wanted aligned code) and is
+ *     ENTER stencil | one stencil per instruction | trampolines
+ * A stencil's final `jmp _JIT_CONTINUE` was dropped by the generator, so
+ * straight-line code runs from one stencil into the next.  Calls to run-time
+ * functions go through a trampoline (jmp *0(%rip); .quad addr) at the end of
+ * the function: the mapping is rarely within the ±2 GiB a rel32 reaches.
+ *
+ * Memory is mapped RW, filled, then mprotect'ed RX: it is never writable and
+ * executable at once, and never comes from malloc (perf symbolizes only
+ * anonymous executable mappings).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "../vm/ops.h"
+#include "jit.h"
+#include "patch.h"
+
+struct tj_jit {
+	const tj_stencil_set *set;
+	uint8_t *mem;
+	size_t mem_size, code_bytes;
+	uint32_t n_funcs;
+	tj_jit_func *funcs;
+	void **entries;
+	tj_line *lines;
+	tj_cfi_range *cfi;
+};
+
+/* The shim is preserve_none (shim.c); C code here only needs its address. */
+void tj_shim_call(void);
+
+static const uint64_t ext_addr[TJ_EXT_COUNT] = {
+#define X(name) (uint64_t)(uintptr_t)&name,
+	TJ_STENCIL_EXTERNS(X)
+#undef X
+};
+
+const tj_stencil_set *tj_jit_stencils(const tj_jit *j) { return j->set; }
+uint32_t tj_jit_nfuncs(const tj_jit *j) { return j->n_funcs; }
+const tj_jit_func *tj_jit_func_info(const tj_jit *j, uint32_t fn) { return &j->funcs[fn]; }
+size_t tj_jit_code_bytes(const tj_jit *j) { return j->code_bytes; }
+
+void tj_jit_free(tj_jit *j)
+{
+	if (!j)
+		return;
+	if (j->mem)
+		munmap(j->mem, j->mem_size);
+	free(j->funcs);
+	free(j->entries);
+	free(j->lines);
+	free(j->cfi);
+	free(j);
+}
+
+void tj_jit_attach(tj_jit *j, tj_vm *vm)
+{
+	vm->jit = j;
+	vm->entries = j->entries;
+}
+
+tj_res tj_jit_run(tj_vm *vm, uint32_t fn, int64_t *locals)
+{
+	return tj_jit_enter(vm->entries[fn], locals, vm);
+}
+
+static size_t align_up(size_t x, size_t a) { return (x + a - 1) & ~(a - 1); }
+
+/* The trampolines a function needs: the externs its stencils call. */
+static unsigned func_uses(const tj_program *p, const tj_func *f, const tj_stencil_set *set)
+{
+	unsigned uses = 0;
+	for (uint32_t i = f->first; i < f->first + f->count; i++)
+		uses |= set->ops[p->insns[i].op].uses_ext;
+	return uses;
+}
+
+static unsigned popcount(unsigned x) { return (unsigned)__builtin_popcount(x); }
+
+/* Where each instruction's code goes.  off[i] is the offset in the mapping
+ * of instruction i; tramp[f] the offset of function f's trampolines. */
+static size_t plan(const tj_program *p, const tj_stencil_set *set, uint32_t *off, uint32_t *tramp,
+		   unsigned *uses)
+{
+	size_t at = 0;
+	for (uint32_t fi = 0; fi < p->n_funcs; fi++) {
+		const tj_func *f = &p->funcs[fi];
+		at = align_up(at, 16);
+		for (uint32_t i = f->first; i < f->first + f->count; i++) {
+			off[i] = (uint32_t)at;
+			at += set->ops[p->insns[i].op].size;
+		}
+		uses[fi] = func_uses(p, f, set);
+		at = align_up(at, 8);
+		tramp[fi] = (uint32_t)at;
+		at += popcount(uses[fi]) * TJ_TRAMPOLINE_SIZE;
+	}
+	return at;
+}
+
+static void write_trampolines(uint8_t *at, unsigned uses, uint64_t *addr_of_ext)
+{
+	for (int e = 0; e < TJ_EXT_COUNT; e++) {
+		if (!(uses & (1u << e)))
+			continue;
+		/* jmp *0(%rip) -- FF /4 with a RIP-relative operand; then the target */
+		static const uint8_t jmp_rip[6] = { 0xff, 0x25, 0, 0, 0, 0 };
+		memcpy(at, jmp_rip, sizeof jmp_rip);
+		memcpy(at + 6, &ext_addr[e], 8);
+		memset(at + 14, 0xcc, TJ_TRAMPOLINE_SIZE - 14); /* int3 */
+		addr_of_ext[e] = (uint64_t)(uintptr_t)at;
+		at += TJ_TRAMPOLINE_SIZE;
+	}
+}
+
+/* The values of an instruction's holes (see stencils/stencils.c). */
+static void hole_values(const tj_program *p, uint32_t i, const uint8_t *mem, const uint32_t *off,
+			uint64_t v[TJ_HOLE_NVALUES])
+{
+	const tj_insn *in = &p->insns[i];
+	const tj_func *f;
+	v[TJ_HOLE_INSN] = i;
+	v[TJ_HOLE_CONTINUE] = (uint64_t)(uintptr_t)(mem + off[i + 1]);
+	switch (in->op) {
+	case TJ_OP_PUSH: v[TJ_HOLE_OPERAND] = (uint64_t)in->a; break;
+	case TJ_OP_LOAD:
+	case TJ_OP_STORE: v[TJ_HOLE_OPARG] = (uint64_t)in->a * sizeof(int64_t); break;
+	case TJ_OP_FN: v[TJ_HOLE_OPARG] = (uint64_t)in->a; break;
+	case TJ_OP_JMP:
+	case TJ_OP_JZ:
+	case TJ_OP_JNZ: v[TJ_HOLE_TARGET] = (uint64_t)(uintptr_t)(mem + off[in->a]); break;
+	case TJ_OP_CALL:
+		v[TJ_HOLE_OPARG] = (uint64_t)in->b * sizeof(int64_t);
+		v[TJ_HOLE_OPARG2] = (uint64_t)in->a * sizeof(void *);
+		break;
+	case TJ_OP_HOST:
+		v[TJ_HOLE_OPARG] = (uint64_t)in->b * sizeof(int64_t);
+		v[TJ_HOLE_OPARG2] = (uint64_t)in->a;
+		break;
+	case TJ_OP_ENTER:
+		f = &p->funcs[in->a];
+		v[TJ_HOLE_OPERAND] = (uint64_t)TJ_FRAME_SLOTS(f->nslots, f->max_stack);
+		v[TJ_HOLE_OPARG] = f->nargs;
+		v[TJ_HOLE_OPARG2] = f->nslots;
+		break;
+	}
+}
+
+static int emit_insn(const tj_program *p, const tj_stencil_set *set, uint32_t i, uint8_t *mem,
+		     const uint32_t *off, const uint64_t *ext, char *err, size_t errlen)
+{
+	const tj_stencil *s = &set->ops[p->insns[i].op];
+	uint8_t *dst = mem + off[i];
+	memcpy(dst, s->code, s->size);
+	uint64_t v[TJ_HOLE_NVALUES] = { 0 };
+	hole_values(p, i, mem, off, v);
+	for (unsigned h = 0; h < s->n_holes; h++) {
+		const tj_hole *hole = &s->holes[h];
+		uint64_t sym = hole->value == TJ_HOLE_EXTERN ? ext[hole->ext] : v[hole->value];
+		uint64_t where = (uint64_t)(uintptr_t)(dst + hole->offset);
+		int rc = tj_patch(hole->reloc, dst + hole->offset, where, sym + (uint64_t)hole->addend);
+		if (rc) {
+			const tj_insn *in = &p->insns[i];
+			snprintf(err, errlen,
+				 "%s:%u:%u: cannot patch %s (hole at +0x%x): the value does not fit the field",
+				 p->file, in->line, in->col, tj_opinfo_table[in->op].name, hole->offset);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Line table and CFI ranges for function fi; rows and ranges are appended
+ * at *nl / *nc. */
+static void describe(tj_jit *j, const tj_program *p, uint32_t fi, const uint32_t *off,
+		     const uint32_t *tramp, unsigned uses, size_t *nl, size_t *nc)
+{
+	const tj_func *f = &p->funcs[fi];
+	uint32_t base = off[f->first];
+	tj_jit_func *jf = &j->funcs[fi];
+	jf->code = j->mem + base;
+	jf->size = tramp[fi] + popcount(uses) * TJ_TRAMPOLINE_SIZE - base;
+	jf->lines = j->lines + *nl;
+	jf->cfi = j->cfi + *nc;
+	for (uint32_t i = f->first; i < f->first + f->count; i++) {
+		const tj_stencil *s = &j->set->ops[p->insns[i].op];
+		uint32_t start = off[i] - base;
+		if (!s->size)
+			continue;
+		size_t n = (size_t)(j->lines + *nl - jf->lines);
+		if (!n || jf->lines[n - 1].line != p->insns[i].line)
+			j->lines[(*nl)++] = (tj_line){ start, p->insns[i].line };
+		j->cfi[(*nc)++] = (tj_cfi_range){ start, start + s->size, s->cfi, s->cfi_len };
+	}
+	if (uses)
+		/* trampolines only jump: the function-entry rule, no instructions */
+		j->cfi[(*nc)++] = (tj_cfi_range){ tramp[fi] - base, jf->size, NULL, 0 };
+	jf->n_lines = (size_t)(j->lines + *nl - jf->lines);
+	jf->n_cfi = (size_t)(j->cfi + *nc - jf->cfi);
+}
+
+int tj_jit_compile(const tj_program *p, enum tj_frames frames, tj_jit **out, char *err,
+		   size_t errlen)
+{
+	tj_jit *j = calloc(1, sizeof *j);
+	uint32_t *off = malloc(((size_t)p->n_insns + 1) * sizeof *off);
+	uint32_t *tramp = malloc(((size_t)p->n_funcs + 1) * sizeof *tramp);
+	unsigned *uses = malloc(((size_t)p->n_funcs + 1) * sizeof *uses);
+	int rc = -1;
+	if (!j || !off || !tramp || !uses)
+		goto oom;
+	j->set = frames == TJ_FRAMES_NOFP ? &tj_stencils_nofp : &tj_stencils_fp;
+	j->n_funcs = p->n_funcs;
+	size_t total = plan(p, j->set, off, tramp, uses);
+	if (total > UINT32_MAX) {
+		snprintf(err, errlen, "%s: program too large for the JIT (%zu bytes of code)", p->file,
+			 total);
+		goto out;
+	}
+	off[p->n_insns] = (uint32_t)total;
+	j->code_bytes = total;
+	j->mem_size = align_up(total ? total : 1, (size_t)sysconf(_SC_PAGESIZE));
+	j->mem = mmap(NULL, j->mem_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (j->mem == MAP_FAILED) {
+		j->mem = NULL;
+		snprintf(err, errlen, "mmap of %zu bytes for JIT code failed", j->mem_size);
+		goto out;
+	}
+	j->funcs = calloc(p->n_funcs ? p->n_funcs : 1, sizeof *j->funcs);
+	j->entries = calloc(p->n_funcs ? p->n_funcs : 1, sizeof *j->entries);
+	j->lines = malloc(((size_t)p->n_insns + 1) * sizeof *j->lines);
+	j->cfi = malloc(((size_t)p->n_insns + p->n_funcs + 1) * sizeof *j->cfi);
+	if (!j->funcs || !j->entries || !j->lines || !j->cfi)
+		goto oom;
+
+	size_t nl = 0, nc = 0;
+	for (uint32_t fi = 0; fi < p->n_funcs; fi++) {
+		const tj_func *f = &p->funcs[fi];
+		uint64_t ext[TJ_EXT_COUNT] = { 0 };
+		write_trampolines(j->mem + tramp[fi], uses[fi], ext);
+		for (uint32_t i = f->first; i < f->first + f->count; i++)
+			if (emit_insn(p, j->set, i, j->mem, off, ext, err, errlen))
+				goto out;
+		j->entries[fi] = j->mem + off[f->first];
+		describe(j, p, fi, off, tramp, uses[fi], &nl, &nc);
+	}
+	if (mprotect(j->mem, j->mem_size, PROT_READ | PROT_EXEC) != 0) {
+		snprintf(err, errlen, "mprotect of JIT code to read+execute failed");
+		goto out;
+	}
+	*out = j;
+	j = NULL;
+	rc = 0;
+	goto out;
+oom:
+	snprintf(err, errlen, "out of memory while compiling %s", p->file);
+out:
+	tj_jit_free(j);
+	free(off);
+	free(tramp);
+	free(uses);
+	return rc;
+}

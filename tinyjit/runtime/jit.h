@@ -1,0 +1,67 @@
+/* jit.h - the copy-and-patch JIT's run-time interface.
+ *
+ * tj_jit_compile copies each instruction's stencil into one mmap'ed region
+ * (written RW, then made RX: never writable and executable at once), patches
+ * the holes, and records for every function what an unwinder needs: its
+ * code range, a line table (code offset -> .tj line) and CFI ranges.
+ */
+#ifndef TJ_JIT_H
+#define TJ_JIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../vm/vm.h"
+#include "stencil.h"
+
+enum tj_frames { TJ_FRAMES_FP, TJ_FRAMES_NOFP };
+enum tj_cfi_mode { TJ_CFI_REGION, TJ_CFI_EXACT };
+
+extern const tj_stencil_set tj_stencils_fp, tj_stencils_nofp;
+
+/* A line-table row: code from `offset` on comes from .tj line `line`. */
+typedef struct tj_line {
+	uint32_t offset, line;
+} tj_line;
+
+/* The compiler's CFI for [start, end) of a function's code. */
+typedef struct tj_cfi_range {
+	uint32_t start, end;
+	const uint8_t *insns;
+	size_t len;
+} tj_cfi_range;
+
+typedef struct tj_jit_func {
+	const uint8_t *code;
+	uint32_t size;
+	const tj_line *lines;
+	size_t n_lines;
+	const tj_cfi_range *cfi; /* every stencil and the trampolines, in order */
+	size_t n_cfi;
+} tj_jit_func;
+
+typedef struct tj_jit tj_jit;
+
+/* Compile every function of p.  Returns 0, or -1 with a message. */
+int tj_jit_compile(const tj_program *p, enum tj_frames frames, tj_jit **out, char *err,
+		   size_t errlen);
+void tj_jit_free(tj_jit *j);
+
+/* Let vm run p's functions as JIT code. */
+void tj_jit_attach(tj_jit *j, tj_vm *vm);
+
+const tj_stencil_set *tj_jit_stencils(const tj_jit *j);
+uint32_t tj_jit_nfuncs(const tj_jit *j);
+const tj_jit_func *tj_jit_func_info(const tj_jit *j, uint32_t fn);
+size_t tj_jit_code_bytes(const tj_jit *j);
+
+/* Run function fn (frame at locals, arguments in place) as JIT code. */
+tj_res tj_jit_run(tj_vm *vm, uint32_t fn, int64_t *locals);
+
+/* Enter JIT code `code` from C with the frame at locals (runtime/shim.c). */
+tj_res tj_jit_enter(void *code, int64_t *locals, tj_vm *vm);
+
+/* Called by stencils to report a run-time error. */
+tj_res tj_rt_fail(tj_vm *vm, int64_t err, int64_t insn);
+
+#endif

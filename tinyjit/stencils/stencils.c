@@ -1,0 +1,198 @@
+/* stencils.c - one machine-code template per opcode (build time).
+ *
+ * clang-19 compiles this file into stencils; gen/tj_gen turns the object
+ * into a table of code bytes and holes.  Each template is tj_op_<NAME> for
+ * an opcode of vm/opcodes.def, and its operands come from holes (see
+ * template.h).  The arithmetic is vm/ops.h, shared with the interpreter.
+ *
+ * Stack convention: the top of the operand stack lives in `tos`; `sp`
+ * points at the slot where it would be spilled, so the value beneath it is
+ * sp[-1].  Pushing spills tos to *sp; popping reloads it from sp[-1].
+ */
+#include "template.h"
+
+/* ---- stack and locals ---- */
+
+STENCIL(PUSH)
+{
+	*sp++ = tos;
+	tos = OPERAND;
+	CONTINUE();
+}
+
+/* OPARG is the slot's byte offset, so it lands in the load's displacement. */
+STENCIL(LOAD)
+{
+	*sp++ = tos;
+	tos = *(int64_t *)((char *)locals + OPARG);
+	CONTINUE();
+}
+
+STENCIL(STORE)
+{
+	*(int64_t *)((char *)locals + OPARG) = tos;
+	tos = *--sp;
+	CONTINUE();
+}
+
+STENCIL(DUP)
+{
+	*sp++ = tos;
+	CONTINUE();
+}
+
+STENCIL(POP)
+{
+	tos = *--sp;
+	CONTINUE();
+}
+
+STENCIL(SWAP)
+{
+	int64_t under = sp[-1];
+	sp[-1] = tos;
+	tos = under;
+	CONTINUE();
+}
+
+STENCIL(FN)
+{
+	*sp++ = tos;
+	tos = OPARG;
+	CONTINUE();
+}
+
+/* ---- arithmetic and comparisons: tos = sp[-1] OP tos ---- */
+
+#define BINARY(NAME, expr)                \
+	STENCIL(NAME)                     \
+	{                                 \
+		int64_t a = *--sp, b = tos; \
+		tos = (expr);             \
+		CONTINUE();               \
+	}
+
+BINARY(ADD, tj_add(a, b))
+BINARY(SUB, tj_sub(a, b))
+BINARY(MUL, tj_mul(a, b))
+BINARY(AND, a & b)
+BINARY(OR, a | b)
+BINARY(XOR, a ^ b)
+BINARY(SHL, tj_shl(a, b))
+BINARY(SHR, tj_shr(a, b))
+BINARY(USHR, tj_ushr(a, b))
+BINARY(EQ, a == b)
+BINARY(NE, a != b)
+BINARY(LT, a < b)
+BINARY(LE, a <= b)
+BINARY(GT, a > b)
+BINARY(GE, a >= b)
+
+STENCIL(DIV)
+{
+	if (tos == 0)
+		FAIL(TJ_ERR_DIV0);
+	int64_t a = *--sp;
+	tos = tj_div(a, tos);
+	CONTINUE();
+}
+
+STENCIL(MOD)
+{
+	if (tos == 0)
+		FAIL(TJ_ERR_DIV0);
+	int64_t a = *--sp;
+	tos = tj_mod(a, tos);
+	CONTINUE();
+}
+
+STENCIL(NEG)
+{
+	tos = tj_neg(tos);
+	CONTINUE();
+}
+
+STENCIL(NOT)
+{
+	tos = ~tos;
+	CONTINUE();
+}
+
+/* ---- control ---- */
+
+STENCIL(JMP)
+{
+	JUMP();
+}
+
+STENCIL(JZ)
+{
+	int64_t cond = tos;
+	tos = *--sp;
+	if (cond == 0)
+		JUMP();
+	CONTINUE();
+}
+
+STENCIL(JNZ)
+{
+	int64_t cond = tos;
+	tos = *--sp;
+	if (cond != 0)
+		JUMP();
+	CONTINUE();
+}
+
+/* The arguments are the top argc values: spill tos and point at the first.
+ * OPARG = argc * sizeof(int64_t), OPARG2 = callee index *
+ * sizeof(void *).  The callee is entered through the shim, the one frame
+ * that sets rbp. */
+STENCIL(CALL)
+{
+	*sp = tos;
+	int64_t *args = (int64_t *)((char *)(sp + 1) - OPARG);
+	void *callee = *(void **)((char *)vm->entries + OPARG2);
+	tj_res r = tj_shim_call(args, args, 0, vm, callee);
+	if (r.status)
+		return r;
+	sp = args;
+	tos = r.value;
+	CONTINUE();
+}
+
+/* OPARG = argc * sizeof(int64_t), OPARG2 = host function index. */
+STENCIL(HOST)
+{
+	*sp = tos;
+	int64_t *args = (int64_t *)((char *)(sp + 1) - OPARG);
+	tj_res r = tj_rt_host(vm, args, OPARG2, INSN);
+	if (r.status)
+		return r;
+	sp = args;
+	tos = r.value;
+	CONTINUE();
+}
+
+STENCIL(RET)
+{
+	(void)locals;
+	(void)sp;
+	vm->depth--;
+	return (tj_res){ tos, 0 };
+}
+
+/* A function's first stencil.  OPERAND = the frame's value-stack slots,
+ * OPARG = arguments, OPARG2 = all locals.  Same checks, same order as the
+ * interpreter. */
+STENCIL(ENTER)
+{
+	if (++vm->depth > vm->max_depth)
+		FAIL(TJ_ERR_DEPTH);
+	if (vm->stack_end - locals < OPERAND)
+		FAIL(TJ_ERR_STACK);
+#pragma clang loop vectorize(disable) unroll(disable)
+	for (int64_t i = OPARG; i < OPARG2; i++)
+		locals[i] = 0;
+	sp = locals + OPARG2;
+	CONTINUE();
+}

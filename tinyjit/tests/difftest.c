@@ -1,0 +1,111 @@
+/* difftest.c - differential test: the interpreter defines the semantics;
+ * the JIT, with both stencil sets, must agree on every generated program:
+ * same result, or the same error at the same instruction.
+ *
+ *   difftest [--seeds N] [--start S] [--verbose]
+ *
+ * Every fourth program runs with a call depth limit of 3, so depth errors
+ * are compared too.  On a mismatch the program is printed to stderr.
+ * Ends with the line "difftest: N passed, N failed".
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../runtime/jit.h"
+#include "../vm/vm.h"
+#include "progen.h"
+
+typedef struct {
+	int64_t status, value;
+	int err;
+	uint32_t insn;
+} outcome;
+
+static outcome run(const tj_program *p, tj_jit *jit, const int64_t args[2], int64_t max_depth)
+{
+	tj_vm vm;
+	outcome o = { -1, 0, 0, 0 };
+	if (tj_vm_init(&vm, p, max_depth, 1u << 16))
+		return o;
+	if (jit)
+		tj_jit_attach(jit, &vm);
+	tj_res r = tj_vm_invoke(&vm, tj_find_func(p, "main"), args, 2, UINT32_MAX);
+	o = (outcome){ r.status, r.status ? 0 : r.value, vm.err, vm.err_insn };
+	tj_vm_fini(&vm);
+	return o;
+}
+
+static int same(outcome a, outcome b)
+{
+	return a.status == b.status && a.value == b.value && a.err == b.err && a.insn == b.insn;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t seeds = 1000, start = 1;
+	int verbose = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--seeds") && i + 1 < argc)
+			seeds = strtoull(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--start") && i + 1 < argc)
+			start = strtoull(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--verbose"))
+			verbose = 1;
+		else {
+			fprintf(stderr, "usage: difftest [--seeds N] [--start S] [--verbose]\n");
+			return 2;
+		}
+	}
+	static char text[1 << 20];
+	unsigned long passed = 0, failed = 0, errors[8] = { 0 };
+	uint64_t insns = 0;
+	for (uint64_t seed = start; seed < start + seeds; seed++) {
+		size_t len = tj_progen(seed, text, sizeof text);
+		tj_diag d;
+		tj_program *p = len ? tj_load("generated.tj", text, len, &d) : NULL;
+		if (!p) {
+			fprintf(stderr, "seed %" PRIu64 ": generated program does not load: %s\n%s", seed,
+				len ? d.msg : "too long", text);
+			failed++;
+			continue;
+		}
+		insns += p->n_insns;
+		int64_t args[2];
+		tj_progen_args(seed, args);
+		int64_t depth = seed % 4 == 0 ? 3 : TJ_DEFAULT_MAX_DEPTH;
+		outcome want = run(p, NULL, args, depth);
+		int ok = want.status >= 0;
+		for (int f = 0; f < 2 && ok; f++) {
+			tj_jit *jit;
+			char err[256];
+			if (tj_jit_compile(p, f ? TJ_FRAMES_NOFP : TJ_FRAMES_FP, &jit, err, sizeof err)) {
+				fprintf(stderr, "seed %" PRIu64 ": JIT compile failed: %s\n", seed, err);
+				ok = 0;
+				break;
+			}
+			outcome got = run(p, jit, args, depth);
+			tj_jit_free(jit);
+			if (!same(want, got)) {
+				fprintf(stderr,
+					"seed %" PRIu64 " frames=%s: interpreter status %" PRId64 " value %" PRId64
+					" err %d at %u; JIT status %" PRId64 " value %" PRId64 " err %d at %u\n%s",
+					seed, f ? "nofp" : "fp", want.status, want.value, want.err, want.insn,
+					got.status, got.value, got.err, got.insn, text);
+				ok = 0;
+			}
+		}
+		if (verbose)
+			printf("seed %" PRIu64 ": %s err %d value %" PRId64 "\n", seed, ok ? "ok" : "MISMATCH",
+			       want.err, want.value);
+		errors[want.err & 7]++;
+		ok ? passed++ : failed++;
+		tj_program_free(p);
+	}
+	printf("difftest: %" PRIu64 " instructions; outcomes: %lu values, %lu division by zero, "
+	       "%lu call depth\n",
+	       insns, errors[TJ_OK], errors[TJ_ERR_DIV0], errors[TJ_ERR_DEPTH]);
+	printf("difftest: %lu passed, %lu failed\n", passed, failed);
+	return failed != 0;
+}

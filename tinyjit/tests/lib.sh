@@ -1,0 +1,54 @@
+# lib.sh - shared helpers for tinyjit's test drivers (sourced, POSIX sh).
+#
+# A driver sources this, runs its checks with `check NAME CONDITION...` or
+# `expect_eq NAME WANT GOT`, and ends with `finish`.  Environment (set by
+# tinyjit/tests/tests.mk): TJ the tinyjit binary, TJ_TEST_B the tests'
+# build directory.  A driver that cannot run at all exits 77 with a reason.
+
+: "${TJ:?TJ must name the tinyjit binary}"
+: "${TJ_TEST_B:?TJ_TEST_B must name the test build directory}"
+EX=tinyjit/examples
+PROGS=tinyjit/tests/progs
+tj_pass=0 tj_fail=0 tj_skip=0
+tj_driver=$(basename "$0" .sh)
+
+pass() { tj_pass=$((tj_pass + 1)); }
+fail() { tj_fail=$((tj_fail + 1)); echo "FAIL: $tj_driver: $*" >&2; }
+skip() { tj_skip=$((tj_skip + 1)); echo "SKIP: $tj_driver: $*"; }
+
+# expect_eq NAME WANT GOT
+expect_eq() {
+	if [ "$2" = "$3" ]; then pass; else fail "$1: expected '$2', got '$3'"; fi
+}
+
+# check NAME COMMAND...: passes when COMMAND succeeds
+check() {
+	name=$1
+	shift
+	if "$@"; then pass; else fail "$name"; fi
+}
+
+skip_all() {
+	echo "SKIP: $tj_driver: $*"
+	exit 77
+}
+
+# The in-process channels, when this build can publish (a TJ_PUBLISH=0
+# build cannot): publish_spec BINARY
+publish_spec() {
+	if "$1" --publish=unwinder,gdb "$EX/fib.tj" 1 >/dev/null 2>&1; then echo unwinder,gdb; else echo none; fi
+}
+
+# The JIT configurations every program is run in.
+MODES="--jit=off
+--jit=on --frames=fp --cfi=region
+--jit=on --frames=fp --cfi=exact
+--jit=on --frames=nofp --cfi=region
+--jit=on --frames=nofp --cfi=exact"
+
+finish() {
+	mkdir -p "$TJ_TEST_B/results"
+	echo "$tj_pass $tj_fail $tj_skip" >"$TJ_TEST_B/results/$tj_driver"
+	echo "$tj_driver: $tj_pass passed, $tj_fail failed, $tj_skip skipped"
+	[ "$tj_fail" -eq 0 ]
+}

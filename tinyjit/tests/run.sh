@@ -1,0 +1,20 @@
+#!/bin/sh
+# run.sh - run every tinyjit test driver and sum their results.
+#   run.sh DRIVER...      (each exits 0 pass, 77 skipped entirely, else fail)
+: "${TJ_TEST_B:?}"
+rm -rf "$TJ_TEST_B/results"
+status=0
+for d in "$@"; do
+	sh "$d"
+	rc=$?
+	name=$(basename "$d" .sh)
+	if [ $rc -eq 77 ]; then
+		mkdir -p "$TJ_TEST_B/results"
+		echo "0 0 1" >"$TJ_TEST_B/results/$name"
+	elif [ $rc -ne 0 ]; then
+		status=1
+		[ -f "$TJ_TEST_B/results/$name" ] || echo "0 1 0" >"$TJ_TEST_B/results/$name"
+	fi
+done
+cat "$TJ_TEST_B"/results/* | awk '{p+=$1; f+=$2; s+=$3} END {printf "tinyjit: %d passed, %d failed, %d skipped\n", p, f, s}'
+exit $status
