@@ -96,15 +96,21 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/jitunwind.pc
 
 # ---- parts ------------------------------------------------------------------
+# Each part's fragment may add its test target to CHECK_PARTS.
+CHECK_PARTS := tinyjit-check
 include tests/tests.mk
 include examples/examples.mk
--include tinyjit/tinyjit.mk
--include bench/bench.mk
+include tinyjit/tinyjit.mk
+include bench/bench.mk
+-include jitstack/jitstack.mk
+-include tests/matrix/matrix.mk
 
-# The library's tests, then tinyjit's own suite.
+# The library's tests, then each part's own suite; every one runs even if an
+# earlier one failed, and check fails if any did.
 check: test-deps lib tests
-	@tests/run.sh $(BUILD)
-	@$(MAKE) --no-print-directory tinyjit-check
+	@rc=0; tests/run.sh $(BUILD) || rc=1; \
+	for t in $(CHECK_PARTS); do $(MAKE) --no-print-directory $$t || rc=1; done; \
+	exit $$rc
 
 demo: test-deps lib examples
 	@examples/demo.sh $(BUILD)
