@@ -20,12 +20,12 @@
  *            past them.  The owner's own writes cannot be serialised with
  *            ours -- a limit of the interface that every JIT shares.
  *
- * An entry points at its arena's own image.  When the arena is retired the
- * channel takes the image from it (the in-process unwinders, whose swaps run
- * first, have let go of it by then): an outside reader may still be copying
- * it.  Unlinked entries and their images wait in a graveyard (see sweep())
- * and are freed only after the descriptor says so.  While an arena lives its
- * image changes in one way only: an unpublished blob's FDE ranges become 0
+ * An entry points at its arena's own image.  A swap unlinks the entries of
+ * retired arenas; arena.c keeps a retired arena, image and entry included,
+ * for its grace period (JU_GRACE_NS, internal.h) and then calls our
+ * arena_discard, which first tells outside readers (reclaim_seq) and then
+ * frees the entry; arena.c frees the image.  While an arena lives its image
+ * changes in one way only: an unpublished blob's FDE ranges become 0
  * (aligned 8-byte stores; see docs/OUTSIDE_READER.md).
  */
 #include "formats/gdbjit.h"
@@ -40,16 +40,6 @@
 #include <string.h>
 #include <time.h>
 
-/* Graveyard policy.  An unlinked entry is freed at the first change that
- * comes GRACE_NS or more after it was unlinked (so a reader that validated a
- * snapshot has that long to copy images before anything in it is freed), or
- * earlier, oldest first, while the graveyard holds more than
- * max(GRAVE_MIN_BYTES, bytes of live images): memory stays bounded at about
- * twice the live images whatever the churn.  Readers never depend on the
- * timing for correctness: reclaim_seq tells them exactly what was freed. */
-#define GRACE_NS 100000000ull  /* 100 ms */
-#define GRAVE_MIN_BYTES ((size_t)256 << 10)
-
 /* ---- the process-wide symbols --------------------------------------------- */
 
 #define GDBJIT_EXPORT __attribute__((visibility("default"), used))
@@ -61,7 +51,7 @@ GDBJIT_EXPORT gdbjit_descriptor __jit_debug_descriptor = {
 	.ext_version = GDBJIT_EXT_VERSION,
 	.sizeof_descriptor = sizeof(gdbjit_descriptor),
 	.sizeof_entry = sizeof(gdbjit_entry),
-	.grace_ns = GRACE_NS,
+	.grace_ns = JU_GRACE_NS,
 };
 _Static_assert(sizeof GDBJIT_EXT_MAGIC - 1 == GDBJIT_EXT_MAGIC_LEN, "magic length");
 
@@ -80,15 +70,10 @@ extern gdbjit_descriptor ju__gdb_own_descriptor
 
 enum desc_mode { DESC_OWN, DESC_SHARED, DESC_FOREIGN };
 
-/* Per arena: its entry; once retired, also the image it took over. */
+/* Per arena: its entry. */
 struct gdb_reg {
 	gdbjit_entry entry;          /* what the descriptor's list links */
-	struct gdb_reg *grave_next;  /* graveyard order: oldest first */
-	uint64_t unlink_seq;         /* descriptor seq after the unlinking change */
-	uint64_t unlink_ns;
-	size_t size;                 /* bytes of image */
-	uint8_t *image;              /* owned once in the graveyard */
-	bool image_mapped;
+	uint64_t unlink_seq;         /* descriptor seq after the unlinking change; 0: linked or never */
 };
 _Static_assert(offsetof(struct gdb_reg, entry) == 0, "the entry starts the block");
 
@@ -99,8 +84,6 @@ _Static_assert(offsetof(struct gdb_reg, entry) == 0, "the entry starts the block
 static pthread_mutex_t gdb_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long n_open;      /* contexts with the channel on (atomic) */
 static int mode;                  /* enum desc_mode (atomic) */
-static struct gdb_reg *grave_head, *grave_tail;
-static size_t grave_bytes, live_bytes;
 
 /* The descriptor every JIT of the process uses: a reference through the
  * interposable name (-fPIC, default visibility: GOT). */
@@ -216,58 +199,6 @@ static void notify(gdbjit_descriptor *d, gdbjit_entry *e, uint32_t action)
 	__jit_debug_register_code();
 }
 
-/* ---- the graveyard ---------------------------------------------------------- */
-
-static void bury(struct gdb_reg *g, uint64_t seq, uint64_t now)
-{
-	g->grave_next = NULL;
-	g->unlink_seq = seq;
-	g->unlink_ns = now;
-	if (grave_tail)
-		grave_tail->grave_next = g;
-	else
-		grave_head = g;
-	grave_tail = g;
-	grave_bytes += g->size;
-	live_bytes -= g->size;
-}
-
-/* Free the first n graveyard entries: say so in the descriptor first. */
-static void free_oldest(gdbjit_descriptor *d, bool ext, size_t n)
-{
-	if (!n)
-		return;
-	struct gdb_reg *g = grave_head, *last = NULL;
-	for (size_t i = 0; i < n; i++, g = g->grave_next)
-		last = g;
-	if (ext)
-		publish_reclaim(d, last->unlink_seq);
-	while (n--) {
-		g = grave_head;
-		grave_head = g->grave_next;
-		grave_bytes -= g->size;
-		image_release(g->image, g->size, g->image_mapped);
-		free(g);
-	}
-	if (!grave_head)
-		grave_tail = NULL;
-}
-
-/* The graveyard policy (see GRACE_NS).  Unlink order is seq order, so the
- * freed entries are always a prefix and reclaim_seq one number. */
-static void sweep(gdbjit_descriptor *d, bool ext, uint64_t now)
-{
-	size_t budget = live_bytes > GRAVE_MIN_BYTES ? live_bytes : GRAVE_MIN_BYTES;
-	size_t n = 0, bytes = grave_bytes;
-	for (struct gdb_reg *g = grave_head; g; g = g->grave_next) {
-		if (bytes <= budget && now - g->unlink_ns < GRACE_NS)
-			break;
-		bytes -= g->size;
-		n++;
-	}
-	free_oldest(d, ext, n);
-}
-
 /* ---- the channel ------------------------------------------------------------ */
 
 static int gdb_open(struct ju_ctx *ctx)
@@ -285,18 +216,12 @@ static int gdb_open(struct ju_ctx *ctx)
 	return 0;
 }
 
+/* ju_close frees the context's retired arenas before closing channels, so
+ * every entry of this context has been discarded by now. */
 static void gdb_close(struct ju_ctx *ctx)
 {
 	(void)ctx;
-	pthread_mutex_lock(&gdb_lock);
-	/* The last context gone, no change will come to sweep: free it all. */
-	if (__atomic_sub_fetch(&n_open, 1, __ATOMIC_RELAXED) == 0) {
-		size_t n = 0;
-		for (struct gdb_reg *g = grave_head; g; g = g->grave_next)
-			n++;
-		free_oldest(desc(), __atomic_load_n(&mode, __ATOMIC_RELAXED) != DESC_FOREIGN, n);
-	}
-	pthread_mutex_unlock(&gdb_lock);
+	__atomic_sub_fetch(&n_open, 1, __ATOMIC_RELAXED);
 }
 
 /* Everything a swap needs is allocated here, so the swap cannot fail. */
@@ -306,7 +231,6 @@ static int gdb_prepare(struct ju_ctx *ctx, arena *a)
 	struct gdb_reg *g = ju__calloc(1, sizeof *g);
 	if (!g)
 		return JU_FAIL(JU_ENOMEM, "out of memory for a gdb entry");
-	g->size = a->image_size;
 	g->entry.symfile_addr = (uint64_t)(uintptr_t)a->image;
 	g->entry.symfile_size = a->image_size;
 	g->entry.code_lo = a->lo;
@@ -315,10 +239,19 @@ static int gdb_prepare(struct ju_ctx *ctx, arena *a)
 	return 0;
 }
 
+/* Free an entry that is not on the list: one never linked, or one a swap
+ * unlinked, when arena.c frees its retired arena (and then its image).  Say
+ * so to outside readers first. */
 static void gdb_discard(struct ju_ctx *ctx, arena *a)
 {
 	(void)ctx;
-	free(a->gdb);
+	struct gdb_reg *g = a->gdb;
+	if (g && g->unlink_seq && __atomic_load_n(&mode, __ATOMIC_RELAXED) != DESC_FOREIGN) {
+		pthread_mutex_lock(&gdb_lock);
+		publish_reclaim(desc(), g->unlink_seq);
+		pthread_mutex_unlock(&gdb_lock);
+	}
+	free(g);
 	a->gdb = NULL;
 }
 
@@ -345,7 +278,6 @@ static void gdb_swap(struct ju_ctx *ctx, arena *const *add, size_t n_add, arena 
 		g->entry.reg_time_ns = now;
 		link_entry(d, &g->entry);
 		notify(d, &g->entry, GDBJIT_REGISTER_FN);
-		live_bytes += g->size;
 		delta++;
 	}
 	for (size_t i = 0; i < n_del; i++) {
@@ -354,19 +286,14 @@ static void gdb_swap(struct ju_ctx *ctx, arena *const *add, size_t n_add, arena 
 			continue;
 		unlink_entry(d, &g->entry);
 		notify(d, &g->entry, GDBJIT_UNREGISTER_FN);
-		/* take the image: arena.c would free it when the swap returns */
-		g->image = del[i]->image;
-		g->image_mapped = del[i]->image_mapped;
-		del[i]->image = NULL;
-		bury(g, end, now);
-		del[i]->gdb = NULL;
+		/* a foreign descriptor has no seq: any nonzero mark will do */
+		g->unlink_seq = ext ? end : 1;
 		delta--;
 	}
 	if (ext) {
 		__atomic_store_n(&d->n_entries, d->n_entries + (uint64_t)delta, __ATOMIC_RELAXED);
 		write_end(d, end);
 	}
-	sweep(d, ext, now);
 	pthread_mutex_unlock(&gdb_lock);
 }
 

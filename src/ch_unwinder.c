@@ -225,14 +225,15 @@ static void gcc_remove(struct unw_state *u, arena *a)
 	a->gcc->in_gcc = false;
 }
 
+/* Unregister; the state itself is freed by unw_discard once arena.c frees
+ * the retired arena: libgcc's _Unwind_Find_FDE reads the object after
+ * unlocking. */
 static void retire(struct unw_state *u, arena *a)
 {
 	if (!a->gcc)
 		return;
 	gcc_remove(u, a);
 	llvm_remove(u, a);
-	free(a->gcc);
-	a->gcc = NULL;
 }
 
 static void unw_swap(struct ju_ctx *ctx, arena *const *add, size_t n_add, arena *const *del,
@@ -250,8 +251,13 @@ static void unw_swap(struct ju_ctx *ctx, arena *const *add, size_t n_add, arena 
 		gcc_add(u, add[k]);
 		llvm_add(u, add[k]);
 	}
-	/* Last in, first out: libgcc's list holds the newest objects first. */
-	for (size_t i = n_del; i-- > 0;)
+	/* Lowest address first.  A list-design lookup stops at the first object
+	 * (by descending lowest pc) whose lowest pc is <= the pc.  An old arena
+	 * that starts where a new one does may sort before it; left registered
+	 * after the old arenas above it are gone, it would hide the new arena's
+	 * pcs above its own hull.  Going up, the remaining old arenas all start
+	 * above any pc that already depends on a new one. */
+	for (size_t i = 0; i < n_del; i++)
 		retire(u, del[i]);
 }
 

@@ -534,6 +534,7 @@ int ju_close(ju_ctx *ctx)
 			*p = ctx->next;
 			break;
 		}
+	arena_reclaim_all(ctx); /* channel states go before the channels close */
 	close_channels(ctx);
 	pthread_mutex_unlock(&ctx->lock);
 	pthread_mutex_unlock(&all_lock);

@@ -372,31 +372,64 @@ static void write_shdrs(ju_buf *b, const templates *tp, const layout *L, uint64_
 	buf_bytes(b, sh, sizeof sh);
 }
 
+/* Within this distance of the code, every FDE offset of an arena (whose
+ * span is at most 1 GiB, arena.c) fits libunwind's 32-bit table entries. */
+#define NEAR_LIMIT ((uint64_t)1 << 30)
+
+static bool is_near(const void *p, uint64_t near)
+{
+	uint64_t at = (uint64_t)(uintptr_t)p;
+	return (at > near ? at - near : near - at) < NEAR_LIMIT;
+}
+
+/* Map len bytes at exactly `hint`, or fail, never replacing a mapping. */
+static void *map_at(uint64_t hint, size_t len)
+{
+	if (ju__fault())
+		return NULL;
+	void *p = mmap((void *)(uintptr_t)hint, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if ((uint64_t)(uintptr_t)p != hint) { /* a kernel before 4.17 took it as a hint */
+		munmap(p, len);
+		return NULL;
+	}
+	return p;
+}
+
 static void *alloc_image(size_t size, image_alloc how, uint64_t near, bool *mapped)
 {
 	*mapped = false;
 	if (!how.near_code)
 		return ju__malloc(size);
-	/* libunwind's remote tables hold 32-bit offsets from the code: ask the
-	 * kernel for pages just below it, then check. */
-	long pg = sysconf(_SC_PAGESIZE);
+	/* libunwind's remote tables hold 32-bit offsets from the code: find free
+	 * pages close to it, below and above, widening the search. */
+	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
 	size_t len = align_up(size, (size_t)pg);
-	for (int i = 0; i < 16; i++) {
-		uint64_t hint = (near & ~(uint64_t)(pg - 1)) - (uint64_t)(i + 1) * (16u << 20);
-		if (ju__fault())
-			return NULL;
-		void *p = mmap(i < 15 ? (void *)(uintptr_t)hint : NULL, len, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (p == MAP_FAILED)
-			continue;
-		uint64_t at = (uint64_t)(uintptr_t)p;
-		uint64_t dist = at > near ? at - near : near - at;
-		if (dist < (1u << 30)) {
-			*mapped = true;
-			return p;
+	uint64_t base = near & ~(pg - 1);
+	for (uint64_t step = 16u << 20; step < NEAR_LIMIT; step *= 2) {
+		for (int side = 0; side < 2; side++) {
+			uint64_t hint = side ? base + step : base - step - len;
+			if (hint > base + step || (side && hint < base))
+				continue; /* wrapped around the address space */
+			void *p = map_at(hint, len);
+			if (p) {
+				*mapped = true;
+				return p;
+			}
 		}
-		munmap(p, len);
 	}
+	/* Last, wherever the kernel likes, if that happens to be near. */
+	if (ju__fault())
+		return NULL;
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p != MAP_FAILED && is_near(p, near)) {
+		*mapped = true;
+		return p;
+	}
+	if (p != MAP_FAILED)
+		munmap(p, len);
 	return NULL;
 }
 
@@ -457,7 +490,8 @@ int image_build(const ju_arch *arch, const src_rec *src, size_t n, image_alloc h
 		free(a);
 		free(recs);
 		return JU_FAIL(how.near_code ? JU_ERANGE : JU_ENOMEM,
-			       how.near_code ? "no memory within 2 GiB of the code for its unwind tables"
+			       how.near_code ? "no free memory within 1 GiB of the code for its unwind "
+					       "tables (libunwind's 32-bit offsets)"
 					     : "out of memory for an arena image (%zu bytes)", L.total);
 	}
 	a->image = img;

@@ -32,6 +32,15 @@
 
 #define JU_HIDDEN __attribute__((visibility("hidden")))
 
+/* A retired arena (image and channel states) is freed at the first change at
+ * least this long after it was swapped out, or earlier, oldest first, while
+ * retired images hold more than max(JU_GRAVE_MIN_BYTES, the live images):
+ * in-process unwinders read an FDE after unlocking their registry, libunwind
+ * reads its list with no lock, and outside readers copy images while the
+ * process runs.  See arena.c (sweep) and docs/OUTSIDE_READER.md. */
+#define JU_GRACE_NS 100000000ull /* 100 ms */
+#define JU_GRAVE_MIN_BYTES ((size_t)32 << 20)
+
 /* ---- errors (error.c) ---------------------------------------------------- */
 
 /* The one place errors are made: records the thread's message and returns
@@ -81,6 +90,8 @@ typedef struct arena {
 	struct gcc_reg *gcc;  /* channel states, NULL when the channel is off */
 	struct lu_reg *lu;
 	struct gdb_reg *gdb;
+	struct arena *grave_next; /* once retired: the next retired arena */
+	uint64_t retired_ns;  /* CLOCK_MONOTONIC time it was swapped out */
 } arena;
 
 /* A blob as the file channels (perf map, jitdump) need it. */
@@ -104,8 +115,10 @@ typedef struct ju_channel_ops {
 	int (*open)(struct ju_ctx *ctx);
 	void (*close)(struct ju_ctx *ctx);
 	/* Arena channels.  prepare allocates the arena's state (may fail);
-	 * discard frees a prepared state never swapped in.  swap registers `add`
-	 * and unregisters `del` (freeing their state) as one step that cannot
+	 * discard frees a state that is not registered: one never swapped in,
+	 * or one swapped out, when arena.c frees the retired arena after its
+	 * grace period (unwinders may read it just after it was unregistered).
+	 * swap registers `add` and unregisters `del` as one step that cannot
 	 * fail; the channel picks the order its consumer needs (libgcc: add
 	 * first, so every published pc stays findable). */
 	int (*arena_prepare)(struct ju_ctx *ctx, arena *a);
@@ -137,6 +150,8 @@ struct ju_ctx {
 	char *jitdump_dir;             /* owned copy of opt.jitdump_dir */
 	arena **arenas;                /* sorted by lo, hulls disjoint */
 	size_t n_arenas, cap_arenas;
+	arena *grave_head, *grave_tail; /* retired arenas, oldest first (arena.c) */
+	size_t grave_bytes;            /* their images' bytes */
 	size_t n_live;                 /* published blobs */
 	pid_t pid;                     /* process the files belong to */
 	struct ju_ctx *next;           /* all contexts, for fork handling */
@@ -171,6 +186,8 @@ bool arena_overlaps(struct ju_ctx *ctx, uint64_t start, uint64_t end);
 int arena_unpublish(struct ju_ctx *ctx, arena *a, blob_rec *r);
 /* Retire every arena. */
 void arena_retire_all(struct ju_ctx *ctx);
+/* Free every retired arena now, grace period or not (ju_close). */
+void arena_reclaim_all(struct ju_ctx *ctx);
 /* Describe a live record of an arena for the file channels; decodes the line
  * table into *lines (caller frees) when there is one. */
 int arena_view(const arena *a, const blob_rec *r, blob_view *v, ju_line **lines);
