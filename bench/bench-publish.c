@@ -60,11 +60,20 @@ static void die(const char *what, int err)
 	exit(1);
 }
 
+/* NONE: no channel at all (mask 0 means every channel, so "none" is asked
+ * for through JITUNWIND); measures the core alone. */
+#define NONE UINT32_MAX
+
 static ju_ctx *open_ctx(uint32_t channels)
 {
 	ju_options o = { .channels = channels, .flags = JU_OPT_NO_ENV };
+	if (channels == NONE) {
+		setenv("JITUNWIND", "none", 1);
+		o = (ju_options){ 0 };
+	}
 	ju_ctx *c;
 	int err = ju_open(&o, &c);
+	unsetenv("JITUNWIND");
 	if (err)
 		die("ju_open", err);
 	return c;
@@ -121,7 +130,7 @@ static struct {
 	{ "unwinder", JU_CH_UNWINDER },
 	{ "gdb", JU_CH_GDB },
 	{ "perfmap", JU_CH_PERFMAP },
-	{ "none", 0 },
+	{ "none (core only)", NONE },
 };
 
 static void bench_publish(size_t max)
@@ -135,11 +144,11 @@ static void bench_publish(size_t max)
 	for (size_t k = 0; k < sizeof configs / sizeof configs[0]; k++) {
 		ju_ctx *probe;
 		ju_options o = { .channels = configs[k].mask, .flags = JU_OPT_NO_ENV };
-		if (configs[k].mask && ju_open(&o, &probe)) {
+		if (configs[k].mask != NONE && ju_open(&o, &probe)) {
 			printf("%-18s skipped: %s\n", configs[k].name, ju_errmsg());
 			continue;
 		}
-		if (configs[k].mask)
+		if (configs[k].mask != NONE)
 			ju_close(probe);
 		for (size_t batch = BATCH; batch >= 1; batch = batch == 1 ? 0 : 1) {
 			printf("%-18s %-6s", configs[k].name, batch == 1 ? "single" : "batch");
@@ -293,17 +302,26 @@ static size_t heap_bytes(void)
 static void bench_memory(size_t max)
 {
 	printf("# memory per published blob, bytes (channels: %#x)\n", all_but_jitdump());
+	printf("#   burst: right after publishing, retired arenas still in their grace period\n");
+	printf("#   steady: after the grace period and one more change (which frees them)\n");
 	make_code();
 	for (size_t n = 1000; n <= max; n *= 10) {
 		size_t before = heap_bytes();
 		ju_ctx *c = open_ctx(all_but_jitdump());
 		fill(c, 0, n, BATCH);
-		size_t ours = heap_bytes() - before;
+		size_t burst = heap_bytes() - before;
+		struct timespec nap = { 0, 150 * 1000 * 1000 };
+		nanosleep(&nap, NULL);
+		ju_blob extra = blob_at(n);
+		if (ju_publish(c, &extra) || ju_unpublish(c, extra.start))
+			die("memory: extra", -1);
+		size_t steady = heap_bytes() - before;
 		void *pcs[8];
 		backtrace(pcs, 8); /* makes libgcc sort its objects: its memory too */
 		size_t with_gcc = heap_bytes() - before;
-		printf("%10zu blobs: %6.1f bytes/blob in the library, %6.1f with libgcc's sort arrays\n", n,
-		       (double)ours / (double)n, (double)with_gcc / (double)n);
+		printf("%10zu blobs: burst %6.1f, steady %6.1f bytes/blob in the library; %6.1f with "
+		       "libgcc's sort arrays\n",
+		       n, (double)burst / (double)n, (double)steady / (double)n, (double)with_gcc / (double)n);
 		ju_unpublish_all(c);
 		ju_close(c);
 	}
@@ -341,6 +359,32 @@ __attribute__((noinline)) void measured_publish(ju_ctx *c, size_t base, size_t b
 	__asm__ volatile("" ::: "memory");
 }
 
+/* For callgrind: N fake blobs and the two real frames published, then 2000
+ * backtraces in bt_inner (--toggle-collect=bt_inner; divide by 2000). */
+static void bench_ir_backtrace(size_t n)
+{
+	make_code();
+	ju_ctx *c = open_ctx(all_but_jitdump());
+	static const ju_range epi[] = { { 17, 18 } };
+	ju_blob real[2] = {
+		{ .start = code, .size = 18, .name = "jit_a",
+		  .frame = { .kind = JU_FRAME_FP, .u.fp = { 1, 4, epi, 1 } } },
+		{ .start = code + 64, .size = 18, .name = "jit_b",
+		  .frame = { .kind = JU_FRAME_FP, .u.fp = { 1, 4, epi, 1 } } },
+	};
+	fill(c, 0, n, BATCH);
+	if (ju_publish_batch(c, real, 2))
+		die("publish real", -1);
+	/* libgcc sorts new objects on their first lookup: do that here, outside
+	 * bt_inner, so the count is the steady cost. */
+	void *pcs[16];
+	backtrace(pcs, 16);
+	reps = 2000;
+	jit_a();
+	ju_unpublish_all(c);
+	ju_close(c);
+}
+
 static void bench_ir(size_t base, size_t batch, uint32_t mask)
 {
 	ju_ctx *c = open_ctx(mask);
@@ -360,7 +404,7 @@ int main(int argc, char **argv)
 	for (int i = 2; i + 1 < argc; i++)
 		if (!strcmp(argv[i], "--max"))
 			max = strtoul(argv[++i], NULL, 10);
-	if (!strcmp(argv[1], "ir") && argc == 5)
+	if ((!strcmp(argv[1], "ir") && argc == 5) || (!strcmp(argv[1], "ir-backtrace") && argc == 3))
 		max = strtoul(argv[2], NULL, 10);
 	R_slots = max + 8192;
 	R = mmap(NULL, R_slots * SLOT, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -375,6 +419,8 @@ int main(int argc, char **argv)
 		bench_backtrace(max);
 	} else if (!strcmp(argv[1], "memory")) {
 		bench_memory(max);
+	} else if (!strcmp(argv[1], "ir-backtrace") && argc == 3) {
+		bench_ir_backtrace(strtoul(argv[2], NULL, 10));
 	} else if (!strcmp(argv[1], "ir") && argc == 5) {
 		bench_ir(max, strtoul(argv[3], NULL, 10), (uint32_t)strtoul(argv[4], NULL, 0));
 	} else if (!strcmp(argv[1], "churn")) {
