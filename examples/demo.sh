@@ -1,8 +1,13 @@
 #!/bin/sh
 # demo.sh BUILD - what `make demo` shows: JIT code that glibc backtrace() and
-# gdb see through once it is published, and where they stop when it is not.
+# gdb see through once it is published (hello-jit), then the unwind matrix in
+# its quick form: every unwinder on tinyjit's probe in three modes, each cell
+# judged against the frames the workload says it has (`make matrix` runs all
+# of it and writes docs/MATRIX.md).
 BUILD=${1:-build}
-EX=$BUILD/examples/hello-jit
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+case $BUILD in /*) B=$BUILD ;; *) B=$ROOT/$BUILD ;; esac
+EX=$B/examples/hello-jit
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 say "hello-jit: C -> JIT -> C -> JIT -> C, published with libjitunwind"
@@ -16,9 +21,5 @@ else
 	echo "(gdb is not installed: skipped)"
 fi
 
-say "and with nothing published (JITUNWIND=none): both stop at the first JIT frame"
-JITUNWIND=none "$EX"
-if command -v gdb >/dev/null 2>&1; then
-	JITUNWIND=none timeout 60 gdb -q -batch -nx -ex 'set style enabled off' -ex 'break show_stack' -ex run -ex bt "$EX" 2>&1 |
-		grep -E '^#|^Backtrace stopped'
-fi
+say "the unwind matrix, quick form (make matrix: every mode, docs/MATRIX.md)"
+${MAKE:-make} -s --no-print-directory -C "$ROOT" BUILD="$BUILD" matrix-quick

@@ -8,6 +8,8 @@
 
 #include "buf.h"
 
+#include <stdbool.h>
+
 #include <stdint.h>
 
 typedef struct ju_arch {
@@ -22,6 +24,7 @@ typedef struct ju_arch {
 	uint8_t entry_cfa_offset; /* CFA = sp + this at function entry */
 	uint8_t frame_size;       /* bytes pushed by the FP prologue's save */
 	uint8_t insn_align;       /* instructions start at multiples of this */
+	bool ra_rule_in_cie;      /* the CIE gives the return address a rule */
 	/* Emit the CIE's initial instructions: the function-entry frame state. */
 	void (*cie_initial)(const struct ju_arch *a, ju_buf *b);
 	/* Emit the rules that hold right after the prologue's frame-pointer save,

@@ -27,8 +27,8 @@ static void a64_fp_set(const ju_arch *a, ju_buf *b)
 static void a64_fp_restored(const ju_arch *a, ju_buf *b)
 {
 	cfi_def_cfa(a, b, A64_SP, 0);           /* ldp x29, x30, [sp], #16 */
-	cfi_restore(a, b, A64_FP);
-	cfi_restore(a, b, A64_LR);
+	cfi_same_value(b, A64_FP);              /* not DW_CFA_restore: see cfi.c */
+	cfi_same_value(b, A64_LR);
 }
 
 const ju_arch ju_arch_aarch64 = {
@@ -42,6 +42,7 @@ const ju_arch ju_arch_aarch64 = {
 	.n_regs = 96, /* x0-x30, sp, pc, ..., v0-v31 */
 	.entry_cfa_offset = 0,
 	.frame_size = 16,
+	.ra_rule_in_cie = false,
 	.insn_align = 4,
 	.cie_initial = a64_cie_initial,
 	.fp_saved = a64_fp_saved,

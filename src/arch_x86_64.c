@@ -28,7 +28,7 @@ static void x86_fp_set(const ju_arch *a, ju_buf *b)
 static void x86_fp_restored(const ju_arch *a, ju_buf *b)
 {
 	cfi_def_cfa(a, b, X86_RSP, 8);          /* pop %rbp / leave */
-	cfi_restore(a, b, X86_RBP);
+	cfi_same_value(b, X86_RBP); /* not DW_CFA_restore: see cfi.c */
 }
 
 const ju_arch ju_arch_x86_64 = {
@@ -42,6 +42,7 @@ const ju_arch ju_arch_x86_64 = {
 	.n_regs = 67, /* up to the segment and mask registers */
 	.entry_cfa_offset = 8,
 	.frame_size = 16,
+	.ra_rule_in_cie = true,
 	.insn_align = 1,
 	.cie_initial = x86_cie_initial,
 	.fp_saved = x86_fp_saved,

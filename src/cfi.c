@@ -97,6 +97,12 @@ void cfi_advance(const ju_arch *a, ju_buf *b, uint32_t bytes)
 	}
 }
 
+void cfi_same_value(ju_buf *b, unsigned reg)
+{
+	buf_u8(b, DW_CFA_same_value);
+	buf_uleb(b, reg);
+}
+
 void cfi_remember_state(ju_buf *b)
 {
 	buf_u8(b, DW_CFA_remember_state);
@@ -199,6 +205,67 @@ static void region_program(const ju_arch *a, ju_buf *b, const ju_frame *f)
 	cfi_offset(a, b, a->ra_reg, f->u.region.ra_offset);
 }
 
+/* What a scan of one range's instructions found (scan_insns, below). */
+struct insn_scan {
+	uint64_t end_loc;     /* offset reached by its advances */
+	uint64_t touched[2];  /* registers it gave a rule to (bit per DWARF number) */
+};
+static int scan_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len, char *msg,
+		      size_t msglen, struct insn_scan *out);
+
+/* Raw CFI ranges become one FDE, from the first range's start to the last
+ * one's end.  Debuggers look a function's FDE up by its first instruction
+ * (lldb uses that one FDE for the whole function), so one FDE per range
+ * would leave all but the first range unknown to them.  Each range's
+ * instructions still start from the function-entry state: at a range
+ * boundary the CFA and every register the previous range gave a rule to are
+ * reset; a gap between ranges gets an undefined return address, "no unwind
+ * information here", as no FDE would say. */
+static void cfi_ranges_program(const ju_arch *a, ju_buf *b, size_t cie_off, cfi_enc enc,
+			       uint64_t base, uint64_t start, const ju_frame *f)
+{
+	const ju_cfi_range *r = f->u.cfi.ranges;
+	size_t n = f->u.cfi.n;
+	size_t entry = fde_begin(b, cie_off, enc, base, start + r[0].start, r[n - 1].end - r[0].start);
+	uint64_t at = r[0].start;          /* offset in the blob the program has reached */
+	struct insn_scan prev = { 0 };
+	char msg[160];
+	for (size_t i = 0; i < n; i++) {
+		if (i) {
+			cfi_advance(a, b, (uint32_t)(r[i].start - at));
+			/* Back to the entry state: the CIE's own initial rules, then
+			 * "unchanged" for every other register the range touched.
+			 * Not DW_CFA_restore: libgcc takes it as "unchanged" even for
+			 * the return address (a loop: the RA becomes the pc), and
+			 * lldb-16 ignores it for registers the CIE leaves alone. */
+			a->cie_initial(a, b);
+			for (unsigned reg = 0; reg < 128; reg++) {
+				if (!(prev.touched[reg / 64] >> (reg % 64) & 1) && reg != a->ra_reg)
+					continue;
+				if (reg == a->ra_reg && a->ra_rule_in_cie)
+					continue; /* cie_initial gave it its rule again */
+				cfi_same_value(b, reg);
+			}
+			at = r[i].start;
+		}
+		struct insn_scan scan;
+		if (scan_insns(a, r[i].insns, r[i].len, r[i].end - r[i].start, msg, sizeof msg, &scan)) {
+			b->failed = true; /* cfi_check_frame let it through: cannot happen */
+			return;
+		}
+		buf_bytes(b, r[i].insns, r[i].len);
+		at += scan.end_loc;
+		prev = scan;
+		if (i + 1 < n && r[i + 1].start > r[i].end) {
+			cfi_advance(a, b, (uint32_t)(r[i].end - at));
+			buf_u8(b, DW_CFA_undefined);      /* the gap: nothing to unwind with */
+			buf_uleb(b, a->ra_reg);
+			at = r[i].end;
+		}
+	}
+	fde_end(b, entry);
+}
+
 void cfi_write_blob_fdes(const ju_arch *a, ju_buf *b, size_t cie_off, cfi_enc enc,
 			 uint64_t base, uint64_t start, uint64_t size, const ju_frame *f)
 {
@@ -219,12 +286,7 @@ void cfi_write_blob_fdes(const ju_arch *a, ju_buf *b, size_t cie_off, cfi_enc en
 		fde_end(b, entry);
 		break;
 	case JU_FRAME_CFI:
-		for (size_t i = 0; i < f->u.cfi.n; i++) {
-			const ju_cfi_range *r = &f->u.cfi.ranges[i];
-			entry = fde_begin(b, cie_off, enc, base, start + r->start, r->end - r->start);
-			buf_bytes(b, r->insns, r->len);
-			fde_end(b, entry);
-		}
+		cfi_ranges_program(a, b, cie_off, enc, base, start, f);
 		break;
 	default:
 		b->failed = true;
@@ -362,19 +424,23 @@ static uint64_t rd_fixed(rd *r, unsigned n)
 	return v;
 }
 
-int cfi_check_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len, char *msg,
-		    size_t msglen)
+
+static int scan_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len, char *msg,
+		      size_t msglen, struct insn_scan *out)
 {
 	rd r = { p, p + n, false };
 	uint64_t loc = 0;
 	int depth = 0;
+	memset(out, 0, sizeof *out);
 	while (r.p < r.end && !r.bad) {
 		size_t at = (size_t)(r.p - p);
 		uint8_t op = *r.p++;
 		uint64_t reg = 0, adv = 0;
+		bool rule = true; /* does the opcode set a register's rule? */
 		switch (op & 0xc0) {
 		case DW_CFA_advance_loc:
 			adv = op & 0x3f;
+			rule = false;
 			break;
 		case DW_CFA_offset:
 			reg = op & 0x3f;
@@ -389,16 +455,18 @@ int cfi_check_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len, 
 			case DW_CFA_remember_state:
 				if (op == DW_CFA_remember_state)
 					depth++;
+				rule = false;
 				break;
 			case DW_CFA_restore_state:
+				rule = false;
 				if (--depth < 0) {
 					snprintf(msg, msglen, "DW_CFA_restore_state at byte %zu without a remember_state", at);
 					return -1;
 				}
 				break;
-			case DW_CFA_advance_loc1: adv = rd_fixed(&r, 1); break;
-			case DW_CFA_advance_loc2: adv = rd_fixed(&r, 2); break;
-			case DW_CFA_advance_loc4: adv = rd_fixed(&r, 4); break;
+			case DW_CFA_advance_loc1: adv = rd_fixed(&r, 1); rule = false; break;
+			case DW_CFA_advance_loc2: adv = rd_fixed(&r, 2); rule = false; break;
+			case DW_CFA_advance_loc4: adv = rd_fixed(&r, 4); rule = false; break;
 			case DW_CFA_register:
 				reg = rd_uleb(&r);
 				if (rd_uleb(&r) >= a->n_regs)
@@ -408,12 +476,14 @@ int cfi_check_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len, 
 			case DW_CFA_def_cfa:
 			case DW_CFA_val_offset:
 			case DW_CFA_GNU_negative_offset_extended:
+				rule = op != DW_CFA_def_cfa;
 				reg = rd_uleb(&r);
 				rd_uleb(&r);
 				break;
 			case DW_CFA_offset_extended_sf:
 			case DW_CFA_def_cfa_sf:
 			case DW_CFA_val_offset_sf:
+				rule = op != DW_CFA_def_cfa_sf;
 				reg = rd_uleb(&r);
 				rd_uleb(&r); /* an sleb has the same byte structure */
 				break;
@@ -421,14 +491,17 @@ int cfi_check_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len, 
 			case DW_CFA_undefined:
 			case DW_CFA_same_value:
 			case DW_CFA_def_cfa_register:
+				rule = op != DW_CFA_def_cfa_register;
 				reg = rd_uleb(&r);
 				break;
 			case DW_CFA_def_cfa_offset:
 			case DW_CFA_def_cfa_offset_sf:
 			case DW_CFA_GNU_args_size:
+				rule = false;
 				rd_uleb(&r);
 				break;
 			case DW_CFA_def_cfa_expression:
+				rule = false;
 				rd_skip(&r, rd_uleb(&r));
 				break;
 			case DW_CFA_expression:
@@ -450,6 +523,8 @@ int cfi_check_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len, 
 				 op, at, a->name);
 			return -1;
 		}
+		if (rule && !adv && reg < 128)
+			out->touched[reg / 64] |= (uint64_t)1 << (reg % 64);
 		loc += adv * a->code_align;
 		if (loc > len) {
 			snprintf(msg, msglen, "advance at byte %zu reaches offset %llu, past the range (%llu bytes)",
@@ -461,7 +536,15 @@ int cfi_check_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len, 
 		snprintf(msg, msglen, "instructions end in the middle of an operand");
 		return -1;
 	}
+	out->end_loc = loc;
 	return 0;
+}
+
+int cfi_check_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len, char *msg,
+		    size_t msglen)
+{
+	struct insn_scan scan;
+	return scan_insns(a, p, n, len, msg, msglen, &scan);
 }
 
 /* ---- re-encoding and .eh_frame_hdr --------------------------------------- */

@@ -36,6 +36,7 @@ void cfi_def_cfa_register(const ju_arch *a, ju_buf *b, unsigned reg);
 void cfi_offset(const ju_arch *a, ju_buf *b, unsigned reg, int64_t cfa_off);
 void cfi_restore(const ju_arch *a, ju_buf *b, unsigned reg);
 void cfi_advance(const ju_arch *a, ju_buf *b, uint32_t bytes);
+void cfi_same_value(ju_buf *b, unsigned reg);
 void cfi_remember_state(ju_buf *b);
 void cfi_restore_state(ju_buf *b);
 

@@ -10,22 +10,55 @@
  *                         0 nothing; 1 print glibc backtrace();
  *                         2 print the pid and wait to be attached to;
  *                         3 abort() for a core file;
- *                         4 throw a C++ exception, caught near main
+ *                         4 throw a C++ exception, caught near main;
+ *                         5 spin (TJ_PROBE_SPIN seconds, default 2) for
+ *                           sampling profilers;
+ *                         6 print _Unwind_Backtrace's frames (libgcc, or
+ *                           LLVM libunwind when linked ahead of it);
+ *                         7 print nongnu libunwind's unw_backtrace and
+ *                         8 an unw_step loop (tinyjit-libunwind only);
+ *                         9 raise SIGTRAP for a tracer (tests/matrix).
+ *
+ * With TJ_PROBE_EXPECT=FILE, probe(1..9) first writes FILE: every published
+ * function's code range, and the native frames the stack must hold, derived
+ * from the VM's own transitions (see write_expect), never from an unwinder.
+ * With TJ_PROBE_REPEAT=N, modes 1, 6, 7 and 8 unwind N times and print the
+ * median time of one unwind.
  *
  * Compiled with -fexceptions: a C++ exception thrown by probe(4) unwinds
  * through these frames and the JIT's.
  */
+#define _GNU_SOURCE /* dladdr */
+#include <dlfcn.h>
 #include <execinfo.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <unwind.h>
 
+#if __has_include(<libunwind.h>)
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#define TJ_HAVE_LIBUNWIND_H 1
+#endif
+
+#include "../runtime/jit.h"
 #include "../vm/vm.h"
 #include "host.h"
 
+/* Weak: the loader's fuzz target links this file without the JIT runtime
+ * (and never runs the probe). */
+#pragma weak tj_jit_func_info
+
 #define NOINLINE __attribute__((noinline))
+/* Code after a call keeps the call from becoming a jump (a tail call would
+ * take the caller's frame off the stack the expect file describes). */
+#define NOT_A_TAIL_CALL() __asm__ volatile("" ::: "memory")
+#define MAX_PCS 512
 
 static tj_res ok(int64_t v) { return (tj_res){ v, 0 }; }
 
@@ -36,18 +69,268 @@ static tj_res h_print(tj_vm *vm, const int64_t *a)
 	return ok(a[0]);
 }
 
-static tj_res h_invoke0(tj_vm *vm, const int64_t *a) { return tj_vm_invoke(vm, a[0], a + 1, 0, vm->host_insn); }
-static tj_res h_invoke1(tj_vm *vm, const int64_t *a) { return tj_vm_invoke(vm, a[0], a + 1, 1, vm->host_insn); }
-static tj_res h_invoke2(tj_vm *vm, const int64_t *a) { return tj_vm_invoke(vm, a[0], a + 1, 2, vm->host_insn); }
-static tj_res h_invoke3(tj_vm *vm, const int64_t *a) { return tj_vm_invoke(vm, a[0], a + 1, 3, vm->host_insn); }
+/* ---- host -> VM transitions, remembered for the expect file ---------------- */
+
+/* The native stack between two host transitions is JIT code only, one frame
+ * per VM frame; which VM functions those are is known at the transitions:
+ * the caller is the function of the HOST instruction, the callee the
+ * function invoked, and vm->depth counts the frames in between. */
+typedef struct transition {
+	int64_t depth;  /* live VM frames when the host called back */
+	int64_t caller; /* VM function running the HOST instruction */
+	int64_t callee; /* VM function invoked */
+	uint32_t nargs; /* through h_invoke<nargs> */
+} transition;
+
+enum { MAX_TRANSITIONS = 256 };
+static transition transitions[MAX_TRANSITIONS];
+static int n_transitions; /* may exceed MAX_TRANSITIONS: then not recorded */
+
+static int64_t func_of_insn(const tj_vm *vm, uint32_t insn)
+{
+	const tj_func *f = tj_func_of(vm->prog, insn);
+	return f ? f - vm->prog->funcs : -1;
+}
+
+/* Not a tail call (it pops after the call), so h_invokeN stays a frame. */
+static inline __attribute__((always_inline)) tj_res invoke(tj_vm *vm, const int64_t *a, uint32_t n)
+{
+	if (n_transitions < MAX_TRANSITIONS)
+		transitions[n_transitions] =
+			(transition){ vm->depth, func_of_insn(vm, vm->host_insn), a[0], n };
+	n_transitions++;
+	tj_res r = tj_vm_invoke(vm, a[0], a + 1, n, vm->host_insn);
+	n_transitions--;
+	return r;
+}
+
+static tj_res h_invoke0(tj_vm *vm, const int64_t *a) { return invoke(vm, a, 0); }
+static tj_res h_invoke1(tj_vm *vm, const int64_t *a) { return invoke(vm, a, 1); }
+static tj_res h_invoke2(tj_vm *vm, const int64_t *a) { return invoke(vm, a, 2); }
+static tj_res h_invoke3(tj_vm *vm, const int64_t *a) { return invoke(vm, a, 3); }
+
+/* ---- the expect file ------------------------------------------------------- */
+
+/* One VM segment's JIT frames, innermost first: `bottom` (running the
+ * instruction that left the segment), n-2 frames whose functions the host
+ * cannot know ("*": any published function), `top` (entered from C).
+ * Between JIT frames sits the shim, which the region rule and frame-pointer
+ * walks fold into the frame above it and exact CFI shows: optional. */
+static void expect_segment(FILE *f, const tj_program *p, int64_t bottom, int64_t top, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++) {
+		int64_t fn = i == 0 ? bottom : i == n - 1 ? top : -1;
+		if (fn >= 0)
+			fprintf(f, "frame tj:%s jit\n", p->funcs[fn].name);
+		else
+			fprintf(f, "frame * jit\n");
+		fprintf(f, "frame tj_shim_call c opt\n");
+	}
+}
+
+/* Writes TJ_PROBE_EXPECT (if set) for a probe whose innermost frame is the
+ * C function `action`.  Format, one item a line:
+ *   base ADDR                 load address of this executable
+ *   blob NAME LO HI TRAMP     a published function: code [LO, HI), its
+ *                             trampolines from TRAMP on (they jump, so a
+ *                             pc there has the blob's call site as caller)
+ *   frame NAME c|jit [opt]    the native frames, innermost first, down to
+ *                             main; C frames by symbol name, "opt" where
+ *                             the compiler or the frame description
+ *                             decides whether the frame shows
+ * Returns 0, or -1 when the file cannot be written (or the stack is too
+ * deep to describe). */
+static int write_expect(tj_vm *vm, const char *action)
+{
+	const char *path = getenv("TJ_PROBE_EXPECT");
+	if (!path)
+		return 0;
+	if (!vm->jit || !tj_jit_func_info || n_transitions > MAX_TRANSITIONS)
+		return -1;
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -1;
+	const tj_program *p = vm->prog;
+	Dl_info dl;
+	if (dladdr((void *)tj_rt_host, &dl))
+		fprintf(f, "base %p\n", dl.dli_fbase);
+	for (uint32_t i = 0; i < p->n_funcs; i++) {
+		const tj_jit_func *jf = tj_jit_func_info(vm->jit, i);
+		uint32_t tramp = jf->size;
+		for (size_t k = 0; k < jf->n_cfi; k++)
+			if (!jf->cfi[k].insns)
+				tramp = jf->cfi[k].start;
+		fprintf(f, "blob tj:%s %p %p %p\n", p->funcs[i].name, (void *)jf->code,
+			(void *)(jf->code + jf->size), (void *)(jf->code + tramp));
+	}
+	fprintf(f, "frame %s c\nframe h_probe c\nframe tj_rt_host c\n", action);
+	int64_t bottom = func_of_insn(vm, vm->host_insn), depth = vm->depth;
+	for (int t = n_transitions - 1; t >= -1; t--) {
+		int64_t top = t >= 0 ? transitions[t].callee : tj_find_func(p, "main");
+		int64_t base = t >= 0 ? transitions[t].depth : 0;
+		expect_segment(f, p, bottom, top, depth - base);
+		/* tj_jit_run tail-calls tj_jit_enter at -O2: whether it shows is the
+		 * compiler's choice */
+		fprintf(f, "frame tj_jit_enter c\nframe tj_jit_run c opt\nframe tj_vm_invoke c\n");
+		if (t >= 0) {
+			fprintf(f, "frame h_invoke%u c\nframe tj_rt_host c\n", transitions[t].nargs);
+			bottom = transitions[t].caller;
+			depth = base;
+		}
+	}
+	fprintf(f, "frame run_main c\nframe tj_cxx_guard c\nframe main c\n");
+	return fclose(f) ? -1 : 0;
+}
+
+/* ---- the probe's actions --------------------------------------------------- */
+
+typedef int (*unwind_fn)(void **pcs, int max);
+
+static int64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Print the frames `fn` reports ("[0xADDR]" a line, innermost first), or
+ * with TJ_PROBE_REPEAT=N the median time of N calls. */
+static int report(const char *what, unwind_fn fn)
+{
+	void *pcs[MAX_PCS];
+	const char *env = getenv("TJ_PROBE_REPEAT");
+	long reps = env ? strtol(env, NULL, 10) : 0;
+	if (reps > 0) {
+		int64_t *t = malloc((size_t)reps * sizeof *t);
+		int n = 0;
+		for (long i = 0; t && i < reps; i++) {
+			int64_t t0 = now_ns();
+			n = fn(pcs, MAX_PCS);
+			t[i] = now_ns() - t0;
+		}
+		if (!t)
+			return -1;
+		qsort(t, (size_t)reps, sizeof *t, cmp_i64);
+		printf("tinyjit probe: %s: %d frames, median %" PRId64 " ns over %ld runs\n", what, n,
+		       t[reps / 2], reps);
+		free(t);
+		fflush(stdout);
+		return n;
+	}
+	int n = fn(pcs, MAX_PCS);
+	printf("tinyjit probe: %s of %d frames\n", what, n);
+	for (int i = 0; i < n; i++)
+		printf("[%p]\n", pcs[i]);
+	fflush(stdout);
+	return n;
+}
+
+static int glibc_backtrace(void **pcs, int max) { return backtrace(pcs, max); }
 
 static NOINLINE int probe_backtrace(void)
 {
-	void *pcs[512];
-	int n = backtrace(pcs, 512);
+	if (getenv("TJ_PROBE_REPEAT")) {
+		int n = report("backtrace", glibc_backtrace);
+		NOT_A_TAIL_CALL();
+		return n;
+	}
+	void *pcs[MAX_PCS];
+	int n = backtrace(pcs, MAX_PCS);
 	printf("tinyjit probe: backtrace of %d frames\n", n);
 	fflush(stdout);
 	backtrace_symbols_fd(pcs, n, STDOUT_FILENO);
+	return n;
+}
+
+struct ub_state {
+	void **pcs;
+	int n, max;
+};
+
+static _Unwind_Reason_Code ub_step(struct _Unwind_Context *uc, void *arg)
+{
+	struct ub_state *s = arg;
+	if (s->n >= s->max)
+		return _URC_END_OF_STACK;
+	s->pcs[s->n++] = (void *)_Unwind_GetIP(uc);
+	return _URC_NO_REASON;
+}
+
+static int unwind_backtrace(void **pcs, int max)
+{
+	struct ub_state s = { pcs, 0, max };
+	_Unwind_Backtrace(ub_step, &s);
+	return s.n;
+}
+
+static NOINLINE int probe_unwind(void)
+{
+	int n = report("_Unwind_Backtrace", unwind_backtrace);
+	NOT_A_TAIL_CALL();
+	return n;
+}
+
+/* nongnu libunwind by dlsym: only tinyjit-libunwind links it (linking it
+ * here would replace glibc's backtrace() in every build). */
+#ifdef TJ_HAVE_LIBUNWIND_H
+#define TJ_STR_(x) #x
+#define TJ_STR(x) TJ_STR_(x)
+static int (*p_unw_backtrace)(void **, int);
+static int (*p_getcontext)(unw_context_t *);
+static int (*p_init_local)(unw_cursor_t *, unw_context_t *);
+static int (*p_step)(unw_cursor_t *);
+static int (*p_get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
+
+static int have_libunwind(void)
+{
+	p_unw_backtrace = (int (*)(void **, int))dlsym(RTLD_DEFAULT, "unw_backtrace");
+	p_getcontext = (int (*)(unw_context_t *))dlsym(RTLD_DEFAULT, TJ_STR(unw_tdep_getcontext));
+	p_init_local = (int (*)(unw_cursor_t *, unw_context_t *))dlsym(RTLD_DEFAULT, TJ_STR(unw_init_local));
+	p_step = (int (*)(unw_cursor_t *))dlsym(RTLD_DEFAULT, TJ_STR(unw_step));
+	p_get_reg = (int (*)(unw_cursor_t *, unw_regnum_t, unw_word_t *))dlsym(RTLD_DEFAULT,
+										  TJ_STR(unw_get_reg));
+	return p_unw_backtrace && p_getcontext && p_init_local && p_step && p_get_reg;
+}
+
+static int unw_bt(void **pcs, int max) { return p_unw_backtrace(pcs, max); }
+
+static NOINLINE int unw_step_loop(void **pcs, int max)
+{
+	unw_context_t uc;
+	unw_cursor_t cur;
+	int n = 0;
+	if (p_getcontext(&uc) || p_init_local(&cur, &uc) < 0)
+		return 0;
+	do {
+		unw_word_t ip;
+		p_get_reg(&cur, UNW_REG_IP, &ip);
+		pcs[n++] = (void *)ip;
+	} while (n < max && p_step(&cur) > 0);
+	return n;
+}
+#else
+static int have_libunwind(void) { return 0; }
+static int unw_bt(void **pcs, int max) { (void)pcs, (void)max; return 0; }
+static int unw_step_loop(void **pcs, int max) { (void)pcs, (void)max; return 0; }
+#endif
+
+static NOINLINE int probe_unw_backtrace(void)
+{
+	int n = report("unw_backtrace", unw_bt);
+	NOT_A_TAIL_CALL();
+	return n;
+}
+
+static NOINLINE int probe_unw_step(void)
+{
+	int n = report("unw_step", unw_step_loop);
+	NOT_A_TAIL_CALL();
 	return n;
 }
 
@@ -68,16 +351,55 @@ static NOINLINE void probe_abort(void)
 	abort();
 }
 
+/* Busy in this frame, for sampling profilers: the clock is read rarely, so
+ * nearly every sample lands here rather than in the vDSO. */
+static NOINLINE int64_t probe_spin(void)
+{
+	const char *env = getenv("TJ_PROBE_SPIN");
+	double secs = env ? strtod(env, NULL) : 2;
+	printf("tinyjit probe: pid %ld spinning %.1f s\n", (long)getpid(), secs);
+	fflush(stdout);
+	volatile uint64_t x = 0;
+	int64_t end = now_ns() + (int64_t)(secs * 1e9);
+	do {
+		for (int i = 0; i < 1000000; i++)
+			x += (uint64_t)i * 2654435761u;
+	} while (now_ns() < end);
+	return (int64_t)(x & 1);
+}
+
+static NOINLINE void probe_trap(void)
+{
+	raise(SIGTRAP);
+	NOT_A_TAIL_CALL();
+}
+
+static const char *const actions[] = {
+	[1] = "probe_backtrace", [2] = "probe_wait", [3] = "probe_abort", [5] = "probe_spin",
+	[6] = "probe_unwind",    [7] = "probe_unw_backtrace", [8] = "probe_unw_step", [9] = "probe_trap",
+};
+
 static NOINLINE tj_res h_probe(tj_vm *vm, const int64_t *a)
 {
-	switch (a[0]) {
+	int64_t mode = a[0];
+	if ((mode == 7 || mode == 8) && !have_libunwind())
+		return tj_vm_fail(vm, TJ_ERR_HOST, vm->host_insn,
+				  "probe: nongnu libunwind is not linked in (run tinyjit-libunwind)");
+	if (mode >= 1 && mode <= 9 && actions[mode] && write_expect(vm, actions[mode]))
+		return tj_vm_fail(vm, TJ_ERR_HOST, vm->host_insn, "probe: cannot write TJ_PROBE_EXPECT");
+	switch (mode) {
 	case 0: return ok(0);
 	case 1: return ok(probe_backtrace());
 	case 2: probe_wait(); return ok(0);
 	case 3: probe_abort(); break;
-	case 4: tj_cxx_throw(a[0]); break;
+	case 4: tj_cxx_throw(mode); break;
+	case 5: return ok(probe_spin());
+	case 6: return ok(probe_unwind());
+	case 7: return ok(probe_unw_backtrace());
+	case 8: return ok(probe_unw_step());
+	case 9: probe_trap(); return ok(0);
 	}
-	return tj_vm_fail(vm, TJ_ERR_HOST, vm->host_insn, "probe: mode must be 0..4");
+	return tj_vm_fail(vm, TJ_ERR_HOST, vm->host_insn, "probe: mode must be 0..9");
 }
 
 const tj_host tj_hosts[] = {

@@ -1,0 +1,404 @@
+/* jitimages.c - read the GDB JIT interface of a stopped process or a core,
+ * and take apart each in-memory ELF image: .text (the code it describes),
+ * function symbols, and the FDEs of .eh_frame.  See jitimages.h. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "jitimages.h"
+
+#include <dwarf.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "formats/gdbjit.h"
+
+/* Bounds on what the target may make us do. */
+enum { MAX_ENTRIES = 100000, MAX_SYMS = 1 << 20 };
+#define MAX_IMAGE_SIZE ((size_t)256 << 20)
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int mx_read_live(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	pid_t pid = *(pid_t *)ctx;
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
+}
+
+/* ---- .eh_frame ------------------------------------------------------------- */
+
+/* A cursor over a byte range; any read past its end sets `bad`. */
+typedef struct rd {
+	const uint8_t *p, *end;
+	int bad;
+} rd;
+
+static uint64_t rd_n(rd *r, size_t n)
+{
+	uint64_t v = 0;
+	if ((size_t)(r->end - r->p) < n) {
+		r->bad = 1;
+		r->p = r->end;
+		return 0;
+	}
+	memcpy(&v, r->p, n); /* little-endian targets only (x86-64) */
+	r->p += n;
+	return v;
+}
+
+static uint64_t rd_uleb(rd *r)
+{
+	uint64_t v = 0;
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		uint8_t b = (uint8_t)rd_n(r, 1);
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80) || r->bad)
+			return v;
+	}
+	r->bad = 1;
+	return v;
+}
+
+/* A DW_EH_PE-encoded pointer; `at` is the target address of the field (for
+ * pcrel).  Only what .eh_frame writers use: absptr, udata/sdata 4/8, pcrel. */
+static uint64_t rd_ptr(rd *r, uint8_t enc, uint64_t at)
+{
+	uint64_t v;
+	switch (enc & 0x0f) {
+	case DW_EH_PE_absptr:
+	case DW_EH_PE_udata8:
+	case DW_EH_PE_sdata8: v = rd_n(r, 8); break;
+	case DW_EH_PE_udata4: v = rd_n(r, 4); break;
+	case DW_EH_PE_sdata4: v = (uint64_t)(int64_t)(int32_t)rd_n(r, 4); break;
+	default: r->bad = 1; return 0;
+	}
+	if ((enc & 0x70) == DW_EH_PE_pcrel)
+		v += at;
+	else if (enc & 0x70)
+		r->bad = 1;
+	return v;
+}
+
+/* The FDE pointer encoding of the CIE at c ("zR..." augmentation). */
+static int cie_encoding(rd c, uint8_t *enc)
+{
+	*enc = DW_EH_PE_absptr;
+	uint8_t version = (uint8_t)rd_n(&c, 1);
+	const char *aug = (const char *)c.p;
+	size_t alen = strnlen(aug, (size_t)(c.end - c.p));
+	if (alen == (size_t)(c.end - c.p))
+		return -1;
+	c.p += alen + 1;
+	rd_uleb(&c); /* code alignment */
+	rd_uleb(&c); /* data alignment (sleb, skipped alike) */
+	if (version == 1)
+		rd_n(&c, 1);
+	else
+		rd_uleb(&c);
+	if (aug[0] != 'z')
+		return c.bad ? -1 : 0;
+	rd_uleb(&c);
+	for (const char *a = aug + 1; *a && !c.bad; a++) {
+		if (*a == 'R')
+			*enc = (uint8_t)rd_n(&c, 1);
+		else if (*a == 'L')
+			rd_n(&c, 1);
+		else if (*a == 'P') {
+			uint8_t penc = (uint8_t)rd_n(&c, 1);
+			rd_ptr(&c, penc, 0);
+		} else if (*a != 'S')
+			return -1;
+	}
+	return c.bad ? -1 : 0;
+}
+
+static int cmp_fde(const void *a, const void *b)
+{
+	const mx_fde *x = a, *y = b;
+	return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+static int read_fdes(mx_image *img, const uint8_t *eh, size_t size)
+{
+	size_t cap = 16, off = 0;
+	img->fdes = malloc(cap * sizeof *img->fdes);
+	if (!img->fdes)
+		return -1;
+	while (off + 4 <= size) {
+		rd r = { eh + off, eh + size, 0 };
+		uint64_t len = rd_n(&r, 4);
+		if (len == 0)
+			break; /* the terminator */
+		if (len == 0xffffffff || len > size - off - 4)
+			return -1;
+		rd rec = { r.p, r.p + len, 0 };
+		uint64_t id_at = off + 4;
+		uint32_t cie_ptr = (uint32_t)rd_n(&rec, 4);
+		if (cie_ptr != 0) {
+			if (cie_ptr > id_at)
+				return -1;
+			size_t cie_off = id_at - cie_ptr;
+			if (cie_off + 8 > size)
+				return -1;
+			uint64_t cie_len;
+			memcpy(&cie_len, eh + cie_off, 4);
+			cie_len &= 0xffffffff;
+			if (cie_len > size - cie_off - 4)
+				return -1;
+			rd cie = { eh + cie_off + 8, eh + cie_off + 4 + cie_len, 0 };
+			uint8_t enc;
+			if (cie_encoding(cie, &enc))
+				return -1;
+			uint64_t at = img->eh_addr + (uint64_t)(rec.p - eh);
+			uint64_t lo = rd_ptr(&rec, enc, at);
+			uint64_t range = rd_ptr(&rec, enc & 0x0f, 0);
+			if (rec.bad)
+				return -1;
+			if (range) { /* range 0: unpublished (docs/OUTSIDE_READER.md) */
+				if (img->n_fdes == cap) {
+					mx_fde *n = realloc(img->fdes, (cap *= 2) * sizeof *n);
+					if (!n)
+						return -1;
+					img->fdes = n;
+				}
+				img->fdes[img->n_fdes++] = (mx_fde){ lo, lo + range, img->eh_addr + off };
+			}
+		}
+		off += 4 + len;
+	}
+	qsort(img->fdes, img->n_fdes, sizeof *img->fdes, cmp_fde);
+	return 0;
+}
+
+/* ---- the image -------------------------------------------------------------- */
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const mx_sym *x = a, *y = b;
+	return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+static int read_syms(mx_image *img, Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, size_t text_ndx)
+{
+	Elf_Data *d = elf_getdata(scn, NULL);
+	if (!d || !sh->sh_entsize)
+		return -1;
+	size_t n = sh->sh_size / sh->sh_entsize;
+	if (n > MAX_SYMS)
+		return -1;
+	img->syms = calloc(n ? n : 1, sizeof *img->syms);
+	if (!img->syms)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Sym s;
+		if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC || s.st_shndx != text_ndx)
+			continue;
+		const char *name = elf_strptr(e, sh->sh_link, s.st_name);
+		if (!name)
+			continue;
+		/* symbols are relative to .text (gdb prints ?? otherwise) */
+		uint64_t lo = img->text_lo + s.st_value;
+		img->syms[img->n_syms++] = (mx_sym){ lo, lo + s.st_size, strdup(name) };
+	}
+	qsort(img->syms, img->n_syms, sizeof *img->syms, cmp_sym);
+	return 0;
+}
+
+static int parse_image(mx_image *img)
+{
+	Elf *e = elf_memory((char *)img->bytes, img->size);
+	size_t shstrndx, text_ndx = 0;
+	Elf_Scn *symtab = NULL, *eh = NULL;
+	GElf_Shdr symtab_sh = { 0 }, eh_sh = { 0 };
+	int rc = -1;
+	if (!e || elf_kind(e) != ELF_K_ELF || elf_getshdrstrndx(e, &shstrndx))
+		goto out;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh))
+			goto out;
+		const char *name = elf_strptr(e, shstrndx, sh.sh_name);
+		if (!name)
+			continue;
+		if (!strcmp(name, ".text")) {
+			text_ndx = elf_ndxscn(scn);
+			img->text_lo = sh.sh_addr;
+			img->text_hi = sh.sh_addr + sh.sh_size;
+		} else if (!strcmp(name, ".symtab")) {
+			symtab = scn;
+			symtab_sh = sh;
+		} else if (!strcmp(name, ".eh_frame")) {
+			eh = scn;
+			eh_sh = sh;
+		}
+	}
+	if (!text_ndx)
+		goto out;
+	if (symtab && read_syms(img, e, symtab, &symtab_sh, text_ndx))
+		goto out;
+	if (eh) {
+		Elf_Data *d = elf_getdata(eh, NULL);
+		img->eh_addr = eh_sh.sh_addr;
+		if (!d || read_fdes(img, d->d_buf, d->d_size))
+			goto out;
+	}
+	rc = 0;
+out:
+	elf_end(e);
+	return rc;
+}
+
+int mx_images_read(mx_read_fn rd_mem, void *ctx, uint64_t desc, mx_images *out, char *err, size_t errlen)
+{
+	gdbjit_descriptor d;
+	out->v = NULL;
+	out->n = 0;
+	elf_version(EV_CURRENT);
+	if (rd_mem(ctx, desc, &d, GDBJIT_STD_DESCRIPTOR_SIZE))
+		return fail(err, errlen, "cannot read the descriptor at %#lx", (unsigned long)desc);
+	if (d.version != GDBJIT_VERSION)
+		return fail(err, errlen, "descriptor version %u", d.version);
+	uint64_t at = d.first_entry;
+	for (int i = 0; at && i < MAX_ENTRIES; i++) {
+		gdbjit_entry en;
+		if (rd_mem(ctx, at, &en, GDBJIT_STD_ENTRY_SIZE))
+			return fail(err, errlen, "cannot read entry %d at %#lx", i, (unsigned long)at);
+		at = en.next_entry;
+		if (!en.symfile_size || en.symfile_size > MAX_IMAGE_SIZE)
+			return fail(err, errlen, "entry %d: image size %lu", i, (unsigned long)en.symfile_size);
+		mx_image *v = realloc(out->v, (out->n + 1) * sizeof *v);
+		if (!v)
+			return fail(err, errlen, "out of memory");
+		out->v = v;
+		mx_image *img = memset(&out->v[out->n++], 0, sizeof *img);
+		img->size = en.symfile_size;
+		if (!(img->bytes = malloc(img->size)))
+			return fail(err, errlen, "out of memory");
+		if (rd_mem(ctx, en.symfile_addr, img->bytes, img->size))
+			return fail(err, errlen, "cannot read image %d at %#lx", i, (unsigned long)en.symfile_addr);
+		if (parse_image(img))
+			return fail(err, errlen, "image %d at %#lx is not a JIT image we understand", i,
+				    (unsigned long)en.symfile_addr);
+	}
+	return 0;
+}
+
+void mx_images_free(mx_images *imgs)
+{
+	for (size_t i = 0; i < imgs->n; i++) {
+		mx_image *img = &imgs->v[i];
+		for (size_t k = 0; k < img->n_syms; k++)
+			free(img->syms[k].name);
+		free(img->syms);
+		free(img->fdes);
+		free(img->bytes);
+	}
+	free(imgs->v);
+	imgs->v = NULL;
+	imgs->n = 0;
+}
+
+const mx_image *mx_image_at(const mx_images *imgs, uint64_t pc)
+{
+	for (size_t i = 0; i < imgs->n; i++)
+		if (pc >= imgs->v[i].text_lo && pc < imgs->v[i].text_hi)
+			return &imgs->v[i];
+	return NULL;
+}
+
+const char *mx_image_name(const mx_images *imgs, uint64_t pc)
+{
+	const mx_image *img = mx_image_at(imgs, pc);
+	for (size_t k = 0; img && k < img->n_syms; k++)
+		if (pc >= img->syms[k].lo && pc < img->syms[k].hi)
+			return img->syms[k].name;
+	return NULL;
+}
+
+/* ---- finding the descriptor in a live process ------------------------------- */
+
+/* The address of `name` in the ELF file `path` mapped at `map_start` with
+ * file offset 0, or 0. */
+static uint64_t symbol_in(const char *path, uint64_t map_start, const char *name)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	uint64_t found = 0;
+	GElf_Ehdr eh;
+	size_t nph;
+	if (!e || !gelf_getehdr(e, &eh) || elf_getphdrnum(e, &nph))
+		goto out;
+	/* the load bias: where the first PT_LOAD went, less its p_vaddr */
+	uint64_t bias = 0;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD) {
+			bias = eh.e_type == ET_EXEC ? 0 : map_start - (ph.p_vaddr & ~(uint64_t)0xfff);
+			break;
+		}
+	}
+	for (Elf_Scn *scn = NULL; !found && (scn = elf_nextscn(e, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    !sh.sh_entsize)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+			if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF)
+				continue;
+			const char *n = elf_strptr(e, sh.sh_link, s.st_name);
+			if (n && !strcmp(n, name)) {
+				found = bias + s.st_value;
+				break;
+			}
+		}
+	}
+out:
+	elf_end(e);
+	close(fd);
+	return found;
+}
+
+int mx_find_symbol_live(pid_t pid, const char *name, uint64_t *addrs, int max)
+{
+	char path[64], line[4096];
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	elf_version(EV_CURRENT);
+	int n = 0;
+	while (n < max && fgets(line, sizeof line, f)) {
+		unsigned long start, end, off;
+		char perms[8];
+		int pos = 0;
+		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %n", &start, &end, perms, &off, &pos) < 4 || !pos)
+			continue;
+		char *file = line + pos;
+		file[strcspn(file, "\n")] = 0;
+		if (off != 0 || file[0] != '/')
+			continue;
+		uint64_t a = symbol_in(file, start, name);
+		if (a)
+			addrs[n++] = a;
+	}
+	fclose(f);
+	return n;
+}

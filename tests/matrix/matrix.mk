@@ -1,0 +1,78 @@
+# matrix.mk - the unwind matrix (tests/matrix); included by the top-level
+# Makefile after tinyjit.mk.
+#
+#   make matrix         every unwinder x every mode; writes docs/MATRIX.md and
+#                       $(BUILD)/matrix/matrix.json, prints the table
+#   make matrix-quick   the quick form `make demo` runs (under a minute)
+#   make matrix-check   the form `make check` runs: an unexpected FAIL or an
+#                       unexpected PASS fails it
+#   make matrix-bench   each unwinder's cost on the probe's stack ->
+#                       tests/matrix/BENCH.md
+#
+# MATRIX_ARGS passes options to tests/matrix/matrix.py (--help lists them),
+# e.g. MATRIX_ARGS='--only gdb --keep'.
+
+MX_B := $(BUILD)/matrix
+MX := tests/matrix
+MX_CFLAGS = $(ALL_CFLAGS) -Isrc -I$(MX)
+MX_DWFL_LIBS := -ldw -lelf
+MX_UNW_LIBS := -lunwind-ptrace -lunwind-generic -lelf
+MX_HDRS := $(MX)/remote.h $(MX)/jitimages.h src/formats/gdbjit.h
+
+MX_TOOLS := $(MX_B)/mx-dwfl $(MX_B)/mx-unw-ptrace $(MX_B)/mx-fpwalk \
+	$(MX_B)/mx-step-dwfl $(MX_B)/mx-step-unw-ptrace
+# The workloads: tinyjit three ways (libgcc; nongnu libunwind linked in; LLVM
+# libunwind linked ahead of libgcc_s) and the library's test children.
+MX_WORKLOADS := $(TJ_BIN) $(TJ_B)/tinyjit-libunwind $(TEST_DIR)/child $(TEST_DIR)/child-nongnu
+ifneq ($(wildcard $(LLVM_LIBUNWIND)),)
+MX_WORKLOADS += $(MX_B)/tinyjit-llvm $(TEST_DIR)/child-llvm
+endif
+
+$(MX_B)/%.o: $(MX)/%.c $(MX_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(MX_CFLAGS) -c -o $@ $<
+
+$(MX_B)/mx-dwfl: $(MX_B)/mx-remote.o $(MX_B)/remote_dwfl.o $(MX_B)/jitimages.o
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(MX_DWFL_LIBS)
+$(MX_B)/mx-unw-ptrace: $(MX_B)/mx-remote.o $(MX_B)/remote_unw.o $(MX_B)/jitimages.o
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(MX_UNW_LIBS)
+$(MX_B)/mx-step-dwfl: $(MX_B)/mx-step.o $(MX_B)/remote_dwfl.o $(MX_B)/jitimages.o
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(MX_DWFL_LIBS)
+$(MX_B)/mx-step-unw-ptrace: $(MX_B)/mx-step.o $(MX_B)/remote_unw.o $(MX_B)/jitimages.o
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(MX_UNW_LIBS)
+$(MX_B)/mx-fpwalk: $(MX_B)/mx-fpwalk.o
+	$(CC) $(ALL_CFLAGS) -o $@ $^
+
+# tinyjit with LLVM libunwind first in the link, so _Unwind_Backtrace (probe
+# mode 6) is LLVM's, as child-llvm does for the test child.
+$(MX_B)/tinyjit-llvm: $(TJ_OBJS) $(TJ_LIBJU_DEP)
+	@mkdir -p $(dir $@)
+	$(CXX) $(CFLAGS) $(SANFLAGS) -o $@ -Wl,--no-as-needed $(LLVM_LIBUNWIND) -Wl,--as-needed \
+		$(TJ_OBJS) $(TJ_LINK_LIBJU)
+
+MX_RUN = python3 $(MX)/matrix.py --build $(BUILD)
+
+.PHONY: matrix matrix-quick matrix-check matrix-bench matrix-tools
+matrix-tools: lib $(MX_TOOLS) $(MX_WORKLOADS)
+
+matrix: test-deps matrix-tools
+	$(MX_RUN) --form full --selftest --write-doc docs/MATRIX.md $(MATRIX_ARGS)
+
+matrix-quick: matrix-tools
+	@$(MX_RUN) --form quick $(MATRIX_ARGS)
+
+ifeq ($(SAN),1)
+# Under the sanitizers the workloads are other programs (ASan's runtime turns
+# core dumps off, valgrind cannot run them): the matrix judges unwinders on
+# the normal build.
+matrix-check:
+	@echo "matrix-check: skipped under SAN=1 (run make matrix-check)"
+else
+matrix-check: matrix-tools
+	@$(MX_RUN) --form check --selftest $(MATRIX_ARGS)
+endif
+
+matrix-bench: test-deps matrix-tools
+	$(MX_RUN) --bench $(MX)/BENCH.md $(MATRIX_ARGS)
+
+CHECK_PARTS += matrix-check

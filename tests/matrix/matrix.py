@@ -1,0 +1,433 @@
+#!/usr/bin/env python3
+"""matrix.py - the unwind matrix: every unwinder x every mode, judged against
+the frames the workload itself says it has.
+
+  matrix.py --build BUILD --form full|check|quick [--write-doc docs/MATRIX.md]
+            [--jobs N] [--only METHOD,...] [--columns COLUMN,...] [--keep] [--selftest]
+  matrix.py --build BUILD --bench tests/matrix/BENCH.md
+
+Rows are unwinders (mxmethods.METHODS), columns a workload in a publishing
+mode (mxmethods.COLUMNS).  A cell is PASS, FAIL, XFAIL (listed with its
+reason in mxxfail.py), XPASS (listed there but passed) or SKIP (a tool is
+missing; the reason is printed).  Then the every-instruction part
+(mxsteps.py).  Exit 1 on any FAIL or XPASS, or a required every-instruction
+result below 100 %.
+
+Writes BUILD/matrix/matrix.json (for machines) and, with --write-doc, the
+Markdown page; per-cell logs go to BUILD/matrix/logs.  Scratch directories
+live in BUILD/matrix/run and are removed; nothing is left in /tmp (the
+library's /tmp/perf-PID.map files are removed for every workload started).
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import mxjudge as J  # noqa: E402
+import mxrun  # noqa: E402
+import mxsteps  # noqa: E402
+from mxmethods import COLUMNS, METHODS, Ctx  # noqa: E402
+from mxxfail import XFAIL, expected_failure  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(HERE))
+MIN_SAMPLES = 10
+SAMPLE_SHARE = 0.9
+
+# The quick form (`make demo`): every unwinder in the default mode and in
+# the two modes that tell most (frame pointers only; no frame pointers with
+# exact CFI), the every-instruction test in one exact mode.
+QUICK_COLUMNS = ["fp-none", "fp-region", "nofp-exact"]
+QUICK_STEPS = ["nofp-exact"]
+
+
+# ---- judging a cell --------------------------------------------------------------
+
+def judge_samples(samples, expect, names_jit, fp_only=False):
+    first = [s for s in expect.frames if s.fp or not fp_only][0]
+    relevant = [s for s in samples if any(J.matches(first, f, i, expect, names_jit) for i, f in enumerate(s))]
+    good = 0
+    bad_why = None
+    for s in relevant:
+        ok, why = J.judge(s, expect, names_jit, fp_only=fp_only)
+        good += ok
+        bad_why = bad_why or (None if ok else why)
+    n = len(relevant)
+    if n < MIN_SAMPLES:
+        return False, "only %d of %d samples are in %s" % (n, len(samples), first.name)
+    ok = good >= SAMPLE_SHARE * n
+    why = "%d of %d samples in %s match" % (good, n, first.name)
+    return ok, why if ok or not bad_why else why + "; e.g. " + bad_why
+
+
+def unnamed_jit(frames, expect):
+    return any(a is not None and n in J.UNNAMED and expect.blob_at(a - (1 if i else 0))
+               for i, (a, n) in enumerate(frames))
+
+
+def verdict(outcome, fp_only=False):
+    if outcome.verdict is not None:
+        return outcome.verdict, outcome.note
+    if outcome.samples is not None:
+        return judge_samples(outcome.samples, outcome.expect, outcome.names_jit, fp_only)
+    ok, why = J.judge(outcome.frames, outcome.expect, outcome.names_jit, fp_only=fp_only,
+                      inline_dups=outcome.inline_dups)
+    if ok and unnamed_jit(outcome.frames, outcome.expect):
+        why += ", JIT frames by address only"
+    if not ok:
+        why += " [got: %s]" % J.describe(outcome.frames[:60], outcome.expect)
+    return ok, why
+
+
+def run_cell(ctx, method, col, run_root, keep):
+    log = ["%s x %s" % (method.id, col.id)]
+    cell = mxrun.Cell(run_root, "%s__%s" % (method.id, col.id), log)
+    xf = expected_failure(method.id, col.id)
+    t0 = time.monotonic()
+    res = {"method": method.id, "column": col.id, "expected": "fail" if xf else "pass",
+           "reason": xf[0] if xf else None}
+    try:
+        outcome = method.run(ctx, col, cell)
+        ok, why = verdict(outcome)
+        if outcome.note and outcome.verdict is None:
+            why += " (%s)" % outcome.note
+        if not ok and xf and xf[1] == "fp":
+            fp_ok, fp_why = verdict(outcome, fp_only=True)
+            if not fp_ok:
+                why += "; and not even the frame-pointer-visible frames: " + fp_why
+                xf = None
+                res["expected"] = "fail, seeing the frame-pointer-visible frames"
+        status = ("XPASS" if ok else "XFAIL") if xf else ("PASS" if ok else "FAIL")
+    except mxrun.Skip as e:
+        status, why = "SKIP", str(e)
+    except mxrun.Timeout as e:
+        status, why = ("XFAIL" if xf else "FAIL"), str(e)
+    except Exception as e:  # a broken cell is a failure, never a crash of the run
+        status, why = ("XFAIL" if xf else "FAIL"), "%s: %s" % (type(e).__name__, e)
+    finally:
+        cell.cleanup(keep)
+    res.update(status=status, detail=why, seconds=round(time.monotonic() - t0, 2))
+    log.append("%s: %s" % (status, why))
+    return res, log
+
+
+def run_steps(ctx, col, unwinder, run_root, keep):
+    log = ["every instruction: %s x %s" % (unwinder[0], col.id)]
+    cell = mxrun.Cell(run_root, "steps__%s__%s" % (unwinder[0], col.id), log)
+    required = (unwinder[0], col.id) in mxsteps.REQUIRED
+    res = {"unwinder": unwinder[0], "column": col.id, "required": required}
+    try:
+        r = mxsteps.run_one(ctx, col, unwinder, cell)
+        res.update(r)
+        ok = r["total"] > 0 and r["good"] == r["total"] and not r["unmodelled"]
+        res["status"] = ("PASS" if ok else "FAIL") if required else "INFO"
+    except mxrun.Skip as e:
+        res.update(status="SKIP", first_bad=str(e))
+    except Exception as e:
+        res.update(status="FAIL", first_bad="%s: %s" % (type(e).__name__, e))
+    finally:
+        cell.cleanup(keep)
+    log.append(json.dumps(res))
+    return res, log
+
+
+# ---- output ------------------------------------------------------------------------
+
+COLOR = {"PASS": "32", "XFAIL": "33", "FAIL": "1;31", "XPASS": "1;31", "SKIP": "36", "INFO": "0"}
+
+
+def paint(text, status, tty):
+    return "\033[%sm%s\033[0m" % (COLOR.get(status, "0"), text) if tty else text
+
+
+def pct(r):
+    if not r.get("total"):
+        return "-"
+    return "%d/%d (%.0f %%)" % (r["good"], r["total"], 100.0 * r["good"] / r["total"])
+
+
+def terminal_table(doc, tty):
+    cols = doc["columns"]
+    cells = {(c["method"], c["column"]): c for c in doc["cells"]}
+    lw = max(len(m["label"]) for m in doc["methods"]) + 2
+    out = ["%-*s" % (lw, "") + "".join("%-11s" % c["id"] for c in cols)]
+    for m in doc["methods"]:
+        row = "%-*s" % (lw, m["label"])
+        for c in cols:
+            cell = cells.get((m["id"], c["id"]))
+            s = cell["status"] if cell else "-"
+            row += paint("%-11s" % s, s, tty)
+        out.append(row)
+    if doc["steps"]:
+        out.append("")
+        out.append("every instruction (single-stepping tj:leaf: body, native call, return)")
+        scols = [c for c in cols if any(s["column"] == c["id"] for s in doc["steps"])]
+        out.append("%-*s" % (lw, "") + "".join("%-15s" % c["id"] for c in scols))
+        steps = {(s["unwinder"], s["column"]): s for s in doc["steps"]}
+        for uid, label, _, _ in mxsteps.UNWINDERS:
+            if not any(s["unwinder"] == uid for s in doc["steps"]):
+                continue
+            row = "%-*s" % (lw, label)
+            for c in scols:
+                s = steps.get((uid, c["id"]))
+                text = (pct(s) + ("!" if s["required"] else "")) if s and s.get("total") else (
+                    s["status"] if s else "-")
+                row += paint("%-15s" % text, s["status"] if s else "INFO", tty)
+            out.append(row)
+        out.append("(! = 100 % required)")
+    out.append("")
+    for status, reason, where in grouped(doc):
+        out.append("%s %s: %s" % (paint(status, status, tty), where, reason))
+    return "\n".join(out)
+
+
+def grouped(doc):
+    """(status, reason, "methods x columns") for the XFAIL and SKIP cells,
+    one line per reason."""
+    col_order = [c["id"] for c in doc["columns"]]
+    groups = {}
+    for c in doc["cells"]:
+        if c["status"] in ("XFAIL", "SKIP"):
+            key = (c["status"], c["reason"] if c["status"] == "XFAIL" else c["detail"])
+            ms, cs = groups.setdefault(key, ([], []))
+            ms.append(c["method"]) if c["method"] not in ms else None
+            cs.append(c["column"]) if c["column"] not in cs else None
+    out = []
+    for (status, reason), (ms, cs) in groups.items():
+        cols = "every column" if len(cs) == len(col_order) else ", ".join(
+            sorted(cs, key=col_order.index))
+        out.append((status, reason, "%s x %s" % (", ".join(ms), cols)))
+    return out
+
+
+def problems(doc):
+    bad = [c for c in doc["cells"] if c["status"] in ("FAIL", "XPASS")]
+    bad += [s for s in doc["steps"] if s["status"] == "FAIL"]
+    return bad
+
+
+def summary(doc):
+    n = {}
+    for c in doc["cells"]:
+        n[c["status"]] = n.get(c["status"], 0) + 1
+    st = [s for s in doc["steps"] if s["required"]]
+    return ("%d PASS, %d XFAIL, %d SKIP, %d FAIL, %d XPASS; every instruction: %d of %d required at 100 %%"
+            % (n.get("PASS", 0), n.get("XFAIL", 0), n.get("SKIP", 0), n.get("FAIL", 0), n.get("XPASS", 0),
+               sum(s["status"] == "PASS" for s in st), len(st)))
+
+
+def tool_versions():
+    def first_line(cmd):
+        try:
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+            return (out.stdout or out.stderr).strip().splitlines()[0]
+        except (OSError, IndexError, subprocess.TimeoutExpired):
+            return "not installed"
+
+    def deb(pkg):
+        try:
+            return subprocess.run(["dpkg-query", "-W", "-f=${Version}", pkg], capture_output=True,
+                                  text=True, timeout=30).stdout or "not installed"
+        except OSError:
+            return "?"
+    return [("gdb", first_line(["gdb", "--version"])), ("lldb", first_line(["lldb-16", "--version"])),
+            ("perf", first_line(["perf", "--version"])), ("valgrind", first_line(["valgrind", "--version"])),
+            ("elfutils (libdwfl, eu-stack)", deb("libdw1")), ("nongnu libunwind", deb("libunwind8")),
+            ("LLVM libunwind", deb("libunwind-14")), ("libgcc", deb("libgcc-s1")), ("glibc", deb("libc6"))]
+
+
+def markdown(doc):
+    cols = doc["columns"]
+    col_ids = [c["id"] for c in cols]
+    cells = {(c["method"], c["column"]): c for c in doc["cells"]}
+    L = ["# The unwind matrix", "",
+         "Generated by `make matrix` (`tests/matrix/matrix.py`); do not edit by hand. "
+         "Every unwinder below is run on a real stack through JIT code and judged against the frames "
+         "the workload itself says it has (its call chain and its published blobs), never against "
+         "another tool's output. A frame counts when its address falls inside the right function or "
+         "blob and, where the tool names JIT code, carries the right `tj:` name.", "",
+         "**PASS** the whole stack, innermost to `main` · **XFAIL** a known limitation, reason below · "
+         "**FAIL** / **XPASS** (unexpected) fail `make check` · **SKIP** the tool is missing here.", "",
+         "## Columns", "",
+         "| column | workload and mode |", "|---|---|"]
+    for c in cols:
+        L.append("| `%s` | %s |" % (c["id"], c["label"]))
+    L += ["", "The probe is `tinyjit/examples/probe.tj` at depth %d: main → JIT → shim → JIT → host C → "
+          "JIT → … → `probe()` in C, ~40 native frames. The child is `tests/child.c` (hand-written "
+          "fp, cfi and region blobs) at depth 2." % doc["probe_depth"], "",
+          "## The matrix", "",
+          "| unwinder | " + " | ".join("`%s`" % c["id"] for c in cols) + " |",
+          "|---|" + "---|" * len(cols)]
+    for m in doc["methods"]:
+        row = []
+        for c in cols:
+            cell = cells.get((m["id"], c["id"]))
+            s = cell["status"] if cell else "–"
+            row.append("**%s**" % s if s in ("FAIL", "XPASS") else s)
+        L.append("| %s | %s |" % (m["label"], " | ".join(row)))
+    L += ["", "## Expected failures", "",
+          "From the one table in `tests/matrix/mxxfail.py`; each is a limitation of the unwinder (or of "
+          "what the mode publishes), not of the harness.", ""]
+    partial = {r: bool(p) for m, c, r, *p in XFAIL}
+    for status, reason, where in grouped(doc):
+        if status == "XFAIL":
+            L.append("- %s: %s%s" % (where.replace(" x ", " × "), reason,
+                                      " (it must still show every frame-pointer-visible frame)"
+                                      if partial.get(reason) else ""))
+    skipped = [(r, w) for st, r, w in grouped(doc) if st == "SKIP"]
+    if skipped:
+        L += ["", "## Skipped", ""]
+        L += ["- %s: %s" % (w.replace(" x ", " × "), r) for r, w in skipped]
+    odd = [c for c in doc["cells"] if c["status"] in ("FAIL", "XPASS")]
+    if odd:
+        L += ["", "## Unexpected results", ""]
+        L += ["- %s × `%s`: %s: %s" % (c["method"], c["column"], c["status"], c["detail"]) for c in odd]
+    if doc["steps"]:
+        scols = [c for c in cols if any(s["column"] == c["id"] for s in doc["steps"])]
+        steps = {(s["unwinder"], s["column"]): s for s in doc["steps"]}
+        L += ["", "## Every instruction", "",
+              "`tests/matrix/step.tj` stops for a tracer (`mx-step-*`), which single-steps `tj:leaf` from "
+              "its first instruction through its body, a native call (`probe(0)`: `tj_rt_host` → `h_probe`) "
+              "and its return, and unwinds the whole stack at every position. Positions whose stack is "
+              "right, of all positions; bold: 100 % required. A position in a function's trampolines "
+              "has the return address of the call to it on the stack, which the region rule and "
+              "frame-pointer walks do not know of.", "",
+              "| unwinder | " + " | ".join("`%s`" % c["id"] for c in scols) + " |",
+              "|---|" + "---|" * len(scols)]
+        for uid, label, _, _ in mxsteps.UNWINDERS:
+            if not any(s["unwinder"] == uid for s in doc["steps"]):
+                continue
+            row = []
+            for c in scols:
+                s = steps.get((uid, c["id"]))
+                t = pct(s) if s and s.get("total") else (s["status"] if s else "–")
+                row.append("**%s**" % t if s and s["required"] else t)
+            L.append("| %s | %s |" % (label, " | ".join(row)))
+        one = next((s for s in doc["steps"] if s.get("total")), None)
+        if one:
+            L += ["", "%d positions a run: %d in tj:leaf's code (its trampolines included), the rest in "
+                  "`tj_rt_host`, `h_probe` and the shim's epilogue." % (one["total"], one["jit_total"])]
+        order = [u[0] for u in mxsteps.UNWINDERS]
+        firsts = sorted((s for s in doc["steps"] if s.get("first_bad")),
+                        key=lambda s: (order.index(s["unwinder"]), col_ids.index(s["column"])))
+        if firsts:
+            L += ["", "First wrong position of each run below 100 %:", ""]
+            L += ["- %s × `%s`: %s" % (s["unwinder"], s["column"], s["first_bad"]) for s in firsts]
+    L += ["", "## How each unwinder is driven", "", "| unwinder | how |", "|---|---|"]
+    L += ["| %s | %s |" % (m["label"], m["how"]) for m in doc["methods"]]
+    L += ["", "## Tools", "", "| tool | version |", "|---|---|"]
+    L += ["| %s | %s |" % t for t in doc["tools"]]
+    L += ["", "Summary: " + summary(doc), ""]
+    return "\n".join(L)
+
+
+# ---- main ----------------------------------------------------------------------------
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--form", choices=["full", "check", "quick"], default="full")
+    ap.add_argument("--write-doc")
+    ap.add_argument("--bench")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--only", help="comma list of method ids")
+    ap.add_argument("--columns", help="comma list of column ids")
+    ap.add_argument("--no-steps", action="store_true")
+    ap.add_argument("--keep", action="store_true", help="keep the scratch directories")
+    ap.add_argument("--selftest", action="store_true", help="check the harness itself first")
+    args = ap.parse_args()
+
+    build = args.build if os.path.isabs(args.build) else os.path.join(ROOT, args.build)
+    ctx = Ctx(ROOT, build)
+    out_dir = os.path.join(build, "matrix")
+    run_root = os.path.join(out_dir, "run")
+    log_dir = os.path.join(out_dir, "logs")
+    for d in (run_root, log_dir):
+        os.makedirs(d, exist_ok=True)
+
+    def on_signal(sig, frame):
+        print("matrix: interrupted; stopping and cleaning up", flush=True)
+        mxrun.stop()
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+
+    if args.bench:
+        import mxbench
+        try:
+            return mxbench.run(ctx, run_root, args.bench)
+        finally:
+            mxrun.kill_all()
+
+    if args.selftest:
+        import mxselftest
+        if mxselftest.run(ctx, run_root):
+            return 1
+
+    methods = [m for m in METHODS if not args.only or m.id in args.only.split(",")]
+    col_ids = args.columns.split(",") if args.columns else (
+        QUICK_COLUMNS if args.form == "quick" else [c.id for c in COLUMNS])
+    cols = [c for c in COLUMNS if c.id in col_ids]
+    step_cols = [] if args.no_steps else [c for c in mxsteps.STEP_COLUMNS if c.id in (
+        QUICK_STEPS if args.form == "quick" else col_ids)]
+    unwinders = mxsteps.UNWINDERS[:2] if args.form == "quick" else mxsteps.UNWINDERS
+
+    t0 = time.monotonic()
+    tty = sys.stdout.isatty()
+    print("unwind matrix (%s form): %d unwinders x %d columns, every instruction in %d modes, %d jobs"
+          % (args.form, len(methods), len(cols), len(step_cols), args.jobs), flush=True)
+    cells, steps = [], []
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        futs = [pool.submit(run_cell, ctx, m, c, run_root, args.keep) for m in methods for c in cols]
+        futs += [pool.submit(run_steps, ctx, c, u, run_root, args.keep) for c in step_cols for u in unwinders]
+        for f in concurrent.futures.as_completed(futs):
+            res, log = f.result()
+            name = ("steps__%s__%s" % (res["unwinder"], res["column"]) if "unwinder" in res
+                    else "%s__%s" % (res["method"], res["column"]))
+            with open(os.path.join(log_dir, name + ".log"), "w") as lf:
+                lf.write("\n".join(log) + "\n")
+            (steps if "unwinder" in res else cells).append(res)
+            if res["status"] in ("FAIL", "XPASS") and not mxrun.stopping.is_set():
+                print("  %s %s: %s" % (paint(res["status"], res["status"], tty), name, 
+                                       res.get("detail") or res.get("first_bad")), flush=True)
+    mxrun.kill_all()
+    try:
+        os.rmdir(run_root)
+    except OSError:
+        pass
+    if mxrun.stopping.is_set():
+        return 130
+
+    doc = {"form": args.form, "probe_depth": __import__("mxmethods").DEPTH,
+           "columns": [{"id": c.id, "label": c.label, "workload": c.workload} for c in cols],
+           "methods": [{"id": m.id, "label": m.label, "how": m.how} for m in methods],
+           "cells": sorted(cells, key=lambda c: ([m.id for m in methods].index(c["method"]),
+                                                 [c2.id for c2 in cols].index(c["column"]))),
+           "steps": sorted(steps, key=lambda s: (s["unwinder"], s["column"])),
+           "xfail": [{"methods": m, "columns": c, "reason": r} for m, c, r, *_ in XFAIL],
+           "tools": tool_versions() if args.write_doc else [],
+           "seconds": round(time.monotonic() - t0, 1)}
+    doc["summary"] = summary(doc)
+    with open(os.path.join(out_dir, "matrix.json"), "w") as f:
+        json.dump(doc, f, indent=1)
+    print(terminal_table(doc, tty))
+    if args.write_doc:
+        with open(args.write_doc if os.path.isabs(args.write_doc) else os.path.join(ROOT, args.write_doc),
+                  "w") as f:
+            f.write(markdown(doc))
+    bad = problems(doc)
+    print("matrix: %s (%.0f s); logs in %s; JSON in %s" % (doc["summary"], doc["seconds"],
+                                                            os.path.relpath(log_dir),
+                                                            os.path.relpath(os.path.join(out_dir, "matrix.json"))))
+    if bad:
+        print(paint("matrix: %d unexpected results" % len(bad), "FAIL", tty))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

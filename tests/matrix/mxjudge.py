@@ -1,0 +1,392 @@
+"""mxjudge.py - what a stack must hold, and whether a tool's frames hold it.
+
+The expected frames come from the workload: the probe's expect file
+(TJ_PROBE_EXPECT, written by tinyjit/host/hostfns.c from the VM's own
+transitions and its published functions) or the child's (tests/child.c).
+C functions get their extents from the executable's symbol table.  Nothing
+here is taken from an unwinder's output.
+
+A tool's frame is (address, name): either may be missing.  It counts for an
+expected frame when its address falls inside the function or blob (a return
+address names its call, so address-1 except for the innermost frame) and,
+where the tool names JIT code, the name is the blob's `tj:` name.  Frames
+marked optional (the shim, tail-called functions) may be absent.
+"""
+import os
+import re
+import subprocess
+
+UNNAMED = {None, "", "?", "??", "???", "[unknown]"}
+
+
+class Spec:
+    """One expected frame.  name "*" (kind jit) is any published blob."""
+
+    def __init__(self, name, lo, hi, kind, opt=False, fp=True):
+        self.name, self.lo, self.hi, self.kind = name, lo, hi, kind
+        self.opt, self.fp = opt, fp
+
+    def __repr__(self):
+        return self.name + ("?" if self.opt else "")
+
+
+class Expect:
+    """The expected frames, innermost first, and the published blobs
+    {name: (lo, hi, trampolines_lo)}."""
+
+    def __init__(self, frames, blobs, exe=None, base=0):
+        self.frames, self.blobs = frames, blobs
+        self.exe, self.base = exe, base
+
+    def c(self, name, opt=False):
+        """The Spec of the executable's C function `name`."""
+        syms, _ = symtab(self.exe)
+        value, size = syms[name]
+        return Spec(name, self.base + value, self.base + value + max(size, 1), "c", opt)
+
+    def blob(self, name, opt=False):
+        lo, hi, _ = self.blobs[name]
+        return Spec(name, lo, hi, "jit", opt)
+
+    def function_at(self, pc):
+        """The executable's function holding pc, or None."""
+        syms, _ = symtab(self.exe)
+        for name, (value, size) in syms.items():
+            if self.base + value <= pc < self.base + value + size:
+                return name
+        return None
+
+    def blob_at(self, pc):
+        for name, (lo, hi, _) in self.blobs.items():
+            if lo <= pc < hi:
+                return name
+        return None
+
+
+_symtabs = {}
+
+
+def symtab(exe):
+    """{name: (value, size)} of the defined functions of exe, and whether
+    its symbol values are relative to a load address (PIE)."""
+    if exe not in _symtabs:
+        out = subprocess.run(["nm", "-S", "--defined-only", exe], capture_output=True,
+                             text=True, check=True).stdout
+        syms = {}
+        for line in out.splitlines():
+            parts = line.split()
+            if len(parts) == 4 and parts[2] in "tTwW":
+                syms.setdefault(parts[3], (int(parts[0], 16), int(parts[1], 16)))
+        with open(exe, "rb") as f:
+            pie = f.read(18)[16] == 3  # e_type ET_DYN
+        _symtabs[exe] = (syms, pie)
+    return _symtabs[exe]
+
+
+def load_probe_expect(path, exe):
+    """The probe's expect file (format: hostfns.c, write_expect)."""
+    syms, pie = symtab(exe)
+    base, blobs, frames = 0, {}, []
+    with open(path) as f:
+        for line in f:
+            p = line.split()
+            if not p:
+                continue
+            if p[0] == "base":
+                base = int(p[1], 16) if pie else 0
+            elif p[0] == "blob":
+                blobs[p[1]] = (int(p[2], 16), int(p[3], 16), int(p[4], 16))
+            elif p[0] == "frame":
+                frames.append(p[1:])
+    specs = []
+    for name, kind, *flags in frames:
+        opt = "opt" in flags
+        if kind == "jit":
+            lo, hi = blobs[name][:2] if name != "*" else (None, None)
+        else:
+            if name not in syms:
+                raise ValueError("%s: %s is not in the symbol table of %s" % (path, name, exe))
+            value, size = syms[name]
+            lo, hi = base + value, base + value + max(size, 1)
+        specs.append(Spec(name, lo, hi, kind, opt))
+    return Expect(specs, blobs, exe, base)
+
+
+def load_child_expect(path):
+    """tests/child.c's expect file: "name lo hi kind fp|-" a line."""
+    specs, blobs = [], {}
+    with open(path) as f:
+        for line in f:
+            name, lo, hi, kind, fp = line.split()
+            lo, hi = int(lo, 16), int(hi, 16)
+            jit = kind != "c"
+            if jit:
+                blobs[name] = (lo, hi, hi)
+            specs.append(Spec(name, lo, hi, "jit" if jit else "c", False, fp == "fp"))
+    return Expect(specs, blobs)
+
+
+def base_name(name):
+    """h_probe.constprop.0 -> h_probe; clock_nanosleep@GLIBC_2.2.5 -> clock_nanosleep."""
+    return re.split(r"[.@(]", name, 1)[0] if name and not name.startswith("tj:") else name
+
+
+def matches(spec, frame, index, expect, names_jit):
+    addr, name = frame
+    if addr is not None:
+        pc = addr - (1 if index else 0)
+        if spec.kind == "jit" and spec.name == "*":
+            inside = expect.blob_at(pc) is not None
+        else:
+            inside = spec.lo <= pc < spec.hi
+        if not inside:
+            return False
+        if spec.kind != "jit":
+            return True
+        if name in UNNAMED:
+            return not names_jit
+        return name == spec.name or (spec.name == "*" and name in expect.blobs)
+    if name in UNNAMED:
+        return False
+    if spec.kind == "jit":
+        return name == spec.name or (spec.name == "*" and name in expect.blobs)
+    return base_name(name) == spec.name
+
+
+def label(frame, index, expect, names):
+    """A frame as the logs show it: its name, or the expected function its
+    address falls in, or ?."""
+    addr, name = frame
+    if name not in UNNAMED:
+        return name
+    if addr is not None:
+        pc = addr - (1 if index else 0)
+        for s in expect.frames:
+            if s.lo is not None and s.lo <= pc < s.hi:
+                return "[%s]" % s.name
+        blob = expect.blob_at(pc)
+        if blob:
+            return "[%s]" % blob
+        return "%#x" % addr
+    return "?"
+
+
+def judge(frames, expect, names_jit=False, first_only=False, fp_only=False, inline_dups=False):
+    """(ok, why): do frames hold the expected sequence?  The sequence starts
+    at the first frame that is the expected innermost function (first_only:
+    at frame 0) and must go on one for one down to the last expected frame
+    (main); frames past it are not judged.  fp_only: only the frames a
+    frame-pointer walk can see.  inline_dups: a debugger's inlined frames
+    repeat their C function."""
+    specs = [s for s in expect.frames if s.fp or not fp_only]
+    start = None
+    for i, f in enumerate(frames[:1] if first_only else frames):
+        if matches(specs[0], f, i, expect, names_jit):
+            start = i
+            break
+    if start is None:
+        return False, "no frame is %s (the innermost expected frame)" % specs[0].name
+    k, prev = start, None
+    for j, spec in enumerate(specs):
+        while (inline_dups and prev is not None and prev.kind == "c" and k < len(frames)
+               and matches(prev, frames[k], k, expect, names_jit)):
+            k += 1
+        if k < len(frames) and matches(spec, frames[k], k, expect, names_jit):
+            k, prev = k + 1, spec
+            continue
+        if spec.opt:
+            continue
+        if k >= len(frames):
+            return False, "the stack ends after %d frames; missing %s" % (k, spec.name)
+        return False, "frame %d is %s, expected %s" % (k, label(frames[k], k, expect, names_jit),
+                                                       spec.name)
+    return True, "%d frames match" % (k - start)
+
+
+def describe(frames, expect):
+    return " ".join(label(f, i, expect, True) for i, f in enumerate(frames))
+
+
+# ---- tools' output -> frames ------------------------------------------------------
+
+HEX = re.compile(r"0x[0-9a-fA-F]+")
+
+
+def parse_bracketed(text):
+    """The probe's in-process unwinders: "[0xADDR]" at the end of a line
+    (backtrace_symbols_fd prints "file(+off)[0xADDR]")."""
+    frames = []
+    for line in text.splitlines():
+        m = re.search(r"\[(0x[0-9a-f]+)\]\s*$", line)
+        if m:
+            frames.append((int(m.group(1), 16), None))
+    return frames
+
+
+def parse_child_names(text):
+    """tests/child.c's own report: "backtrace: c_inner jit:region ..." (it
+    names each return address from its expect table; ? when none)."""
+    for line in text.splitlines():
+        m = re.match(r"(backtrace|_Unwind_Backtrace|unw_backtrace|unw_step): (.*)", line)
+        if m:
+            return [(None, None if n == "?" else n) for n in m.group(2).split()]
+    return []
+
+
+def parse_addr_name(text):
+    """mx-dwfl, mx-unw-ptrace: "0xPC NAME" a line."""
+    frames = []
+    for line in text.splitlines():
+        p = line.split(None, 1)
+        if p and p[0].startswith("0x"):
+            frames.append((int(p[0], 16), p[1].strip() if len(p) > 1 else None))
+    return frames
+
+
+def parse_samples(text):
+    """mx-fpwalk: "# sample K" then "0xPC" lines."""
+    samples = []
+    for line in text.splitlines():
+        if line.startswith("# sample"):
+            samples.append([])
+        elif line.startswith("0x") and samples:
+            samples[-1].append((int(line.split()[0], 16), None))
+    return samples
+
+
+def parse_gdb(text):
+    """gdb's "#N  0xADDR in NAME (...)" / "#N  NAME (...)".  A frame other
+    than #0 with no address of its own is the function the frame above it
+    was inlined into: it takes that frame's place."""
+    frames = []
+    for line in text.splitlines():
+        m = re.match(r"#(\d+)\s+(?:(0x[0-9a-f]+) in )?(\S+)", line)
+        if not m:
+            continue
+        addr = int(m.group(2), 16) if m.group(2) else None
+        name = None if m.group(3) == "??" else m.group(3)
+        if addr is None and frames and m.group(1) != "0":
+            frames[-1] = (frames[-1][0], name)
+        else:
+            frames.append((addr, name))
+    return frames
+
+
+def parse_lldb(text):
+    """lldb's "frame #N: 0xADDR MODULE`NAME + OFF at FILE:LINE" (or just the
+    address).  lldb shows frame #0 when it attaches and again in `bt`: the
+    last listing counts."""
+    frames = []
+    for line in text.splitlines():
+        m = re.search(r"frame #(\d+): (0x[0-9a-f]+)(?: \S+?`([^\s(]+))?", line)
+        if not m:
+            continue
+        if m.group(1) == "0":
+            frames = []
+        frames.append((int(m.group(2), 16), m.group(3)))
+    return frames
+
+
+def parse_eu_stack(text, tid=None):
+    """eu-stack's "#N  0xADDR [NAME]" of the first thread."""
+    frames, seen_thread = [], False
+    for line in text.splitlines():
+        if line.startswith("TID "):
+            if seen_thread:
+                break
+            seen_thread = True
+            continue
+        m = re.match(r"#\d+\s+(0x[0-9a-f]+)(?:\s+-\s+1)?\s*(\S+)?", line)
+        if m:
+            frames.append((int(m.group(1), 16), m.group(2)))
+    return frames
+
+
+def parse_valgrind(text):
+    """`vgdb v.info scheduler`: Thread 1's "==PID== at|by 0xADDR: NAME (...)"."""
+    frames, inside = [], False
+    for line in text.splitlines():
+        if line.startswith("Thread 1:"):
+            inside = True
+            continue
+        if inside:
+            m = re.match(r"==\d+==\s+(?:at|by) (0x[0-9A-Fa-f]+): (\S+)", line)
+            if not m:
+                if frames:
+                    break
+                continue
+            frames.append((int(m.group(1), 16), None if m.group(2) == "???" else m.group(2)))
+    return frames
+
+
+def parse_perf(text, pid=None):
+    """`perf script -F pid,ip,sym`: one sample a block, "PID" then "ADDR SYM"
+    lines.  perf prints addresses relative to their file, so a named frame
+    is judged by its name; an unnamed one ([unknown], anonymous JIT code) by
+    its address, which is absolute there.  Inlined entries are dropped: they
+    repeat the frame that follows."""
+    samples, cur = [], None
+    for line in text.splitlines() + [""]:
+        if not line.strip():
+            if cur:
+                samples.append(cur)
+            cur = None
+            continue
+        if not line.startswith("\t"):  # "PID" (right-aligned) opens a sample
+            cur = [] if pid is None or line.split()[0] == str(pid) else None
+            continue
+        if cur is None:
+            continue
+        p = line.split(None, 1)
+        sym = p[1].strip() if len(p) > 1 else "[unknown]"
+        if sym.endswith("(inlined)"):
+            continue
+        if sym in UNNAMED:
+            cur.append((int(p[0], 16), None))
+        else:
+            cur.append((None, re.sub(r"\+0x[0-9a-f]+$", "", sym)))
+    return samples
+
+
+def parse_jitstack(text):
+    """jitstack's --json (fields looked up by their likely names: the tool is
+    being written as this harness is), else its text: "0xADDR NAME" lines."""
+    import json
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return parse_addr_name(re.sub(r"^\s*#\d+\s+", "", text, flags=re.M))
+
+    def frames_of(node):
+        if isinstance(node, dict):
+            for key in ("frames", "stack", "callchain"):
+                if isinstance(node.get(key), list):
+                    return node[key]
+            for v in node.values():
+                r = frames_of(v)
+                if r is not None:
+                    return r
+        if isinstance(node, list):
+            for v in node:
+                r = frames_of(v)
+                if r is not None:
+                    return r
+        return None
+
+    out = []
+    for fr in frames_of(doc) or []:
+        if not isinstance(fr, dict):
+            continue
+        addr = next((fr[k] for k in ("pc", "ip", "addr", "address") if k in fr), None)
+        if isinstance(addr, str):
+            addr = int(addr, 16) if addr.startswith("0x") else int(addr)
+        name = next((fr[k] for k in ("function", "func", "name", "symbol") if fr.get(k)), None)
+        out.append((addr, name))
+    return out
+
+
+def exe_of_pid(pid):
+    try:
+        return os.readlink("/proc/%d/exe" % pid)
+    except OSError:
+        return None

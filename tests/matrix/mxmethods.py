@@ -1,0 +1,398 @@
+"""mxmethods.py - the matrix's columns (workload x publishing mode) and rows
+(unwinders), and how each unwinder is driven.
+
+Each method's run(ctx, col, cell) starts the workload the way that unwinder
+needs it (in-process action, waiting for an attach, a core, spinning under
+a profiler), runs the tool, and returns an Outcome: the frames it reported
+(or samples, or a verdict) and the expected frames the workload wrote.
+Judging happens in matrix.py, by mxjudge.judge.
+"""
+import os
+import re
+import shutil
+import subprocess
+
+import mxjudge as J
+from mxrun import Skip
+
+DEPTH = 8          # the probe's recursion: ~40 native frames, 10 VM frames
+CHILD_DEPTH = 2
+SPIN_SECS = "1.5"
+TOOL_TIMEOUT = 120  # seconds a debugger or profiler may take before it is killed
+LLVM_LIBUNWIND = "/usr/lib/llvm-14/lib/libunwind.so.1"  # as tests/tests.mk
+PROBE_MODE = {"backtrace": 1, "wait": 2, "abort": 3, "throw": 4, "spin": 5, "unwind": 6,
+              "unw": 7, "unwstep": 8}
+
+
+class Column:
+    def __init__(self, id, label, workload, tj_args=(), env=None, publishes=False):
+        self.id, self.label, self.workload = id, label, workload
+        self.tj_args, self.env = list(tj_args), dict(env or {})
+        self.publishes = publishes
+
+
+COLUMNS = [
+    Column("nofp-none", "no-FP stencils, nothing published", "probe",
+           ["--frames=nofp", "--cfi=region", "--publish=none"]),
+    Column("fp-none", "FP stencils, nothing published (CPython PR #143548)", "probe",
+           ["--frames=fp", "--cfi=region", "--publish=none"]),
+    Column("fp-region", "FP + region CFI + all channels (default)", "probe",
+           ["--frames=fp", "--cfi=region", "--publish=all"], publishes=True),
+    Column("nofp-exact", "no-FP + exact CFI + all channels", "probe",
+           ["--frames=nofp", "--cfi=exact", "--publish=all"], publishes=True),
+    Column("fp-exact", "FP + exact CFI + all channels", "probe",
+           ["--frames=fp", "--cfi=exact", "--publish=all"], publishes=True),
+    Column("child-all", "the library's child: hand-written blobs, all channels", "child",
+           env={"JITUNWIND": "all"}, publishes=True),
+    Column("child-none", "the library's child, nothing published", "child",
+           env={"JITUNWIND": "none"}),
+]
+
+
+class Ctx:
+    """Paths to everything the methods run."""
+
+    def __init__(self, root, build):
+        self.root, self.build = root, build
+        b = lambda *p: os.path.join(build, *p)
+        self.tinyjit = {"plain": b("tinyjit", "tinyjit"), "nongnu": b("tinyjit", "tinyjit-libunwind"),
+                        "llvm": b("matrix", "tinyjit-llvm")}
+        self.child = {"plain": b("tests", "child"), "nongnu": b("tests", "child-nongnu"),
+                      "llvm": b("tests", "child-llvm")}
+        self.probe_tj = os.path.join(root, "tinyjit", "examples", "probe.tj")
+        self.step_tj = os.path.join(root, "tests", "matrix", "step.tj")
+        self.tool = lambda name: b("matrix", name)
+        self.jitstack = b("jitstack", "jitstack")
+
+
+class Outcome:
+    def __init__(self, expect, frames=None, samples=None, verdict=None, names_jit=False,
+                 inline_dups=False, note=""):
+        self.expect, self.frames, self.samples, self.verdict = expect, frames, samples, verdict
+        self.names_jit, self.inline_dups, self.note = names_jit, inline_dups, note
+
+
+# ---- workloads -------------------------------------------------------------------
+
+def need_file(path, why):
+    if not os.path.exists(path):
+        raise Skip("%s is missing (%s)" % (os.path.relpath(path), why))
+
+
+def need_cmd(name, package):
+    if not shutil.which(name):
+        raise Skip("%s is not installed (Debian package %s)" % (name, package))
+
+
+def workload(ctx, col, cell, action, flavor="plain", env=None):
+    """(command, environment, executable) of the column's workload doing
+    `action`, and where its expect file will be."""
+    expect = cell.path("expect")
+    extra = dict(col.env)
+    extra.update(env or {})
+    if flavor == "llvm" and not os.path.exists(LLVM_LIBUNWIND):
+        raise Skip("LLVM libunwind is not installed (Debian package libunwind-14)")
+    if col.workload == "probe":
+        exe = ctx.tinyjit[flavor]
+        need_file(exe, "make tinyjit tinyjit-libunwind matrix-tools")
+        extra.update(TJ_PROBE_EXPECT=expect, TJ_PROBE_WAIT="300", TJ_PROBE_SPIN=SPIN_SECS)
+        cmd = [exe] + col.tj_args + [ctx.probe_tj, str(PROBE_MODE[action]), str(DEPTH)]
+    else:
+        exe = ctx.child[flavor]
+        need_file(exe, "make tests")
+        cmd = [exe, action, "--depth", str(CHILD_DEPTH), "--expect", expect]
+        if action == "spin":
+            cmd.append(SPIN_SECS)
+    return cmd, cell.env(extra), exe
+
+
+def load_expect(col, cell, exe):
+    path = cell.path("expect")
+    if not os.path.exists(path):
+        raise RuntimeError("the workload wrote no expect file")
+    if col.workload == "probe":
+        return J.load_probe_expect(path, exe)
+    return J.load_child_expect(path)
+
+
+READY = {"probe": r"tinyjit probe: pid (\d+) waiting", "child": r"ready (\d+)"}
+
+
+def start_waiting(ctx, col, cell, prefix=(), flavor="plain"):
+    cmd, env, exe = workload(ctx, col, cell, "wait", flavor)
+    proc, pid = cell.start(list(prefix) + cmd, READY[col.workload], env)
+    return proc, pid, exe, load_expect(col, cell, exe)
+
+
+def make_core(ctx, col, cell):
+    cmd, env, exe = workload(ctx, col, cell, "abort")
+    core = cell.core(cmd, env)
+    return core, exe, load_expect(col, cell, exe)
+
+
+# ---- in-process unwinders --------------------------------------------------------
+
+def needed(exe):
+    out = subprocess.run(["readelf", "-d", exe], capture_output=True, text=True).stdout
+    return re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", out)
+
+
+def check_linked(exe, flavor):
+    """The binary must use the unwinder the row names: LLVM libunwind ahead
+    of libgcc_s (else _Unwind_Backtrace is libgcc's), or nongnu libunwind."""
+    libs = needed(exe)
+    if flavor == "llvm" and not ("libunwind.so.1" in libs and (
+            "libgcc_s.so.1" not in libs or libs.index("libunwind.so.1") < libs.index("libgcc_s.so.1"))):
+        raise RuntimeError("%s does not link LLVM libunwind ahead of libgcc_s: %s" % (exe, libs))
+    if flavor == "nongnu" and "libunwind.so.8" not in libs:
+        raise RuntimeError("%s does not link nongnu libunwind: %s" % (exe, libs))
+
+
+def in_process(action, flavor="plain"):
+    def run(ctx, col, cell):
+        cmd, env, exe = workload(ctx, col, cell, action, flavor)
+        check_linked(exe, flavor)
+        rc, out = cell.run(cmd, env=env, workload=True, name="workload")
+        expect = load_expect(col, cell, exe)
+        frames = J.parse_bracketed(out) if col.workload == "probe" else J.parse_child_names(out)
+        note = "" if rc in (0, 1) else "the workload exited %d" % rc
+        return Outcome(expect, frames=frames, note=note)
+    return run
+
+
+def cxx_exception(ctx, col, cell):
+    cmd, env, exe = workload(ctx, col, cell, "throw")
+    rc, out = cell.run(cmd, env=env, workload=True, name="workload")
+    if col.workload == "probe":
+        caught = rc == 0 and "caught C++ exception" in out
+    else:
+        caught = rc == 0 and "result: PASS" in out
+    why = "caught near main" if caught else (
+        "std::terminate: the unwinder found no handler" if "terminate called" in out else "exit %d" % rc)
+    return Outcome(None, verdict=caught, note=why)
+
+
+# ---- tools on a live process -----------------------------------------------------
+
+def live_tool(make_cmd, parse, names=False, inline_dups=False, flavor="plain"):
+    def run(ctx, col, cell):
+        cmd_of = make_cmd(ctx)
+        proc, pid, exe, expect = start_waiting(ctx, col, cell, flavor=flavor)
+        try:
+            rc, out = cell.run(cmd_of(pid, exe), timeout=TOOL_TIMEOUT)
+        finally:
+            cell.stop(proc)
+        return Outcome(expect, frames=parse(out), names_jit=names and col.publishes,
+                       inline_dups=inline_dups, note="" if rc == 0 else "exit %d" % rc)
+    return run
+
+
+def core_tool(make_cmd, parse, names=False, inline_dups=False):
+    def run(ctx, col, cell):
+        cmd_of = make_cmd(ctx)
+        core, exe, expect = make_core(ctx, col, cell)
+        rc, out = cell.run(cmd_of(core, exe), timeout=TOOL_TIMEOUT)
+        return Outcome(expect, frames=parse(out), names_jit=names and col.publishes,
+                       inline_dups=inline_dups, note="" if rc == 0 else "exit %d" % rc)
+    return run
+
+
+def gdb_cmd(ctx):
+    need_cmd("gdb", "gdb")
+    return lambda pid, exe: ["gdb", "-nx", "-batch", "-p", str(pid), "-ex", "set pagination off", "-ex", "bt"]
+
+
+def gdb_core_cmd(ctx):
+    need_cmd("gdb", "gdb")
+    return lambda core, exe: ["gdb", "-nx", "-batch", "-ex", "set pagination off", "-ex", "bt", exe, core]
+
+
+def lldb_cmd(ctx):
+    need_cmd("lldb-16", "lldb-16")
+    return lambda pid, exe: ["lldb-16", "--no-lldbinit", "-b", "-p", str(pid), "-o", "bt"]
+
+
+def lldb_core_cmd(ctx):
+    need_cmd("lldb-16", "lldb-16")
+    return lambda core, exe: ["lldb-16", "--no-lldbinit", "-b", "-c", core, exe, "-o", "bt"]
+
+
+def eu_stack_cmd(ctx):
+    need_cmd("eu-stack", "elfutils")
+    return lambda pid, exe: ["eu-stack", "-p", str(pid)]
+
+
+def eu_stack_core_cmd(ctx):
+    need_cmd("eu-stack", "elfutils")
+    return lambda core, exe: ["eu-stack", "--core=" + core, "--executable=" + exe]
+
+
+def mx_cmd(tool, *flags):
+    def make(ctx):
+        path = ctx.tool(tool)
+        need_file(path, "make matrix-tools")
+        return lambda pid, exe: [path, "-p", str(pid)] + list(flags)
+    return make
+
+
+def mx_core_cmd(tool, *flags):
+    def make(ctx):
+        path = ctx.tool(tool)
+        need_file(path, "make matrix-tools")
+        return lambda core, exe: [path, "--core", core, "--exe", exe] + list(flags)
+    return make
+
+
+def need_jitstack(ctx):
+    if not os.path.exists(ctx.jitstack):
+        raise Skip("jitstack not built (no BUILD/jitstack/jitstack)")
+
+
+def jitstack_cmd(ctx):
+    need_jitstack(ctx)
+    return lambda pid, exe: [ctx.jitstack, "-p", str(pid), "--json"]
+
+
+def jitstack_core_cmd(ctx):
+    need_jitstack(ctx)
+    return lambda core, exe: [ctx.jitstack, "--core", core, "--exe", exe, "--json"]
+
+
+# ---- samplers ----------------------------------------------------------------------
+
+def spin_pid(out):
+    m = re.search(r"tinyjit probe: pid (\d+) spinning", out)
+    return int(m.group(1)) if m else None
+
+
+def fp_walk(ctx, col, cell):
+    tool = ctx.tool("mx-fpwalk")
+    need_file(tool, "make matrix-tools")
+    cmd, env, exe = workload(ctx, col, cell, "spin")
+    # the child says nothing: it spins once its expect file is there
+    ready = r"tinyjit probe: pid (\d+) spinning" if col.workload == "probe" else None
+    proc, pid = cell.start(cmd, ready, env)
+    try:
+        rc, out = cell.run([tool, "-p", str(pid), "-n", "40", "-i", "10"], timeout=TOOL_TIMEOUT)
+    finally:
+        cell.stop(proc)
+    return Outcome(load_expect(col, cell, exe), samples=J.parse_samples(out))
+
+
+def perf_env(cell):
+    # perf keeps a build-id cache in $HOME/.debug: keep it in the cell
+    return cell.env({"HOME": cell.dir})
+
+
+def perf_samples(cell, data, pid):
+    rc, text = cell.run(["perf", "script", "-i", data, "-F", "pid,ip,sym"], env=perf_env(cell),
+                        timeout=TOOL_TIMEOUT, name="perf-script")
+    if pid is None:
+        m = re.match(r"\s*(\d+)", text)
+        pid = int(m.group(1)) if m else None
+    if pid:
+        cell.pids.add(pid)
+    return J.parse_perf(text, pid)
+
+
+def perf_record(cell, args, cmd, env):
+    full = ["perf", "record", "-q", "--no-buildid-cache", "-e", "cpu-clock", "-o", cell.path("perf.data")] \
+        + args + ["--"] + cmd
+    env = dict(env, HOME=cell.dir)
+    rc, out = cell.run(full, env=env, timeout=TOOL_TIMEOUT, name="perf-record")
+    if not os.path.exists(cell.path("perf.data")) or "perf_event_paranoid" in out:
+        raise Skip("perf record failed (exit %d): %s" % (rc, out.strip().splitlines()[-1:] or ""))
+    return spin_pid(out)
+
+
+def perf_fp(ctx, col, cell):
+    need_cmd("perf", "linux-perf")
+    cmd, env, exe = workload(ctx, col, cell, "spin")
+    pid = perf_record(cell, ["-g", "-F", "999"], cmd, env)
+    samples = perf_samples(cell, cell.path("perf.data"), pid)
+    return Outcome(load_expect(col, cell, exe), samples=samples, names_jit=col.publishes)
+
+
+def perf_dwarf(ctx, col, cell):
+    need_cmd("perf", "linux-perf")
+    cmd, env, exe = workload(ctx, col, cell, "spin")
+    pid = perf_record(cell, ["-k", "1", "--call-graph", "dwarf,16384", "-F", "499"], cmd, env)
+    data = cell.path("perf.data")
+    jit = cell.path("perf.jit.data")
+    rc, out = cell.run(["perf", "inject", "--jit", "-i", data, "-o", jit], env=perf_env(cell),
+                       timeout=TOOL_TIMEOUT, name="perf-inject")
+    if rc != 0:
+        raise RuntimeError("perf inject --jit failed: " + out[-300:])
+    samples = perf_samples(cell, jit, pid)
+    return Outcome(load_expect(col, cell, exe), samples=samples, names_jit=col.publishes)
+
+
+def valgrind(ctx, col, cell):
+    need_cmd("valgrind", "valgrind")
+    need_cmd("vgdb", "valgrind")
+    prefix = cell.path("vgdb")
+    vg = ["valgrind", "--tool=none", "-q", "--vgdb=yes", "--vgdb-prefix=" + prefix, "--num-callers=500"]
+    proc, pid, exe, expect = start_waiting(ctx, col, cell, prefix=vg)
+    try:
+        rc, out = cell.run(["vgdb", "--vgdb-prefix=" + prefix, "--pid=%d" % pid, "v.info", "scheduler"],
+                           timeout=TOOL_TIMEOUT)
+    finally:
+        cell.stop(proc)
+    return Outcome(expect, frames=J.parse_valgrind(out))
+
+
+# ---- the rows ------------------------------------------------------------------------
+
+class Method:
+    def __init__(self, id, label, run, how):
+        self.id, self.label, self.run, self.how = id, label, run, how
+
+
+METHODS = [
+    Method("glibc-backtrace", "glibc backtrace()", in_process("backtrace"),
+           "in-process; probe mode 1 / child backtrace"),
+    Method("libgcc", "libgcc _Unwind_Backtrace", in_process("unwind"),
+           "in-process; probe mode 6 / child unwind"),
+    Method("llvm-libunwind", "LLVM libunwind _Unwind_Backtrace", in_process("unwind", "llvm"),
+           "in-process; linked ahead of libgcc_s: tinyjit-llvm / child-llvm"),
+    Method("unw-backtrace", "nongnu libunwind unw_backtrace", in_process("unw", "nongnu"),
+           "in-process; tinyjit-libunwind mode 7 / child-nongnu unw"),
+    Method("unw-step", "nongnu libunwind unw_step", in_process("unwstep", "nongnu"),
+           "in-process; tinyjit-libunwind mode 8 / child-nongnu unwstep"),
+    Method("cxx-exception", "C++ exception", cxx_exception,
+           "thrown in the innermost frame, caught near main (probe mode 4 / child throw)"),
+    Method("fp-walk", "manual frame-pointer walk", fp_walk,
+           "mx-fpwalk: 40 ptrace samples of a spinning workload, rbp chain"),
+    Method("unw-ptrace", "libunwind-ptrace", live_tool(mx_cmd("mx-unw-ptrace"), J.parse_addr_name),
+           "mx-unw-ptrace -p PID: libunwind-ptrace as shipped"),
+    Method("unw-ptrace-jit", "libunwind-ptrace + GDB JIT images",
+           live_tool(mx_cmd("mx-unw-ptrace", "--jit"), J.parse_addr_name, names=True),
+           "mx-unw-ptrace -p PID --jit: FDEs of the GDB JIT images through find_proc_info"),
+    Method("dwfl-live", "libdwfl live + GDB JIT images",
+           live_tool(mx_cmd("mx-dwfl", "--jit"), J.parse_addr_name, names=True),
+           "mx-dwfl -p PID --jit: ptrace attach, images as modules"),
+    Method("dwfl-core", "libdwfl core + GDB JIT images",
+           core_tool(mx_core_cmd("mx-dwfl", "--jit"), J.parse_addr_name, names=True),
+           "mx-dwfl --core --jit: images read from the core"),
+    Method("eu-stack-live", "eu-stack live", live_tool(eu_stack_cmd, J.parse_eu_stack), "eu-stack -p PID"),
+    Method("eu-stack-core", "eu-stack core", core_tool(eu_stack_core_cmd, J.parse_eu_stack),
+           "eu-stack --core"),
+    Method("gdb-live", "gdb live", live_tool(gdb_cmd, J.parse_gdb, names=True, inline_dups=True),
+           "gdb -batch -p PID -ex bt"),
+    Method("gdb-core", "gdb core", core_tool(gdb_core_cmd, J.parse_gdb, names=True, inline_dups=True),
+           "gdb -batch EXE CORE -ex bt"),
+    Method("lldb-live", "lldb live", live_tool(lldb_cmd, J.parse_lldb, names=True, inline_dups=True),
+           "lldb-16 -b -p PID -o bt"),
+    Method("lldb-core", "lldb core", core_tool(lldb_core_cmd, J.parse_lldb, names=True, inline_dups=True),
+           "lldb-16 -b -c CORE EXE -o bt"),
+    Method("perf-fp", "perf -g (frame pointers + perf map)", perf_fp,
+           "perf record -g; perf script; samples in the spinning probe"),
+    Method("perf-dwarf", "perf --call-graph dwarf + jitdump", perf_dwarf,
+           "perf record -k 1 --call-graph dwarf; perf inject --jit; perf script"),
+    Method("valgrind", "valgrind", valgrind,
+           "valgrind --tool=none; vgdb v.info scheduler (valgrind's own unwinder)"),
+    Method("jitstack-live", "jitstack live", live_tool(jitstack_cmd, J.parse_jitstack, names=True),
+           "jitstack -p PID --json"),
+    Method("jitstack-core", "jitstack core", core_tool(jitstack_core_cmd, J.parse_jitstack, names=True),
+           "jitstack --core CORE --exe EXE --json"),
+]

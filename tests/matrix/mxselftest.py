@@ -1,0 +1,126 @@
+"""mxselftest.py - the harness checked against itself, before the matrix
+trusts it (`matrix.py --selftest`, part of `make matrix-check`).
+
+1. The judge fails what it must fail: a missing JIT frame, a wrong or
+   missing name where the tool names JIT code, an extra frame, a truncated
+   stack, an address outside the function; it accepts a missing optional
+   frame and nothing else.
+2. A tool that hangs is killed after the time limit, with what it started,
+   and the cell says so; the workload's /tmp/perf-PID.map is removed and the
+   scratch directory with it.
+"""
+import os
+import shutil
+import stat
+import time
+
+import mxjudge as J
+import mxmethods
+import mxrun
+
+failures = []
+
+
+def check(name, cond):
+    print("  %s %s" % ("ok  " if cond else "FAIL", name))
+    if not cond:
+        failures.append(name)
+
+
+def judge_cases():
+    blobs = {"tj:f": (0x1000, 0x1100, 0x10f0), "tj:main": (0x1100, 0x1200, 0x1200)}
+    specs = [J.Spec("inner", 0x500, 0x510, "c"), J.Spec("tj:f", 0x1000, 0x1100, "jit"),
+             J.Spec("shim", 0x600, 0x608, "c", opt=True), J.Spec("tj:main", 0x1100, 0x1200, "jit"),
+             J.Spec("main", 0x700, 0x780, "c")]
+    e = J.Expect(specs, blobs)
+    good = [(0x40, "libc_fn"), (0x505, "inner"), (0x1011, "tj:f"), (0x601, "shim"), (0x1181, "tj:main"),
+            (0x741, "main"), (0x99, "__libc_start_main")]
+    ok = lambda frames, **kw: J.judge(frames, e, **kw)[0]
+    check("the right stack passes", ok(good, names_jit=True))
+    check("a missing optional frame passes", ok(good[:3] + good[4:], names_jit=True))
+    check("a missing JIT frame fails", not ok(good[:2] + good[3:], names_jit=True))
+    check("a missing C frame fails", not ok(good[:5], names_jit=True))
+    check("a wrong JIT name fails", not ok(good[:2] + [(0x1011, "tj:main")] + good[3:], names_jit=True))
+    unnamed = good[:2] + [(0x1011, None)] + good[3:]
+    check("an unnamed JIT frame fails where the tool names JIT code", not ok(unnamed, names_jit=True))
+    check("an unnamed JIT frame passes where it cannot", ok(unnamed, names_jit=False))
+    check("an address outside the blob fails", not ok(good[:2] + [(0x1201, "tj:f")] + good[3:]))
+    check("an extra frame fails", not ok(good[:3] + [(0x9999, "junk")] + good[3:]))
+    check("no innermost frame fails", not ok(good[2:]))
+    check("a return address at a function's end belongs to it", ok(
+        good[:5] + [(0x780, None)], names_jit=True))
+    fp = [J.Spec("inner", 0x500, 0x510, "c"), J.Spec("mid", 0x520, 0x530, "c", fp=False),
+          J.Spec("main", 0x700, 0x780, "c")]
+    efp = J.Expect(fp, {})
+    frames = [(0x505, None), (0x741, None)]
+    check("fp_only skips the frames a frame-pointer walk cannot see",
+          J.judge(frames, efp, fp_only=True)[0] and not J.judge(frames, efp)[0])
+
+
+def hang_case(ctx, run_root):
+    """gdb replaced by a script that hangs (and leaves a grandchild)."""
+    fake = os.path.join(run_root, "selftest-bin")
+    shutil.rmtree(fake, ignore_errors=True)
+    os.makedirs(fake)
+    pids = os.path.join(fake, "pids")
+    with open(os.path.join(fake, "gdb"), "w") as f:
+        f.write("#!/bin/sh\nsleep 1000 &\necho $$ $! > '%s'\nexec sleep 1000\n" % pids)
+    os.chmod(os.path.join(fake, "gdb"), stat.S_IRWXU)
+    old_path, old_timeout = os.environ["PATH"], mxmethods.TOOL_TIMEOUT
+    os.environ["PATH"] = fake + ":" + old_path
+    mxmethods.TOOL_TIMEOUT = 2
+    try:
+        from matrix import run_cell
+        method = next(m for m in mxmethods.METHODS if m.id == "gdb-live")
+        col = next(c for c in mxmethods.COLUMNS if c.id == "fp-region")
+        t0 = time.monotonic()
+        res, log = run_cell(ctx, method, col, run_root, keep=False)
+        took = time.monotonic() - t0
+    finally:
+        os.environ["PATH"], mxmethods.TOOL_TIMEOUT = old_path, old_timeout
+    check("a hanging tool fails its cell (%s)" % res["status"], res["status"] == "FAIL")
+    check("the cell says it was killed: %s" % res["detail"], "killed after 2 s" in res["detail"])
+    check("within the limit (%.1f s)" % took, took < 30)
+    def still_running(pid):
+        # a live, non-zombie process that is still the fake tool's sleep or
+        # shell (not a recycled pid)
+        try:
+            with open("/proc/%s/stat" % pid) as f:
+                stat_ = f.read()
+            with open("/proc/%s/cmdline" % pid, "rb") as f:
+                cmd = f.read()
+        except OSError:
+            return False
+        return stat_.split(") ")[1][0] != "Z" and (b"sleep" in cmd or b"gdb" in cmd)
+    # a killed process group takes a moment to go on a loaded machine
+    deadline = time.monotonic() + 5
+    while True:
+        alive = [p for p in open(pids).read().split() if still_running(p)]
+        if not alive or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    check("the tool and what it started are gone", not alive)
+    workload = [l for l in log if l.startswith("$ ") and l.endswith(" &")]
+    check("the workload was started", bool(workload))
+    check("the scratch directory is removed", not os.path.exists(os.path.join(run_root, "gdb-live__fp-region")))
+    maps = [l for l in os.listdir("/tmp") if l.startswith("perf-")]
+    leftover = [m for m in maps if any(m == "perf-%s.map" % p for p in _pids_in(log))]
+    check("the workload's perf map is removed", not leftover)
+    shutil.rmtree(fake, ignore_errors=True)
+
+
+def _pids_in(log):
+    import re
+    return [m.group(1) for l in log for m in [re.search(r"-p (\d+)", l)] if m]
+
+
+def run(ctx, run_root):
+    print("matrix self-test: the judge")
+    judge_cases()
+    print("matrix self-test: a hanging tool")
+    try:
+        hang_case(ctx, run_root)
+    finally:
+        mxrun.kill_all()
+    print("matrix self-test: %s" % ("%d failed" % len(failures) if failures else "all passed"))
+    return 1 if failures else 0

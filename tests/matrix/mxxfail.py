@@ -1,0 +1,77 @@
+"""mxxfail.py - THE table of expected failures: every cell that is known to
+fail, and why.  A cell listed here that fails is XFAIL; one that passes is
+an unexpected pass (XPASS) and fails `make matrix-check`, so this table
+cannot drift from the truth in either direction.
+
+Each entry: (methods, columns, reason[, partial]).  methods and columns are
+lists of ids (mxmethods.METHODS / COLUMNS).  partial "fp" means the tool
+must still show every frame a frame-pointer walk can see (the child's
+c_middle is the one frame it cannot: its caller jit:cfi keeps no frame
+pointer); a cell that misses even those FAILs.
+"""
+
+NOFP = ["nofp-none", "nofp-exact"]
+CHILD = ["child-all", "child-none"]
+NOTHING = ["nofp-none", "fp-none", "child-none"]  # nothing published
+C_MIDDLE = ("c_middle's caller jit:cfi keeps no frame pointer, so a frame-pointer walk "
+            "goes from c_mid2 straight to jit:fp")
+
+XFAIL = [
+    # -- in-process unwinders that read registrations only
+    (["glibc-backtrace", "libgcc", "llvm-libunwind", "cxx-exception"], NOTHING,
+     "nothing registered, and libgcc and LLVM libunwind have no frame-pointer fallback: the walk "
+     "stops at the first JIT frame (a C++ exception ends in std::terminate)"),
+    (["unw-backtrace", "unw-step"], ["nofp-none"],
+     "nothing registered: nongnu libunwind falls back to the rbp chain, which no-FP stencils break "
+     "(the CALL stencil uses rbp as a general register)"),
+    (["unw-backtrace", "unw-step"], ["child-none"],
+     "nothing registered: nongnu libunwind falls back to the rbp chain; " + C_MIDDLE, "fp"),
+    # -- tools that read no registration at all: frame pointers only
+    (["fp-walk"], NOFP, "a frame-pointer walk: no-FP stencils use rbp as a general register"),
+    (["fp-walk"], CHILD, "a frame-pointer walk: " + C_MIDDLE, "fp"),
+    (["perf-fp"], NOFP, "the kernel walks frame pointers (the perf map only names frames), and "
+     "no-FP stencils use rbp as a general register"),
+    (["perf-fp"], CHILD, "the kernel walks frame pointers: " + C_MIDDLE, "fp"),
+    (["valgrind"], NOFP, "valgrind honours no registration: it needs frame pointers in JIT code, "
+     "and no-FP stencils use rbp as a general register"),
+    (["valgrind"], CHILD, "valgrind honours no registration (frame pointers only): " + C_MIDDLE, "fp"),
+    (["eu-stack-live", "eu-stack-core"], NOFP,
+     "eu-stack (libdwfl) reads no JIT registration: frame-pointer fallback only, and no-FP "
+     "stencils use rbp as a general register"),
+    (["eu-stack-live", "eu-stack-core"], CHILD,
+     "eu-stack (libdwfl) reads no JIT registration, frame-pointer fallback only: " + C_MIDDLE, "fp"),
+    (["unw-ptrace"], NOFP,
+     "libunwind-ptrace does not read the target's dynamic unwind list on x86-64: rbp chain only, "
+     "which no-FP stencils break"),
+    (["unw-ptrace"], CHILD,
+     "libunwind-ptrace does not read the target's dynamic unwind list on x86-64 (rbp chain "
+     "only): " + C_MIDDLE, "fp"),
+    # -- tools that read the GDB JIT interface, in modes that publish nothing
+    (["unw-ptrace-jit", "dwfl-live", "dwfl-core", "lldb-live", "lldb-core", "jitstack-live",
+      "jitstack-core"], ["nofp-none"],
+     "nothing published: the frame-pointer fallback is all that is left, and no-FP stencils "
+     "break it"),
+    (["unw-ptrace-jit", "dwfl-live", "dwfl-core", "lldb-live", "lldb-core", "jitstack-live",
+      "jitstack-core"], ["child-none"],
+     "nothing published: the frame-pointer fallback is all that is left; " + C_MIDDLE, "fp"),
+    (["gdb-live", "gdb-core"], NOTHING,
+     "gdb without a registration reads the return address at [rsp], even in frame-pointer code"),
+    # -- perf's DWARF unwinder through perf inject --jit
+    (["perf-dwarf"], NOTHING,
+     "no jitdump: perf's DWARF unwinder cannot step through anonymous code"),
+    (["perf-dwarf"], ["nofp-exact"],
+     "perf 6.1 stops at tj:main: tinyjit packs functions back to back, so the jitdump leaves "
+     "no room to map tj:main's unwind tables (mapped_size 0); perf then falls back to frame "
+     "pointers there, which no-FP stencils break"),
+    (["perf-dwarf"], ["child-all"],
+     "the child packs its blobs 64 bytes apart, so perf maps no unwind tables for jit:cfi and "
+     "falls back to frame pointers there: " + C_MIDDLE, "fp"),
+]
+
+
+def expected_failure(method, column):
+    """(reason, partial) when the cell is expected to fail, else None."""
+    for methods, columns, reason, *partial in XFAIL:
+        if method in methods and column in columns:
+            return reason, (partial[0] if partial else None)
+    return None
