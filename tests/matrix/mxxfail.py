@@ -59,10 +59,6 @@ XFAIL = [
     # -- perf's DWARF unwinder through perf inject --jit
     (["perf-dwarf"], NOTHING,
      "no jitdump: perf's DWARF unwinder cannot step through anonymous code"),
-    (["perf-dwarf"], ["nofp-exact"],
-     "perf 6.1 stops at tj:main: tinyjit packs functions back to back, so the jitdump leaves "
-     "no room to map tj:main's unwind tables (mapped_size 0); perf then falls back to frame "
-     "pointers there, which no-FP stencils break"),
     (["perf-dwarf"], ["child-all"],
      "the child packs its blobs 64 bytes apart, so perf maps no unwind tables for jit:cfi and "
      "falls back to frame pointers there: " + C_MIDDLE, "fp"),

@@ -3,6 +3,11 @@
  * Layout: all functions of a program share one mapping; each starts on a
  * 16-byte boundary (perf's libdw unwinder wanted aligned code) and is
  *     ENTER stencil | one stencil per instruction | trampolines
+ * followed by room for the function's unwind tables, left unwritten (pages
+ * never touched cost no memory): `perf inject --jit` places a function's
+ * .eh_frame_hdr and .eh_frame right after its code in the ELF file it makes,
+ * and maps them only if that does not run into the next function (see
+ * src/ch_jitdump.c); without them perf's DWARF unwinder stops there.
  * A stencil's final `jmp _JIT_CONTINUE` was dropped by the generator, so
  * straight-line code runs from one stencil into the next.  Calls to run-time
  * functions go through a trampoline (jmp *0(%rip); .quad addr) at the end of
@@ -84,6 +89,18 @@ static unsigned func_uses(const tj_program *p, const tj_func *f, const tj_stenci
 
 static unsigned popcount(unsigned x) { return (unsigned)__builtin_popcount(x); }
 
+/* An upper bound of the unwind tables libjitunwind's jitdump writes for a
+ * function in either CFI mode: header, CIE and FDE (~100 bytes), plus each
+ * stencil's instructions and the few bytes that reset the state between
+ * stencils in exact mode. */
+static size_t unwind_room(const tj_program *p, const tj_func *f, const tj_stencil_set *set)
+{
+	size_t room = 128;
+	for (uint32_t i = f->first; i < f->first + f->count; i++)
+		room += set->ops[p->insns[i].op].cfi_len + 16;
+	return room;
+}
+
 /* Where each instruction's code goes.  off[i] is the offset in the mapping
  * of instruction i; tramp[f] the offset of function f's trampolines. */
 static size_t plan(const tj_program *p, const tj_stencil_set *set, uint32_t *off, uint32_t *tramp,
@@ -101,6 +118,7 @@ static size_t plan(const tj_program *p, const tj_stencil_set *set, uint32_t *off
 		at = align_up(at, 8);
 		tramp[fi] = (uint32_t)at;
 		at += popcount(uses[fi]) * TJ_TRAMPOLINE_SIZE;
+		at += unwind_room(p, f, set);
 	}
 	return at;
 }
