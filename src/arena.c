@@ -94,6 +94,17 @@ blob_rec *arena_find(struct ju_ctx *ctx, uint64_t start, arena **where)
 	return &a->recs[k];
 }
 
+uint64_t arena_next_live(const struct ju_ctx *ctx, uint64_t addr)
+{
+	for (size_t i = first_ending_after(ctx, addr); i < ctx->n_arenas; i++) {
+		const arena *a = ctx->arenas[i];
+		for (size_t k = first_rec_ending_after(a, addr); k < a->n; k++)
+			if (!(a->recs[k].flags & REC_DEAD) && a->recs[k].start >= addr)
+				return a->recs[k].start;
+	}
+	return UINT64_MAX;
+}
+
 bool arena_overlaps(struct ju_ctx *ctx, uint64_t start, uint64_t end)
 {
 	for (size_t i = first_ending_after(ctx, start); i < ctx->n_arenas; i++) {
@@ -598,4 +609,39 @@ int arena_view(const arena *a, const blob_rec *r, blob_view *v, ju_line **lines)
 	v->lines = *lines;
 	v->n_lines = (size_t)rows;
 	return 0;
+}
+
+/* Log a chunk of views and free their line tables. */
+static int flush_views(struct ju_ctx *ctx, int (*log_blobs)(struct ju_ctx *, const blob_view *, size_t),
+		       blob_view *v, ju_line **lines, size_t *n)
+{
+	int err = *n ? log_blobs(ctx, v, *n) : 0;
+	while (*n)
+		free(lines[--*n]);
+	return err;
+}
+
+int arena_relog(struct ju_ctx *ctx, int (*log_blobs)(struct ju_ctx *, const blob_view *, size_t))
+{
+	enum { CHUNK = 64 };
+	blob_view v[CHUNK];
+	ju_line *lines[CHUNK];
+	size_t n = 0;
+	for (size_t i = 0; i < ctx->n_arenas; i++) {
+		const arena *a = ctx->arenas[i];
+		for (uint32_t k = 0; k < a->n; k++) {
+			if (a->recs[k].flags & REC_DEAD)
+				continue;
+			int err = n == CHUNK ? flush_views(ctx, log_blobs, v, lines, &n) : 0;
+			if (!err)
+				err = arena_view(a, &a->recs[k], &v[n], &lines[n]);
+			if (err) {
+				while (n)
+					free(lines[--n]);
+				return err;
+			}
+			n++;
+		}
+	}
+	return flush_views(ctx, log_blobs, v, lines, &n);
 }

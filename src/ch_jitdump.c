@@ -302,37 +302,6 @@ static int ensure_file(const struct ju_ctx *ctx)
 
 /* ---- records ------------------------------------------------------------- */
 
-/* The start of the first live blob at or after `addr` in the context (not
- * counting the batch being logged), or UINT64_MAX.  Other contexts' blobs
- * are not known here: contexts that put code right after each other's
- * should leave the padding themselves. */
-static uint64_t next_published(const struct ju_ctx *ctx, uint64_t addr)
-{
-	size_t lo = 0, hi = ctx->n_arenas;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (ctx->arenas[mid]->hi <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (size_t i = lo; i < ctx->n_arenas; i++) {
-		const arena *a = ctx->arenas[i];
-		uint32_t l = 0, h = a->n;
-		while (l < h) {
-			uint32_t m = l + (h - l) / 2;
-			if (a->recs[m].start < addr)
-				l = m + 1;
-			else
-				h = m;
-		}
-		for (uint32_t k = l; k < a->n; k++)
-			if (!(a->recs[k].flags & REC_DEAD))
-				return a->recs[k].start;
-	}
-	return UINT64_MAX;
-}
-
 /* How much of the gap after a blob its synthesized mapping takes. */
 typedef struct jd_plan {
 	uint64_t code_size;   /* the blob, plus the salt when it fits */
@@ -530,7 +499,7 @@ static int write_batch(struct ju_ctx *ctx, ju_buf *out, const blob_view *v, size
 	for (size_t i = 0; i < n && !err; i++) {
 		const blob_view *b = sorted[i];
 		uint64_t end = b->start + b->size;
-		uint64_t next = next_published(ctx, end);
+		uint64_t next = arena_next_live(ctx, end);
 		if (i + 1 < n && sorted[i + 1]->start < next)
 			next = sorted[i + 1]->start;
 		/* The tables' size does not depend on where they go. */
@@ -610,41 +579,6 @@ static int jd_log_blobs(struct ju_ctx *ctx, const blob_view *v, size_t n)
 	return err;
 }
 
-/* Log what a chunk of views holds and free their line tables. */
-static int flush(struct ju_ctx *ctx, blob_view *v, ju_line **lines, size_t *n)
-{
-	int err = *n ? jd_log_blobs(ctx, v, *n) : 0;
-	while (*n)
-		free(lines[--*n]);
-	return err;
-}
-
-/* Log every blob still published, in address order, a chunk at a time. */
-static int jd_relog(struct ju_ctx *ctx)
-{
-	enum { CHUNK = 64 };
-	blob_view v[CHUNK];
-	ju_line *lines[CHUNK];
-	size_t n = 0;
-	for (size_t i = 0; i < ctx->n_arenas; i++) {
-		const arena *a = ctx->arenas[i];
-		for (uint32_t k = 0; k < a->n; k++) {
-			if (a->recs[k].flags & REC_DEAD)
-				continue;
-			int err = n == CHUNK ? flush(ctx, v, lines, &n) : 0;
-			if (!err)
-				err = arena_view(a, &a->recs[k], &v[n], &lines[n]);
-			if (err) {
-				while (n)
-					free(lines[--n]);
-				return err;
-			}
-			n++;
-		}
-	}
-	return flush(ctx, v, lines, &n);
-}
-
 /* In a forked child (core.c holds ctx->lock): this process's own file, with
  * everything the context still has published -- once per process, however
  * often it is called. */
@@ -657,7 +591,7 @@ static int jd_after_fork(struct ju_ctx *ctx)
 	int err = ensure_file(ctx);
 	pthread_mutex_unlock(&jd.lock);
 	if (!err)
-		err = jd_relog(ctx);
+		err = arena_relog(ctx, jd_log_blobs);
 	if (!err)
 		ctx->jd->logged = pid;
 	return err;

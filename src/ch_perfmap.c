@@ -244,41 +244,6 @@ static int pm_log_blobs(struct ju_ctx *ctx, const blob_view *v, size_t n)
 	return err;
 }
 
-/* Log what a chunk of views holds and free their line tables. */
-static int flush(struct ju_ctx *ctx, blob_view *v, ju_line **lines, size_t *n)
-{
-	int err = *n ? pm_log_blobs(ctx, v, *n) : 0;
-	while (*n)
-		free(lines[--*n]);
-	return err;
-}
-
-/* Log every blob still published, in address order, a chunk at a time. */
-static int pm_relog(struct ju_ctx *ctx)
-{
-	enum { CHUNK = 64 };
-	blob_view v[CHUNK];
-	ju_line *lines[CHUNK];
-	size_t n = 0;
-	for (size_t i = 0; i < ctx->n_arenas; i++) {
-		const arena *a = ctx->arenas[i];
-		for (uint32_t k = 0; k < a->n; k++) {
-			if (a->recs[k].flags & REC_DEAD)
-				continue;
-			int err = n == CHUNK ? flush(ctx, v, lines, &n) : 0;
-			if (!err)
-				err = arena_view(a, &a->recs[k], &v[n], &lines[n]);
-			if (err) {
-				while (n)
-					free(lines[--n]);
-				return err;
-			}
-			n++;
-		}
-	}
-	return flush(ctx, v, lines, &n);
-}
-
 /* In a forked child (core.c holds ctx->lock): this process's own file, with
  * everything the context still has published -- once per process, however
  * often it is called. */
@@ -291,7 +256,7 @@ static int pm_after_fork(struct ju_ctx *ctx)
 	int err = ensure_file();
 	pthread_mutex_unlock(&pm.lock);
 	if (!err)
-		err = pm_relog(ctx);
+		err = arena_relog(ctx, pm_log_blobs);
 	if (!err)
 		ctx->pm->logged = pid;
 	return err;

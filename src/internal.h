@@ -180,6 +180,9 @@ void arena_commit_publish(struct ju_ctx *ctx, struct arena_plan *plan);
 void arena_abort_publish(struct ju_ctx *ctx, struct arena_plan *plan);
 /* Find the live record starting exactly at `start`. */
 blob_rec *arena_find(struct ju_ctx *ctx, uint64_t start, arena **where);
+/* The start of the first live blob at or after addr, or UINT64_MAX.  (Other
+ * contexts' blobs are not known here.) */
+uint64_t arena_next_live(const struct ju_ctx *ctx, uint64_t addr);
 /* Check [start, end) against live records; true if it overlaps one. */
 bool arena_overlaps(struct ju_ctx *ctx, uint64_t start, uint64_t end);
 /* Unpublish one record. */
@@ -191,6 +194,9 @@ void arena_reclaim_all(struct ju_ctx *ctx);
 /* Describe a live record of an arena for the file channels; decodes the line
  * table into *lines (caller frees) when there is one. */
 int arena_view(const arena *a, const blob_rec *r, blob_view *v, ju_line **lines);
+/* Hand every live blob, in address order and a chunk at a time, to a file
+ * channel's log_blobs (a forked child's new perf map or jitdump). */
+int arena_relog(struct ju_ctx *ctx, int (*log_blobs)(struct ju_ctx *, const blob_view *, size_t));
 
 /* ---- memory and fault injection (fault.c) -------------------------------- */
 
