@@ -35,6 +35,8 @@ void buf_zeros(ju_buf *b, size_t n);
  * (room available); the slow path grows or records the overflow. */
 static inline void buf_bytes(ju_buf *b, const void *src, size_t n)
 {
+	if (n == 0) /* src may be NULL then, and memcpy must not see it */
+		return;
 	if (__builtin_expect(n <= b->cap - b->len && !b->failed, 1)) {
 		__builtin_memcpy(b->p + b->len, src, n);
 		b->len += n;

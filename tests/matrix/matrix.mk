@@ -53,7 +53,8 @@ $(MX_B)/tinyjit-llvm: $(TJ_OBJS) $(TJ_LIBJU_DEP)
 MX_RUN = python3 $(MX)/matrix.py --build $(BUILD)
 
 .PHONY: matrix matrix-quick matrix-check matrix-bench matrix-tools
-matrix-tools: lib $(MX_TOOLS) $(MX_WORKLOADS)
+# jitstack's cells run whenever its fragment is part of the build.
+matrix-tools: lib $(MX_TOOLS) $(MX_WORKLOADS) $(JS_BIN)
 
 matrix: test-deps matrix-tools
 	$(MX_RUN) --form full --selftest --write-doc docs/MATRIX.md $(MATRIX_ARGS)

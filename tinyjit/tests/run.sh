@@ -1,12 +1,16 @@
 #!/bin/sh
 # run.sh - run every tinyjit test driver and sum their results.
 #   run.sh DRIVER...      (each exits 0 pass, 77 skipped entirely, else fail)
+# A driver that runs longer than TJ_TEST_TIMEOUT seconds (default 600) is
+# killed and counts as failed: a hang (an unwinder looping on bad CFI, say)
+# must not stall the whole check.
 : "${TJ_TEST_B:?}"
 rm -rf "$TJ_TEST_B/results"
 status=0
 for d in "$@"; do
-	sh "$d"
+	timeout -k 10 "${TJ_TEST_TIMEOUT:-600}" sh "$d"
 	rc=$?
+	[ $rc -eq 124 ] && echo "$(basename "$d" .sh): killed after ${TJ_TEST_TIMEOUT:-600} s" >&2
 	name=$(basename "$d" .sh)
 	if [ $rc -eq 77 ]; then
 		mkdir -p "$TJ_TEST_B/results"

@@ -1,0 +1,156 @@
+/* dump.c - `jitstack -p PID` and `jitstack --core FILE`: every thread's
+ * stack, once.
+ *
+ * Live, the order keeps the target stopped as briefly as possible: modules
+ * and (with the extension) the JIT list and images are read while it runs;
+ * then every thread is stopped, the list re-read only if its seq moved (or
+ * it has no extension, whose list may only be read stopped), the stacks
+ * unwound, and the threads released.  Naming and printing come after.
+ */
+#include "dump.h"
+#include "output.h"
+#include "stack.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Test hook (jitstack(1), TESTING): JITSTACK_FAULT=kill-after-stop kills
+ * the target once its threads are stopped, to test a target that exits
+ * in the middle of being read. */
+static bool fault(const char *what)
+{
+	const char *f = getenv("JITSTACK_FAULT");
+	return f && !strcmp(f, what);
+}
+
+static int dump_live(js_session *s, const js_dump_opts *d, js_out *o)
+{
+	uint64_t t0 = now_ns();
+	int rc = js_refresh_jit(s, READ_RUNNING);
+	if (rc)
+		return rc;
+	if (d->images && !js_jit_has_plain(&s->jit)) {
+		out_begin(o, s);
+		out_images(o, s);
+		return 0;
+	}
+	uint64_t t1 = now_ns();
+	js_proc_stop_all(&s->proc);
+	uint64_t t2 = now_ns();
+	if (fault("kill-after-stop")) {
+		char why[128];
+		kill(s->pid, SIGKILL);
+		for (int i = 0; i < 1000 && js_proc_tgid(s->pid, why, sizeof why) >= 0; i++)
+			usleep(1000); /* until it is a zombie: gone for good */
+	}
+	if (js_jit_has_plain(&s->jit) || js_jit_seq_moved(&s->jit, s->mem)) {
+		if ((rc = js_refresh_jit(s, READ_STOPPED)))
+			return rc;
+	}
+	js_stack *st = calloc(s->proc.n ? s->proc.n : 1, sizeof *st);
+	if (!st)
+		return JS_EXIT_FAILURE;
+	size_t n = s->proc.n;
+	for (size_t i = 0; i < n; i++)
+		js_unwind_live(s, &s->proc.t[i], &st[i]);
+	if (js_fix_loops(s, st, n))
+		for (size_t i = 0; i < n; i++)
+			if (st[i].loop_pc)
+				js_unwind_live(s, &s->proc.t[i], &st[i]);
+	uint64_t t3 = now_ns();
+	js_proc_detach(&s->proc);
+	uint64_t t4 = now_ns();
+	char why[128];
+	if (js_proc_gone(&s->proc) || js_proc_tgid(s->pid, why, sizeof why) < 0) {
+		snprintf(s->err, sizeof s->err, "process %d exited while it was being read", (int)s->pid);
+		rc = JS_EXIT_NO_PROCESS;
+	} else {
+		out_begin(o, s);
+		if (d->images)
+			out_images(o, s);
+		else
+			for (size_t i = 0; i < n; i++)
+				out_thread(o, s, &st[i]);
+		out_end(o, s);
+	}
+	for (size_t i = 0; i < n; i++)
+		js_stack_free(&st[i]);
+	free(st);
+	if (d->opt.stats)
+		fprintf(stderr,
+			"jitstack: stats: read JIT %.3f ms, stop %.3f ms, unwind %.3f ms, release %.3f ms, "
+			"output %.3f ms; %lu images copied (%lu bytes), %lu memory reads\n",
+			(t1 - t0) / 1e6, (t2 - t1) / 1e6, (t3 - t2) / 1e6, (t4 - t3) / 1e6, (now_ns() - t4) / 1e6,
+			s->jit.copies, s->jit.copy_bytes, js_mem_syscalls(s->mem));
+	return rc;
+}
+
+typedef struct core_stacks {
+	js_stack *st;
+	size_t n, cap;
+} core_stacks;
+
+/* Keep each thread's stack (js_unwind_core frees its own copy). */
+static void keep_core_thread(js_stack *st, void *arg)
+{
+	core_stacks *c = arg;
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 8;
+		js_stack *v = realloc(c->st, cap * sizeof *v);
+		if (!v)
+			return;
+		c->st = v;
+		c->cap = cap;
+	}
+	c->st[c->n++] = *st;
+	*st = (js_stack){ 0 }; /* ownership of the frames moved */
+}
+
+static int dump_core(js_session *s, const js_dump_opts *d, js_out *o)
+{
+	core_stacks c = { 0 };
+	if (!d->images) {
+		js_unwind_core(s, keep_core_thread, &c);
+		if (js_fix_loops(s, c.st, c.n))
+			for (size_t i = 0; i < c.n; i++)
+				if (c.st[i].loop_pc)
+					js_unwind_core_tid(s, &c.st[i]);
+		if (!c.n)
+			js_warn(s, "the core holds no thread");
+	}
+	out_begin(o, s);
+	if (d->images)
+		out_images(o, s);
+	for (size_t i = 0; i < c.n; i++) {
+		out_thread(o, s, &c.st[i]);
+		js_stack_free(&c.st[i]);
+	}
+	free(c.st);
+	out_end(o, s);
+	return 0;
+}
+
+int js_dump(const js_dump_opts *d)
+{
+	js_session s;
+	int rc = d->core ? js_open_core(&s, d->core, d->exe, &d->opt) : js_open_live(&s, d->pid, &d->opt);
+	js_out o = { stdout, d->json, 0, false };
+	if (!rc)
+		rc = d->core ? dump_core(&s, d, &o) : dump_live(&s, d, &o);
+	if (rc)
+		fprintf(stderr, "jitstack: %s\n", s.err[0] ? s.err : strerror(errno));
+	js_close(&s);
+	return rc;
+}

@@ -1,0 +1,19 @@
+/* dump.h - the stack dump command (jitstack -p / --core). */
+#ifndef JS_DUMP_H
+#define JS_DUMP_H
+
+#include "session.h"
+
+typedef struct js_dump_opts {
+	js_opts opt;
+	pid_t pid;          /* live, or */
+	const char *core;   /* a core file */
+	const char *exe;
+	bool json;
+	bool images;        /* list the JIT images instead of the stacks */
+} js_dump_opts;
+
+/* Returns a js_exit code; messages go to stderr. */
+int js_dump(const js_dump_opts *d);
+
+#endif

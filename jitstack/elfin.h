@@ -1,0 +1,72 @@
+/* elfin.h - a bounded reader for ELF images copied out of a target.
+ *
+ * The images a JIT registers are untrusted bytes, so they are not handed to
+ * libelf: this reader checks every offset, size, count and string against
+ * the copy and the limits of bounds.h, and only ever reads inside it.  It
+ * knows ELF64 little-endian (the only layout of the machines jitstack
+ * unwinds) and what a JIT image needs: sections, one symbol table, and
+ * REL/RELA relocations, which it applies in place to the copy.
+ */
+#ifndef JS_ELFIN_H
+#define JS_ELFIN_H
+
+#include "arch.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct ein_sec {
+	const char *name;   /* NUL-terminated inside the image; "" if unnamed */
+	uint32_t type, link, info;
+	uint64_t flags, addr, off, size, entsize;
+	uint8_t *data;      /* the section's bytes in the copy; NULL for NOBITS */
+} ein_sec;
+
+typedef struct ein {
+	uint8_t *img;       /* the copy (relocations are applied in place) */
+	size_t size;
+	uint16_t type, machine;
+	size_t nsec;
+	ein_sec *sec;       /* nsec entries, [0] is the null section */
+	char why[160];      /* why parsing failed */
+} ein;
+
+/* Parse the ELF header and section headers of img (which the caller owns
+ * and keeps alive).  Returns 0, or -1 with e->why set. */
+int ein_parse(ein *e, uint8_t *img, size_t size);
+void ein_free(ein *e);
+
+/* The first section with this name, or NULL. */
+ein_sec *ein_section(ein *e, const char *name);
+
+/* A symbol as the rewriter needs it. */
+typedef struct ein_sym {
+	const char *name;
+	uint64_t value, size;
+	uint16_t shndx;
+	uint8_t type, bind;
+} ein_sym;
+
+/* The symbol table to use: SHT_SYMTAB, else SHT_DYNSYM; NULL if none or
+ * malformed.  Sets *count (bounded by JS_MAX_SYMBOLS). */
+ein_sec *ein_symtab(ein *e, size_t *count);
+/* Symbol i of table st; false if it is malformed (bad name offset). */
+bool ein_sym_get(ein *e, ein_sec *st, size_t i, ein_sym *out);
+/* The address a defined symbol stands for: its section's address plus its
+ * value in a relocatable object, its value otherwise.  False if undefined
+ * or its section index is out of range. */
+bool ein_sym_addr(ein *e, const ein_sym *s, uint64_t *addr);
+
+typedef struct ein_reloc_stats {
+	unsigned long applied, unsupported, out_of_range, bad_symbol;
+} ein_reloc_stats;
+
+/* Apply every REL/RELA section that targets section `target` to the copy,
+ * with section addresses as the load addresses (a JIT that places a
+ * relocatable object sets each sh_addr to where it put the section, as
+ * LLVM's RuntimeDyld does for gdb).  Relocations of unknown type are
+ * counted and skipped.  Returns the number of relocation sections found. */
+int ein_relocate(ein *e, const js_arch *arch, size_t target, ein_reloc_stats *st);
+
+#endif

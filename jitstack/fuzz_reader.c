@@ -1,0 +1,99 @@
+/* fuzz_reader.c - libFuzzer target for what jitstack reads from a target:
+ * the GDB JIT descriptor and its list (desc.c) and the ELF images it points
+ * at (jitimage.c and below).  Built with clang-19 -fsanitize=fuzzer,address
+ * by `make fuzz-jitstack`.
+ *
+ * An input starting with the ELF magic is an image: it is rewritten, and a
+ * rewrite that succeeds must be an ELF file libelf and libdw read cleanly
+ * (our output, so any trouble there is our bug).  Any other input is a
+ * target's memory: the descriptor at its start, entries and images
+ * anywhere in it (pointers are offsets from FUZZ_BASE), read as from a core.
+ */
+#include "desc.h"
+#include "jitimage.h"
+#include "mem.h"
+
+#include <elf.h>
+#include <elfutils/libdw.h>
+#include <gelf.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FUZZ_BASE 0x10000u
+
+/* Read the rewritten image back: sections, symbols, and the CFI at a few
+ * addresses of its code. */
+static void check_output(const js_img_out *o)
+{
+	Elf *e = elf_memory((char *)o->elf, o->elf_size);
+	if (!e)
+		abort(); /* we wrote something libelf cannot open */
+	GElf_Ehdr eh;
+	if (!gelf_getehdr(e, &eh) || eh.e_type != ET_EXEC)
+		abort();
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh))
+			abort();
+		if (sh.sh_type != SHT_NOBITS && !elf_getdata(scn, NULL) && sh.sh_size)
+			abort();
+	}
+	Dwarf_CFI *cfi = dwarf_getcfi_elf(e);
+	for (uint64_t pc = o->lo; cfi && pc < o->hi && pc < o->lo + 4096; pc += 7) {
+		Dwarf_Frame *f;
+		if (dwarf_cfi_addrframe(cfi, pc, &f) == 0)
+			free(f);
+	}
+	if (cfi)
+		dwarf_cfi_end(cfi);
+	elf_end(e);
+}
+
+static void rewrite(const uint8_t *bytes, size_t size, uint64_t addr, uint64_t lo, uint64_t hi)
+{
+	uint8_t *copy = malloc(size ? size : 1);
+	if (!copy)
+		return;
+	memcpy(copy, bytes, size);
+	js_img_in in = { copy, size, addr, lo, hi, EM_X86_64 };
+	js_img_out out;
+	if (js_image_rewrite(&in, &out) == 0)
+		check_output(&out);
+	js_img_out_free(&out);
+	free(copy);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static int once;
+	if (!once++)
+		elf_version(EV_CURRENT);
+	if (size >= 4 && !memcmp(data, ELFMAG, SELFMAG)) {
+		rewrite(data, size, FUZZ_BASE, 0, 0);
+		return 0;
+	}
+	js_mem *m = js_mem_buffer(data, size, FUZZ_BASE);
+	if (!m)
+		return 0;
+	js_desc d;
+	memset(&d, 0, sizeof d);
+	d.addr = FUZZ_BASE;
+	if (js_desc_read(m, &d, READ_CORE) == 0) {
+		size_t budget = 1 << 20;
+		for (size_t i = 0; i < d.n && i < 16; i++) {
+			const js_entry *e = &d.ents[i];
+			if (!e->symfile_size || e->symfile_size > budget)
+				continue;
+			uint8_t *img = malloc(e->symfile_size);
+			if (img && js_mem_read(m, e->symfile_addr, img, e->symfile_size) == 0)
+				rewrite(img, e->symfile_size, e->symfile_addr, e->code_lo, e->code_hi);
+			free(img);
+			budget -= e->symfile_size;
+		}
+	}
+	js_desc_free(&d);
+	js_mem_free(m);
+	return 0;
+}

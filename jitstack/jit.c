@@ -1,0 +1,501 @@
+/* jit.c - JIT images as libdwfl modules (see jit.h). */
+#include "jit.h"
+#include "formats/gdbjit.h"
+#include "elfin.h"
+#include "symfind.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void js_jit_init(js_jit *j, uint16_t machine)
+{
+	memset(j, 0, sizeof *j);
+	j->machine = machine;
+}
+
+static void image_free(js_image *im)
+{
+	if (!im)
+		return;
+	js_img_out_free(&im->out);
+	free(im);
+}
+
+void js_jit_free(js_jit *j)
+{
+	for (size_t i = 0; i < j->n_img; i++)
+		image_free(j->img[i]);
+	js_jit_reap(j);
+	free(j->img);
+	free(j->dead);
+	for (size_t i = 0; i < j->n_desc; i++)
+		js_desc_free(&j->desc[i]);
+	memset(j, 0, sizeof *j);
+}
+
+/* ---- finding the descriptors ------------------------------------------------- */
+
+static int find_in_module(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start, void *arg)
+{
+	(void)start;
+	js_jit *j = arg;
+	if (js_jit_of(*userdata) || !name || name[0] == '[') /* ours, [vdso], [pid 1] */
+		return DWARF_CB_OK;
+	Dwarf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	GElf_Addr value;
+	GElf_Xword size;
+	if (!elf || !js_find_symbol(elf, GDBJIT_DESCRIPTOR_SYMBOL, &value, &size))
+		return DWARF_CB_OK;
+	uint64_t addr = value + bias;
+	for (size_t i = 0; i < j->n_desc; i++)
+		if (j->desc[i].addr == addr)
+			return DWARF_CB_OK;
+	if (j->n_desc == JS_MAX_DESCRIPTORS)
+		return DWARF_CB_ABORT;
+	js_desc *d = &j->desc[j->n_desc++];
+	memset(d, 0, sizeof *d);
+	d->addr = addr;
+	d->sym_size = size;
+	snprintf(d->module, sizeof d->module, "%s", name);
+	return DWARF_CB_OK;
+}
+
+size_t js_jit_find_descriptors(js_jit *j, Dwfl *dwfl)
+{
+	dwfl_getmodules(dwfl, find_in_module, j, 0);
+	return j->n_desc;
+}
+
+/* ---- images ----------------------------------------------------------------------- */
+
+static bool same_key(const js_image *im, const js_entry *e)
+{
+	if (im->entry != e->addr)
+		return false;
+	if (e->ext)
+		return im->reg_seq == e->reg_seq && im->symfile_addr == e->symfile_addr;
+	return im->symfile_addr == e->symfile_addr && im->symfile_size == e->symfile_size;
+}
+
+/* Entry address -> image, rebuilt for every refresh (lists can be long). */
+typedef struct imap {
+	js_image **v;
+	size_t cap;
+} imap;
+
+static size_t imap_slot(uint64_t a, size_t cap)
+{
+	return (size_t)((a * 0x9e3779b97f4a7c15ull) >> 17) & (cap - 1);
+}
+
+static int imap_init(imap *m, size_t n)
+{
+	m->cap = 64;
+	while (m->cap < 2 * n + 2)
+		m->cap *= 2;
+	m->v = calloc(m->cap, sizeof *m->v);
+	return m->v ? 0 : -1;
+}
+
+/* Insert or replace: the newest image of an entry address wins. */
+static void imap_put(imap *m, js_image *im)
+{
+	size_t k = imap_slot(im->entry, m->cap);
+	while (m->v[k] && m->v[k]->entry != im->entry)
+		k = (k + 1) & (m->cap - 1);
+	m->v[k] = im;
+}
+
+static js_image *imap_get(const imap *m, const js_entry *e)
+{
+	size_t k = imap_slot(e->addr, m->cap);
+	for (; m->v[k]; k = (k + 1) & (m->cap - 1))
+		if (m->v[k]->entry == e->addr)
+			return same_key(m->v[k], e) ? m->v[k] : NULL;
+	return NULL;
+}
+
+static int keep(js_image ***v, size_t *n, size_t *cap, js_image *im)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 16;
+		js_image **p = realloc(*v, c * sizeof *p);
+		if (!p)
+			return -1;
+		*v = p;
+		*cap = c;
+	}
+	(*v)[(*n)++] = im;
+	return 0;
+}
+
+/* Test hook (jitstack(1), TESTING): JITSTACK_DUMP_IMAGES=DIR writes every
+ * image copied from the target to DIR, as the fuzzer's seed corpus. */
+static void dump_copy(const js_entry *e, const uint8_t *bytes)
+{
+	const char *dir = getenv("JITSTACK_DUMP_IMAGES");
+	if (!dir)
+		return;
+	char path[4096];
+	snprintf(path, sizeof path, "%s/image-%" PRIx64 "-%" PRIx64 ".elf", dir, e->addr, e->symfile_addr);
+	FILE *f = fopen(path, "we");
+	if (f) {
+		fwrite(bytes, 1, e->symfile_size, f);
+		fclose(f);
+	}
+}
+
+/* Copy and rewrite one entry's image.  Never fails as a whole: a bad image
+ * is kept, rejected, with the reason. */
+static js_image *load_image(js_jit *j, js_mem *m, const js_entry *e, unsigned desc, size_t *budget)
+{
+	js_image *im = calloc(1, sizeof *im);
+	if (!im)
+		return NULL;
+	*im = (js_image){ .magic = JS_IMAGE_MAGIC, .entry = e->addr, .reg_seq = e->reg_seq,
+			  .symfile_addr = e->symfile_addr, .symfile_size = e->symfile_size, .desc = desc };
+	if (e->ext && e->code_lo < e->code_hi && e->code_hi - e->code_lo <= JS_MAX_CODE_SPAN) {
+		im->code_lo = e->code_lo;
+		im->code_hi = e->code_hi;
+	}
+	if (e->ext)
+		snprintf(im->modname, sizeof im->modname, "[jit@%" PRIx64 ".%" PRIu64 "]", e->addr, e->reg_seq);
+	else
+		snprintf(im->modname, sizeof im->modname, "[jit@%" PRIx64 ".%" PRIx64 ".%" PRIx64 "]", e->addr,
+			 e->symfile_addr, e->symfile_size);
+	js_img_out *o = &im->out;
+	if (e->symfile_size == 0 || e->symfile_size > JS_MAX_IMAGE_SIZE) {
+		snprintf(o->why, sizeof o->why, "image size %" PRIu64 " bytes (limit %zu)", e->symfile_size,
+			 (size_t)JS_MAX_IMAGE_SIZE);
+		goto done;
+	}
+	if (e->symfile_size > *budget) {
+		snprintf(o->why, sizeof o->why, "over the %zu-byte budget for all images",
+			 (size_t)JS_MAX_IMAGES_TOTAL);
+		goto done;
+	}
+	uint8_t *copy = malloc(e->symfile_size);
+	if (!copy) {
+		snprintf(o->why, sizeof o->why, "out of memory for a %" PRIu64 "-byte image", e->symfile_size);
+		goto done;
+	}
+	if (js_mem_read(m, e->symfile_addr, copy, e->symfile_size)) {
+		snprintf(o->why, sizeof o->why, "image at %#" PRIx64 " (%" PRIu64 " bytes) is unreadable: %s",
+			 e->symfile_addr, e->symfile_size, strerror(errno));
+		free(copy);
+		goto done;
+	}
+	*budget -= e->symfile_size;
+	dump_copy(e, copy);
+	j->copies++;
+	j->copy_bytes += e->symfile_size;
+	js_img_in in = { copy, e->symfile_size, e->symfile_addr, im->code_lo, im->code_hi, j->machine };
+	js_image_rewrite(&in, o);
+	j->rewrites++;
+	free(copy);
+done:
+	if (!im->code_lo && o->lo < o->hi) {
+		im->code_lo = o->lo; /* known even when the image was rejected later */
+		im->code_hi = o->hi;
+	}
+	snprintf(im->label, sizeof im->label, "[jit %#" PRIx64 "]", im->code_lo);
+	return im;
+}
+
+/* Read every descriptor into j->desc; -1 if memory is unreadable. */
+static int read_lists(js_jit *j, js_mem *m, read_mode mode)
+{
+	int ok = 0;
+	for (size_t i = 0; i < j->n_desc; i++) {
+		j->desc[i].budget_ns = j->snapshot_budget_ns;
+		if (js_desc_read(m, &j->desc[i], mode) == 0)
+			ok++;
+		else if (errno == ESRCH)
+			return -1;
+	}
+	j->reads++;
+	return j->n_desc && !ok ? -1 : 0;
+}
+
+int js_jit_refresh(js_jit *j, js_mem *m, read_mode mode)
+{
+	/* Copies made after a snapshot are good if reclaim_seq has not passed
+	 * its seq; otherwise read a new snapshot (bounded). */
+	for (int attempt = 0;; attempt++) {
+		if (read_lists(j, m, mode))
+			return -1;
+		size_t listed = 0;
+		for (size_t d = 0; d < j->n_desc; d++)
+			listed += j->desc[d].n;
+		imap map;
+		if (imap_init(&map, j->n_img + listed)) {
+			errno = ENOMEM;
+			return -1;
+		}
+		j->empty = j->over_limit = 0;
+		for (size_t i = 0; i < j->n_img; i++) {
+			j->img[i]->live = false;
+			imap_put(&map, j->img[i]);
+		}
+		js_image **fresh = NULL;
+		size_t n_fresh = 0, cap_fresh = 0, budget = JS_MAX_IMAGES_TOTAL;
+		bool oom = false;
+		for (size_t d = 0; d < j->n_desc && !oom; d++) {
+			for (size_t k = 0; k < j->desc[d].n; k++) {
+				const js_entry *e = &j->desc[d].ents[k];
+				if (!e->symfile_addr && !e->symfile_size) {
+					j->empty++; /* a placeholder: nothing to read */
+					continue;
+				}
+				js_image *im = imap_get(&map, e);
+				if (!im && j->n_img + n_fresh >= JS_MAX_IMAGES) {
+					j->over_limit++;
+					continue;
+				}
+				if (!im) {
+					im = load_image(j, m, e, (unsigned)d, &budget);
+					if (!im || keep(&fresh, &n_fresh, &cap_fresh, im)) {
+						image_free(im);
+						oom = true;
+						break;
+					}
+					imap_put(&map, im);
+				}
+				im->live = true;
+			}
+		}
+		free(map.v);
+		bool valid = true;
+		for (size_t d = 0; d < j->n_desc; d++)
+			valid &= js_desc_copies_valid(m, &j->desc[d]);
+		if (oom || (!valid && attempt < 8)) {
+			for (size_t f = 0; f < n_fresh; f++)
+				image_free(fresh[f]);
+			free(fresh);
+			if (oom) {
+				errno = ENOMEM;
+				return -1;
+			}
+			continue;
+		}
+		/* Drop what the lists no longer hold, add what is new. */
+		bool changed = n_fresh > 0;
+		size_t w = 0;
+		for (size_t i = 0; i < j->n_img; i++) {
+			if (j->img[i]->live) {
+				j->img[w++] = j->img[i];
+			} else {
+				changed = true;
+				if (keep(&j->dead, &j->n_dead, &j->cap_dead, j->img[i]))
+					image_free(j->img[i]); /* out of memory: libdwfl may still hold it, leak it */
+			}
+		}
+		j->n_img = w;
+		for (size_t f = 0; f < n_fresh; f++)
+			if (keep(&j->img, &j->n_img, &j->cap_img, fresh[f]))
+				image_free(fresh[f]);
+		free(fresh);
+		if (changed)
+			j->changes++;
+		return changed;
+	}
+}
+
+bool js_jit_seq_moved(js_jit *j, js_mem *m)
+{
+	for (size_t i = 0; i < j->n_desc; i++) {
+		js_desc *d = &j->desc[i];
+		if (!d->ext)
+			continue;
+		uint64_t seq;
+		if (js_desc_seq(m, d, &seq) || seq != d->seq || d->state != DESC_VALIDATED)
+			return true;
+	}
+	return false;
+}
+
+bool js_jit_has_plain(const js_jit *j)
+{
+	for (size_t i = 0; i < j->n_desc; i++)
+		if (!j->desc[i].ext && j->desc[i].version == 1)
+			return true;
+	return false;
+}
+
+/* ---- reporting ------------------------------------------------------------------- */
+
+typedef struct range {
+	uint64_t lo, hi;
+	const char *name;
+} range;
+
+typedef struct ranges {
+	range *v;
+	size_t n, cap;
+} ranges;
+
+static int collect_native(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start, void *arg)
+{
+	ranges *r = arg;
+	Dwarf_Addr lo, hi;
+	(void)start;
+	if (js_jit_of(*userdata))
+		return DWARF_CB_OK;
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 64;
+		range *v = realloc(r->v, cap * sizeof *v);
+		if (!v)
+			return DWARF_CB_ABORT;
+		r->v = v;
+		r->cap = cap;
+	}
+	dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL);
+	r->v[r->n++] = (range){ lo, hi, name };
+	return DWARF_CB_OK;
+}
+
+static int by_lo(const void *a, const void *b)
+{
+	const range *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static int image_by_lo(const void *a, const void *b)
+{
+	const js_image *x = *(js_image *const *)a, *y = *(js_image *const *)b;
+	return x->out.lo < y->out.lo ? -1 : x->out.lo > y->out.lo;
+}
+
+/* The native module overlapping [lo, hi), or NULL (r sorted by lo). */
+static const char *native_overlap(const ranges *r, uint64_t lo, uint64_t hi)
+{
+	size_t a = 0, b = r->n;
+	while (a < b) { /* first range starting at or after hi */
+		size_t mid = a + (b - a) / 2;
+		if (r->v[mid].lo < hi)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	for (size_t i = a; i-- > 0;) { /* ranges starting below hi; stop at the first that cannot reach */
+		if (r->v[i].hi > lo)
+			return r->v[i].name;
+		if (a - i > 64)
+			break; /* modules do not nest; a long run is not worth walking */
+	}
+	return NULL;
+}
+
+void js_jit_report(js_jit *j, Dwfl *dwfl)
+{
+	ranges native = { 0 };
+	dwfl_getmodules(dwfl, collect_native, &native, 0);
+	if (native.n > 1)
+		qsort(native.v, native.n, sizeof *native.v, by_lo);
+	/* The images in address order, so overlaps among them show as neighbours. */
+	if (j->n_img > 1)
+		qsort(j->img, j->n_img, sizeof *j->img, image_by_lo);
+	uint64_t prev_hi = 0;
+	const char *prev = NULL;
+	size_t reported = 0;
+	for (size_t i = 0; i < j->n_img; i++) {
+		js_image *im = j->img[i];
+		if (!im->out.elf)
+			continue;
+		const char *with = native_overlap(&native, im->out.lo, im->out.hi);
+		if (!with && prev && im->out.lo < prev_hi)
+			with = prev;
+		if (!with && reported >= JS_MAX_MODULES)
+			with = "the module limit";
+		if (with) {
+			snprintf(im->out.why, sizeof im->out.why, "its code [%#" PRIx64 ", %#" PRIx64 ") overlaps %s",
+				 im->out.lo, im->out.hi, with);
+			js_img_out_free(&im->out);
+			continue;
+		}
+		Dwfl_Module *mod = dwfl_report_module(dwfl, im->modname, im->out.lo, im->out.hi);
+		if (!mod)
+			continue;
+		void **ud;
+		dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+		*ud = im;
+		prev_hi = im->out.hi;
+		prev = im->label;
+		reported++;
+	}
+	free(native.v);
+}
+
+int js_jit_drop_cfi(js_jit *j, js_image *im)
+{
+	size_t at = 0;
+	while (at < j->n_img && j->img[at] != im)
+		at++;
+	if (at == j->n_img || !im->out.elf)
+		return 0;
+	js_image *nu = malloc(sizeof *nu);
+	uint8_t *elf = malloc(im->out.elf_size);
+	if (!nu || !elf || keep(&j->dead, &j->n_dead, &j->cap_dead, im)) {
+		free(nu);
+		free(elf);
+		return -1;
+	}
+	*nu = *im;
+	memcpy(elf, im->out.elf, im->out.elf_size);
+	nu->out.elf = elf;
+	/* Our own output: an empty .eh_frame (its terminator first) and an
+	 * empty search table make libdw find no FDE here. */
+	ein e;
+	if (ein_parse(&e, elf, im->out.elf_size) == 0) {
+		ein_sec *eh = ein_section(&e, ".eh_frame"), *hdr = ein_section(&e, ".eh_frame_hdr");
+		if (eh && eh->data && eh->size >= 4)
+			memset(eh->data, 0, 4);
+		if (hdr && hdr->data && hdr->size >= 12)
+			memset(hdr->data + 8, 0, 4); /* fde_count */
+		ein_free(&e);
+	}
+	nu->out.n_fdes = 0;
+	size_t len = strlen(nu->modname);
+	snprintf(nu->modname + (len < sizeof nu->modname - 4 ? len : sizeof nu->modname - 4), 4, "~fp");
+	snprintf(nu->out.note, sizeof nu->out.note, "its CFI made a frame its own caller: dropped");
+	j->img[at] = nu;
+	j->changes++;
+	return 0;
+}
+
+void js_jit_reap(js_jit *j)
+{
+	for (size_t i = 0; i < j->n_dead; i++)
+		image_free(j->dead[i]);
+	j->n_dead = 0;
+}
+
+js_image *js_jit_of(void *userdata)
+{
+	js_image *im = userdata;
+	return im && im->magic == JS_IMAGE_MAGIC ? im : NULL;
+}
+
+js_image *js_jit_image_at(js_jit *j, uint64_t pc)
+{
+	for (size_t i = 0; i < j->n_img; i++) {
+		js_image *im = j->img[i];
+		uint64_t lo = im->out.elf ? im->out.lo : im->code_lo, hi = im->out.elf ? im->out.hi : im->code_hi;
+		if (pc >= lo && pc < hi)
+			return im;
+	}
+	return NULL;
+}
+
+bool js_jit_find_elf(void **userdata, Elf **elfp)
+{
+	js_image *im = js_jit_of(*userdata);
+	if (!im)
+		return false;
+	*elfp = im->out.elf ? elf_memory((char *)im->out.elf, im->out.elf_size) : NULL;
+	return true;
+}

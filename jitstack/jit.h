@@ -1,0 +1,92 @@
+/* jit.h - the target's JIT code as libdwfl modules.
+ *
+ * Finds every definition of __jit_debug_descriptor among the target's
+ * modules, reads their lists (desc.h), copies each entry's image, rewrites
+ * it (jitimage.h) and reports it to libdwfl as a module at the code's
+ * address, whose ELF the find_elf callback hands over from memory.
+ *
+ * Images are cached across reads keyed by what names an entry uniquely:
+ * (entry address, reg_seq) with the extension, (entry address, image
+ * address, image size) without it; a record session re-reads the list only
+ * when the descriptor's seq moved, and copies only new images.
+ */
+#ifndef JS_JIT_H
+#define JS_JIT_H
+
+#include "desc.h"
+#include "jitimage.h"
+#include "bounds.h"
+#include "mem.h"
+
+#include <elfutils/libdwfl.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct js_image {
+	uint32_t magic;          /* JS_IMAGE_MAGIC: identifies our modules' userdata */
+	uint64_t entry, reg_seq, symfile_addr, symfile_size;
+	uint64_t code_lo, code_hi; /* the entry's hull (extension), else the image's */
+	js_img_out out;          /* the rewritten image; out.elf NULL when rejected */
+	char modname[96];        /* unique libdwfl module name */
+	char label[40];          /* "[jit 0x...]", what output shows */
+	bool live;               /* listed by the latest read */
+	unsigned desc;           /* index of its descriptor */
+} js_image;
+
+#define JS_IMAGE_MAGIC 0x4a495449u /* "JITI" */
+
+typedef struct js_jit {
+	js_desc desc[JS_MAX_DESCRIPTORS];
+	size_t n_desc;
+	js_image **img;
+	size_t n_img, cap_img;
+	uint16_t machine;
+	uint64_t snapshot_budget_ns; /* for every descriptor's seqlock reads (0: default) */
+	uint64_t changes;        /* bumped whenever the set of images changes */
+	unsigned long copies, copy_bytes, rewrites, reads; /* for --stats */
+	unsigned long empty, over_limit; /* entries with no image; entries past JS_MAX_IMAGES */
+	js_image **dead;         /* dropped images, freed after libdwfl let go */
+	size_t n_dead, cap_dead;
+} js_jit;
+
+void js_jit_init(js_jit *j, uint16_t machine);
+void js_jit_free(js_jit *j);
+
+/* Look for __jit_debug_descriptor in every module of dwfl (not ours).
+ * Returns the number found. */
+size_t js_jit_find_descriptors(js_jit *j, Dwfl *dwfl);
+
+/* Read the lists and bring the images up to date.  Returns 1 when the set
+ * changed (report again), 0 when not, -1 when the target's memory cannot be
+ * read (errno set). */
+int js_jit_refresh(js_jit *j, js_mem *m, read_mode mode);
+
+/* Has any extension descriptor's seq moved since the last refresh?  (An
+ * error reading it counts as moved.)  Without the extension, false. */
+bool js_jit_seq_moved(js_jit *j, js_mem *m);
+/* Is there a descriptor without the extension (a list that can only be
+ * read with the target stopped)? */
+bool js_jit_has_plain(const js_jit *j);
+
+/* Report the accepted images as modules; call between dwfl_report_begin*
+ * and dwfl_report_end.  Images overlapping a module already reported are
+ * rejected here. */
+void js_jit_report(js_jit *j, Dwfl *dwfl);
+/* Free the images dropped by refreshes; call after dwfl_report_end. */
+void js_jit_reap(js_jit *j);
+
+/* Replace an image's CFI by nothing (it was found to loop): its frames are
+ * then unwound by frame pointers.  Report the modules again afterwards
+ * (js_refresh_modules).  0, or -1 when out of memory. */
+int js_jit_drop_cfi(js_jit *j, js_image *im);
+
+/* Our image behind a module's userdata, or NULL for other modules. */
+js_image *js_jit_of(void *userdata);
+/* The image whose hull holds pc (accepted or not), or NULL. */
+js_image *js_jit_image_at(js_jit *j, uint64_t pc);
+
+/* find_elf for our modules: an Elf over the rewritten image in memory.
+ * Returns true when the module is ours (then *elfp is set or NULL). */
+bool js_jit_find_elf(void **userdata, Elf **elfp);
+
+#endif

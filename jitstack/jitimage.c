@@ -1,0 +1,485 @@
+/* jitimage.c - the image rewriter of jitimage.h: read (elfin), relocate,
+ * convert the CFI (ehframe), pick the function symbols, and write the
+ * ET_EXEC that libdwfl loads.
+ */
+#include "jitimage.h"
+#include "aranges.h"
+#include "buf.h"
+#include "ehframe.h"
+#include "elfin.h"
+#include "bounds.h"
+
+#include <elf.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Highest address a code hull may reach: user space on every 64-bit Linux
+ * target is far below, and the headroom keeps the sections we place after
+ * the code from wrapping. */
+#define CODE_ADDR_LIMIT ((uint64_t)1 << 57)
+
+static int reject(js_img_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int reject(js_img_out *o, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(o->why, sizeof o->why, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static void note(js_img_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(js_img_out *o, const char *fmt, ...)
+{
+	size_t len = strlen(o->note);
+	if (len + 3 >= sizeof o->note)
+		return;
+	if (len)
+		len += (size_t)snprintf(o->note + len, sizeof o->note - len, "; ");
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(o->note + len, sizeof o->note - len, fmt, ap);
+	va_end(ap);
+}
+
+static bool is_code(const ein_sec *s)
+{
+	return (s->flags & SHF_ALLOC) && (s->flags & SHF_EXECINSTR) && s->size;
+}
+
+/* The hull of the image's code sections.  A relocatable object whose one
+ * code section was left at address 0 is placed at the entry's hull when
+ * the entry has one (the jitunwind extension). */
+static int code_hull(ein *e, const js_img_in *in, js_img_out *o)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+	size_t n = 0;
+	for (size_t i = 1; i < e->nsec; i++) {
+		ein_sec *s = &e->sec[i];
+		if (!is_code(s))
+			continue;
+		n++;
+		if (s->addr == 0 && e->type == ET_REL) {
+			if (n > 1 || !in->hint_lo || s->size > in->hint_hi - in->hint_lo)
+				return reject(o, "code section %s has no address", s->name);
+			s->addr = in->hint_lo;
+		}
+		if (s->addr > CODE_ADDR_LIMIT || s->size > CODE_ADDR_LIMIT - s->addr)
+			return reject(o, "code section %s at %#" PRIx64 " is outside user space", s->name,
+				      s->addr);
+		if (s->addr < lo)
+			lo = s->addr;
+		if (s->addr + s->size > hi)
+			hi = s->addr + s->size;
+	}
+	if (!n)
+		return reject(o, "no code section");
+	if (hi - lo > JS_MAX_CODE_SPAN)
+		return reject(o, "code spans %#" PRIx64 " bytes (limit %#" PRIx64 ")", hi - lo,
+			      (uint64_t)JS_MAX_CODE_SPAN);
+	if (in->hint_lo && (lo < in->hint_lo || hi > in->hint_hi))
+		note(o, "code [%#" PRIx64 ", %#" PRIx64 ") is outside the entry's hull", lo, hi);
+	o->lo = lo;
+	o->hi = hi;
+	return 0;
+}
+
+/* Relocate a section the rewrite keeps; false if some relocation could not
+ * be applied (the section's bytes are then not trustworthy). */
+static bool relocate(ein *e, const js_arch *arch, ein_sec *s)
+{
+	ein_reloc_stats st = { 0 };
+	ein_relocate(e, arch, (size_t)(s - e->sec), &st);
+	return !st.unsupported && !st.out_of_range && !st.bad_symbol;
+}
+
+static bool has_relocs(const ein *e, size_t target)
+{
+	for (size_t i = 1; i < e->nsec; i++)
+		if ((e->sec[i].type == SHT_RELA || e->sec[i].type == SHT_REL) && e->sec[i].info == target)
+			return true;
+	return false;
+}
+
+static bool is_debug(const ein_sec *s)
+{
+	if (!s->data || s->type == SHT_NOBITS || (s->flags & SHF_ALLOC))
+		return false;
+	if (!strcmp(s->name, ".debug_frame"))
+		return false; /* converted into .eh_frame */
+	return !strncmp(s->name, ".debug_", 7) || !strncmp(s->name, ".zdebug_", 8);
+}
+
+/* ---- symbols ---------------------------------------------------------------- */
+
+typedef struct fsym {
+	uint64_t addr, size;
+	const char *name;
+} fsym;
+
+static bool in_fde(const cfi_out *c, uint64_t pc)
+{
+	size_t lo = 0, hi = c->n_fde;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->fde[mid].pc <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && pc - c->fde[lo - 1].pc < c->fde[lo - 1].range;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static bool tombstoned(const cfi_out *c, uint64_t addr)
+{
+	return c->n_tomb && bsearch(&addr, c->tomb, c->n_tomb, sizeof *c->tomb, cmp_u64) &&
+	       !in_fde(c, addr);
+}
+
+/* The function symbols inside the hull, minus those of unpublished blobs
+ * (an FDE tombstone at their start and no live FDE there). */
+static fsym *pick_symbols(ein *e, const js_img_out *o, const cfi_out *c, size_t *n_out,
+			  unsigned long *n_dead)
+{
+	size_t count;
+	ein_sec *st = ein_symtab(e, &count);
+	*n_out = 0;
+	*n_dead = 0;
+	fsym *v = malloc((count ? count : 1) * sizeof *v);
+	if (!v)
+		return NULL;
+	for (size_t i = 1; st && i < count; i++) {
+		ein_sym s;
+		uint64_t addr;
+		if (!ein_sym_get(e, st, i, &s) || !s.name[0])
+			continue;
+		if (s.type != STT_FUNC && s.type != STT_NOTYPE)
+			continue;
+		if (!ein_sym_addr(e, &s, &addr) || addr < o->lo || addr >= o->hi)
+			continue;
+		if (tombstoned(c, addr)) {
+			++*n_dead;
+			continue;
+		}
+		uint64_t size = s.size > o->hi - addr ? o->hi - addr : s.size;
+		v[(*n_out)++] = (fsym){ addr, size, s.name };
+	}
+	return v;
+}
+
+/* ---- output ------------------------------------------------------------------- */
+
+enum { OUT_NULL, OUT_TEXT, OUT_EH_FRAME_HDR, OUT_EH_FRAME, OUT_SYMTAB, OUT_STRTAB, OUT_FIXED };
+
+typedef struct out_sec {
+	const char *name;
+	uint32_t type;
+	uint64_t flags, addr, size, align, entsize;
+	uint32_t link, info;
+	const uint8_t *data; /* NULL: NOBITS, or written separately */
+	size_t off;
+} out_sec;
+
+static size_t align_up(size_t v, size_t a)
+{
+	return (v + a - 1) & ~(a - 1);
+}
+
+static void write_ehdr(jbuf *b, uint16_t machine, size_t shoff, size_t shnum)
+{
+	Elf64_Ehdr h = { 0 };
+	memcpy(h.e_ident, ELFMAG, SELFMAG);
+	h.e_ident[EI_CLASS] = ELFCLASS64;
+	h.e_ident[EI_DATA] = ELFDATA2LSB;
+	h.e_ident[EI_VERSION] = EV_CURRENT;
+	h.e_type = ET_EXEC;                 /* addresses are absolute: libdwfl's bias is 0 */
+	h.e_machine = machine;
+	h.e_version = EV_CURRENT;
+	h.e_phoff = sizeof h;
+	h.e_shoff = shoff;
+	h.e_ehsize = sizeof h;
+	h.e_phentsize = sizeof(Elf64_Phdr);
+	h.e_phnum = 1;
+	h.e_shentsize = sizeof(Elf64_Shdr);
+	h.e_shnum = (uint16_t)shnum;
+	h.e_shstrndx = (uint16_t)(shnum - 1);
+	jbuf_bytes(b, &h, sizeof h);
+}
+
+/* The one PT_LOAD: the code, with no bytes in the file (libdwfl takes the
+ * module's extent and bias from it; nothing reads code from it). */
+static void write_phdr(jbuf *b, uint64_t lo, uint64_t hi)
+{
+	Elf64_Phdr p = { 0 };
+	p.p_type = PT_LOAD;
+	p.p_flags = PF_R | PF_X;
+	p.p_vaddr = p.p_paddr = lo;
+	p.p_memsz = hi - lo;
+	p.p_align = 1; /* libdwfl rounds p_vaddr down to p_align */
+	jbuf_bytes(b, &p, sizeof p);
+}
+
+/* A DWARF section the rewrite carries (one whose relocations failed was
+ * marked with address ~0). */
+static bool kept_debug(const ein_sec *s)
+{
+	return is_debug(s) && s->addr != (uint64_t)-1;
+}
+
+static int write_image(ein *e, const js_img_out *o, const cfi_out *c, const fsym *syms, size_t n_syms,
+		       jbuf *b)
+{
+	size_t n_debug = 0;
+	const ein_sec *info = NULL, *abbrev = NULL;
+	bool have_aranges = false;
+	for (size_t i = 1; i < e->nsec; i++) {
+		const ein_sec *s = &e->sec[i];
+		if (!kept_debug(s))
+			continue;
+		n_debug++;
+		if (!strcmp(s->name, ".debug_info"))
+			info = s;
+		else if (!strcmp(s->name, ".debug_abbrev"))
+			abbrev = s;
+		else if (!strcmp(s->name, ".debug_aranges"))
+			have_aranges = true;
+	}
+	/* libdw finds a pc's unit only through .debug_aranges: make one when
+	 * the JIT did not (LuaJIT never does). */
+	jbuf aranges;
+	jbuf_init(&aranges, JS_MAX_IMAGE_SIZE);
+	if (!have_aranges && info && abbrev && !(info->flags & SHF_COMPRESSED) &&
+	    js_synth_aranges(info->data, info->size, abbrev->data, abbrev->size, &aranges))
+		n_debug++;
+	size_t nsec = OUT_FIXED + n_debug + 1;
+	out_sec *S = calloc(nsec, sizeof *S);
+	jbuf strtab, symtab, shstr, hdr;
+	jbuf_init(&strtab, JS_MAX_IMAGE_SIZE);
+	jbuf_init(&symtab, JS_MAX_IMAGE_SIZE * 2);
+	jbuf_init(&shstr, 1 << 20);
+	jbuf_init(&hdr, JS_MAX_IMAGE_SIZE);
+	if (!S) {
+		jbuf_free(&aranges);
+		return -1;
+	}
+
+	/* .symtab / .strtab */
+	jbuf_u8(&strtab, 0);
+	jbuf_zeros(&symtab, sizeof(Elf64_Sym));
+	for (size_t i = 0; i < n_syms; i++) {
+		Elf64_Sym s = { 0 };
+		s.st_name = (uint32_t)strtab.len;
+		s.st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC);
+		s.st_shndx = OUT_TEXT;
+		s.st_value = syms[i].addr; /* absolute: an ET_EXEC */
+		s.st_size = syms[i].size;
+		jbuf_bytes(&symtab, &s, sizeof s);
+		jbuf_str(&strtab, syms[i].name);
+	}
+
+	/* Addresses: the CFI right after the code, so every table entry of
+	 * .eh_frame_hdr fits its 32-bit datarel encoding. */
+	uint64_t hdr_addr = align_up(o->hi, 8);
+	size_t hdr_size = cfi_hdr_size(c);
+	uint64_t eh_addr = hdr_addr + align_up(hdr_size, 8);
+	cfi_write_hdr(&hdr, c, hdr_addr, eh_addr);
+
+	S[OUT_TEXT] = (out_sec){ ".text", SHT_NOBITS, SHF_ALLOC | SHF_EXECINSTR, o->lo, o->hi - o->lo, 16, 0,
+				 0, 0, NULL, 0 };
+	S[OUT_EH_FRAME_HDR] = (out_sec){ ".eh_frame_hdr", SHT_PROGBITS, SHF_ALLOC, hdr_addr, hdr.len, 4, 0,
+					 0, 0, hdr.p, 0 };
+	S[OUT_EH_FRAME] = (out_sec){ ".eh_frame", SHT_PROGBITS, SHF_ALLOC, eh_addr, c->eh.len, 8, 0, 0, 0,
+				     c->eh.p, 0 };
+	S[OUT_SYMTAB] = (out_sec){ ".symtab", SHT_SYMTAB, 0, 0, symtab.len, 8, sizeof(Elf64_Sym),
+				   OUT_STRTAB, 1, symtab.p, 0 };
+	S[OUT_STRTAB] = (out_sec){ ".strtab", SHT_STRTAB, 0, 0, strtab.len, 1, 0, 0, 0, strtab.p, 0 };
+	size_t k = OUT_FIXED;
+	for (size_t i = 1; i < e->nsec; i++) {
+		ein_sec *s = &e->sec[i];
+		if (k < nsec - 1 && kept_debug(s))
+			S[k++] = (out_sec){ s->name, SHT_PROGBITS, s->flags & SHF_COMPRESSED, 0, s->size, 8, 0, 0,
+					    0, s->data, 0 };
+	}
+	if (aranges.len && k < nsec - 1)
+		S[k++] = (out_sec){ ".debug_aranges", SHT_PROGBITS, 0, 0, aranges.len, 8, 0, 0, 0, aranges.p, 0 };
+	S[nsec - 1] = (out_sec){ ".shstrtab", SHT_STRTAB, 0, 0, 0, 1, 0, 0, 0, NULL, 0 };
+
+	/* .shstrtab, then file offsets */
+	uint32_t *name_off = calloc(nsec, sizeof *name_off);
+	if (!name_off)
+		b->err = true; /* reported below, after the common cleanup */
+	jbuf_u8(&shstr, 0);
+	for (size_t i = 1; name_off && i < nsec; i++) {
+		name_off[i] = (uint32_t)shstr.len;
+		jbuf_str(&shstr, S[i].name);
+	}
+	S[nsec - 1].data = shstr.p;
+	S[nsec - 1].size = shstr.len;
+	size_t at = sizeof(Elf64_Ehdr) + sizeof(Elf64_Phdr);
+	for (size_t i = OUT_EH_FRAME_HDR; i < nsec; i++) {
+		at = align_up(at, S[i].align);
+		S[i].off = at;
+		at += S[i].size;
+	}
+	size_t shoff = align_up(at, 8);
+
+	write_ehdr(b, e->machine, shoff, nsec);
+	write_phdr(b, o->lo, o->hi);
+	for (size_t i = OUT_EH_FRAME_HDR; i < nsec; i++) {
+		jbuf_zeros(b, S[i].off - b->len);
+		jbuf_bytes(b, S[i].data, S[i].size);
+	}
+	jbuf_zeros(b, shoff - b->len);
+	for (size_t i = 0; name_off && i < nsec; i++) {
+		Elf64_Shdr h = { 0 };
+		if (i) {
+			h = (Elf64_Shdr){ name_off[i], S[i].type, S[i].flags, S[i].addr, S[i].off, S[i].size,
+					  S[i].link, S[i].info, S[i].align, S[i].entsize };
+			if (i == OUT_TEXT)
+				h.sh_offset = S[OUT_EH_FRAME_HDR].off;
+		}
+		jbuf_bytes(b, &h, sizeof h);
+	}
+	int rc = jbuf_ok(&strtab) && jbuf_ok(&symtab) && jbuf_ok(&shstr) && jbuf_ok(&hdr) && jbuf_ok(&aranges) &&
+			 jbuf_ok(b) ? 0 : -1;
+	jbuf_free(&aranges);
+	jbuf_free(&strtab);
+	jbuf_free(&symtab);
+	jbuf_free(&shstr);
+	jbuf_free(&hdr);
+	free(name_off);
+	free(S);
+	return rc;
+}
+
+/* ---- the rewrite ---------------------------------------------------------------- */
+
+int js_image_rewrite(const js_img_in *in, js_img_out *o)
+{
+	memset(o, 0, sizeof *o);
+	ein e;
+	fsym *syms = NULL;
+	cfi_out c;
+	memset(&c, 0, sizeof c);
+	int rc = -1;
+	if (ein_parse(&e, in->bytes, in->size)) {
+		reject(o, "%s", e.why);
+		goto out;
+	}
+	const js_arch *arch = js_arch_for(e.machine);
+	if (e.machine != in->machine || !arch) {
+		char a[32], b[32];
+		reject(o, "image is for %s, the target is %s", js_machine_name(e.machine, a, sizeof a),
+		       js_machine_name(in->machine, b, sizeof b));
+		goto out;
+	}
+	if (code_hull(&e, in, o))
+		goto out;
+
+	/* CFI sources, relocated; .eh_frame before .debug_frame so its FDEs win. */
+	cfi_src src[2];
+	size_t n_src = 0;
+	static const char *const cfi_names[2] = { ".eh_frame", ".debug_frame" };
+	for (int i = 0; i < 2; i++) {
+		ein_sec *s = ein_section(&e, cfi_names[i]);
+		if (!s || !s->data || s->type == SHT_NOBITS)
+			continue;
+		/* Relocations decide every address in a relocatable object's
+		 * .eh_frame, so its own address is ours to choose: next to the
+		 * code, where a 32-bit pc-relative value always reaches (an LLVM
+		 * JIT's copy of .eh_frame may live anywhere, or have address 0).
+		 * A .debug_frame is not allocated: its address is the base of
+		 * the offsets other relocations make into it, and stays 0. */
+		if (e.type == ET_REL && (s->flags & SHF_ALLOC) && has_relocs(&e, (size_t)(s - e.sec)))
+			s->addr = o->lo;
+		if (!relocate(&e, arch, s)) {
+			note(o, "%s has relocations that cannot be applied", s->name);
+			continue;
+		}
+		src[n_src++] = (cfi_src){ s->data, s->size, s->addr, i == 1 };
+	}
+	ein_sec *text = ein_section(&e, ".text");
+	cfi_ctx ctx = { o->lo, o->hi, text && is_code(text) ? text->addr : o->lo };
+	if (cfi_convert(src, n_src, &ctx, &c)) {
+		reject(o, "out of memory converting the CFI");
+		goto out;
+	}
+	if (c.n_outside)
+		note(o, "%lu FDEs outside the code dropped", c.n_outside);
+	if (c.n_invalid || c.n_bad_cie)
+		note(o, "%lu malformed FDEs dropped", c.n_invalid + c.n_bad_cie);
+	if (c.n_overlap)
+		note(o, "%lu overlapping FDEs dropped", c.n_overlap);
+	if (c.truncated)
+		note(o, "CFI cut short");
+	if (c.n_tomb > 1)
+		qsort(c.tomb, c.n_tomb, sizeof *c.tomb, cmp_u64);
+
+	/* DWARF: relocated in place; a section whose relocations fail is left
+	 * out (its addresses would be wrong) by marking its address. */
+	for (size_t i = 1; i < e.nsec; i++) {
+		ein_sec *s = &e.sec[i];
+		if (!is_debug(s))
+			continue;
+		if ((s->flags & SHF_COMPRESSED) && has_relocs(&e, i)) {
+			note(o, "%s dropped: relocations of compressed bytes", s->name);
+			s->addr = (uint64_t)-1;
+			continue;
+		}
+		if (!relocate(&e, arch, s)) {
+			note(o, "%s dropped: relocations that cannot be applied", s->name);
+			s->addr = (uint64_t)-1;
+			continue;
+		}
+		o->n_debug_sections++;
+		if (!strcmp(s->name, ".debug_line"))
+			o->has_lines = true;
+	}
+
+	size_t n_syms;
+	unsigned long n_dead;
+	syms = pick_symbols(&e, o, &c, &n_syms, &n_dead);
+	if (!syms) {
+		reject(o, "out of memory reading symbols");
+		goto out;
+	}
+	o->n_funcs = n_syms;
+	o->n_fdes = c.n_fde;
+	o->n_tomb = c.n_tomb;
+	if (n_dead)
+		note(o, "%lu unpublished functions left out", n_dead);
+	if (!n_syms && !c.n_fde) {
+		reject(o, "neither function symbols nor CFI for its code");
+		goto out;
+	}
+	jbuf b;
+	jbuf_init(&b, JS_MAX_IMAGE_SIZE * 4);
+	if (write_image(&e, o, &c, syms, n_syms, &b)) {
+		jbuf_free(&b);
+		reject(o, "out of memory writing the rewritten image");
+		goto out;
+	}
+	o->elf = b.p;
+	o->elf_size = b.len;
+	rc = 0;
+out:
+	free(syms);
+	cfi_out_free(&c);
+	ein_free(&e);
+	return rc;
+}
+
+void js_img_out_free(js_img_out *o)
+{
+	free(o->elf);
+	o->elf = NULL;
+}

@@ -1,0 +1,51 @@
+# jitstack.mk - the jitstack tool; included by the top-level Makefile.
+#
+#   jitstack         $(BUILD)/jitstack/jitstack
+#   jitstack-check   its tests (nonzero exit on failure); in CHECK_PARTS
+#   fuzz-jitstack    libFuzzer on the descriptor and image reader (JS_FUZZ_TIME s)
+#   bench-jitstack   the benchmarks of jitstack/BENCH.md
+
+JS := jitstack
+JS_B := $(BUILD)/jitstack
+JS_BIN := $(JS_B)/jitstack
+JS_WARN := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
+JS_CFLAGS = -std=c11 -D_GNU_SOURCE $(JS_WARN) $(CFLAGS) $(SANFLAGS) -I$(JS) -I$(JS_B) -Isrc
+JS_LIBS := -ldw -lelf -lprotobuf-c -lz
+
+# profile.proto -> profile.pb-c.[ch] at build time (protoc-c)
+JS_PROTO_C := $(JS_B)/profile.pb-c.c
+JS_PROTO_H := $(JS_B)/profile.pb-c.h
+
+JS_SRCS := $(sort $(wildcard $(JS)/*.c))
+JS_TOOL_SRCS := $(filter-out $(JS)/fuzz_reader.c,$(JS_SRCS))
+JS_OBJS := $(JS_TOOL_SRCS:$(JS)/%.c=$(JS_B)/obj/%.o) $(JS_B)/obj/profile.pb-c.o
+JS_HDRS := $(wildcard $(JS)/*.h) src/formats/gdbjit.h $(JS_PROTO_H)
+
+$(JS_PROTO_C) $(JS_PROTO_H): $(JS)/profile.proto
+	@mkdir -p $(JS_B)
+	protoc-c --proto_path=$(JS) --c_out=$(JS_B) $(JS)/profile.proto
+
+$(JS_B)/obj/profile.pb-c.o: $(JS_PROTO_C) $(JS_PROTO_H)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 $(CFLAGS) $(SANFLAGS) -I$(JS_B) -c -o $@ $<
+
+$(JS_B)/obj/%.o: $(JS)/%.c $(JS_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(JS_CFLAGS) -c -o $@ $<
+
+$(JS_BIN): $(JS_OBJS)
+	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $^ $(JS_LIBS)
+
+.PHONY: jitstack jitstack-check fuzz-jitstack bench-jitstack
+jitstack: $(JS_BIN)
+
+CHECK_PARTS += jitstack-check
+
+include $(JS)/tests/tests.mk
+
+$(JS_B)/bench/ptrace_cost: $(JS)/bench/ptrace_cost.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(JS_WARN) -O2 -o $@ $<
+
+bench-jitstack: $(JS_BIN) $(TJ_BIN) $(JS_B)/bench/ptrace_cost
+	sh $(JS)/bench/run.sh $(BUILD)

@@ -1,0 +1,173 @@
+/* main.c - jitstack's command line: parse it, run a command, return its
+ * exit code (the codes are in session.h and jitstack(1)).
+ */
+#include "dump.h"
+#include "bounds.h"
+#include "record.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define JS_VERSION "0.1.0"
+
+static const char usage[] =
+	"usage: jitstack -p PID [--json] [-s] [--images] [--max-frames N] [--no-jit] [--stats]\n"
+	"       jitstack --core FILE [--exe PATH] [--json] [-s] [--images] [--max-frames N] [--no-jit]\n"
+	"       jitstack record -p PID [-F HZ] [-d SECONDS] [-o FILE] [--format collapsed|pprof]\n"
+	"                       [--idle] [--max-frames N] [--no-jit] [--stats]\n"
+	"\n"
+	"Print the stack of every thread of a live process or a core file, through JIT\n"
+	"code registered with the GDB JIT interface (named, with source lines, unwound\n"
+	"with the JIT's own CFI); or sample a process's stacks into a profile.\n"
+	"\n"
+	"  -p, --pid PID        the process to read (ptrace: same user or root)\n"
+	"      --core FILE      a core file instead of a process\n"
+	"      --exe PATH       the core's executable (default: from the core's notes)\n"
+	"      --json           JSON output (see jitstack(1) for its shape)\n"
+	"  -s, --source         source lines for every frame, loading separate debuginfo\n"
+	"                       (JIT frames and programs built with -g always have them)\n"
+	"      --images         list the JIT images and their functions instead of stacks\n"
+	"      --max-frames N   frames per thread (default %u, at most %u)\n"
+	"      --no-jit         ignore the JIT interface: JIT frames by frame pointers only\n"
+	"      --stats          timings and counters on stderr\n"
+	"  record:\n"
+	"  -F, --frequency HZ   samples per second (default 99, at most 10000)\n"
+	"  -d, --duration SECS  how long (default: until the process exits or ^C)\n"
+	"  -o, --output FILE    where the profile goes (default: stdout for collapsed,\n"
+	"                       jitstack.pb.gz for pprof)\n"
+	"      --format FMT     collapsed (flamegraph.pl, speedscope) or pprof (gzipped protobuf)\n"
+	"      --idle           also count threads blocked in a system call\n"
+	"  -h, --help           this text;  --version  the version\n"
+	"\n"
+	"Exit status: 0 success, 1 failure, 2 usage, 3 no such process (or it exited),\n"
+	"4 permission denied, 5 not a core file, 6 unsupported architecture.\n";
+
+enum { O_CORE = 256, O_EXE, O_JSON, O_IMAGES, O_MAX_FRAMES, O_NO_JIT, O_STATS, O_FORMAT, O_IDLE,
+       O_VERSION };
+
+static const struct option long_opts[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "core", required_argument, NULL, O_CORE },
+	{ "exe", required_argument, NULL, O_EXE },
+	{ "json", no_argument, NULL, O_JSON },
+	{ "source", no_argument, NULL, 's' },
+	{ "images", no_argument, NULL, O_IMAGES },
+	{ "max-frames", required_argument, NULL, O_MAX_FRAMES },
+	{ "no-jit", no_argument, NULL, O_NO_JIT },
+	{ "stats", no_argument, NULL, O_STATS },
+	{ "frequency", required_argument, NULL, 'F' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "format", required_argument, NULL, O_FORMAT },
+	{ "idle", no_argument, NULL, O_IDLE },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, O_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int bad_usage(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "jitstack: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry 'jitstack --help'.\n");
+	return JS_EXIT_USAGE;
+}
+
+static bool parse_long(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return false;
+	*out = v;
+	return true;
+}
+
+static bool parse_double(const char *s, double lo, double hi, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= lo && v <= hi))
+		return false;
+	*out = v;
+	return true;
+}
+
+int main(int argc, char **argv)
+{
+	bool record = argc > 1 && !strcmp(argv[1], "record");
+	if (record) {
+		argv++;
+		argc--;
+	}
+	js_dump_opts d = { 0 };
+	js_record_opts r = { .hz = 99, .format = FMT_COLLAPSED };
+	const char *pid_arg = NULL, *format = NULL;
+	bool hz_given = false;
+	int c;
+	long v;
+	while ((c = getopt_long(argc, argv, "p:sF:d:o:h", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'p': pid_arg = optarg; break;
+		case O_CORE: d.core = optarg; break;
+		case O_EXE: d.exe = optarg; break;
+		case O_JSON: d.json = true; break;
+		case 's': d.opt.source_all = true; break;
+		case O_IMAGES: d.images = true; break;
+		case O_MAX_FRAMES:
+			if (!parse_long(optarg, 1, JS_MAX_FRAMES, &v))
+				return bad_usage("--max-frames: expected 1..65536, got '%s'", optarg);
+			d.opt.max_frames = (unsigned)v;
+			break;
+		case O_NO_JIT: d.opt.no_jit = true; break;
+		case O_STATS: d.opt.stats = true; break;
+		case 'F':
+			if (!parse_double(optarg, 0.1, 10000, &r.hz))
+				return bad_usage("-F: expected a frequency in 0.1..10000 Hz, got '%s'", optarg);
+			hz_given = true;
+			break;
+		case 'd':
+			if (!parse_double(optarg, 0.001, 1e7, &r.secs))
+				return bad_usage("-d: expected a duration in seconds, got '%s'", optarg);
+			break;
+		case 'o': r.out = optarg; break;
+		case O_FORMAT: format = optarg; break;
+		case O_IDLE: r.idle = true; break;
+		case 'h': printf(usage, JS_DEFAULT_MAX_FRAMES, JS_MAX_FRAMES); return 0;
+		case O_VERSION: printf("jitstack %s\n", JS_VERSION); return 0;
+		default: fprintf(stderr, "Try 'jitstack --help'.\n"); return JS_EXIT_USAGE;
+		}
+	}
+	if (optind < argc)
+		return bad_usage("unexpected argument '%s'", argv[optind]);
+	if (pid_arg) {
+		if (!parse_long(pid_arg, 1, INT_MAX, &v))
+			return bad_usage("-p: expected a process id, got '%s'", pid_arg);
+		d.pid = (pid_t)v;
+	}
+	if (record) {
+		if (!pid_arg)
+			return bad_usage("%s", "record needs -p PID");
+		if (d.core || d.json || d.images)
+			return bad_usage("%s", "record takes -p only (no --core, --json or --images)");
+		if (format && strcmp(format, "collapsed") && strcmp(format, "pprof"))
+			return bad_usage("--format: expected collapsed or pprof, got '%s'", format);
+		r.format = format && !strcmp(format, "pprof") ? FMT_PPROF : FMT_COLLAPSED;
+		r.opt = d.opt;
+		r.pid = d.pid;
+		return js_record(&r);
+	}
+	if (format || r.out || r.secs || r.idle || hz_given)
+		return bad_usage("%s", "-F, -d, -o, --format and --idle belong to 'jitstack record'");
+	if (!pid_arg == !d.core)
+		return bad_usage("%s", "give either -p PID or --core FILE");
+	if (d.exe && !d.core)
+		return bad_usage("%s", "--exe goes with --core");
+	return js_dump(&d);
+}

@@ -1,0 +1,46 @@
+/* mem.h - reading the target's memory: a live process through
+ * process_vm_readv, or a core file's PT_LOAD segments.
+ *
+ * Every read can fail: the target's pointers are untrusted, a live
+ * process's memory changes under us and the process may exit.  Reads return
+ * -1 with errno: ESRCH when the process is gone, EPERM/EACCES when we may not
+ * read it, EFAULT when the address is not mapped (or not in the core).
+ * The unwinder reads 8 bytes at a time; those go through a small page cache
+ * that is flushed for every sample.
+ */
+#ifndef JS_MEM_H
+#define JS_MEM_H
+
+#include <libelf.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+typedef struct js_mem js_mem;
+
+js_mem *js_mem_live(pid_t pid);
+/* Over a core file opened with libelf (kept open by the caller). */
+js_mem *js_mem_core(Elf *core);
+/* Over a buffer standing for memory at [base, base+size): the fuzzer's
+ * target.  The buffer is not copied. */
+js_mem *js_mem_buffer(const uint8_t *bytes, size_t size, uint64_t base);
+void js_mem_free(js_mem *m);
+
+bool js_mem_is_core(const js_mem *m);
+int js_mem_read(js_mem *m, uint64_t addr, void *buf, size_t len);
+int js_mem_read_u64(js_mem *m, uint64_t addr, uint64_t *v);
+/* An 8-byte read through the page cache (live) or the core's bytes. */
+bool js_mem_word(js_mem *m, uint64_t addr, uint64_t *v);
+/* Copy up to `len` bytes of the target from `addr` (a stopped thread's
+ * stack, from its stack pointer up) and serve later reads of that range
+ * from the copy, until js_mem_snapshot_clear.  Stops at the first unmapped
+ * page; returns the bytes copied. */
+size_t js_mem_snapshot(js_mem *m, uint64_t addr, size_t len);
+void js_mem_snapshot_clear(js_mem *m);
+/* Forget cached pages: the target ran since they were read. */
+void js_mem_flush(js_mem *m);
+/* Counters for --stats: process_vm_readv calls made. */
+unsigned long js_mem_syscalls(const js_mem *m);
+
+#endif

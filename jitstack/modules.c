@@ -1,0 +1,262 @@
+/* modules.c - native modules from maps text (see modules.h).  The core
+ * notes are those the Linux kernel writes (fs/binfmt_elf.c): NT_FILE is
+ * {count, page_size, count x {start, end, file_ofs in pages}, names}, and
+ * NT_AUXV the auxiliary vector.
+ */
+#include "modules.h"
+#include "bounds.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_MAPS_TEXT ((size_t)64 << 20)
+#define MAX_VDSO_SIZE ((size_t)1 << 20)
+
+/* Feed maps text to libdwfl. */
+static int report_text(Dwfl *dwfl, char *text, size_t len)
+{
+	if (!len)
+		return 0;
+	FILE *f = fmemopen(text, len, "r");
+	if (!f)
+		return errno;
+	int r = dwfl_linux_proc_maps_report(dwfl, f);
+	fclose(f);
+	return r;
+}
+
+static void report_vdso(Dwfl *dwfl, js_memelf *vdso)
+{
+	if (!vdso->lo || vdso->hi <= vdso->lo)
+		return;
+	Dwfl_Module *mod = dwfl_report_module(dwfl, "[vdso]", vdso->lo, vdso->hi);
+	if (!mod)
+		return;
+	void **ud;
+	dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+	*ud = vdso;
+}
+
+static char *read_all(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	size_t cap = 1 << 16, n = 0;
+	char *buf = malloc(cap);
+	while (buf) {
+		if (n == cap) {
+			char *p = cap < MAX_MAPS_TEXT ? realloc(buf, cap * 2) : NULL;
+			if (!p) {
+				free(buf);
+				buf = NULL;
+				errno = ENOMEM;
+				break;
+			}
+			buf = p;
+			cap *= 2;
+		}
+		ssize_t r = read(fd, buf + n, cap - n);
+		if (r < 0) {
+			free(buf);
+			buf = NULL;
+			break;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	int e = errno;
+	close(fd);
+	errno = e;
+	*len = n;
+	return buf;
+}
+
+int js_report_proc_maps(Dwfl *dwfl, pid_t pid, js_mem *mem, js_memelf *vdso)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	size_t len;
+	char *text = read_all(path, &len);
+	if (!text)
+		return errno ? errno : EIO;
+	if (!len) { /* an exited process has empty maps */
+		free(text);
+		return ENOENT;
+	}
+	int r = report_text(dwfl, text, len);
+	vdso->magic = JS_MEMELF_MAGIC;
+	vdso->mem = mem;
+	for (char *l = text; l < text + len;) {
+		char *nl = memchr(l, '\n', (size_t)(text + len - l));
+		size_t n = nl ? (size_t)(nl - l) : (size_t)(text + len - l);
+		if (n > 7 && !memcmp(l + n - 6, "[vdso]", 6)) {
+			unsigned long lo, hi;
+			if (sscanf(l, "%lx-%lx", &lo, &hi) == 2 && (!vdso->lo || vdso->lo == lo))
+				vdso->lo = lo, vdso->hi = hi;
+		}
+		l += n + 1;
+	}
+	free(text);
+	if (!r)
+		report_vdso(dwfl, vdso);
+	return r;
+}
+
+/* ---- cores ---------------------------------------------------------------------- */
+
+typedef struct notes {
+	const uint8_t *file;   /* NT_FILE descriptor */
+	size_t file_size;
+	uint64_t entry, sysinfo_ehdr; /* from NT_AUXV */
+} notes;
+
+static void read_notes(Elf *core, notes *n)
+{
+	size_t nph;
+	memset(n, 0, sizeof *n);
+	if (elf_getphdrnum(core, &nph))
+		return;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(core, (int)i, &ph) || ph.p_type != PT_NOTE)
+			continue;
+		Elf_Data *d = elf_getdata_rawchunk(core, ph.p_offset, ph.p_filesz, ELF_T_NHDR);
+		size_t off = 0, name_off, desc_off;
+		GElf_Nhdr nh;
+		while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+			const uint8_t *desc = (const uint8_t *)d->d_buf + desc_off;
+			if (nh.n_type == NT_FILE) {
+				n->file = desc;
+				n->file_size = nh.n_descsz;
+			} else if (nh.n_type == NT_AUXV) {
+				for (size_t k = 0; k + 16 <= nh.n_descsz; k += 16) {
+					uint64_t type, val;
+					memcpy(&type, desc + k, 8);
+					memcpy(&val, desc + k + 8, 8);
+					if (type == AT_ENTRY)
+						n->entry = val;
+					else if (type == AT_SYSINFO_EHDR)
+						n->sysinfo_ehdr = val;
+				}
+			}
+		}
+	}
+}
+
+/* The vDSO's extent: the core segment holding AT_SYSINFO_EHDR. */
+static void core_vdso(Elf *core, uint64_t at, js_memelf *vdso)
+{
+	size_t nph;
+	if (!at || elf_getphdrnum(core, &nph))
+		return;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(core, (int)i, &ph) && ph.p_type == PT_LOAD && at >= ph.p_vaddr &&
+		    at - ph.p_vaddr < ph.p_memsz) {
+			vdso->lo = at;
+			vdso->hi = ph.p_vaddr + ph.p_memsz;
+			return;
+		}
+	}
+}
+
+static uint64_t name_id(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
+	return h ? h : 1;
+}
+
+int js_report_core_files(Dwfl *dwfl, Elf *core, const char *exe, js_mem *mem, js_memelf *vdso)
+{
+	notes n;
+	read_notes(core, &n);
+	vdso->magic = JS_MEMELF_MAGIC;
+	vdso->mem = mem;
+	core_vdso(core, n.sysinfo_ehdr, vdso);
+	if (!n.file || n.file_size < 16)
+		return -1;
+	uint64_t count, page;
+	memcpy(&count, n.file, 8);
+	memcpy(&page, n.file + 8, 8);
+	if (count > (n.file_size - 16) / 24)
+		return -1;
+	const uint8_t *ranges = n.file + 16;
+	const char *name = (const char *)ranges + count * 24, *end = (const char *)n.file + n.file_size;
+	/* the executable: the file whose mapping holds the entry point */
+	const char *exe_name = NULL;
+	const char *p = name;
+	for (uint64_t i = 0; i < count && p < end; i++) {
+		uint64_t r[3];
+		memcpy(r, ranges + i * 24, 24);
+		if (n.entry >= r[0] && n.entry < r[1])
+			exe_name = p;
+		const char *nul = memchr(p, 0, (size_t)(end - p));
+		p = nul ? nul + 1 : end;
+	}
+	size_t cap = count * 64 + 1, len = 0;
+	for (p = name; p < end; p++)
+		cap++;
+	char *text = malloc(cap + count * 4096);
+	if (!text)
+		return -1;
+	cap += count * 4096;
+	p = name;
+	for (uint64_t i = 0; i < count && p < end; i++) {
+		uint64_t r[3];
+		memcpy(r, ranges + i * 24, 24);
+		const char *nul = memchr(p, 0, (size_t)(end - p));
+		if (!nul)
+			break;
+		const char *file = exe && exe_name && !strcmp(p, exe_name) ? exe : p;
+		int w = snprintf(text + len, cap - len, "%" PRIx64 "-%" PRIx64 " r-xp %08" PRIx64 " 00:00 %" PRIu64 " %s\n",
+				 r[0], r[1], r[2] * page, name_id(file), file);
+		if (w < 0 || (size_t)w >= cap - len)
+			break;
+		len += (size_t)w;
+		p = nul + 1;
+	}
+	int rc = report_text(dwfl, text, len);
+	free(text);
+	report_vdso(dwfl, vdso);
+	return rc ? -1 : 0;
+}
+
+/* ---- memory ELF ----------------------------------------------------------------- */
+
+bool js_memelf_find_elf(void **userdata, Elf **elfp)
+{
+	js_memelf *m = *userdata;
+	if (!m || m->magic != JS_MEMELF_MAGIC)
+		return false;
+	*elfp = NULL;
+	if (!m->tried) {
+		m->tried = true;
+		size_t size = m->hi - m->lo;
+		if (size && size <= MAX_VDSO_SIZE && (m->bytes = malloc(size)) &&
+		    js_mem_read(m->mem, m->lo, m->bytes, size) == 0) {
+			m->size = size;
+		} else {
+			free(m->bytes);
+			m->bytes = NULL;
+		}
+	}
+	if (m->bytes)
+		*elfp = elf_memory((char *)m->bytes, m->size);
+	return true;
+}
+
+void js_memelf_free(js_memelf *m)
+{
+	free(m->bytes);
+	memset(m, 0, sizeof *m);
+}

@@ -1,0 +1,287 @@
+/* output.c - text and JSON output of stacks and JIT images (output.h). */
+#include "output.h"
+
+#include <gelf.h>
+#include <inttypes.h>
+#include <string.h>
+
+void json_str(FILE *f, const char *s)
+{
+	if (!s) {
+		fputs("null", f);
+		return;
+	}
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"': fputs("\\\"", f); break;
+		case '\\': fputs("\\\\", f); break;
+		case '\n': fputs("\\n", f); break;
+		case '\t': fputs("\\t", f); break;
+		default:
+			if (*p < 0x20 || *p == 0x7f)
+				fprintf(f, "\\u%04x", *p);
+			else
+				fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+	return slash ? slash + 1 : path;
+}
+
+static unsigned long jit_funcs(const js_session *s)
+{
+	unsigned long n = 0;
+	for (size_t i = 0; i < s->jit.n_img; i++)
+		n += s->jit.img[i]->out.elf ? s->jit.img[i]->out.n_funcs : 0;
+	return n;
+}
+
+static size_t jit_accepted(const js_session *s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->jit.n_img; i++)
+		n += s->jit.img[i]->out.elf != NULL;
+	return n;
+}
+
+/* ---- text ------------------------------------------------------------------------ */
+
+static void text_jit_summary(FILE *f, const js_session *s)
+{
+	if (s->opt->no_jit) {
+		fprintf(f, "JIT: not read (--no-jit)\n");
+		return;
+	}
+	if (!s->jit.n_desc) {
+		fprintf(f, "JIT: none (no %s in the target)\n", "__jit_debug_descriptor");
+		return;
+	}
+	for (size_t i = 0; i < s->jit.n_desc; i++) {
+		const js_desc *d = &s->jit.desc[i];
+		fprintf(f, "JIT: descriptor %#" PRIx64 " in %s, %s", d->addr, base_name(d->module),
+			d->ext ? "jitunwind extension" : "plain GDB interface");
+		if (d->ext)
+			fprintf(f, ", seq %" PRIu64, d->seq);
+		fprintf(f, ", %zu entries (%s)\n", d->n, js_desc_state_name(d->state));
+	}
+	size_t acc = jit_accepted(s);
+	fprintf(f, "JIT: %zu image%s, %lu functions", acc, acc == 1 ? "" : "s", jit_funcs(s));
+	if (acc != s->jit.n_img)
+		fprintf(f, "; %zu image%s rejected", s->jit.n_img - acc, s->jit.n_img - acc == 1 ? "" : "s");
+	fputc('\n', f);
+}
+
+static void text_frame(js_out *o, js_session *s, size_t i, const js_frame *fr)
+{
+	js_sym y;
+	js_symbolize(s, fr, &y);
+	fprintf(o->f, "#%-3zu 0x%016" PRIx64 " ", i, fr->pc);
+	if (y.func)
+		fprintf(o->f, "%s+%#" PRIx64, y.func, y.func_off);
+	else
+		fputs("??", o->f);
+	if (y.module)
+		fprintf(o->f, " (%s)", y.jit ? y.module : base_name(y.module));
+	if (y.file)
+		fprintf(o->f, " at %s:%d", y.file, y.line);
+	if (y.jit && !y.jit->out.elf)
+		fputs(" [JIT image rejected]", o->f);
+	if (fr->by_fp) {
+		fputs(" [fp]", o->f);
+		o->any_fp = true;
+	}
+	fputc('\n', o->f);
+}
+
+/* ---- JSON ---------------------------------------------------------------------------- */
+
+static void json_frame(js_out *o, js_session *s, size_t i, const js_frame *fr)
+{
+	FILE *f = o->f;
+	js_sym y;
+	js_symbolize(s, fr, &y);
+	fprintf(f, "%s\n      {\"index\": %zu, \"pc\": \"%#" PRIx64 "\", \"function\": ", i ? "," : "", i, fr->pc);
+	json_str(f, y.func);
+	if (y.func)
+		fprintf(f, ", \"offset\": %" PRIu64, y.func_off);
+	fputs(", \"module\": ", f);
+	json_str(f, y.module);
+	if (y.module)
+		fprintf(f, ", \"module_offset\": %" PRIu64, y.module_off);
+	fprintf(f, ", \"jit\": %s", y.jit ? "true" : "false");
+	if (y.file) {
+		fputs(", \"file\": ", f);
+		json_str(f, y.file);
+		fprintf(f, ", \"line\": %d", y.line);
+	}
+	fprintf(f, ", \"unwound_by\": \"%s\"}", i == 0 ? "registers" : fr->by_fp ? "frame_pointer" : "cfi");
+}
+
+void out_begin(js_out *o, js_session *s)
+{
+	o->threads = 0;
+	o->any_fp = false;
+	FILE *f = o->f;
+	if (!o->json) {
+		if (s->core)
+			fprintf(f, "Core of PID %d (%s)\n", (int)s->pid, s->comm);
+		else
+			fprintf(f, "PID %d (%s) %s\n", (int)s->pid, s->comm, s->exe_path);
+		text_jit_summary(f, s);
+		return;
+	}
+	fprintf(f, "{\n  \"target\": {\"%s\": %d, \"name\": ", "pid", (int)s->pid);
+	json_str(f, s->comm);
+	fputs(", \"executable\": ", f);
+	json_str(f, s->exe_path[0] ? s->exe_path : NULL);
+	fprintf(f, ", \"core\": %s},\n  \"jit\": {\"descriptors\": [", s->core ? "true" : "false");
+	for (size_t i = 0; i < s->jit.n_desc; i++) {
+		const js_desc *d = &s->jit.desc[i];
+		fprintf(f, "%s\n    {\"address\": \"%#" PRIx64 "\", \"module\": ", i ? "," : "", d->addr);
+		json_str(f, d->module);
+		fprintf(f, ", \"extension\": %s, \"seq\": %" PRIu64 ", \"entries\": %zu, \"state\": \"%s\", \"note\": ",
+			d->ext ? "true" : "false", d->seq, d->n, js_desc_state_name(d->state));
+		json_str(f, d->note[0] ? d->note : NULL);
+		fputc('}', f);
+	}
+	fputs("],\n    \"images\": [", f);
+	for (size_t i = 0; i < s->jit.n_img; i++) {
+		const js_image *im = s->jit.img[i];
+		fprintf(f, "%s\n    {\"entry\": \"%#" PRIx64 "\", \"image\": \"%#" PRIx64 "\", \"size\": %" PRIu64
+			", \"code\": [\"%#" PRIx64 "\", \"%#" PRIx64 "\"], \"label\": ",
+			i ? "," : "", im->entry, im->symfile_addr, im->symfile_size, im->code_lo, im->code_hi);
+		json_str(f, im->label);
+		if (im->out.elf) {
+			fprintf(f, ", \"status\": \"ok\", \"functions\": %lu, \"fdes\": %lu, \"lines\": %s",
+				im->out.n_funcs, im->out.n_fdes, im->out.has_lines ? "true" : "false");
+		} else {
+			fputs(", \"status\": \"rejected\", \"reason\": ", f);
+			json_str(f, im->out.why);
+		}
+		fputs(", \"note\": ", f);
+		json_str(f, im->out.note[0] ? im->out.note : NULL);
+		fputc('}', f);
+	}
+	fputs("]},\n  \"threads\": [", f);
+}
+
+void out_thread(js_out *o, js_session *s, js_stack *st)
+{
+	FILE *f = o->f;
+	js_mark_fp(s, st);
+	if (!o->json) {
+		fprintf(f, "\nTID %d (%s):\n", (int)st->tid, st->comm);
+		if (st->skipped)
+			fprintf(f, "    not unwound: %s\n", st->skipped);
+		for (size_t i = 0; i < st->n; i++)
+			text_frame(o, s, i, &st->f[i]);
+		if (st->truncated)
+			fprintf(f, "    ... more frames (--max-frames %zu)\n", st->n);
+		else if (st->end[0] && st->n)
+			fprintf(f, "    (unwinding stopped: %s)\n", st->end);
+		o->threads++;
+		return;
+	}
+	fprintf(f, "%s\n    {\"tid\": %d, \"name\": ", o->threads ? "," : "", (int)st->tid);
+	json_str(f, st->comm);
+	if (st->skipped) {
+		fputs(", \"skipped\": ", f);
+		json_str(f, st->skipped);
+	}
+	fputs(", \"frames\": [", f);
+	for (size_t i = 0; i < st->n; i++)
+		json_frame(o, s, i, &st->f[i]);
+	fprintf(f, "],\n     \"truncated\": %s, \"end\": ", st->truncated ? "true" : "false");
+	json_str(f, st->end[0] ? st->end : NULL);
+	fputc('}', f);
+	o->threads++;
+}
+
+/* Warnings about the JIT data: descriptor notes and rejected images. */
+static void jit_warnings(js_session *s)
+{
+	for (size_t i = 0; i < s->jit.n_desc; i++)
+		if (s->jit.desc[i].note[0])
+			js_warn(s, "JIT descriptor %#" PRIx64 ": %s", s->jit.desc[i].addr, s->jit.desc[i].note);
+	enum { SHOWN = 5 }; /* a hostile list can hold a million bad entries */
+	size_t rejected = 0;
+	for (size_t i = 0; i < s->jit.n_img; i++) {
+		const js_image *im = s->jit.img[i];
+		if (im->out.elf || rejected++ >= SHOWN)
+			continue;
+		js_warn(s, "JIT image %#" PRIx64 " (entry %#" PRIx64 ") rejected: %s; frames in its code "
+			"are found by frame pointers", im->symfile_addr, im->entry, im->out.why);
+	}
+	if (rejected > SHOWN)
+		js_warn(s, "%zu more JIT images rejected (--images lists them)", rejected - SHOWN);
+	if (s->jit.empty)
+		js_warn(s, "%lu JIT entries have no image", s->jit.empty);
+	if (s->jit.over_limit)
+		js_warn(s, "%lu JIT entries beyond the first %u were not read", s->jit.over_limit, JS_MAX_IMAGES);
+}
+
+void out_end(js_out *o, js_session *s)
+{
+	jit_warnings(s);
+	FILE *f = o->f;
+	if (!o->json) {
+		if (o->any_fp)
+			fprintf(f, "\n[fp]: found by following the frame pointer (no CFI for the frame below it)\n");
+		fflush(f);
+		for (size_t i = 0; i < s->n_warn; i++)
+			fprintf(stderr, "jitstack: warning: %s\n", s->warn[i]);
+		return;
+	}
+	fputs("],\n  \"warnings\": [", f);
+	for (size_t i = 0; i < s->n_warn; i++) {
+		fputs(i ? ", " : "", f);
+		json_str(f, s->warn[i]);
+	}
+	fputs("]\n}\n", f);
+	fflush(f);
+}
+
+/* ---- --images ------------------------------------------------------------------------ */
+
+static void image_functions(FILE *f, const js_image *im)
+{
+	Elf *e = elf_memory((char *)im->out.elf, im->out.elf_size);
+	Elf_Scn *scn = NULL;
+	while (e && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		for (size_t i = 1; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+			if (gelf_getsym(d, (int)i, &sym) && (name = elf_strptr(e, sh.sh_link, sym.st_name)))
+				fprintf(f, "    %#018" PRIx64 " %6" PRIu64 " %s\n", sym.st_value, sym.st_size, name);
+		}
+	}
+	if (e)
+		elf_end(e);
+}
+
+void out_images(js_out *o, js_session *s)
+{
+	FILE *f = o->f;
+	for (size_t i = 0; i < s->jit.n_img; i++) {
+		const js_image *im = s->jit.img[i];
+		fprintf(f, "\n%s entry %#" PRIx64 ", image %#" PRIx64 " (%" PRIu64 " bytes), code %#" PRIx64 "-%#" PRIx64 "\n",
+			im->label, im->entry, im->symfile_addr, im->symfile_size, im->code_lo, im->code_hi);
+		if (!im->out.elf) {
+			fprintf(f, "  rejected: %s\n", im->out.why);
+			continue;
+		}
+		fprintf(f, "  %lu functions, %lu FDEs%s%s%s\n", im->out.n_funcs, im->out.n_fdes,
+			im->out.has_lines ? ", source lines" : "", im->out.note[0] ? "; " : "", im->out.note);
+		image_functions(f, im);
+	}
+}

@@ -1,0 +1,391 @@
+/* profile.c - sample aggregation and the collapsed writer (profile.h). */
+#include "profile.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- tables ------------------------------------------------------------------ */
+
+/* u64 -> u32, open addressing; value 0 means empty. */
+struct u64map {
+	uint64_t *key;
+	uint32_t *val;
+	size_t cap, n;
+};
+
+static size_t mix(uint64_t h, size_t cap)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	return (size_t)h & (cap - 1);
+}
+
+static struct u64map *u64map_new(void)
+{
+	return calloc(1, sizeof(struct u64map));
+}
+
+static void u64map_free(struct u64map *m)
+{
+	if (m) {
+		free(m->key);
+		free(m->val);
+		free(m);
+	}
+}
+
+static uint32_t u64map_get(const struct u64map *m, uint64_t k)
+{
+	if (!m->cap)
+		return 0;
+	for (size_t i = mix(k, m->cap); m->val[i]; i = (i + 1) & (m->cap - 1))
+		if (m->key[i] == k)
+			return m->val[i];
+	return 0;
+}
+
+/* Drop the entries whose value `keep` rejects (rebuilds the table). */
+static void u64map_filter(struct u64map *m, bool (*keep)(const void *ctx, uint32_t v), const void *ctx)
+{
+	size_t cap = m->cap, n = 0;
+	uint64_t *key = m->key;
+	uint32_t *val = m->val;
+	for (size_t i = 0; i < cap; i++)
+		if (val[i] && keep(ctx, val[i]))
+			key[n] = key[i], val[n++] = val[i]; /* compact in place: n <= i */
+	for (size_t i = n; i < cap; i++)
+		val[i] = 0;
+	m->n = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t k = key[i];
+		uint32_t v = val[i];
+		val[i] = 0;
+		size_t j = mix(k, cap);
+		while (val[j])
+			j = (j + 1) & (cap - 1);
+		key[j] = k, val[j] = v;
+		m->n++;
+	}
+}
+
+static int u64map_put(struct u64map *m, uint64_t k, uint32_t v)
+{
+	if (2 * (m->n + 1) > m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 256;
+		uint64_t *key = calloc(cap, sizeof *key);
+		uint32_t *val = calloc(cap, sizeof *val);
+		if (!key || !val) {
+			free(key);
+			free(val);
+			return -1;
+		}
+		for (size_t i = 0; i < m->cap; i++) {
+			if (!m->val[i])
+				continue;
+			size_t j = mix(m->key[i], cap);
+			while (val[j])
+				j = (j + 1) & (cap - 1);
+			key[j] = m->key[i];
+			val[j] = m->val[i];
+		}
+		free(m->key);
+		free(m->val);
+		m->key = key;
+		m->val = val;
+		m->cap = cap;
+	}
+	size_t i = mix(k, m->cap);
+	while (m->val[i] && m->key[i] != k)
+		i = (i + 1) & (m->cap - 1);
+	m->n += !m->val[i];
+	m->key[i] = k;
+	m->val[i] = v;
+	return 0;
+}
+
+/* Index table over a profile's own arrays (strings, samples): slots hold
+ * index + 1, equality and hashing go through the profile. */
+struct otab {
+	uint32_t *slot;
+	uint64_t *hash;
+	size_t cap, n;
+};
+
+static uint64_t fnv(const void *p, size_t n, uint64_t h)
+{
+	const uint8_t *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+#define FNV_BASIS 0xcbf29ce484222325ull
+
+static int otab_grow(struct otab *t)
+{
+	size_t cap = t->cap ? t->cap * 2 : 256;
+	uint32_t *slot = calloc(cap, sizeof *slot);
+	uint64_t *hash = calloc(cap, sizeof *hash);
+	if (!slot || !hash) {
+		free(slot);
+		free(hash);
+		return -1;
+	}
+	for (size_t i = 0; i < t->cap; i++) {
+		if (!t->slot[i])
+			continue;
+		size_t j = mix(t->hash[i], cap);
+		while (slot[j])
+			j = (j + 1) & (cap - 1);
+		slot[j] = t->slot[i];
+		hash[j] = t->hash[i];
+	}
+	free(t->slot);
+	free(t->hash);
+	t->slot = slot;
+	t->hash = hash;
+	t->cap = cap;
+	return 0;
+}
+
+/* ---- strings, mappings, functions ---------------------------------------------- */
+
+static bool grow(void **v, size_t *cap, size_t n, size_t size)
+{
+	if (n < *cap)
+		return true;
+	size_t c = *cap ? *cap * 2 : 64;
+	void *p = realloc(*v, c * size);
+	if (!p)
+		return false;
+	*v = p;
+	*cap = c;
+	return true;
+}
+
+/* The index of a string in the table, adding it; 0 ("") on failure. */
+static uint32_t intern(js_profile *p, const char *s)
+{
+	if (!s || !*s)
+		return 0;
+	struct otab *t = p->str_index;
+	uint64_t h = fnv(s, strlen(s), FNV_BASIS);
+	if (2 * (t->n + 1) > t->cap && otab_grow(t))
+		goto oom;
+	size_t i = mix(h, t->cap);
+	for (; t->slot[i]; i = (i + 1) & (t->cap - 1))
+		if (t->hash[i] == h && !strcmp(p->str[t->slot[i] - 1], s))
+			return t->slot[i] - 1;
+	if (!grow((void **)&p->str, &p->cap_str, p->n_str, sizeof *p->str))
+		goto oom;
+	char *copy = strdup(s);
+	if (!copy)
+		goto oom;
+	p->str[p->n_str++] = copy;
+	t->slot[i] = (uint32_t)p->n_str;
+	t->hash[i] = h;
+	t->n++;
+	return (uint32_t)p->n_str - 1;
+oom:
+	p->oom = true;
+	return 0;
+}
+
+void js_profile_init(js_profile *p)
+{
+	memset(p, 0, sizeof *p);
+	p->str_index = calloc(1, sizeof *p->str_index);
+	p->smp_index = calloc(1, sizeof *p->smp_index);
+	p->pc_memo = u64map_new();
+	p->fn_index = u64map_new();
+	p->map_index = u64map_new();
+	if (!p->str_index || !p->smp_index || !p->pc_memo || !p->fn_index || !p->map_index)
+		p->oom = true;
+	else
+		intern(p, "x"); /* string 0 must be "": make room for it */
+	if (p->n_str)
+		p->str[0][0] = 0;
+	/* the names pprof's sample types and labels use */
+	static const char *const names[] = { "samples", "count", "cpu", "nanoseconds", "thread" };
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		intern(p, names[i]);
+}
+
+void js_profile_free(js_profile *p)
+{
+	for (size_t i = 0; i < p->n_str; i++)
+		free(p->str[i]);
+	free(p->str);
+	for (size_t i = 0; i < p->n_smp; i++)
+		free(p->smp[i].loc);
+	free(p->smp);
+	free(p->loc);
+	free(p->fn);
+	free(p->map);
+	if (p->str_index) {
+		free(p->str_index->slot);
+		free(p->str_index->hash);
+		free(p->str_index);
+	}
+	if (p->smp_index) {
+		free(p->smp_index->slot);
+		free(p->smp_index->hash);
+		free(p->smp_index);
+	}
+	u64map_free(p->pc_memo);
+	u64map_free(p->fn_index);
+	u64map_free(p->map_index);
+	memset(p, 0, sizeof *p);
+}
+
+static uint32_t mapping_of(js_profile *p, js_session *s, const js_sym *y, uint64_t pc)
+{
+	if (!y->module)
+		return 0;
+	uint32_t file = intern(p, y->module);
+	uint32_t m = u64map_get(p->map_index, file);
+	if (m)
+		return m;
+	if (!grow((void **)&p->map, &p->cap_map, p->n_map, sizeof *p->map)) {
+		p->oom = true;
+		return 0;
+	}
+	pr_mapping pm = { pc - y->module_off, pc + 1, file, y->jit != NULL };
+	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
+	Dwarf_Addr lo, hi;
+	if (mod && dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL))
+		pm.start = lo, pm.limit = hi;
+	else if (y->jit)
+		pm.start = y->jit->code_lo, pm.limit = y->jit->code_hi;
+	p->map[p->n_map++] = pm;
+	u64map_put(p->map_index, file, (uint32_t)p->n_map);
+	return (uint32_t)p->n_map;
+}
+
+static uint32_t function_of(js_profile *p, const js_sym *y)
+{
+	if (!y->func)
+		return 0;
+	uint32_t name = intern(p, y->func), file = intern(p, y->file);
+	uint64_t key = (uint64_t)name << 32 | file;
+	uint32_t f = u64map_get(p->fn_index, key);
+	if (f)
+		return f;
+	if (!grow((void **)&p->fn, &p->cap_fn, p->n_fn, sizeof *p->fn)) {
+		p->oom = true;
+		return 0;
+	}
+	p->fn[p->n_fn++] = (pr_function){ name, file };
+	u64map_put(p->fn_index, key, (uint32_t)p->n_fn);
+	return (uint32_t)p->n_fn;
+}
+
+/* The location of a frame, named once per pc. */
+static uint32_t location_of(js_profile *p, js_session *s, const js_frame *f)
+{
+	uint64_t pc = js_lookup_pc(f);
+	uint32_t l = u64map_get(p->pc_memo, pc);
+	if (l)
+		return l;
+	js_sym y;
+	js_symbolize(s, f, &y);
+	if (!grow((void **)&p->loc, &p->cap_loc, p->n_loc, sizeof *p->loc)) {
+		p->oom = true;
+		return 0;
+	}
+	pr_location loc = { pc, mapping_of(p, s, &y, f->pc), function_of(p, &y), y.line, y.jit != NULL };
+	if (!loc.function && y.module) {
+		/* no symbol: name it after its module and offset, as perf does */
+		char buf[300];
+		const char *slash = strrchr(y.module, '/');
+		snprintf(buf, sizeof buf, "[%s+%#" PRIx64 "]", slash ? slash + 1 : y.module, y.module_off);
+		js_sym named = y;
+		named.func = buf;
+		named.file = NULL;
+		loc.function = function_of(p, &named);
+	}
+	p->loc[p->n_loc++] = loc;
+	u64map_put(p->pc_memo, pc, (uint32_t)p->n_loc);
+	return (uint32_t)p->n_loc;
+}
+
+static bool native_location(const void *ctx, uint32_t v)
+{
+	const js_profile *p = ctx;
+	return !p->loc[v - 1].jit;
+}
+
+void js_profile_add(js_profile *p, js_session *s, const js_stack *st)
+{
+	if (p->oom || !st->n)
+		return;
+	if (p->jit_changes != s->jit.changes) {
+		/* JIT code may have been replaced: forget what its pcs were named;
+		 * native pcs keep their locations. */
+		u64map_filter(p->pc_memo, native_location, p);
+		p->jit_changes = s->jit.changes;
+	}
+	uint32_t *loc = malloc(st->n * sizeof *loc);
+	if (!loc) {
+		p->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < st->n; i++)
+		loc[i] = location_of(p, s, &st->f[i]);
+	uint32_t thread = intern(p, st->comm[0] ? st->comm : "?");
+	uint64_t h = fnv(loc, st->n * sizeof *loc, fnv(&thread, sizeof thread, FNV_BASIS));
+	struct otab *t = p->smp_index;
+	if (2 * (t->n + 1) > t->cap && otab_grow(t)) {
+		free(loc);
+		p->oom = true;
+		return;
+	}
+	size_t i = mix(h, t->cap);
+	for (; t->slot[i]; i = (i + 1) & (t->cap - 1)) {
+		pr_sample *x = &p->smp[t->slot[i] - 1];
+		if (t->hash[i] == h && x->thread == thread && x->n == st->n &&
+		    !memcmp(x->loc, loc, st->n * sizeof *loc)) {
+			x->count++;
+			p->total++;
+			free(loc);
+			return;
+		}
+	}
+	if (!grow((void **)&p->smp, &p->cap_smp, p->n_smp, sizeof *p->smp)) {
+		free(loc);
+		p->oom = true;
+		return;
+	}
+	p->smp[p->n_smp++] = (pr_sample){ thread, (uint32_t)st->n, loc, 1 };
+	t->slot[i] = (uint32_t)p->n_smp;
+	t->hash[i] = h;
+	t->n++;
+	p->total++;
+}
+
+/* ---- collapsed ------------------------------------------------------------------- */
+
+/* A frame name as the format allows: ';' separates frames and the count
+ * follows the last space, so ';' and line breaks are replaced. */
+static void put_frame(FILE *f, const char *s)
+{
+	for (; *s; s++)
+		fputc(*s == ';' ? ':' : (*s == '\n' || *s == '\r') ? ' ' : *s, f);
+}
+
+int js_profile_write_collapsed(const js_profile *p, FILE *f)
+{
+	for (size_t i = 0; i < p->n_smp; i++) {
+		const pr_sample *x = &p->smp[i];
+		put_frame(f, p->str[x->thread]);
+		for (size_t k = x->n; k-- > 0;) { /* root first */
+			const pr_location *l = x->loc[k] ? &p->loc[x->loc[k] - 1] : NULL;
+			fputc(';', f);
+			put_frame(f, l && l->function ? p->str[p->fn[l->function - 1].name] : "[unknown]");
+		}
+		fprintf(f, " %" PRIu64 "\n", x->count);
+	}
+	return fflush(f) ? -1 : 0;
+}

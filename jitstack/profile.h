@@ -1,0 +1,77 @@
+/* profile.h - samples aggregated the way pprof models them: strings,
+ * mappings (modules), functions, locations (one per distinct pc) and
+ * samples (a list of locations, leaf first, with a count), so both output
+ * formats come from the same data.
+ *
+ * Naming a pc is the costly part of a sample, so each pc is named once and
+ * remembered; the memo is dropped when the set of JIT images changes (new
+ * code at an old address must not keep a stale name).
+ */
+#ifndef JS_PROFILE_H
+#define JS_PROFILE_H
+
+#include "stack.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct pr_location {
+	uint64_t address;
+	uint32_t mapping;   /* index + 1, 0 = none */
+	uint32_t function;  /* index + 1, 0 = unknown */
+	int64_t line;
+	bool jit;
+} pr_location;
+
+typedef struct pr_function {
+	uint32_t name, file; /* string indices */
+} pr_function;
+
+typedef struct pr_mapping {
+	uint64_t start, limit;
+	uint32_t file;       /* string index */
+	bool jit;
+} pr_mapping;
+
+typedef struct pr_sample {
+	uint32_t thread;     /* string index of the thread's name */
+	uint32_t n;          /* locations */
+	uint32_t *loc;       /* location index + 1, leaf first */
+	uint64_t count;
+} pr_sample;
+
+typedef struct js_profile {
+	char **str;
+	size_t n_str, cap_str;
+	struct otab *str_index;     /* string -> index */
+	pr_mapping *map;
+	size_t n_map, cap_map;
+	pr_function *fn;
+	size_t n_fn, cap_fn;
+	pr_location *loc;
+	size_t n_loc, cap_loc;
+	pr_sample *smp;
+	size_t n_smp, cap_smp;
+	struct u64map *pc_memo;     /* lookup pc -> location index + 1 */
+	struct u64map *fn_index;    /* (name, file) hash -> function */
+	struct u64map *map_index;   /* module name hash -> mapping */
+	struct otab *smp_index;     /* (thread, locations) -> sample */
+	uint64_t jit_changes;       /* s->jit.changes the memo was built for */
+	uint64_t total;             /* samples added */
+	uint64_t period_ns, start_ns, duration_ns;
+	const char *main_exe;
+	bool oom;
+} js_profile;
+
+void js_profile_init(js_profile *p);
+void js_profile_free(js_profile *p);
+/* Add one stack (already unwound) of a thread. */
+void js_profile_add(js_profile *p, js_session *s, const js_stack *st);
+
+/* flamegraph.pl's collapsed format: "root;...;leaf count" per line, the
+ * thread's name as the root frame. */
+int js_profile_write_collapsed(const js_profile *p, FILE *f);
+/* pprof: the profile.proto message, gzip-compressed.  0 or -1 (errno). */
+int js_profile_write_pprof(const js_profile *p, const char *path);
+
+#endif

@@ -1,0 +1,268 @@
+/* record.c - `jitstack record`: sample a live process's stacks at a fixed
+ * rate and write a profile (collapsed stacks or pprof).
+ *
+ * One sample of one thread: PTRACE_INTERRUPT, wait for the stop, read the
+ * registers, unwind with libdwfl (modules, CFI and JIT images are kept from
+ * sample to sample; stack pages are read fresh), PTRACE_CONT; then name the
+ * frames (each pc once, profile.c) while the thread runs again.  Between
+ * samples the JIT descriptor's seq is read (8 bytes): the list and new
+ * images are read again only when it moved.  Signals the threads receive
+ * meanwhile stop them under ptrace; SIGCHLD wakes us to pass them on at
+ * once, so the target is not held up between samples.
+ */
+#include "profile.h"
+#include "record.h"
+#include "stack.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define RESCAN_NS 100000000ull      /* look for new threads this often */
+#define PLAIN_REREAD_NS 1000000000ull /* re-read a list without the seqlock this often */
+#define RECORD_SNAPSHOT_BUDGET_NS 5000000ull /* a seqlock read between samples */
+#define MAX_TIMINGS (1u << 20)      /* sample latencies kept for --stats */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static uint64_t real_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+typedef struct timings {
+	uint32_t *stopped, *total; /* ns, per thread sample */
+	size_t n;
+	unsigned long idle, failed, refreshes, rescans;
+} timings;
+
+static void note_time(timings *t, uint64_t stopped, uint64_t total)
+{
+	if (t->n >= MAX_TIMINGS || !t->stopped || !t->total)
+		return;
+	t->stopped[t->n] = stopped > UINT32_MAX ? UINT32_MAX : (uint32_t)stopped;
+	t->total[t->n] = total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
+	t->n++;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void print_dist(const char *what, uint32_t *v, size_t n)
+{
+	if (!n)
+		return;
+	qsort(v, n, sizeof *v, cmp_u32);
+	fprintf(stderr, "jitstack: stats: %s: median %.1f us, p90 %.1f us, p99 %.1f us, max %.1f us\n", what,
+		v[n / 2] / 1e3, v[n * 9 / 10] / 1e3, v[n * 99 / 100] / 1e3, v[n - 1] / 1e3);
+}
+
+/* Wait until `until`, passing on the signals the target's threads get;
+ * returns true when we were asked to stop (SIGINT, SIGTERM, SIGHUP). */
+static bool wait_until(js_session *s, const sigset_t *set, uint64_t until)
+{
+	for (;;) {
+		uint64_t now = mono_ns();
+		if (now >= until)
+			return false;
+		struct timespec ts = { (time_t)((until - now) / 1000000000u), (long)((until - now) % 1000000000u) };
+		int sig = sigtimedwait(set, NULL, &ts);
+		if (sig == SIGCHLD)
+			js_proc_poll(&s->proc);
+		else if (sig > 0)
+			return true;
+	}
+}
+
+/* How much stack to copy: what the thread's last unwind needed, with room
+ * to grow; bounded.  A deeper stack than the copy is read live for the rest
+ * of that sample (a little racy) and copied in full the next time. */
+enum { STACK_MIN = 8 << 10, STACK_MAX = 1 << 20, STACK_SLACK = 4 << 10 };
+
+static size_t stack_to_copy(const js_thread *t)
+{
+	size_t n = t->stack_hint + STACK_SLACK;
+	n = (n + 4095) & ~(size_t)4095;
+	return n < STACK_MIN ? STACK_MIN : n > STACK_MAX ? STACK_MAX : n;
+}
+
+/* One round: every thread sampled once.  The thread is held only while its
+ * registers and stack are copied; it is unwound from the copy after it was
+ * let go, which keeps the time it stands still to the ptrace round trip. */
+static void sample_all(js_session *s, const js_record_opts *r, js_profile *prof, js_stack *st, timings *tm)
+{
+	for (size_t i = 0; i < s->proc.n; i++) {
+		js_thread *t = &s->proc.t[i];
+		if (t->gone)
+			continue;
+		uint64_t t0 = mono_ns();
+		if (js_proc_stop(&s->proc, t)) {
+			tm->failed += !t->gone;
+			continue;
+		}
+		if (t->idle && !r->idle) {
+			js_proc_resume(&s->proc, t);
+			tm->idle++;
+			continue;
+		}
+#if defined(__x86_64__)
+		uint64_t sp = t->regs.rsp;
+#else
+		uint64_t sp = 0;
+#endif
+		js_mem_snapshot(s->mem, sp, stack_to_copy(t));
+		js_proc_resume(&s->proc, t);
+		uint64_t t1 = mono_ns();
+		js_unwind_live(s, t, st);
+		js_mem_snapshot_clear(s->mem);
+		if (st->max_sp > sp && st->max_sp - sp < STACK_MAX)
+			t->stack_hint = (size_t)(st->max_sp - sp);
+		js_profile_add(prof, s, st);
+		note_time(tm, t1 - t0, mono_ns() - t0);
+	}
+}
+
+static int write_profile(js_session *s, const js_record_opts *r, js_profile *prof)
+{
+	const char *out = r->out;
+	if (r->format == FMT_PPROF) {
+		if (!out)
+			out = "jitstack.pb.gz";
+		if (js_profile_write_pprof(prof, out)) {
+			snprintf(s->err, sizeof s->err, "cannot write %s: %s", out, strerror(errno));
+			return JS_EXIT_FAILURE;
+		}
+		return 0;
+	}
+	FILE *f = out && strcmp(out, "-") ? fopen(out, "we") : stdout;
+	if (!f) {
+		snprintf(s->err, sizeof s->err, "cannot write %s: %s", out, strerror(errno));
+		return JS_EXIT_FAILURE;
+	}
+	int bad = js_profile_write_collapsed(prof, f);
+	if (f != stdout)
+		bad |= fclose(f);
+	if (bad) {
+		snprintf(s->err, sizeof s->err, "cannot write %s: %s", out ? out : "stdout", strerror(errno));
+		return JS_EXIT_FAILURE;
+	}
+	return 0;
+}
+
+static int record(js_session *s, const js_record_opts *r, const sigset_t *set)
+{
+	int rc = js_refresh_jit(s, READ_RUNNING);
+	if (rc)
+		return rc;
+	if (js_jit_has_plain(&s->jit)) { /* a list without the seqlock: read it stopped */
+		js_proc_stop_all(&s->proc);
+		rc = js_refresh_jit(s, READ_STOPPED);
+		js_proc_resume_all(&s->proc);
+		if (rc)
+			return rc;
+	}
+	/* From now on a snapshot must not hold sampling up: a writer that
+	 * keeps the list changing gets a best-effort read instead. */
+	s->jit.snapshot_budget_ns = RECORD_SNAPSHOT_BUDGET_NS;
+	js_profile prof;
+	js_profile_init(&prof);
+	prof.period_ns = (uint64_t)(1e9 / r->hz);
+	prof.start_ns = real_ns();
+	prof.main_exe = s->exe_path;
+	timings tm = { 0 };
+	if (s->opt->stats) {
+		tm.stopped = malloc(MAX_TIMINGS * sizeof *tm.stopped);
+		tm.total = malloc(MAX_TIMINGS * sizeof *tm.total);
+	}
+	js_stack st = { 0 };
+	uint64_t start = mono_ns(), next = start, last_scan = start, last_plain = start;
+	uint64_t end = r->secs ? start + (uint64_t)(r->secs * 1e9) : UINT64_MAX;
+	for (;;) {
+		if (wait_until(s, set, next < end ? next : end) || mono_ns() >= end)
+			break;
+		js_proc_poll(&s->proc);
+		uint64_t now = mono_ns();
+		if (now - last_scan >= RESCAN_NS) {
+			last_scan = now;
+			tm.rescans++;
+			if (js_proc_rescan(&s->proc) && js_proc_gone(&s->proc))
+				break;
+		}
+		if (js_proc_gone(&s->proc))
+			break;
+		if (s->jit.n_desc && js_jit_seq_moved(&s->jit, s->mem)) {
+			tm.refreshes++;
+			if (js_refresh_jit(s, READ_RUNNING))
+				break;
+		}
+		if (js_jit_has_plain(&s->jit) && now - last_plain >= PLAIN_REREAD_NS) {
+			/* no seq to watch: read the list again, stopped, now and then */
+			last_plain = now;
+			tm.refreshes++;
+			js_proc_stop_all(&s->proc);
+			int bad = js_refresh_jit(s, READ_STOPPED);
+			js_proc_resume_all(&s->proc);
+			if (bad)
+				break;
+		}
+		sample_all(s, r, &prof, &st, &tm);
+		next += prof.period_ns;
+		if (next <= mono_ns()) /* fell behind: skip, never burst */
+			next = mono_ns() + prof.period_ns;
+	}
+	prof.duration_ns = mono_ns() - start;
+	js_stack_free(&st);
+	rc = prof.oom ? (snprintf(s->err, sizeof s->err, "out of memory for the profile"), JS_EXIT_FAILURE)
+		      : write_profile(s, r, &prof);
+	fprintf(stderr, "jitstack: %llu samples in %.2f s%s%s\n", (unsigned long long)prof.total,
+		prof.duration_ns / 1e9, js_proc_gone(&s->proc) ? " (the process exited)" : "",
+		rc ? "" : r->format == FMT_PPROF ? ", pprof written" : "");
+	if (s->opt->stats) {
+		fprintf(stderr,
+			"jitstack: stats: %zu thread samples, %lu idle skipped, %lu failed, %lu JIT re-reads, "
+			"%lu images copied, %lu locations, %lu memory reads\n",
+			tm.n, tm.idle, tm.failed, tm.refreshes, s->jit.copies, (unsigned long)prof.n_loc,
+			js_mem_syscalls(s->mem));
+		print_dist("thread stopped (interrupt, copy registers and stack, resume)", tm.stopped, tm.n);
+		print_dist("whole sample (stop, unwind, name)", tm.total, tm.n);
+	}
+	free(tm.stopped);
+	free(tm.total);
+	js_profile_free(&prof);
+	return rc;
+}
+
+int js_record(const js_record_opts *r)
+{
+	/* Signals are taken synchronously (sigtimedwait), so SIGCHLD from the
+	 * threads' stops and ^C both wake the wait between samples. */
+	sigset_t set, old;
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	js_session s;
+	int rc = js_open_live(&s, r->pid, &r->opt);
+	if (!rc)
+		rc = record(&s, r, &set);
+	if (rc)
+		fprintf(stderr, "jitstack: %s\n", s.err[0] ? s.err : strerror(errno));
+	js_close(&s);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}

@@ -1,0 +1,22 @@
+/* record.h - `jitstack record`: a sampling profiler through JIT frames. */
+#ifndef JS_RECORD_H
+#define JS_RECORD_H
+
+#include "session.h"
+
+typedef enum { FMT_COLLAPSED, FMT_PPROF } js_format;
+
+typedef struct js_record_opts {
+	js_opts opt;
+	pid_t pid;
+	double hz;          /* samples per second */
+	double secs;        /* 0: until the target exits or SIGINT/SIGTERM */
+	const char *out;    /* NULL: stdout (collapsed) or jitstack.pb.gz (pprof) */
+	js_format format;
+	bool idle;          /* count threads blocked in system calls too */
+} js_record_opts;
+
+/* Returns a js_exit code. */
+int js_record(const js_record_opts *r);
+
+#endif

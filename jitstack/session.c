@@ -1,0 +1,380 @@
+/* session.c - opening a target for unwinding (see session.h).
+ *
+ * libdwfl does the unwinding.  For a core it reads threads and memory
+ * itself (dwfl_core_file_attach).  For a live process we give it our own
+ * thread callbacks instead of dwfl_linux_proc_attach: that one attaches and
+ * detaches every thread for every unwind and reads memory through its own
+ * cache; ours use the registers captured when we stopped the thread and
+ * our page cache, which a record session keeps across samples.
+ */
+#include "session.h"
+#include "arch.h"
+#include "bounds.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int fail(js_session *s, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(js_session *s, int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(s->err, sizeof s->err, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+void js_warn(js_session *s, const char *fmt, ...)
+{
+	if (s->n_warn >= 1000)
+		return;
+	char buf[600];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	for (size_t i = 0; i < s->n_warn; i++)
+		if (!strcmp(s->warn[i], buf))
+			return;
+	char **w = realloc(s->warn, (s->n_warn + 1) * sizeof *w);
+	if (!w)
+		return;
+	s->warn = w;
+	if ((w[s->n_warn] = strdup(buf)))
+		s->n_warn++;
+}
+
+/* ---- libdwfl callbacks ---------------------------------------------------------- */
+
+/* Our modules come from memory (JIT images, the vDSO); files are opened
+ * by the path maps or NT_FILE gave. */
+static int find_elf(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr base, char **file, Elf **elfp)
+{
+	if (js_jit_find_elf(ud, elfp) || js_memelf_find_elf(ud, elfp))
+		return -1;
+	return dwfl_linux_proc_find_elf(mod, ud, name, base, file, elfp);
+}
+
+/* A JIT image carries its own DWARF; never look for a separate file. */
+static int find_debuginfo(Dwfl_Module *mod, void **ud, const char *modname, Dwarf_Addr base,
+			  const char *file, const char *debuglink, GElf_Word crc, char **debugfile)
+{
+	if (js_jit_of(*ud))
+		return -1;
+	return dwfl_standard_find_debuginfo(mod, ud, modname, base, file, debuglink, crc, debugfile);
+}
+
+static const Dwfl_Callbacks callbacks = {
+	.find_elf = find_elf,
+	.find_debuginfo = find_debuginfo,
+};
+
+static pid_t cb_next_thread(Dwfl *dwfl, void *arg, void **targ)
+{
+	(void)dwfl;
+	js_session *s = arg;
+	js_thread *cur = *targ;
+	for (size_t i = cur ? (size_t)(cur - s->proc.t) + 1 : 0; i < s->proc.n; i++) {
+		if (s->proc.t[i].have_regs) {
+			*targ = &s->proc.t[i];
+			return s->proc.t[i].tid;
+		}
+	}
+	return 0;
+}
+
+static bool cb_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **targ)
+{
+	(void)dwfl;
+	js_session *s = arg;
+	for (size_t i = 0; i < s->proc.n; i++) {
+		if (s->proc.t[i].tid == tid && s->proc.t[i].have_regs) {
+			*targ = &s->proc.t[i];
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	(void)dwfl;
+	js_session *s = arg;
+	return js_mem_word(s->mem, addr, result);
+}
+
+/* Registers in DWARF numbering (x86-64 psABI, "DWARF Register Number
+ * Mapping"): rax rdx rcx rbx rsi rdi rbp rsp r8-r15, then 16 = the return
+ * address column, which holds the pc of the innermost frame. */
+static bool cb_set_initial_registers(Dwfl_Thread *thread, void *targ)
+{
+#if defined(__x86_64__)
+	const struct user_regs_struct *r = &((js_thread *)targ)->regs;
+	Dwarf_Word d[17] = { r->rax, r->rdx, r->rcx, r->rbx, r->rsi, r->rdi, r->rbp, r->rsp, r->r8,
+			     r->r9,  r->r10, r->r11, r->r12, r->r13, r->r14, r->r15, r->rip };
+	return dwfl_thread_state_registers(thread, 0, 17, d);
+#else
+	(void)thread, (void)targ;
+	return false;
+#endif
+}
+
+static const Dwfl_Thread_Callbacks thread_callbacks = {
+	.next_thread = cb_next_thread,
+	.get_thread = cb_get_thread,
+	.memory_read = cb_memory_read,
+	.set_initial_registers = cb_set_initial_registers,
+};
+
+/* ---- common -------------------------------------------------------------------- */
+
+static int check_arch(js_session *s, Elf *elf, const char *what)
+{
+	GElf_Ehdr eh;
+	if (!gelf_getehdr(elf, &eh))
+		return fail(s, JS_EXIT_BAD_CORE, "%s: not an ELF file", what);
+	char buf[32];
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64)
+		return fail(s, JS_EXIT_ARCH, "%s is for %s%s; jitstack unwinds x86-64 (64-bit) programs", what,
+			    js_machine_name(eh.e_machine, buf, sizeof buf),
+			    eh.e_ident[EI_CLASS] == ELFCLASS32 ? " (32-bit)" : "");
+#if !defined(__x86_64__)
+	if (!s->core)
+		return fail(s, JS_EXIT_ARCH, "live processes can be unwound on x86-64 hosts only");
+#endif
+	s->machine = eh.e_machine;
+	return 0;
+}
+
+static int read_jit_descriptors(js_session *s)
+{
+	js_jit_init(&s->jit, s->machine);
+	if (!s->opt->no_jit)
+		js_jit_find_descriptors(&s->jit, s->dwfl);
+	return 0;
+}
+
+/* Report the native modules (from /proc/PID/maps or the core's notes). */
+static int report_native(js_session *s)
+{
+	if (s->core)
+		return js_report_core_files(s->dwfl, s->core_elf, s->core_exe, s->mem, &s->vdso);
+	int r = js_report_proc_maps(s->dwfl, s->pid, s->mem, &s->vdso);
+	if (r > 0)
+		errno = r;
+	return r ? -1 : 0;
+}
+
+int js_refresh_modules(js_session *s)
+{
+	dwfl_report_begin(s->dwfl);
+	int rc = report_native(s);
+	js_jit_report(&s->jit, s->dwfl);
+	dwfl_report_end(s->dwfl, NULL, NULL);
+	js_jit_reap(&s->jit);
+	if (rc && !s->core && errno == ENOENT)
+		return fail(s, JS_EXIT_NO_PROCESS, "process %d exited", (int)s->pid);
+	return rc ? fail(s, JS_EXIT_FAILURE, "cannot list the modules: %s", dwfl_errmsg(-1)) : 0;
+}
+
+int js_refresh_jit(js_session *s, read_mode mode)
+{
+	if (!s->jit.n_desc)
+		return 0;
+	int r = js_jit_refresh(&s->jit, s->mem, mode);
+	if (r < 0) {
+		if (errno == ESRCH)
+			return fail(s, JS_EXIT_NO_PROCESS, "process %d exited while its JIT descriptor was read",
+				    (int)s->pid);
+		js_warn(s, "cannot read the JIT descriptor: %s; JIT frames are unwound by frame pointers",
+			strerror(errno));
+		return 0;
+	}
+	if (!r)
+		return 0;
+	if (!s->jit.n_dead) { /* only additions: keep every module as it is */
+		dwfl_report_begin_add(s->dwfl);
+		js_jit_report(&s->jit, s->dwfl);
+		dwfl_report_end(s->dwfl, NULL, NULL);
+		return 0;
+	}
+	return js_refresh_modules(s);
+}
+
+/* ---- live ------------------------------------------------------------------------ */
+
+static int open_exe_live(js_session *s)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/exe", (int)s->pid);
+	ssize_t n = readlink(path, s->exe_path, sizeof s->exe_path - 1);
+	s->exe_path[n > 0 ? n : 0] = 0;
+	s->exe_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (s->exe_fd < 0) {
+		if (errno == EACCES || errno == EPERM)
+			return fail(s, JS_EXIT_PERMISSION, "not allowed to read process %d's executable "
+				    "(run as its user or as root)", (int)s->pid);
+		if (errno == ENOENT && !kill(s->pid, 0))
+			return fail(s, JS_EXIT_FAILURE, "process %d has no executable (a kernel thread?)",
+				    (int)s->pid);
+		return fail(s, JS_EXIT_NO_PROCESS, "process %d exited", (int)s->pid);
+	}
+	s->exe_elf = elf_begin(s->exe_fd, ELF_C_READ_MMAP, NULL);
+	if (!s->exe_elf)
+		return fail(s, JS_EXIT_FAILURE, "%s: %s", s->exe_path, elf_errmsg(-1));
+	char what[4200];
+	snprintf(what, sizeof what, "process %d (%s)", (int)s->pid, s->exe_path);
+	return check_arch(s, s->exe_elf, what);
+}
+
+int js_open_live(js_session *s, pid_t pid, const js_opts *opt)
+{
+	memset(s, 0, sizeof *s);
+	s->opt = opt;
+	s->exe_fd = s->core_fd = -1;
+	elf_version(EV_CURRENT);
+	char why[256];
+	pid_t tgid = js_proc_tgid(pid, why, sizeof why);
+	if (tgid < 0)
+		return fail(s, errno == ESRCH ? JS_EXIT_NO_PROCESS
+				: errno == EACCES ? JS_EXIT_PERMISSION : JS_EXIT_FAILURE, "%s", why);
+	if (tgid != pid)
+		js_warn(s, "%d is a thread of process %d: showing the whole process", (int)pid, (int)tgid);
+	s->pid = tgid;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/comm", (int)tgid);
+	FILE *f = fopen(path, "re");
+	if (f) {
+		if (fgets(s->comm, sizeof s->comm, f))
+			s->comm[strcspn(s->comm, "\n")] = 0;
+		fclose(f);
+	}
+	int rc = open_exe_live(s);
+	if (rc)
+		return rc;
+	if (js_proc_attach(&s->proc, tgid))
+		return fail(s, s->proc.err == ESRCH ? JS_EXIT_NO_PROCESS
+			       : s->proc.err == EPERM ? JS_EXIT_PERMISSION : JS_EXIT_FAILURE, "%s", s->proc.why);
+	s->mem = js_mem_live(tgid);
+	s->dwfl = dwfl_begin(&callbacks);
+	if (!s->mem || !s->dwfl)
+		return fail(s, JS_EXIT_FAILURE, "out of memory");
+	if ((rc = js_refresh_modules(s)))
+		return rc;
+	if (!dwfl_attach_state(s->dwfl, s->exe_elf, tgid, &thread_callbacks, s))
+		return fail(s, JS_EXIT_FAILURE, "libdwfl: %s", dwfl_errmsg(-1));
+	return read_jit_descriptors(s);
+}
+
+/* ---- core ----------------------------------------------------------------------- */
+
+/* The command name from NT_PRPSINFO (struct elf_prpsinfo: pr_fname). */
+static void core_comm(js_session *s)
+{
+	size_t nph;
+	if (elf_getphdrnum(s->core_elf, &nph))
+		return;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(s->core_elf, (int)i, &ph) || ph.p_type != PT_NOTE)
+			continue;
+		Elf_Data *d = elf_getdata_rawchunk(s->core_elf, ph.p_offset, ph.p_filesz, ELF_T_NHDR);
+		size_t off = 0, name_off, desc_off;
+		GElf_Nhdr nh;
+		while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+			enum { PR_FNAME = 40, PR_FNAME_LEN = 16 }; /* x86-64 elf_prpsinfo */
+			if (nh.n_type == NT_PRPSINFO && nh.n_descsz >= PR_FNAME + PR_FNAME_LEN) {
+				memcpy(s->comm, (char *)d->d_buf + desc_off + PR_FNAME, PR_FNAME_LEN);
+				s->comm[PR_FNAME_LEN] = 0;
+				return;
+			}
+		}
+	}
+}
+
+int js_open_core(js_session *s, const char *core, const char *exe, const js_opts *opt)
+{
+	memset(s, 0, sizeof *s);
+	s->opt = opt;
+	s->core = true;
+	s->exe_fd = s->core_fd = -1;
+	elf_version(EV_CURRENT);
+	s->core_fd = open(core, O_RDONLY | O_CLOEXEC);
+	if (s->core_fd < 0)
+		return fail(s, errno == EACCES || errno == EPERM ? JS_EXIT_PERMISSION : JS_EXIT_BAD_CORE,
+			    "cannot open %s: %s", core, strerror(errno));
+	s->core_elf = elf_begin(s->core_fd, ELF_C_READ_MMAP, NULL);
+	GElf_Ehdr eh;
+	if (!s->core_elf || elf_kind(s->core_elf) != ELF_K_ELF || !gelf_getehdr(s->core_elf, &eh))
+		return fail(s, JS_EXIT_BAD_CORE, "%s is not a core file (not ELF)", core);
+	if (eh.e_type != ET_CORE)
+		return fail(s, JS_EXIT_BAD_CORE, "%s is an ELF %s, not a core file", core,
+			    eh.e_type == ET_EXEC ? "executable" : eh.e_type == ET_DYN ? "shared object"
+				    : eh.e_type == ET_REL ? "object file" : "file");
+	char what[4200];
+	snprintf(what, sizeof what, "core %s", core);
+	int rc = check_arch(s, s->core_elf, what);
+	if (rc)
+		return rc;
+	/* maps text names files by absolute path (libdwfl skips others) */
+	char exe_abs[PATH_MAX];
+	if (exe && (access(exe, R_OK) || !realpath(exe, exe_abs)))
+		return fail(s, errno == EACCES ? JS_EXIT_PERMISSION : JS_EXIT_USAGE, "--exe %s: %s", exe,
+			    strerror(errno));
+	if (exe)
+		exe = exe_abs;
+	snprintf(s->exe_path, sizeof s->exe_path, "%s", exe ? exe : "");
+	core_comm(s);
+	s->dwfl = dwfl_begin(&callbacks);
+	s->mem = js_mem_core(s->core_elf);
+	if (!s->dwfl || !s->mem)
+		return fail(s, s->dwfl ? JS_EXIT_BAD_CORE : JS_EXIT_FAILURE, "%s: cannot read its segments", core);
+	dwfl_report_begin(s->dwfl);
+	s->core_exe = exe ? s->exe_path : NULL;
+	int n = js_report_core_files(s->dwfl, s->core_elf, s->core_exe, s->mem, &s->vdso);
+	dwfl_report_end(s->dwfl, NULL, NULL);
+	if (n < 0)
+		js_warn(s, "the core has no NT_FILE note: no module is known, frames are found by frame pointers");
+	s->pid = dwfl_core_file_attach(s->dwfl, s->core_elf);
+	if (s->pid < 0) {
+		const char *why = dwfl_errmsg(-1);
+		return fail(s, JS_EXIT_BAD_CORE, "%s: no thread state in it (a truncated core?)%s%s", core,
+			    why ? ": " : "", why ? why : "");
+	}
+	read_jit_descriptors(s);
+	return js_refresh_jit(s, READ_CORE);
+}
+
+void js_close(js_session *s)
+{
+	if (!s->core && s->proc.n)
+		js_proc_detach(&s->proc);
+	if (s->dwfl)
+		dwfl_end(s->dwfl); /* before the images its modules point into */
+	js_jit_free(&s->jit);
+	js_memelf_free(&s->vdso);
+	js_proc_free(&s->proc);
+	js_mem_free(s->mem);
+	if (s->exe_elf)
+		elf_end(s->exe_elf);
+	if (s->core_elf)
+		elf_end(s->core_elf);
+	if (s->exe_fd >= 0)
+		close(s->exe_fd);
+	if (s->core_fd >= 0)
+		close(s->core_fd);
+	for (size_t i = 0; i < s->n_warn; i++)
+		free(s->warn[i]);
+	free(s->warn);
+	free(s->memo);
+	free(s->names);
+	memset(s, 0, sizeof *s);
+}

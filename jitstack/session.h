@@ -1,0 +1,83 @@
+/* session.h - one target (a live process or a core file) opened for
+ * unwinding: its libdwfl session with the native modules and the JIT
+ * images reported, the memory reader, and for a live process the ptrace
+ * state of its threads.
+ *
+ * Exit codes (documented in jitstack(1)) are decided here, where the
+ * failures are recognised.
+ */
+#ifndef JS_SESSION_H
+#define JS_SESSION_H
+
+#include "jit.h"
+#include "mem.h"
+#include "modules.h"
+#include "proc.h"
+
+#include <elfutils/libdwfl.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+enum js_exit {
+	JS_EXIT_OK = 0,
+	JS_EXIT_FAILURE = 1,   /* anything else: out of memory, libdwfl failure, I/O */
+	JS_EXIT_USAGE = 2,
+	JS_EXIT_NO_PROCESS = 3, /* no such process, or it exited while being read */
+	JS_EXIT_PERMISSION = 4, /* not allowed to trace it, or to read the core */
+	JS_EXIT_BAD_CORE = 5,   /* not a core file, or an unreadable one */
+	JS_EXIT_ARCH = 6,       /* a process or core of an architecture we cannot unwind */
+};
+
+typedef struct js_opts {
+	unsigned max_frames;
+	bool source_all;     /* -s: source lines of every frame (loads separate debuginfo) */
+	bool no_jit;         /* --no-jit: ignore the JIT interface (frame pointers only) */
+	bool stats;
+} js_opts;
+
+typedef struct js_session {
+	bool core;
+	pid_t pid;
+	uint16_t machine;
+	const js_opts *opt;
+	Dwfl *dwfl;
+	js_mem *mem;
+	js_proc proc;          /* live only */
+	js_jit jit;
+	js_memelf vdso;
+	int exe_fd, core_fd;
+	Elf *exe_elf, *core_elf;
+	char exe_path[4096];
+	const char *core_exe;  /* --exe made absolute, or NULL */
+	char comm[32];
+	/* warnings gathered while reading, printed with the stacks */
+	char **warn;
+	size_t n_warn;
+	/* the failure, when a call returns nonzero */
+	char err[512];
+	/* module -> "its main file carries DWARF" memo for line lookups */
+	struct dwarf_memo *memo;
+	size_t n_memo, cap_memo;
+	/* pc -> name memo (stack.c): deep stacks repeat their return addresses */
+	struct sym_memo *names;
+	size_t names_cap, names_n;
+	uint64_t names_changes;  /* jit.changes it was filled under */
+} js_session;
+
+/* Open a live process: attach to its threads (seized, not stopped), report
+ * its modules and read its JIT descriptor when it has the extension.
+ * Returns a js_exit code; s->err says why when nonzero. */
+int js_open_live(js_session *s, pid_t pid, const js_opts *opt);
+/* Open a core file (exe: the executable, or NULL to use the core's notes). */
+int js_open_core(js_session *s, const char *core, const char *exe, const js_opts *opt);
+void js_close(js_session *s);
+
+/* Re-read the JIT lists and report what changed (mode as desc.h).
+ * Returns 0, or a js_exit code. */
+int js_refresh_jit(js_session *s, read_mode mode);
+/* Report the native modules again (after the target mapped new files). */
+int js_refresh_modules(js_session *s);
+
+void js_warn(js_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

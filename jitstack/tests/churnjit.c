@@ -1,0 +1,71 @@
+/* churnjit.c - a JIT that keeps replacing its code while it runs, for
+ * `jitstack record`: generation N publishes a blob named gen:N at the SAME
+ * address as the previous generation, runs in it (the blob calls spin(),
+ * a C loop) for about 50 ms, and unpublishes it.  A profiler that kept
+ * stale names or images would attribute later generations to gen:0.
+ * Runs for SECS seconds (default 3); prints "ready PID" at the start.
+ */
+#include "jitunwind.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NOINLINE __attribute__((noinline, used))
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+NOINLINE void spin(void)
+{
+	double end = now() + 0.05;
+	volatile uint64_t x = 0;
+	while (now() < end)
+		for (int i = 0; i < 10000; i++)
+			x += (uint64_t)i * 2654435761u;
+}
+
+/* push %rbp; mov %rsp,%rbp; movabs $spin,%rax; call *%rax; pop %rbp; ret */
+static size_t emit(uint8_t *p)
+{
+	uint8_t b[18] = { 0x55, 0x48, 0x89, 0xe5, 0x48, 0xb8 };
+	uint64_t t = (uintptr_t)spin;
+	memcpy(b + 6, &t, 8);
+	b[14] = 0xff, b[15] = 0xd0, b[16] = 0x5d, b[17] = 0xc3;
+	memcpy(p, b, sizeof b);
+	return sizeof b;
+}
+
+int main(int argc, char **argv)
+{
+	double secs = argc > 1 ? atof(argv[1]) : 3;
+	uint8_t *code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ju_ctx *ctx;
+	ju_options o = { .channels = JU_CH_GDB, .flags = JU_OPT_NO_ENV };
+	if (code == MAP_FAILED || ju_open(&o, &ctx))
+		return 2;
+	printf("ready %d\n", (int)getpid());
+	fflush(stdout);
+	double end = now() + secs;
+	for (int gen = 0; now() < end; gen++) {
+		char name[32];
+		snprintf(name, sizeof name, "gen:%d", gen);
+		ju_blob b = { .start = code, .size = emit(code), .name = name,
+			      .frame = { .kind = JU_FRAME_FP, .u.fp = { 1, 4, NULL, 0 } } };
+		if (ju_publish(ctx, &b))
+			return 2;
+		((void (*)(void))(void *)code)();
+		if (ju_unpublish(ctx, code))
+			return 2;
+	}
+	ju_close(ctx);
+	return 0;
+}

@@ -1,0 +1,51 @@
+#!/bin/sh
+# fuzz-corpus.sh BUILD DIR - seed jitstack's fuzz corpus: the images real
+# targets register (copied by jitstack itself, JITSTACK_DUMP_IMAGES), and
+# target memories that hold a descriptor, its entries and those images
+# (FUZZ_BASE layout of fuzz_reader.c), with and without the extension.
+BUILD=$1
+DIR=$2
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+mkdir -p "$DIR"
+W=$(mktemp -d)
+trap 'for p in $PIDS; do kill -9 $p 2>/dev/null; done; rm -rf "$W"' EXIT
+PIDS=
+cd "$W" || exit 1
+
+dump() { # OUT PROGRAM ARGS...: start it, copy its images, stop it
+	out=$1; shift
+	"$@" > "$out" 2>&1 &
+	pid=$!
+	PIDS="$PIDS $pid"
+	for _ in $(seq 100); do grep -qE '^ready|waiting' "$out" && break; sleep 0.05; done
+	JITSTACK_DUMP_IMAGES="$DIR" "$BUILD/jitstack/jitstack" -p "$pid" > /dev/null 2>&1
+	kill -9 "$pid" 2>/dev/null
+}
+
+dump c.out "$BUILD/tests/child" wait
+for cfi in region exact; do
+	TJ_PROBE_WAIT=20 dump t.out "$BUILD/tinyjit/tinyjit" --cfi=$cfi "$ROOT/tinyjit/examples/probe.tj" 2 3
+done
+dump f1.out "$BUILD/jitstack/tests/foreignjit" wait "$BUILD/jitstack/tests/jitobj.o"
+dump f2.out "$BUILD/jitstack/tests/foreignjit" wait "$BUILD/jitstack/tests/jitobj-df.o"
+dump h.out "$BUILD/jitstack/tests/hostile" badcfi wait
+
+# target memories: descriptor at 0, entry at 0x100, image at 0x200
+python3 - "$DIR" <<'PY'
+import glob, os, struct, sys
+d = sys.argv[1]
+BASE = 0x10000
+for n, path in enumerate(sorted(glob.glob(os.path.join(d, "image-*.elf")))[:8]):
+    img = open(path, "rb").read()
+    for ext in (False, True):
+        desc = struct.pack("<IIQQ", 1, 1, BASE + 0x100, BASE + 0x100)
+        if ext:
+            desc += b"JITUNWND" + struct.pack("<IIIIQQQQQ", 1, 0, 88, 64, 2, 0, 0, 1, 0)
+        entry = struct.pack("<QQQQ", 0, 0, BASE + 0x200, len(img))
+        if ext:
+            entry += struct.pack("<QQQQ", 2, 0, 0, 0)
+        mem = desc.ljust(0x100, b"\0") + entry.ljust(0x100, b"\0") + img
+        open(os.path.join(d, "mem-%d-%s" % (n, "ext" if ext else "plain")), "wb").write(mem)
+PY
+ls "$DIR" | wc -l | sed 's/^/fuzz corpus: /; s/$/ inputs/'

@@ -1,0 +1,82 @@
+# lib.sh - sourced by jitstack's test drivers (jitstack/tests/t-*.sh).
+#
+# The conventions of the library's tests/lib.sh: a driver exits 0 when its
+# checks pass, 1 when one fails, 77 when it cannot run here (saying why);
+# it runs in a fresh temporary directory removed afterwards.  Programs:
+#   $JS   the jitstack binary         $TB   the library's test programs
+#   $JTB  jitstack's test programs    $TJ   tinyjit
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+JS=$BUILD/jitstack/jitstack
+JTB=$BUILD/jitstack/tests
+TB=$BUILD/tests
+TJ=$BUILD/tinyjit/tinyjit
+T=$(mktemp -d "${TMPDIR:-/tmp}/jitstack-test.XXXXXX")
+cleanup() {
+	for p in ${CLEANUP_PIDS:-}; do kill -9 "$p" 2>/dev/null; done
+	rm -rf "$T"
+}
+trap cleanup EXIT INT TERM
+cd "$T" || exit 1
+export JITDUMPDIR=$T
+# SAN=1 builds: leaks inside system libraries are not ours (lsan.supp)
+export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$ROOT/jitstack/tests/lsan.supp:print_suppressions=0"
+
+pass() { echo "pass: $*"; exit 0; }
+fail() { echo "FAIL: $*"; exit 1; }
+skip() { echo "skip: $*"; exit 77; }
+need_file() { [ -e "$1" ] || skip "$1 is missing${2:+ ($2)}"; }
+need_cmd() { command -v "$1" >/dev/null 2>&1 || skip "$1 is not installed"; }
+# A time limit on a command; a hang becomes a failure (exit 124).
+limit() { t=$1; shift; timeout -k 5 "$t" "$@"; }
+note() { echo "  $*"; }
+
+need_file "$JS" "make jitstack"
+
+# Start a program that prints "ready PID" (or tinyjit's probe line) and
+# waits; sets CHILD_PID.  Usage: start_child OUT PROGRAM ARGS...
+start_child() {
+	out=$1; shift
+	"$@" > "$out" 2>&1 &
+	CHILD_PID=$!
+	CLEANUP_PIDS="${CLEANUP_PIDS:-} $CHILD_PID"
+	for _ in $(seq 200); do
+		grep -qE '^ready|waiting .* to be attached' "$out" 2>/dev/null && return 0
+		kill -0 "$CHILD_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	cat "$out"
+	fail "$1 did not get ready"
+}
+
+# Run a program that aborts; sets CORE (skips when no core appears).
+make_core() { # PROGRAM ARGS...
+	case $(cat /proc/sys/kernel/core_pattern) in
+	core|core.*|core-*) ;;
+	*) skip "core_pattern is '$(cat /proc/sys/kernel/core_pattern)', not a file in the cwd" ;;
+	esac
+	rm -f core core.*
+	# (ASan turns core dumps off unless told otherwise: SAN=1 builds)
+	(ulimit -c unlimited && ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}disable_coredump=0" exec "$@") \
+		> core-run.out 2>&1
+	CORE=$(ls core core.* 2>/dev/null | head -1)
+	[ -n "$CORE" ] || { cat core-run.out; skip "no core file was written (ulimit or core_pattern)"; }
+}
+
+# jitstack --json -> one frame per line for check_frames.py: "0xPC NAME"
+# (NAME "?" when unknown), innermost first, for the thread TID (default:
+# the first thread).  Usage: json_frames FILE [TID]
+json_frames() {
+	python3 - "$@" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+tid = int(sys.argv[2]) if len(sys.argv) > 2 else None
+th = [t for t in d["threads"] if tid is None or t["tid"] == tid][0]
+for f in th["frames"]:
+    print(f["pc"], f["function"] or "?")
+PY
+}
+
+check_frames() { python3 "$ROOT/tests/check_frames.py" "$@"; }

@@ -1,0 +1,89 @@
+/* pprofdump.c - decode a pprof file jitstack wrote and check it: gzip
+ * (zlib), then the Profile message (protobuf-c's generated unpack of
+ * jitstack/profile.proto), then the references between its tables.
+ * Prints "samples N" and one "leaf FUNCTION COUNT" line per function seen
+ * at the leaf.  Exit 0 when the file is valid, 1 otherwise.
+ */
+#include "profile.pb-c.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+static int bad(const char *why)
+{
+	printf("invalid: %s\n", why);
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2)
+		return bad("usage: pprofdump FILE");
+	FILE *raw = fopen(argv[1], "rb");
+	unsigned char magic[2] = { 0 };
+	if (!raw || fread(magic, 1, 2, raw) != 2 || magic[0] != 0x1f || magic[1] != 0x8b)
+		return bad("not gzip (no 1f 8b magic)");
+	fclose(raw);
+	gzFile g = gzopen(argv[1], "rb");
+	size_t cap = 1 << 20, n = 0;
+	unsigned char *buf = malloc(cap);
+	int r;
+	while (g && buf && (r = gzread(g, buf + n, (unsigned)(cap - n))) > 0) {
+		n += (size_t)r;
+		if (n == cap)
+			buf = realloc(buf, cap *= 2);
+	}
+	if (!g || !buf)
+		return bad("cannot read");
+	gzclose(g);
+	Perftools__Profiles__Profile *p = perftools__profiles__profile__unpack(NULL, n, buf);
+	if (!p)
+		return bad("not a Profile message");
+	if (!p->n_string_table || p->string_table[0][0])
+		return bad("string_table[0] is not \"\"");
+#define STR_OK(i) ((i) >= 0 && (size_t)(i) < p->n_string_table)
+	for (size_t i = 0; i < p->n_sample_type; i++)
+		if (!STR_OK(p->sample_type[i]->type) || !STR_OK(p->sample_type[i]->unit))
+			return bad("sample_type string out of range");
+	long *leaf = calloc(p->n_function + 1, sizeof *leaf);
+	long total = 0;
+	for (size_t i = 0; i < p->n_sample; i++) {
+		Perftools__Profiles__Sample *s = p->sample[i];
+		if (s->n_value != p->n_sample_type)
+			return bad("a sample's value count differs from sample_type's");
+		for (size_t k = 0; k < s->n_location_id; k++)
+			if (!s->location_id[k] || s->location_id[k] > p->n_location ||
+			    p->location[s->location_id[k] - 1]->id != s->location_id[k])
+				return bad("a sample names a location that does not exist");
+		total += s->value[0];
+		if (!s->n_location_id)
+			continue;
+		Perftools__Profiles__Location *l = p->location[s->location_id[0] - 1];
+		if (l->n_line && l->line[0]->function_id <= p->n_function)
+			leaf[l->line[0]->function_id] += s->value[0];
+	}
+	for (size_t i = 0; i < p->n_location; i++) {
+		Perftools__Profiles__Location *l = p->location[i];
+		if (l->mapping_id > p->n_mapping)
+			return bad("a location names a mapping that does not exist");
+		for (size_t k = 0; k < l->n_line; k++)
+			if (!l->line[k]->function_id || l->line[k]->function_id > p->n_function)
+				return bad("a line names a function that does not exist");
+	}
+	for (size_t i = 0; i < p->n_function; i++)
+		if (p->function[i]->id != i + 1 || !STR_OK(p->function[i]->name))
+			return bad("function ids or names out of range");
+	for (size_t i = 0; i < p->n_mapping; i++)
+		if (!STR_OK(p->mapping[i]->filename))
+			return bad("mapping filename out of range");
+	printf("samples %ld\nperiod %lld\n", total, (long long)p->period);
+	for (size_t i = 1; i <= p->n_function; i++)
+		if (leaf[i])
+			printf("leaf %s %ld\n", p->string_table[p->function[i - 1]->name], leaf[i]);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(leaf);
+	free(buf);
+	return 0;
+}

@@ -1,0 +1,52 @@
+# A target whose JIT descriptor is broken on purpose (tests/hostile.c):
+# cycles, absurd sizes, unmapped pointers, garbage and truncated images,
+# CFI that makes a frame its own caller, a seq that stays odd, a list that
+# changes under the reader.  For each, jitstack finishes quickly, exits 0,
+# says what was wrong, and still shows every frame (the JIT frame through
+# the frame pointer when its image is unusable).  Some from cores too.
+. "$(dirname "$0")/lib.sh"
+need_file "$JTB/hostile" "make jitstack-check"
+
+# mode | a warning that must appear (empty: none required)
+cases='cycle|loops back
+huge|image size 1152921504606846976
+unmapped|is unreadable
+garbage|rejected: no ELF magic
+badcfi|its own caller
+outside|
+version|version 2
+long|longer than 1000000 entries
+odd|odd
+absurd|n_entries says
+churn|
+torn|'
+
+echo "$cases" | while IFS='|' read -r mode warning; do
+	start_child h.out "$JTB/hostile" "$mode" wait
+	start=$(date +%s%N)
+	limit 30 "$JS" -p "$CHILD_PID" --json > js.json 2> js.err
+	rc=$?
+	ms=$(( ($(date +%s%N) - start) / 1000000 ))
+	[ $rc -eq 0 ] || { cat js.err; fail "[$mode] jitstack exited $rc"; }
+	python3 -c "import json,sys; json.load(open('js.json'))" || fail "[$mode] invalid JSON"
+	json_frames js.json > frames
+	check_frames child.expect --by-address --allow-unnamed-jit < frames > check.out ||
+		{ cat check.out js.err js.json; fail "[$mode] frames"; }
+	if [ -n "$warning" ]; then
+		grep -q "$warning" js.json || { cat js.json; fail "[$mode] no warning '$warning'"; }
+	fi
+	note "[$mode] ${ms} ms: $(python3 -c "import json; print('; '.join(json.load(open('js.json'))['warnings'])[:150] or 'no warning')")"
+	kill -9 "$CHILD_PID"
+done || exit 1
+
+for mode in cycle garbage badcfi odd; do
+	make_core "$JTB/hostile" "$mode" abort
+	limit 30 "$JS" --core "$CORE" --json > js.json 2> js.err
+	rc=$?
+	[ $rc -eq 0 ] || { cat js.err; fail "[$mode core] exit $rc"; }
+	json_frames js.json > frames
+	check_frames child.expect --by-address --allow-unnamed-jit < frames > check.out ||
+		{ cat check.out; fail "[$mode core] frames"; }
+	note "[$mode core] ok"
+done
+pass "12 broken descriptors live and 4 in cores: bounded, no crash, every frame shown"

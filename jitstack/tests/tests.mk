@@ -1,0 +1,56 @@
+# tests.mk - jitstack's tests (included by ../jitstack.mk).
+#
+#   jitstack-check   build the tool and its test programs, run every driver
+#                    (jitstack/tests/t-*.sh); last line "jitstack: N passed, ..."
+#   fuzz-jitstack    libFuzzer on the descriptor and image reader for
+#                    JS_FUZZ_TIME seconds (default 300), seeded with real images
+
+JS_TB := $(JS_B)/tests
+JS_FUZZ_TIME ?= 300
+JS_TEST_CFLAGS = -std=gnu11 $(JS_WARN) -O1 -g -fno-omit-frame-pointer $(SANFLAGS)
+
+JS_TEST_PROGS := $(addprefix $(JS_TB)/,foreignjit jitobj.o jitobj-df.o hostile threads tomb churnjit pprofdump)
+
+# A foreign JIT and the objects it loads (LLVM-style): the objects keep no
+# frame pointer, so only their CFI (.eh_frame, or .debug_frame) unwinds them.
+$(JS_TB)/foreignjit: $(JS)/tests/foreignjit.c
+	@mkdir -p $(dir $@)
+	$(CC) $(JS_TEST_CFLAGS) -rdynamic -o $@ $< -lelf -ldl
+$(JS_TB)/jitobj.o: $(JS)/tests/jitobj.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -fomit-frame-pointer -c -o $@ $<
+$(JS_TB)/jitobj-df.o: $(JS)/tests/jitobj.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -fomit-frame-pointer -fno-asynchronous-unwind-tables -fno-unwind-tables -c -o $@ $<
+
+$(JS_TB)/hostile: $(JS)/tests/hostile.c src/formats/gdbjit.h
+	@mkdir -p $(dir $@)
+	$(CC) $(JS_TEST_CFLAGS) -Isrc -rdynamic -o $@ $< -ldl -pthread
+
+$(JS_TB)/threads: $(JS)/tests/threads.c
+	@mkdir -p $(dir $@)
+	$(CC) $(JS_TEST_CFLAGS) -o $@ $< -pthread
+
+# Programs on libjitunwind itself.
+$(JS_TB)/tomb $(JS_TB)/churnjit: $(JS_TB)/%: $(JS)/tests/%.c $(LIB_A) include/jitunwind.h
+	@mkdir -p $(dir $@)
+	$(CC) $(JS_TEST_CFLAGS) -Iinclude -o $@ $< $(LIB_A) -ldl -pthread
+
+$(JS_TB)/pprofdump: $(JS)/tests/pprofdump.c $(JS_B)/obj/profile.pb-c.o $(JS_PROTO_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(JS_TEST_CFLAGS) -I$(JS_B) -o $@ $< $(JS_B)/obj/profile.pb-c.o -lprotobuf-c -lz
+
+# The fuzz target and the reader it drives, instrumented (clang-19).
+JS_FUZZ_SRCS := $(addprefix $(JS)/,fuzz_reader.c desc.c mem.c jitimage.c elfin.c ehframe.c aranges.c buf.c arch.c)
+$(JS_TB)/fuzz_reader: $(JS_FUZZ_SRCS) $(JS_HDRS)
+	@mkdir -p $(dir $@)
+	$(CLANG) -std=gnu11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=undefined -I$(JS) -Isrc -o $@ $(JS_FUZZ_SRCS) -ldw -lelf
+
+jitstack-check: $(JS_BIN) $(JS_TEST_PROGS) $(JS_TB)/fuzz_reader $(TEST_DIR)/child $(TJ_BIN)
+	@sh $(JS)/tests/run.sh $(BUILD)
+
+fuzz-jitstack: $(JS_BIN) $(JS_TB)/fuzz_reader $(JS_TEST_PROGS) $(TEST_DIR)/child $(TJ_BIN)
+	sh $(JS)/tests/fuzz-corpus.sh $(BUILD) $(JS_TB)/fuzz-corpus
+	$(JS_TB)/fuzz_reader -max_total_time=$(JS_FUZZ_TIME) -rss_limit_mb=4096 \
+		-artifact_prefix=$(JS_TB)/ $(JS_TB)/fuzz-corpus
