@@ -6,6 +6,8 @@
 #   make check SAN=1    the same under AddressSanitizer + UBSan (build-san/)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make bench      benchmarks (results go to docs/BENCHMARKS.md by hand)
+#   make fuzz       longer fuzzing runs (tinyjit's parser, jitstack's reader)
+#   make matrix     the unwind matrix in full; writes docs/MATRIX.md
 
 PREFIX  ?= /usr/local
 LIBDIR  ?= $(PREFIX)/lib
@@ -114,6 +116,9 @@ check: test-deps lib tests
 
 demo: test-deps lib examples
 	@examples/demo.sh $(BUILD)
+
+# Longer fuzzing runs of every part (libFuzzer, clang-19); check runs short ones.
+fuzz: test-deps fuzz-tinyjit fuzz-jitstack
 
 format:
 	clang-format -i include/*.h src/*.c src/*.h
