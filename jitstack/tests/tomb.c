@@ -22,7 +22,7 @@ int main(void)
 		return 2;
 	memset(code, 0xc3, N * SLOT); /* ret */
 	ju_blob b[N];
-	static char names[N][16];
+	static char names[N][24];
 	for (int i = 0; i < N; i++) {
 		snprintf(names[i], sizeof names[i], "leaf:%d", i);
 		b[i] = (ju_blob){ .start = code + i * SLOT, .size = SLOT, .name = names[i],

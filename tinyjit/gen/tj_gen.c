@@ -426,5 +426,11 @@ int main(int argc, char **argv)
 		die("cannot write %s", outpath);
 	fprintf(stderr, "%s: set %s: %d stencils, %u rebuilt with a frame pointer\n", prog, set,
 		TJ_OP_COUNT, n_framed);
+	/* freed so a sanitizer build of the generator reports real leaks only */
+	eo_close(&o_omit);
+	if (frame)
+		eo_close(&o_frame);
+	free(l_omit.text);
+	free(l_frame.text);
 	return 0;
 }
