@@ -11,11 +11,17 @@ case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 TB=$BUILD/tests
 T=$(mktemp -d "${TMPDIR:-/tmp}/jitunwind-test.XXXXXX")
 cleanup() {
-	# children we started, then the directory
+	# children we started, the perf maps of processes that ran during the
+	# test and are gone (the library writes one per process), the directory
 	for p in ${CLEANUP_PIDS:-}; do kill -9 "$p" 2>/dev/null; done
+	for m in $(find /tmp -maxdepth 1 -name 'perf-*.map' -newer "$T/.start" 2>/dev/null); do
+		p=${m#/tmp/perf-}; p=${p%.map}
+		kill -0 "$p" 2>/dev/null || rm -f "$m"
+	done
 	rm -rf "$T"
 }
 trap cleanup EXIT INT TERM
+touch "$T/.start"
 cd "$T" || exit 1
 # Children's jitdumps go here, not into $HOME/.debug/jit (ch_jitdump.c).
 export JITDUMPDIR=$T

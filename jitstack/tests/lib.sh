@@ -16,9 +16,15 @@ TJ=$BUILD/tinyjit/tinyjit
 T=$(mktemp -d "${TMPDIR:-/tmp}/jitstack-test.XXXXXX")
 cleanup() {
 	for p in ${CLEANUP_PIDS:-}; do kill -9 "$p" 2>/dev/null; done
+	# perf maps of processes that ran during the test and are gone
+	for m in $(find /tmp -maxdepth 1 -name 'perf-*.map' -newer "$T/.start" 2>/dev/null); do
+		p=${m#/tmp/perf-}; p=${p%.map}
+		kill -0 "$p" 2>/dev/null || rm -f "$m"
+	done
 	rm -rf "$T"
 }
 trap cleanup EXIT INT TERM
+touch "$T/.start"
 cd "$T" || exit 1
 export JITDUMPDIR=$T
 # SAN=1 builds: leaks inside system libraries are not ours (lsan.supp)
