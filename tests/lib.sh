@@ -14,6 +14,8 @@ cleanup() {
 	# children we started, the perf maps of processes that ran during the
 	# test and are gone (the library writes one per process), the directory
 	for p in ${CLEANUP_PIDS:-}; do kill -9 "$p" 2>/dev/null; done
+	# reap them, so that a dying child does not count as alive below
+	for p in ${CLEANUP_PIDS:-}; do wait "$p" 2>/dev/null; done
 	for m in $(find /tmp -maxdepth 1 -name 'perf-*.map' -newer "$T/.start" 2>/dev/null); do
 		p=${m#/tmp/perf-}; p=${p%.map}
 		kill -0 "$p" 2>/dev/null || rm -f "$m"

@@ -16,6 +16,8 @@ TJ=$BUILD/tinyjit/tinyjit
 T=$(mktemp -d "${TMPDIR:-/tmp}/jitstack-test.XXXXXX")
 cleanup() {
 	for p in ${CLEANUP_PIDS:-}; do kill -9 "$p" 2>/dev/null; done
+	# reap them, so that a dying child does not count as alive below
+	for p in ${CLEANUP_PIDS:-}; do wait "$p" 2>/dev/null; done
 	# perf maps of processes that ran during the test and are gone
 	for m in $(find /tmp -maxdepth 1 -name 'perf-*.map' -newer "$T/.start" 2>/dev/null); do
 		p=${m#/tmp/perf-}; p=${p%.map}
