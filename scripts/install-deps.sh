@@ -9,7 +9,10 @@ build="make gcc g++ binutils pkg-config libelf-dev libdw-dev libunwind-dev zlib1
        clang-19 lld-19 llvm-19 libfuzzer-19-dev libprotobuf-c-dev protobuf-c-compiler"
 # libunwind-14 is LLVM's libunwind (runtime only: its -dev package conflicts
 # with nongnu libunwind-dev, and we load it by file name).
-test="gdb lldb-16 elfutils linux-perf valgrind libunwind-14 procps file python3"
+# The AArch64 tests cross-build the library and run it under qemu-user,
+# where gdb-multiarch and lldb read it through qemu's gdb stub.
+test="gdb lldb-16 elfutils linux-perf valgrind libunwind-14 procps file python3
+      gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user gdb-multiarch"
 
 want=""
 for g in "$@"; do

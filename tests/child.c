@@ -1,11 +1,13 @@
 /* child.c - the workload of the library's tests: a known stack through
- * hand-written x86-64 JIT code, checked from inside or left for outside tools.
+ * hand-written JIT code (x86-64, or AArch64 when cross-built), checked from
+ * inside or left for outside tools.
  *
  *   main -> run_stack -> c_outer -> jit:fp -> c_middle -> jit:cfi -> c_mid2 -> shim_region
  *        -> jit:region -> c_inner -> (ACTION)
  *
  * jit:fp     builds a standard frame-pointer frame      (JU_FRAME_FP)
- * jit:cfi    moves rsp and never touches rbp             (JU_FRAME_CFI)
+ * jit:cfi    moves the stack pointer and never touches the frame pointer
+ *            (JU_FRAME_CFI)
  * jit:region runs under shim_region's frame, as CPython's JIT code runs
  *            under its shim: the shim's frame *is* the JIT frame, so the
  *            shim itself is not expected on the stack    (JU_FRAME_REGION)
@@ -14,9 +16,9 @@
  * The expected frames are derived here from the chain above and the blobs'
  * real addresses (C functions' extents come from the dynamic symbol table),
  * never from a tool's output.  An unwinder that walks frame pointers only
- * cannot see c_middle (its caller jit:cfi has no frame pointer, so the rbp
- * chain skips from c_mid2 to jit:fp's frame); "fp" lines mark what such an
- * unwinder must still show.
+ * cannot see c_middle (its caller jit:cfi keeps no frame record, so the
+ * frame-pointer chain skips from c_mid2's record to jit:fp's); "fp" lines
+ * mark what such an unwinder must still show.
  *
  * Actions (argv[1]):
  *   backtrace   glibc backtrace()               (in-process, checks itself)
@@ -126,6 +128,94 @@ static const size_t code_size = 4096;
  * unwind tables (see t-perf-inject-jit-unwinds-through-jit-frames.sh). */
 static size_t AT_FP = 0x00, AT_CFI = 0x40, AT_REGION = 0x80;
 
+#if defined(__aarch64__)
+/* AArch64 encodings, one 32-bit word each, spelled out so the offsets in the
+ * frame descriptions can be read off them. */
+static size_t put(uint8_t *p, uint32_t insn)
+{
+	memcpy(p, &insn, 4);
+	return 4;
+}
+
+/* movz/movk x16, #target (four halves); blr x16 */
+static size_t emit_call_abs(uint8_t *p, void *target)
+{
+	uint64_t t = (uintptr_t)target;
+	size_t n = 0;
+	for (uint32_t hw = 0; hw < 4; hw++) {
+		uint32_t half = (uint32_t)(t >> (16 * hw)) & 0xffff;
+		n += put(p + n, (hw ? 0xf2800010u : 0xd2800010u) | hw << 21 | half << 5);
+	}
+	n += put(p + n, 0xd63f0200u);                   /* blr x16 */
+	return n;
+}
+
+/* jit:fp: stp x29, x30, [sp, #-16]!; mov x29, sp; call c_middle;
+ * ldp x29, x30, [sp], #16; ret */
+static size_t emit_fp(uint8_t *p, ju_range *epilogue)
+{
+	size_t n = 0;
+	n += put(p + n, 0xa9bf7bfdu);                   /* stp x29, x30, [sp, #-16]! -> 4 */
+	n += put(p + n, 0x910003fdu);                   /* mov x29, sp               -> 8 */
+	n += emit_call_abs(p + n, (void *)c_middle);
+	n += put(p + n, 0xa8c17bfdu);                   /* ldp x29, x30, [sp], #16 */
+	epilogue->start = (uint32_t)n;
+	n += put(p + n, 0xd65f03c0u);                   /* ret */
+	epilogue->end = (uint32_t)n;
+	return n;
+}
+
+/* jit:cfi: sub sp, sp, #32; str x30, [sp, #16]; call c_mid2;
+ * ldr x30, [sp, #16]; add sp, sp, #32; ret -- x29 never touched */
+static size_t emit_cfi(uint8_t *p, uint8_t *insns, size_t *n_insns)
+{
+	size_t n = 0;
+	n += put(p + n, 0xd10083ffu);                   /* sub sp, sp, #32 */
+	size_t after_sub = n;
+	n += put(p + n, 0xf9000bfeu);                   /* str x30, [sp, #16] */
+	size_t after_str = n;
+	n += emit_call_abs(p + n, (void *)c_mid2);
+	n += put(p + n, 0xf9400bfeu);                   /* ldr x30, [sp, #16] */
+	size_t after_ldr = n;
+	n += put(p + n, 0x910083ffu);                   /* add sp, sp, #32 */
+	size_t after_add = n;
+	n += put(p + n, 0xd65f03c0u);                   /* ret */
+	/* DWARF, advances in units of 4 bytes (the CIE's code alignment):
+	 * CFA = sp+32 after the sub; x30 saved at CFA-16 after the str (data
+	 * alignment -8: factored 2); x30 live again after the ldr; CFA = sp
+	 * after the add. */
+	size_t k = 0;
+	insns[k++] = 0x40 | (uint8_t)(after_sub / 4);              /* DW_CFA_advance_loc */
+	insns[k++] = 0x0e, insns[k++] = 32;                         /* DW_CFA_def_cfa_offset 32 */
+	insns[k++] = 0x40 | (uint8_t)((after_str - after_sub) / 4);
+	insns[k++] = 0x80 | 30, insns[k++] = 2;                     /* DW_CFA_offset x30, CFA-16 */
+	insns[k++] = 0x40 | (uint8_t)((after_ldr - after_str) / 4);
+	insns[k++] = 0x08, insns[k++] = 30;                         /* DW_CFA_same_value x30 */
+	insns[k++] = 0x40 | (uint8_t)((after_add - after_ldr) / 4);
+	insns[k++] = 0x0e, insns[k++] = 0;                          /* DW_CFA_def_cfa_offset 0 */
+	*n_insns = k;
+	return n;
+}
+
+/* jit:region: str x30, [sp, #-16]!; call c_inner; ldr x30, [sp], #16; ret
+ * -- under the shim's frame; the region rule describes that frame. */
+static size_t emit_region(uint8_t *p)
+{
+	size_t n = 0;
+	n += put(p + n, 0xf81f0ffeu);                   /* str x30, [sp, #-16]! */
+	n += emit_call_abs(p + n, (void *)c_inner);
+	n += put(p + n, 0xf84107feu);                   /* ldr x30, [sp], #16 */
+	n += put(p + n, 0xd65f03c0u);                   /* ret */
+	return n;
+}
+
+/* Frame-pointer frame: the save ends at 4, x29 is set at 8. */
+#define FP_PUSH_END 4
+#define FP_SET_END 8
+#define FILL_BYTE 0x00 /* udf #0 between blobs */
+#define SPACED_AT 0x04, 0x404, 0x80c
+#define FP_LINES { { 0, 10 }, { 8, 11 }, { 28, 12 } }
+#elif defined(__x86_64__)
 /* x86-64 encodings, spelled out so the offsets in the frame descriptions can
  * be read off them. */
 static size_t emit_call_abs(uint8_t *p, void *target)
@@ -183,6 +273,16 @@ static size_t emit_region(uint8_t *p)
 	return n;
 }
 
+/* Frame-pointer frame: push %rbp ends at 1, mov %rsp,%rbp at 4. */
+#define FP_PUSH_END 1
+#define FP_SET_END 4
+#define FILL_BYTE 0xcc /* int3 between blobs */
+#define SPACED_AT 0x03, 0x405, 0x80b
+#define FP_LINES { { 0, 10 }, { 4, 11 }, { 16, 12 } }
+#else
+#error "child.c: no JIT encodings for this architecture"
+#endif
+
 typedef struct frame_def {
 	const char *name;
 	uintptr_t lo, hi;
@@ -191,6 +291,9 @@ typedef struct frame_def {
 } frame_def;
 
 static frame_def blob_defs[3];
+/* jit:fp's line table, published with it (offset in the blob -> line). */
+static const char fp_file[] = "child.jit";
+static const ju_line fp_lines[] = FP_LINES;
 static ju_ctx *ctx;
 
 static int make_jit(void)
@@ -198,7 +301,7 @@ static int make_jit(void)
 	code = mmap(NULL, code_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (code == MAP_FAILED)
 		return -1;
-	memset(code, 0xcc, code_size); /* int3 between blobs */
+	memset(code, FILL_BYTE, code_size);
 	static ju_range epi;
 	static uint8_t insns[16];
 	static ju_cfi_range cr;
@@ -206,6 +309,7 @@ static int make_jit(void)
 	size_t fp_size = emit_fp(code + AT_FP, &epi);
 	size_t cfi_size = emit_cfi(code + AT_CFI, insns, &n_insns);
 	size_t region_size = emit_region(code + AT_REGION);
+	__builtin___clear_cache((char *)code, (char *)code + code_size);
 	if (mprotect(code, code_size, PROT_READ | PROT_EXEC))
 		return -1;
 	jit_fp = (void (*)(void))(void *)(code + AT_FP);
@@ -213,11 +317,10 @@ static int make_jit(void)
 	jit_region = (void (*)(void))(void *)(code + AT_REGION);
 
 	cr = (ju_cfi_range){ 0, (uint32_t)cfi_size, insns, n_insns };
-	static const ju_line fp_lines[] = { { 0, 10 }, { 4, 11 }, { 16, 12 } };
 	ju_blob b[3] = {
 		{ .start = code + AT_FP, .size = fp_size, .name = "jit:fp",
-		  .frame = { .kind = JU_FRAME_FP, .u.fp = { 1, 4, &epi, 1 } },
-		  .file = "child.jit", .lines = fp_lines, .n_lines = 3 },
+		  .frame = { .kind = JU_FRAME_FP, .u.fp = { FP_PUSH_END, FP_SET_END, &epi, 1 } },
+		  .file = fp_file, .lines = fp_lines, .n_lines = 3 },
 		{ .start = code + AT_CFI, .size = cfi_size, .name = "jit:cfi",
 		  .frame = { .kind = JU_FRAME_CFI, .u.cfi = { &cr, 1 } } },
 		{ .start = code + AT_REGION, .size = region_size, .name = "jit:region",
@@ -283,6 +386,19 @@ static int write_expect(void)
 	for (size_t i = 0; i < n_expected; i++)
 		fprintf(f, "%s %#lx %#lx %s %s\n", expected[i].name, (unsigned long)expected[i].lo,
 			(unsigned long)expected[i].hi, expected[i].kind, expected[i].fp_visible ? "fp" : "-");
+	if (fclose(f))
+		return -1;
+	/* and beside it, EXPECT.lines: "jit:fp FILE OFFSET LINE" per row of the
+	 * line table the child publishes, for the debuggers' line checks */
+	char path[4096];
+	if (snprintf(path, sizeof path, "%s.lines", expect_path) >= (int)sizeof path)
+		return -1;
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	for (size_t i = 0; i < sizeof fp_lines / sizeof fp_lines[0]; i++)
+		fprintf(f, "jit:fp %s %u %u\n", fp_file, (unsigned)fp_lines[i].offset,
+			(unsigned)fp_lines[i].line);
 	return fclose(f);
 }
 
@@ -449,7 +565,10 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--expect") && i + 1 < argc)
 			expect_path = argv[++i];
 		else if (!strcmp(argv[i], "--spaced"))
-			AT_FP = 0x03, AT_CFI = 0x405, AT_REGION = 0x80b;
+			{
+			static const size_t at[] = { SPACED_AT };
+			AT_FP = at[0], AT_CFI = at[1], AT_REGION = at[2];
+		}
 		else
 			spin_secs = atof(argv[i]);
 	}

@@ -81,22 +81,20 @@ lldb_bt_core() { # PROGRAM CORE
 }
 
 # The "FILE:LINE" a debugger must show for the jit:fp frame, derived from the
-# child's own source (the line table it publishes for jit:fp) and the frame's
-# address in the backtrace (a return address: the call is at address-1).
-# Usage: jit_fp_line FRAMES EXPECT
+# line table the child published (EXPECT.lines, written beside its expect
+# file) and the frame's address in the backtrace (a return address: the call
+# is at address-1).  Usage: jit_fp_line FRAMES EXPECT
 jit_fp_line() {
-	python3 - "$ROOT/tests/child.c" "$1" "$2" <<'EOF'
-import re, sys
-src = open(sys.argv[1]).read()
-m = re.search(r'fp_lines\[\]\s*=\s*\{(.*?)\};', src, re.S)
-rows = [(int(a), int(b)) for a, b in re.findall(r'\{\s*(\d+)\s*,\s*(\d+)\s*\}', m.group(1))]
-blob = re.search(r'\.name\s*=\s*"jit:fp".*?\.file\s*=\s*"([^"]+)"\s*,\s*\.lines\s*=\s*fp_lines', src, re.S)
-lo = next(int(l.split()[1], 16) for l in open(sys.argv[3]) if l.split()[0] == "jit:fp")
-frames = [l.split() for l in open(sys.argv[2]) if l.strip()]
+	python3 - "$1" "$2" <<'EOF'
+import sys
+frames_path, expect_path = sys.argv[1], sys.argv[2]
+rows = [l.split() for l in open(expect_path + ".lines") if l.startswith("jit:fp ")]
+lo = next(int(l.split()[1], 16) for l in open(expect_path) if l.split()[0] == "jit:fp")
+frames = [l.split() for l in open(frames_path) if l.strip()]
 inner = next(i for i, f in enumerate(frames) if f[-1] == "c_inner" or (len(f) > 1 and f[1] == "c_inner"))
 addr = next(int(f[0], 16) for f in frames[inner:] if len(f) > 1 and f[1] == "jit:fp")
 off = addr - 1 - lo
-line = max((r for r in rows if r[0] <= off), key=lambda r: r[0])[1]
-print("%s:%d" % (blob.group(1), line))
+row = max((r for r in rows if int(r[2]) <= off), key=lambda r: int(r[2]))
+print("%s:%s" % (row[1], row[3]))
 EOF
 }

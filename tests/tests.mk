@@ -55,3 +55,29 @@ $(TEST_DIR)/test-gdb-two-copies: tests/unit/test-gdb-two-copies.c tests/unit/uni
 	$(CC) $(ALL_CFLAGS) -Iinclude -Isrc -Itests/unit -DJU_SO_PATH='"$(abspath $(LIB_SO)).$(SOVER)"' \
 		-o $@ $< $(LIB_A) -Wl,--export-dynamic-symbol=__jit_debug_descriptor \
 		-Wl,--export-dynamic-symbol=__jit_debug_register_code -lelf -ldl -pthread
+
+# AArch64: the library and the child cross-built and run under qemu-user
+# (t-aarch64-*.sh), without sanitizers.  The cross compiler comes with the
+# test packages, hence the order-only test-deps.
+A64_DIR    := $(BUILD)/aarch64
+A64_PREFIX ?= aarch64-linux-gnu-
+A64_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -O2 -g -pthread
+A64_OBJS   := $(LIB_SRCS:src/%.c=$(A64_DIR)/obj/%.o)
+
+.PHONY: tests-aarch64
+tests-aarch64: $(A64_DIR)/child
+tests: tests-aarch64
+
+$(A64_DIR)/obj/%.o: src/%.c $(wildcard src/*.h src/formats/*.h) include/jitunwind.h | test-deps
+	@mkdir -p $(dir $@)
+	$(A64_PREFIX)gcc $(A64_CFLAGS) -fPIC -fvisibility=hidden -Iinclude -Isrc -c -o $@ $<
+
+$(A64_DIR)/libjitunwind.a: $(A64_OBJS)
+	rm -f $@
+	$(A64_PREFIX)ar rcs $@ $^
+
+$(A64_DIR)/child: tests/child.c tests/child_cxx.cc $(A64_DIR)/libjitunwind.a
+	$(A64_PREFIX)gcc $(A64_CFLAGS) -O1 -fno-omit-frame-pointer -fexceptions -Iinclude -DCHILD_CXX \
+		-c -o $@.o tests/child.c
+	$(A64_PREFIX)g++ -O1 -g -fno-omit-frame-pointer -c -o $@-cxx.o tests/child_cxx.cc
+	$(A64_PREFIX)g++ -rdynamic -o $@ $@.o $@-cxx.o $(A64_DIR)/libjitunwind.a -ldl -pthread
