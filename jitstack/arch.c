@@ -34,8 +34,8 @@ static reloc_how aarch64_reloc(uint32_t type)
 }
 
 static const js_arch arches[] = {
-	{ "x86-64", EM_X86_64, x86_64_reloc },
-	{ "AArch64", EM_AARCH64, aarch64_reloc },
+	{ "x86-64", EM_X86_64, 7 /* rsp */, x86_64_reloc },
+	{ "AArch64", EM_AARCH64, 31 /* sp */, aarch64_reloc },
 };
 
 const js_arch *js_arch_for(uint16_t elf_machine)
@@ -44,6 +44,17 @@ const js_arch *js_arch_for(uint16_t elf_machine)
 		if (arches[i].elf_machine == elf_machine)
 			return &arches[i];
 	return NULL;
+}
+
+uint16_t js_host_machine(void)
+{
+#if defined(__x86_64__)
+	return EM_X86_64;
+#elif defined(__aarch64__)
+	return EM_AARCH64;
+#else
+	return EM_NONE;
+#endif
 }
 
 const char *js_machine_name(uint16_t m, char *buf, unsigned len)

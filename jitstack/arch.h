@@ -29,6 +29,7 @@ typedef struct reloc_how {
 typedef struct js_arch {
 	const char *name;
 	uint16_t elf_machine;
+	uint8_t sp_reg; /* DWARF number of the stack pointer */
 	/* The relocation types that occur in .eh_frame, .debug_frame and
 	 * .debug_* sections of relocatable objects. */
 	reloc_how (*reloc)(uint32_t type);
@@ -36,6 +37,9 @@ typedef struct js_arch {
 
 /* The ops for an ELF e_machine, or NULL when it is not supported. */
 const js_arch *js_arch_for(uint16_t elf_machine);
+/* The e_machine of the host jitstack runs on (live unwinding needs the
+ * target to match it). */
+uint16_t js_host_machine(void);
 /* A readable name for any e_machine ("AArch64", "i386", "machine 243"). */
 const char *js_machine_name(uint16_t elf_machine, char *buf, unsigned len);
 

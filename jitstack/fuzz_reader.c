@@ -9,6 +9,7 @@
  * target's memory: the descriptor at its start, entries and images
  * anywhere in it (pointers are offsets from FUZZ_BASE), read as from a core.
  */
+#include "arch.h"
 #include "desc.h"
 #include "jitimage.h"
 #include "mem.h"
@@ -57,7 +58,10 @@ static void rewrite(const uint8_t *bytes, size_t size, uint64_t addr, uint64_t l
 	if (!copy)
 		return;
 	memcpy(copy, bytes, size);
-	js_img_in in = { copy, size, addr, lo, hi, EM_X86_64 };
+	/* the target's machine is the image's own when jitstack knows it, so
+	 * every machine's relocation rules are fuzzed */
+	uint16_t m = size >= 20 ? (uint16_t)(bytes[18] | bytes[19] << 8) : EM_X86_64;
+	js_img_in in = { copy, size, addr, lo, hi, js_arch_for(m) ? m : EM_X86_64 };
 	js_img_out out;
 	if (js_image_rewrite(&in, &out) == 0)
 		check_output(&out);

@@ -141,15 +141,17 @@ static int check_arch(js_session *s, Elf *elf, const char *what)
 	GElf_Ehdr eh;
 	if (!gelf_getehdr(elf, &eh))
 		return fail(s, JS_EXIT_BAD_CORE, "%s: not an ELF file", what);
-	char buf[32];
-	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64)
-		return fail(s, JS_EXIT_ARCH, "%s is for %s%s; jitstack unwinds x86-64 (64-bit) programs", what,
-			    js_machine_name(eh.e_machine, buf, sizeof buf),
+	char buf[32], hbuf[32];
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || !js_arch_for(eh.e_machine))
+		return fail(s, JS_EXIT_ARCH, "%s is for %s%s; jitstack unwinds x86-64 and AArch64 (64-bit) programs",
+			    what, js_machine_name(eh.e_machine, buf, sizeof buf),
 			    eh.e_ident[EI_CLASS] == ELFCLASS32 ? " (32-bit)" : "");
-#if !defined(__x86_64__)
-	if (!s->core)
-		return fail(s, JS_EXIT_ARCH, "live processes can be unwound on x86-64 hosts only");
-#endif
+	/* Cores of either machine are read anywhere; a live thread's registers
+	 * come from ptrace in the host's own layout. */
+	if (!s->core && (eh.e_machine != js_host_machine() || js_host_machine() != EM_X86_64))
+		return fail(s, JS_EXIT_ARCH, "%s is for %s: live processes are unwound on x86-64 hosts, of "
+			    "x86-64 programs (this host: %s)", what, js_machine_name(eh.e_machine, buf, sizeof buf),
+			    js_machine_name(js_host_machine(), hbuf, sizeof hbuf));
 	s->machine = eh.e_machine;
 	return 0;
 }
@@ -162,11 +164,22 @@ static int read_jit_descriptors(js_session *s)
 	return 0;
 }
 
+/* A core's files: from its NT_FILE note, as the kernel writes it.  A core
+ * without one (qemu-user's, some dumpers') is read as eu-stack reads it:
+ * libdwfl follows the dynamic linker's list in the core's memory from the
+ * executable (--exe).  Returns the number of modules, or -1. */
+static int report_core_native(js_session *s)
+{
+	if (js_report_core_files(s->dwfl, s->core_elf, s->core_exe, s->mem, &s->vdso) == 0)
+		return 1;
+	return dwfl_core_file_report(s->dwfl, s->core_elf, s->core_exe);
+}
+
 /* Report the native modules (from /proc/PID/maps or the core's notes). */
 static int report_native(js_session *s)
 {
 	if (s->core)
-		return js_report_core_files(s->dwfl, s->core_elf, s->core_exe, s->mem, &s->vdso);
+		return report_core_native(s) > 0 ? 0 : -1;
 	int r = js_report_proc_maps(s->dwfl, s->pid, s->mem, &s->vdso);
 	if (r > 0)
 		errno = r;
@@ -339,10 +352,11 @@ int js_open_core(js_session *s, const char *core, const char *exe, const js_opts
 		return fail(s, s->dwfl ? JS_EXIT_BAD_CORE : JS_EXIT_FAILURE, "%s: cannot read its segments", core);
 	dwfl_report_begin(s->dwfl);
 	s->core_exe = exe ? s->exe_path : NULL;
-	int n = js_report_core_files(s->dwfl, s->core_elf, s->core_exe, s->mem, &s->vdso);
+	int n = report_core_native(s);
 	dwfl_report_end(s->dwfl, NULL, NULL);
-	if (n < 0)
-		js_warn(s, "the core has no NT_FILE note: no module is known, frames are found by frame pointers");
+	if (n <= 0)
+		js_warn(s, "the core has no NT_FILE note and its modules cannot be found%s: frames are found by "
+			"frame pointers", exe ? "" : " without --exe");
 	s->pid = dwfl_core_file_attach(s->dwfl, s->core_elf);
 	if (s->pid < 0) {
 		const char *why = dwfl_errmsg(-1);

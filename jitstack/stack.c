@@ -1,5 +1,6 @@
 /* stack.c - unwinding threads with libdwfl and naming frames (stack.h). */
 #include "stack.h"
+#include "arch.h"
 #include "bounds.h"
 
 #include <dwarf.h>
@@ -14,6 +15,7 @@ typedef struct walk {
 	js_stack *st;
 	unsigned max;
 	uint64_t last_pc, last_sp;
+	int sp_reg; /* DWARF number of the stack pointer */
 } walk;
 
 static int push(js_stack *st, const js_frame *f)
@@ -46,7 +48,7 @@ static int on_frame(Dwfl_Frame *fr, void *arg)
 	/* Garbage CFI can describe a frame as its own caller: same pc, same
 	 * stack pointer.  libdwfl would loop until the frame limit. */
 	Dwarf_Word sp = 0;
-	bool have_sp = dwfl_frame_reg(fr, 7 /* rsp */, &sp) == 0;
+	bool have_sp = w->sp_reg >= 0 && dwfl_frame_reg(fr, (unsigned)w->sp_reg, &sp) == 0;
 	if (w->st->n && have_sp && pc == w->last_pc && sp == w->last_sp) {
 		snprintf(w->st->end, sizeof w->st->end, "a frame repeats itself (pc %#lx): corrupt unwind data",
 			 (unsigned long)pc);
@@ -70,6 +72,12 @@ static unsigned max_frames(const js_session *s)
 	return s->opt->max_frames ? s->opt->max_frames : JS_DEFAULT_MAX_FRAMES;
 }
 
+static walk walk_for(js_session *s, js_stack *st)
+{
+	const js_arch *a = js_arch_for(s->machine);
+	return (walk){ st, max_frames(s), 0, 0, a ? a->sp_reg : -1 };
+}
+
 int js_unwind_live(js_session *s, js_thread *t, js_stack *st)
 {
 	st->n = 0;
@@ -86,7 +94,7 @@ int js_unwind_live(js_session *s, js_thread *t, js_stack *st)
 		return -1;
 	}
 	js_mem_flush(s->mem); /* the thread ran since the cached pages were read */
-	walk w = { st, max_frames(s), 0, 0 };
+	walk w = walk_for(s, st);
 	int rc = dwfl_getthread_frames(s->dwfl, t->tid, on_frame, &w);
 	if (rc == -1 && !st->end[0])
 		snprintf(st->end, sizeof st->end, "%s", dwfl_errmsg(-1));
@@ -106,7 +114,7 @@ static int on_core_thread(Dwfl_Thread *th, void *arg)
 	js_stack st = { 0 };
 	st.tid = dwfl_thread_tid(th);
 	snprintf(st.comm, sizeof st.comm, "%s", c->s->comm);
-	walk w = { &st, max_frames(c->s), 0, 0 };
+	walk w = walk_for(c->s, &st);
 	if (dwfl_thread_getframes(th, on_frame, &w) == -1 && !st.end[0])
 		snprintf(st.end, sizeof st.end, "%s", dwfl_errmsg(-1));
 	c->cb(&st, c->arg);
@@ -127,7 +135,7 @@ void js_unwind_core_tid(js_session *s, js_stack *st)
 	st->truncated = false;
 	st->end[0] = 0;
 	st->loop_pc = 0;
-	walk w = { st, max_frames(s), 0, 0 };
+	walk w = walk_for(s, st);
 	if (dwfl_getthread_frames(s->dwfl, st->tid, on_frame, &w) == -1 && !st->end[0])
 		snprintf(st->end, sizeof st->end, "%s", dwfl_errmsg(-1));
 }

@@ -28,6 +28,8 @@
  *   throw       a C++ exception from the innermost frame, caught in main
  *   wait        write the expect file, print "ready PID", sleep until killed
  *   abort       write the expect file, then abort() (for a core dump)
+ *   trap        write the expect file, then trap in c_inner itself (a core
+ *               whose innermost frame is ours, not the C library's)
  *   spin SECS   write the expect file, busy-loop in c_inner (for perf)
  * Options: --depth N, --expect FILE (default child.expect), --spaced (blobs
  * 1 KiB apart at unaligned offsets instead of 64 bytes apart).
@@ -538,6 +540,8 @@ static int run_action(void)
 		wait_here();
 	if (!strcmp(action, "abort"))
 		abort();
+	if (!strcmp(action, "trap"))
+		__builtin_trap(); /* a fatal signal with c_inner itself innermost */
 	if (!strcmp(action, "spin")) {
 		spin_here();
 		return 0;

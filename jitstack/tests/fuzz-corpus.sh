@@ -7,7 +7,7 @@ BUILD=$1
 DIR=$2
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
-mkdir -p "$DIR"
+mkdir -p "$DIR" && DIR=$(cd "$DIR" && pwd) || exit 1 # the work happens elsewhere
 W=$(mktemp -d)
 trap 'for p in $PIDS; do kill -9 $p 2>/dev/null; done; rm -rf "$W"' EXIT
 PIDS=
@@ -30,6 +30,16 @@ done
 dump f1.out "$BUILD/jitstack/tests/foreignjit" wait "$BUILD/jitstack/tests/jitobj.o"
 dump f2.out "$BUILD/jitstack/tests/foreignjit" wait "$BUILD/jitstack/tests/jitobj-df.o"
 dump h.out "$BUILD/jitstack/tests/hostile" badcfi wait
+# an AArch64 image: from the core of the cross-built child under qemu-user
+if [ -x "$BUILD/aarch64/child" ] && command -v qemu-aarch64 >/dev/null 2>&1; then
+	sh -c 'ulimit -c unlimited && QEMU_LD_PREFIX=/usr/aarch64-linux-gnu exec qemu-aarch64 "$1" trap' \
+		sh "$BUILD/aarch64/child" > a.out 2>&1
+	for c in qemu_*.core; do
+		[ -f "$c" ] && JITSTACK_DUMP_IMAGES="$DIR" "$BUILD/jitstack/jitstack" --core "$c" \
+			--exe "$BUILD/aarch64/child" > /dev/null 2>&1
+	done
+	rm -f qemu_*.core core core.*
+fi
 
 # target memories: descriptor at 0, entry at 0x100, image at 0x200
 python3 - "$DIR" <<'PY'

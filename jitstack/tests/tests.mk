@@ -47,10 +47,10 @@ $(JS_TB)/fuzz_reader: $(JS_FUZZ_SRCS) $(JS_HDRS)
 	$(CLANG) -std=gnu11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=undefined -I$(JS) -Isrc -o $@ $(JS_FUZZ_SRCS) -ldw -lelf
 
-jitstack-check: $(JS_BIN) $(JS_TEST_PROGS) $(JS_TB)/fuzz_reader $(TEST_DIR)/child $(TJ_BIN)
+jitstack-check: $(JS_BIN) $(JS_TEST_PROGS) $(JS_TB)/fuzz_reader $(TEST_DIR)/child $(A64_DIR)/child $(TJ_BIN)
 	@sh $(JS)/tests/run.sh $(BUILD)
 
-fuzz-jitstack: $(JS_BIN) $(JS_TB)/fuzz_reader $(JS_TEST_PROGS) $(TEST_DIR)/child $(TJ_BIN)
+fuzz-jitstack: $(JS_BIN) $(JS_TB)/fuzz_reader $(JS_TEST_PROGS) $(TEST_DIR)/child $(A64_DIR)/child $(TJ_BIN)
 	sh $(JS)/tests/fuzz-corpus.sh $(BUILD) $(JS_TB)/fuzz-corpus
 	$(JS_TB)/fuzz_reader -max_total_time=$(JS_FUZZ_TIME) -rss_limit_mb=4096 \
 		-artifact_prefix=$(JS_TB)/ $(JS_TB)/fuzz-corpus
