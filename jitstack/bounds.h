@@ -28,6 +28,10 @@
 #define JS_MAX_CFI_RECORDS 4000000u            /* CIEs + FDEs of one image */
 #define JS_MAX_CIES 4096u                      /* distinct CIEs of one image */
 #define JS_MAX_CFA_INSNS 100000u               /* instructions of one CIE or FDE */
+/* DWARF register numbers CFI may name: x86-64's and AArch64's stop below 256.
+ * libdw sizes an unwinder's register table by the highest one named, so
+ * an absurd number would make it allocate gigabytes. */
+#define JS_MAX_CFA_REG 1024u
 
 /* ---- unwinding ---------------------------------------------------------------- */
 #define JS_DEFAULT_MAX_FRAMES 256u     /* frames per thread unless --max-frames */

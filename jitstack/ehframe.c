@@ -111,6 +111,13 @@ static void skip_block(rd *r)
 		rd_skip(r, (size_t)len);
 }
 
+/* A register operand (ULEB128), within JS_MAX_CFA_REG. */
+static void rd_reg(rd *r)
+{
+	if (rd_uleb(r) >= JS_MAX_CFA_REG)
+		r->err = true;
+}
+
 /* Validate a CFA instruction list (DWARF 4 section 6.4.2) and, when out is
  * not NULL, append it to out: bytes unchanged except that DW_CFA_set_loc's
  * operand becomes the 8-byte absolute address the output CIE announces. */
@@ -152,18 +159,23 @@ static bool copy_insns(const uint8_t *p, size_t n, const insn_ctx *ic, jbuf *out
 		case DW_CFA_advance_loc2: rd_skip(&r, 2); break;
 		case DW_CFA_advance_loc4: rd_skip(&r, 4); break;
 		case DW_CFA_MIPS_advance_loc8: rd_skip(&r, 8); break;
-		case DW_CFA_offset_extended:
 		case DW_CFA_register:
+			rd_reg(&r);
+			rd_reg(&r);
+			break;
+		case DW_CFA_offset_extended:
 		case DW_CFA_def_cfa:
 		case DW_CFA_val_offset:
 		case DW_CFA_GNU_negative_offset_extended:
-			rd_uleb(&r);
+			rd_reg(&r);
 			rd_uleb(&r);
 			break;
 		case DW_CFA_restore_extended:
 		case DW_CFA_undefined:
 		case DW_CFA_same_value:
 		case DW_CFA_def_cfa_register:
+			rd_reg(&r);
+			break;
 		case DW_CFA_def_cfa_offset:
 		case DW_CFA_GNU_args_size:
 			rd_uleb(&r);
@@ -171,14 +183,14 @@ static bool copy_insns(const uint8_t *p, size_t n, const insn_ctx *ic, jbuf *out
 		case DW_CFA_offset_extended_sf:
 		case DW_CFA_def_cfa_sf:
 		case DW_CFA_val_offset_sf:
-			rd_uleb(&r);
+			rd_reg(&r);
 			rd_sleb(&r);
 			break;
 		case DW_CFA_def_cfa_offset_sf: rd_sleb(&r); break;
 		case DW_CFA_def_cfa_expression: skip_block(&r); break;
 		case DW_CFA_expression:
 		case DW_CFA_val_expression:
-			rd_uleb(&r);
+			rd_reg(&r);
 			skip_block(&r);
 			break;
 		default:
@@ -261,7 +273,7 @@ static bool parse_cie(conv *cv, cie *c)
 	} else if (aug[0] && strcmp(aug, "eh")) {
 		return false; /* an augmentation without 'z' cannot be skipped */
 	}
-	if (body.err || c->code_align == 0)
+	if (body.err || c->code_align == 0 || c->ra >= JS_MAX_CFA_REG)
 		return false;
 	c->insns = body.p;
 	c->n_insns = rd_left(&body);

@@ -12,6 +12,8 @@
  *   unmapped   first_entry points at a page that is not mapped
  *   garbage    images of random bytes, and one valid image cut short
  *   badcfi     a valid image whose CFI makes the blob its own caller
+ *   hugereg    a valid image whose CFI names DWARF register 0x7000000 (libdw
+ *              would size its register table by it)
  *   outside    a valid image whose FDE lies outside its code
  *   version    descriptor version 2
  *   long       a list of 1.2 million entries (more than jitstack reads)
@@ -175,6 +177,8 @@ static const uint8_t good_cfi[] = { 0x41, 0x0e, 16, 0x86, 2, 0x43, 0x0d, 6 };
 /* A rule under which the blob is its own caller: CFA = rsp, the return
  * address "same value". */
 static const uint8_t loop_cfi[] = { 0x0c, 7, 0, 0x08, 16 };
+/* The true CFI, then DW_CFA_undefined for register 0x7000000. */
+static const uint8_t hugereg_cfi[] = { 0x41, 0x0e, 16, 0x86, 2, 0x43, 0x0d, 6, 0x07, 0x80, 0x80, 0x80, 0x38 };
 
 /* ---- lists --------------------------------------------------------------------------- */
 
@@ -269,6 +273,10 @@ static void setup(const char *mode)
 		link_list(v, n);
 	} else if (!strcmp(mode, "badcfi")) {
 		img bad = make_image(loop_cfi, sizeof loop_cfi, (uintptr_t)code);
+		v[0] = entry(bad.p, bad.n);
+		link_list(v, 1);
+	} else if (!strcmp(mode, "hugereg")) {
+		img bad = make_image(hugereg_cfi, sizeof hugereg_cfi, (uintptr_t)code);
 		v[0] = entry(bad.p, bad.n);
 		link_list(v, 1);
 	} else if (!strcmp(mode, "outside")) {

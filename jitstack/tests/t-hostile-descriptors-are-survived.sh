@@ -1,6 +1,6 @@
 # A target whose JIT descriptor is broken on purpose (tests/hostile.c):
 # cycles, absurd sizes, unmapped pointers, garbage and truncated images,
-# CFI that makes a frame its own caller, a seq that stays odd, a list that
+# CFI that makes a frame its own caller or names an absurd register, a seq that stays odd, a list that
 # changes under the reader.  For each, jitstack finishes quickly, exits 0,
 # says what was wrong, and still shows every frame (the JIT frame through
 # the frame pointer when its image is unusable).  Some from cores too.
@@ -13,6 +13,7 @@ huge|image size 1152921504606846976
 unmapped|is unreadable
 garbage|rejected: no ELF magic
 badcfi|its own caller
+hugereg|1 malformed FDEs dropped
 outside|
 version|version 2
 long|longer than 1000000 entries
@@ -49,4 +50,4 @@ for mode in cycle garbage badcfi odd; do
 		{ cat check.out; fail "[$mode core] frames"; }
 	note "[$mode core] ok"
 done
-pass "12 broken descriptors live and 4 in cores: bounded, no crash, every frame shown"
+pass "13 broken descriptors live and 4 in cores: bounded, no crash, every frame shown"
