@@ -11,11 +11,11 @@ $(BENCH_DIR)/bench-publish: bench/bench-publish.c $(LIB_A)
 .PHONY: bench bench-full bench-build
 bench-build: $(BENCH_DIR)/bench-publish
 bench: deps lib bench-build
-	$(BENCH_DIR)/bench-publish publish --max 100000
-	$(BENCH_DIR)/bench-publish backtrace --max 100000
-	$(BENCH_DIR)/bench-publish memory --max 100000
+	JITDUMPDIR=$(BENCH_DIR) $(BENCH_DIR)/bench-publish publish --max 100000
+	JITDUMPDIR=$(BENCH_DIR) $(BENCH_DIR)/bench-publish backtrace --max 100000
+	JITDUMPDIR=$(BENCH_DIR) $(BENCH_DIR)/bench-publish memory --max 100000
 bench-full: deps lib bench-build
-	$(BENCH_DIR)/bench-publish publish
-	$(BENCH_DIR)/bench-publish backtrace
-	$(BENCH_DIR)/bench-publish memory
-	$(BENCH_DIR)/bench-publish churn
+	JITDUMPDIR=$(BENCH_DIR) $(BENCH_DIR)/bench-publish publish
+	JITDUMPDIR=$(BENCH_DIR) $(BENCH_DIR)/bench-publish backtrace
+	JITDUMPDIR=$(BENCH_DIR) $(BENCH_DIR)/bench-publish memory
+	JITDUMPDIR=$(BENCH_DIR) $(BENCH_DIR)/bench-publish churn

@@ -9,6 +9,8 @@ MASKS=${MASKS:-"0x1 0x4 0x8 0xd"}
 BASES=${BASES:-"1000 10000 100000 1000000"}
 command -v valgrind >/dev/null || { echo "valgrind is not installed"; exit 77; }
 out=$(mktemp -d)
+touch "$out/.start"
+trap 'sh "$(dirname "$0")/../scripts/reap-perf-maps.sh" "$out/.start"; rm -rf "$out"' EXIT
 printf '%-6s %-6s' mask mode
 for b in $BASES; do printf ' %9s' "$b"; done
 printf '   growth\n'
@@ -29,4 +31,3 @@ for m in $MASKS; do
 		awk -v a="$first" -v b="$last" 'BEGIN { printf "   %.2fx\n", b / a }'
 	done
 done
-rm -rf "$out"

@@ -9,6 +9,12 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 case $BUILD in /*) B=$BUILD ;; *) B=$ROOT/$BUILD ;; esac
 EX=$B/examples/hello-jit
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+# hello-jit leaves its perf map and jitdump, as every JIT does for perf;
+# the demo keeps neither
+W=$(mktemp -d)
+touch "$W/.start"
+export JITDUMPDIR=$W
+trap 'sh "$ROOT/scripts/reap-perf-maps.sh" "$W/.start"; rm -rf "$W"' EXIT
 
 say "hello-jit: C -> JIT -> C -> JIT -> C, published with libjitunwind"
 "$EX"

@@ -16,10 +16,7 @@ cleanup() {
 	for p in ${CLEANUP_PIDS:-}; do kill -9 "$p" 2>/dev/null; done
 	# reap them, so that a dying child does not count as alive below
 	for p in ${CLEANUP_PIDS:-}; do wait "$p" 2>/dev/null; done
-	for m in $(find /tmp -maxdepth 1 -name 'perf-*.map' -newer "$T/.start" 2>/dev/null); do
-		p=${m#/tmp/perf-}; p=${p%.map}
-		kill -0 "$p" 2>/dev/null || rm -f "$m"
-	done
+	sh "$ROOT/scripts/reap-perf-maps.sh" "$T/.start"
 	rm -rf "$T"
 }
 trap cleanup EXIT INT TERM

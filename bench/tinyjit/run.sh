@@ -14,7 +14,10 @@ TJ=$B/tinyjit/tinyjit
 EX=tinyjit/examples
 REPS=${REPS:-5}
 TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
+touch "$TMP/.start"
+# the perf maps of the runs go too
+trap 'sh scripts/reap-perf-maps.sh "$TMP/.start"; rm -rf "$TMP"' EXIT
+export JITDUMPDIR=$TMP
 
 # best run time in ms over $REPS runs: run_ms ARGS...
 run_ms() {

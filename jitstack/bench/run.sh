@@ -21,7 +21,10 @@ export JS=$BUILD/jitstack/jitstack TJ=$BUILD/tinyjit/tinyjit ROOT JSB=$BUILD/jit
 export RUNS=${JS_BENCH_RUNS:-40} GDB_RUNS=${JS_BENCH_GDB_RUNS:-5} SLOW_RUNS=${JS_BENCH_SLOW_RUNS:-10}
 for f in "$JS" "$TJ"; do [ -x "$f" ] || { echo "run.sh: $f is missing (make jitstack tinyjit)"; exit 2; }; done
 W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
+touch "$W/.start"
+# the perf maps of the targets it ran go too
+trap 'sh "$ROOT/scripts/reap-perf-maps.sh" "$W/.start"; rm -rf "$W"' EXIT
+export JITDUMPDIR=$W
 cd "$W" || exit 1
 
 python3 - <<'PY'

@@ -9,9 +9,12 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 mkdir -p "$DIR" && DIR=$(cd "$DIR" && pwd) || exit 1 # the work happens elsewhere
 W=$(mktemp -d)
-trap 'for p in $PIDS; do kill -9 $p 2>/dev/null; done; rm -rf "$W"' EXIT
+touch "$W/.start"
+trap 'for p in $PIDS; do kill -9 $p 2>/dev/null; wait $p 2>/dev/null; done
+	sh "$ROOT/scripts/reap-perf-maps.sh" "$W/.start"; rm -rf "$W"' EXIT
 PIDS=
 cd "$W" || exit 1
+export JITDUMPDIR=$W
 
 dump() { # OUT PROGRAM ARGS...: start it, copy its images, stop it
 	out=$1; shift
