@@ -364,10 +364,20 @@ static int by_lo(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+/* In address order; at the same address the newer registration first. */
 static int image_by_lo(const void *a, const void *b)
 {
 	const js_image *x = *(js_image *const *)a, *y = *(js_image *const *)b;
-	return x->out.lo < y->out.lo ? -1 : x->out.lo > y->out.lo;
+	if (x->out.lo != y->out.lo)
+		return x->out.lo < y->out.lo ? -1 : 1;
+	return x->reg_seq > y->reg_seq ? -1 : x->reg_seq < y->reg_seq;
+}
+
+static void shadow(js_image *im, const char *by)
+{
+	im->shadowed = true;
+	snprintf(im->out.why, sizeof im->out.why, "its code [%#" PRIx64 ", %#" PRIx64 ") overlaps %s", im->out.lo,
+		 im->out.hi, by);
 }
 
 /* The native module overlapping [lo, hi), or NULL (r sorted by lo). */
@@ -390,44 +400,67 @@ static const char *native_overlap(const ranges *r, uint64_t lo, uint64_t hi)
 	return NULL;
 }
 
-void js_jit_report(js_jit *j, Dwfl *dwfl)
+bool js_jit_report(js_jit *j, Dwfl *dwfl)
 {
 	ranges native = { 0 };
 	dwfl_getmodules(dwfl, collect_native, &native, 0);
 	if (native.n > 1)
 		qsort(native.v, native.n, sizeof *native.v, by_lo);
-	/* The images in address order, so overlaps among them show as neighbours. */
+	/* The images in address order, so overlaps among them show as
+	 * neighbours.  Of two that overlap, the newer registration is kept: a
+	 * JIT that registers new code before it unregisters the old code at
+	 * the same place lists both for a moment. */
 	if (j->n_img > 1)
 		qsort(j->img, j->n_img, sizeof *j->img, image_by_lo);
-	uint64_t prev_hi = 0;
-	const char *prev = NULL;
-	size_t reported = 0;
+	js_image *kept = NULL;
 	for (size_t i = 0; i < j->n_img; i++) {
 		js_image *im = j->img[i];
+		im->shadowed = im->superseded = false;
 		if (!im->out.elf)
 			continue;
 		const char *with = native_overlap(&native, im->out.lo, im->out.hi);
-		if (!with && prev && im->out.lo < prev_hi)
-			with = prev;
-		if (!with && reported >= JS_MAX_MODULES)
-			with = "the module limit";
 		if (with) {
-			snprintf(im->out.why, sizeof im->out.why, "its code [%#" PRIx64 ", %#" PRIx64 ") overlaps %s",
-				 im->out.lo, im->out.hi, with);
-			js_img_out_free(&im->out);
-			continue;
+			shadow(im, with);
+		} else if (kept && im->out.lo < kept->out.hi && im->reg_seq == kept->reg_seq) {
+			shadow(im, kept->label); /* no order known (no extension): the first stays */
+		} else if (kept && im->out.lo < kept->out.hi) {
+			char by[96];
+			js_image *newer = im->reg_seq > kept->reg_seq ? im : kept;
+			snprintf(by, sizeof by, "the newer image %#" PRIx64 " (entry %#" PRIx64 ")",
+				 newer->symfile_addr, newer->entry);
+			js_image *older = newer == im ? kept : im;
+			shadow(older, by);
+			older->superseded = true;
+			kept = newer;
+		} else {
+			kept = im;
 		}
-		Dwfl_Module *mod = dwfl_report_module(dwfl, im->modname, im->out.lo, im->out.hi);
-		if (!mod)
-			continue;
-		void **ud;
-		dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
-		*ud = im;
-		prev_hi = im->out.hi;
-		prev = im->label;
-		reported++;
 	}
 	free(native.v);
+	size_t reported = 0;
+	bool lost = false;
+	for (size_t i = 0; i < j->n_img; i++) {
+		js_image *im = j->img[i];
+		bool was = im->reported;
+		im->reported = false;
+		if (!js_image_usable(im))
+			goto out;
+		if (reported >= JS_MAX_MODULES) {
+			shadow(im, "the module limit");
+			goto out;
+		}
+		Dwfl_Module *mod = dwfl_report_module(dwfl, im->modname, im->out.lo, im->out.hi);
+		if (mod) {
+			void **ud;
+			dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+			*ud = im;
+			im->reported = true;
+			reported++;
+		}
+	out:
+		lost |= was && !im->reported;
+	}
+	return lost;
 }
 
 int js_jit_drop_cfi(js_jit *j, js_image *im)
@@ -484,6 +517,8 @@ js_image *js_jit_image_at(js_jit *j, uint64_t pc)
 {
 	for (size_t i = 0; i < j->n_img; i++) {
 		js_image *im = j->img[i];
+		if (im->shadowed)
+			continue;
 		uint64_t lo = im->out.elf ? im->out.lo : im->code_lo, hi = im->out.elf ? im->out.hi : im->code_hi;
 		if (pc >= lo && pc < hi)
 			return im;

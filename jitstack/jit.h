@@ -30,8 +30,17 @@ typedef struct js_image {
 	char modname[96];        /* unique libdwfl module name */
 	char label[40];          /* "[jit 0x...]", what output shows */
 	bool live;               /* listed by the latest read */
+	bool shadowed;           /* left out of the latest report (out.why says why) */
+	bool superseded;         /* ... because a newer image covers its code */
+	bool reported;           /* a module in the latest report */
 	unsigned desc;           /* index of its descriptor */
 } js_image;
+
+/* Does the image name and unwind its code now: rewritten, and a module? */
+static inline bool js_image_usable(const js_image *im)
+{
+	return im->out.elf && !im->shadowed;
+}
 
 #define JS_IMAGE_MAGIC 0x4a495449u /* "JITI" */
 
@@ -69,9 +78,12 @@ bool js_jit_seq_moved(js_jit *j, js_mem *m);
 bool js_jit_has_plain(const js_jit *j);
 
 /* Report the accepted images as modules; call between dwfl_report_begin*
- * and dwfl_report_end.  Images overlapping a module already reported are
- * rejected here. */
-void js_jit_report(js_jit *j, Dwfl *dwfl);
+ * and dwfl_report_end.  An image whose code overlaps a native module, or
+ * a newer registration's image, is left out of this report (shadowed),
+ * not dropped: the next report looks at it again.  Returns true when an
+ * image reported before is left out now (a report that only adds must
+ * then be redone in full). */
+bool js_jit_report(js_jit *j, Dwfl *dwfl);
 /* Free the images dropped by refreshes; call after dwfl_report_end. */
 void js_jit_reap(js_jit *j);
 

@@ -38,7 +38,7 @@ static unsigned long jit_funcs(const js_session *s)
 {
 	unsigned long n = 0;
 	for (size_t i = 0; i < s->jit.n_img; i++)
-		n += s->jit.img[i]->out.elf ? s->jit.img[i]->out.n_funcs : 0;
+		n += js_image_usable(s->jit.img[i]) ? s->jit.img[i]->out.n_funcs : 0;
 	return n;
 }
 
@@ -46,7 +46,7 @@ static size_t jit_accepted(const js_session *s)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < s->jit.n_img; i++)
-		n += s->jit.img[i]->out.elf != NULL;
+		n += js_image_usable(s->jit.img[i]);
 	return n;
 }
 
@@ -90,7 +90,7 @@ static void text_frame(js_out *o, js_session *s, size_t i, const js_frame *fr)
 		fprintf(o->f, " (%s)", y.jit ? y.module : base_name(y.module));
 	if (y.file)
 		fprintf(o->f, " at %s:%d", y.file, y.line);
-	if (y.jit && !y.jit->out.elf)
+	if (y.jit && !js_image_usable(y.jit))
 		fputs(" [JIT image rejected]", o->f);
 	if (fr->by_fp) {
 		fputs(" [fp]", o->f);
@@ -157,7 +157,7 @@ void out_begin(js_out *o, js_session *s)
 			", \"code\": [\"%#" PRIx64 "\", \"%#" PRIx64 "\"], \"label\": ",
 			i ? "," : "", im->entry, im->symfile_addr, im->symfile_size, im->code_lo, im->code_hi);
 		json_str(f, im->label);
-		if (im->out.elf) {
+		if (js_image_usable(im)) {
 			fprintf(f, ", \"status\": \"ok\", \"functions\": %lu, \"fdes\": %lu, \"lines\": %s",
 				im->out.n_funcs, im->out.n_fdes, im->out.has_lines ? "true" : "false");
 		} else {
@@ -213,10 +213,14 @@ static void jit_warnings(js_session *s)
 	size_t rejected = 0;
 	for (size_t i = 0; i < s->jit.n_img; i++) {
 		const js_image *im = s->jit.img[i];
-		if (im->out.elf || rejected++ >= SHOWN)
+		if (js_image_usable(im) || rejected++ >= SHOWN)
 			continue;
-		js_warn(s, "JIT image %#" PRIx64 " (entry %#" PRIx64 ") rejected: %s; frames in its code "
-			"are found by frame pointers", im->symfile_addr, im->entry, im->out.why);
+		if (im->superseded)
+			js_warn(s, "JIT image %#" PRIx64 " (entry %#" PRIx64 ") not used: %s", im->symfile_addr,
+				im->entry, im->out.why);
+		else
+			js_warn(s, "JIT image %#" PRIx64 " (entry %#" PRIx64 ") rejected: %s; frames in its code "
+				"are found by frame pointers", im->symfile_addr, im->entry, im->out.why);
 	}
 	if (rejected > SHOWN)
 		js_warn(s, "%zu more JIT images rejected (--images lists them)", rejected - SHOWN);
@@ -276,7 +280,7 @@ void out_images(js_out *o, js_session *s)
 		const js_image *im = s->jit.img[i];
 		fprintf(f, "\n%s entry %#" PRIx64 ", image %#" PRIx64 " (%" PRIu64 " bytes), code %#" PRIx64 "-%#" PRIx64 "\n",
 			im->label, im->entry, im->symfile_addr, im->symfile_size, im->code_lo, im->code_hi);
-		if (!im->out.elf) {
+		if (!js_image_usable(im)) {
 			fprintf(f, "  rejected: %s\n", im->out.why);
 			continue;
 		}

@@ -311,10 +311,12 @@ static uint32_t location_of(js_profile *p, js_session *s, const js_frame *f)
 	return (uint32_t)p->n_loc;
 }
 
+/* A pc inside a native module.  A pc no module covered may be JIT code
+ * caught between two registrations: it is named again too. */
 static bool native_location(const void *ctx, uint32_t v)
 {
 	const js_profile *p = ctx;
-	return !p->loc[v - 1].jit;
+	return !p->loc[v - 1].jit && p->loc[v - 1].mapping;
 }
 
 void js_profile_add(js_profile *p, js_session *s, const js_stack *st)
@@ -322,8 +324,8 @@ void js_profile_add(js_profile *p, js_session *s, const js_stack *st)
 	if (p->oom || !st->n)
 		return;
 	if (p->jit_changes != s->jit.changes) {
-		/* JIT code may have been replaced: forget what its pcs were named;
-		 * native pcs keep their locations. */
+		/* JIT code may have been replaced: forget what its pcs (and pcs
+		 * in no module) were named; native pcs keep their locations. */
 		u64map_filter(p->pc_memo, native_location, p);
 		p->jit_changes = s->jit.changes;
 	}

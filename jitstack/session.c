@@ -215,9 +215,11 @@ int js_refresh_jit(js_session *s, read_mode mode)
 		return 0;
 	if (!s->jit.n_dead) { /* only additions: keep every module as it is */
 		dwfl_report_begin_add(s->dwfl);
-		js_jit_report(&s->jit, s->dwfl);
+		bool lost = js_jit_report(&s->jit, s->dwfl);
 		dwfl_report_end(s->dwfl, NULL, NULL);
-		return 0;
+		if (!lost)
+			return 0;
+		/* a new image took an old one's place: the old module must go */
 	}
 	return js_refresh_modules(s);
 }

@@ -148,7 +148,7 @@ size_t js_fix_loops(js_session *s, js_stack *st, size_t n)
 			continue;
 		uint64_t pc = st[i].loop_pc;
 		js_image *im = js_jit_image_at(&s->jit, pc);
-		if (!im || !im->out.elf || !im->out.n_fdes)
+		if (!im || !js_image_usable(im) || !im->out.n_fdes)
 			continue;
 		js_warn(s, "JIT image %#lx: its CFI makes the frame at %#lx its own caller; its frames are "
 			"found by frame pointers instead", (unsigned long)im->symfile_addr, (unsigned long)pc);
@@ -253,7 +253,9 @@ static struct sym_memo *memo_find(js_session *s, uint64_t key)
 	bool changed = s->names_changes != s->jit.changes;
 	if (changed || 2 * (s->names_n + 1) > s->names_cap) {
 		/* Grow, and when JIT images changed, forget the names of JIT pcs
-		 * (new code may sit at an old address); native names stay. */
+		 * (new code may sit at an old address) and of pcs in no module
+		 * (JIT code caught between two registrations); native names
+		 * stay. */
 		size_t cap = s->names_cap ? s->names_cap * (changed ? 1 : 2) : 256;
 		if (cap > (1u << 20))
 			return NULL;
@@ -262,7 +264,7 @@ static struct sym_memo *memo_find(js_session *s, uint64_t key)
 			return NULL;
 		size_t n = 0;
 		for (size_t i = 0; i < s->names_cap; i++) {
-			if (!s->names[i].key || (changed && s->names[i].sym.jit))
+			if (!s->names[i].key || (changed && (s->names[i].sym.jit || !s->names[i].sym.module)))
 				continue;
 			size_t k = memo_slot(s->names[i].key, cap);
 			while (v[k].key)

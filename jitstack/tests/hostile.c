@@ -15,6 +15,10 @@
  *   hugereg    a valid image whose CFI names DWARF register 0x7000000 (libdw
  *              would size its register table by it)
  *   outside    a valid image whose FDE lies outside its code
+ *   twice      the extension, the code registered twice: the newer entry
+ *              names it jit:blob, the older jit:olde (a JIT that registers
+ *              new code before it unregisters the old lists both a moment);
+ *              HOSTILE_ORDER=reverse lists the newer one first
  *   version    descriptor version 2
  *   long       a list of 1.2 million entries (more than jitstack reads)
  *   odd        the jitunwind extension with seq odd forever (a writer
@@ -279,6 +283,20 @@ static void setup(const char *mode)
 		img bad = make_image(hugereg_cfi, sizeof hugereg_cfi, (uintptr_t)code);
 		v[0] = entry(bad.p, bad.n);
 		link_list(v, 1);
+	} else if (!strcmp(mode, "twice")) {
+		img old = make_image(good_cfi, sizeof good_cfi, (uintptr_t)code);
+		char *name = memmem(old.p, old.n, "jit:blob", 8);
+		if (name)
+			memcpy(name, "jit:olde", 8);
+		/* HOSTILE_ORDER=reverse lists the newer first */
+		int rev = getenv("HOSTILE_ORDER") && !strcmp(getenv("HOSTILE_ORDER"), "reverse");
+		gdbjit_entry *older = entry(old.p, old.n), *newer = entry(good.p, good.n);
+		older->reg_seq = 4;
+		newer->reg_seq = 6;
+		v[0] = rev ? newer : older;
+		v[1] = rev ? older : newer;
+		link_list(v, 2);
+		set_extension(8, 2);
 	} else if (!strcmp(mode, "outside")) {
 		img bad = make_image(good_cfi, sizeof good_cfi, (uintptr_t)code + 0x100000);
 		v[0] = entry(bad.p, bad.n);

@@ -15,6 +15,7 @@ garbage|rejected: no ELF magic
 badcfi|its own caller
 hugereg|1 malformed FDEs dropped
 outside|
+twice|overlaps the newer image
 version|version 2
 long|longer than 1000000 entries
 odd|odd
@@ -40,6 +41,16 @@ echo "$cases" | while IFS='|' read -r mode warning; do
 	kill -9 "$CHILD_PID"
 done || exit 1
 
+# the newer of two registrations of the same code names it, both ways round
+for order in "" reverse; do
+	start_child h.out env HOSTILE_ORDER=$order "$JTB/hostile" twice wait
+	limit 30 "$JS" -p "$CHILD_PID" --json > js.json 2> js.err || fail "[twice $order] exit $?"
+	json_frames js.json | grep -q ' jit:blob$' || { cat js.json; fail "[twice $order] jit:blob is not named"; }
+	! grep -q '"function": "jit:olde"' js.json || fail "[twice $order] the older registration named the frame"
+	kill -9 "$CHILD_PID"
+done
+note "[twice] the newer registration names the code"
+
 for mode in cycle garbage badcfi odd; do
 	make_core "$JTB/hostile" "$mode" abort
 	limit 30 "$JS" --core "$CORE" --json > js.json 2> js.err
@@ -50,4 +61,4 @@ for mode in cycle garbage badcfi odd; do
 		{ cat check.out; fail "[$mode core] frames"; }
 	note "[$mode core] ok"
 done
-pass "13 broken descriptors live and 4 in cores: bounded, no crash, every frame shown"
+pass "14 broken descriptors live and 4 in cores: bounded, no crash, every frame shown"
