@@ -2,7 +2,8 @@
 # (tests/churnjit.c): jitstack record re-reads the descriptor when its seq
 # moves and names each generation's samples after that generation -- many
 # distinct gen:N, none taking all the samples (stale names would pile up
-# on one).
+# on one), and almost no sample of the JIT code left unnamed (a name
+# remembered from a moment between two registrations would stick).
 . "$(dirname "$0")/lib.sh"
 need_file "$JTB/churnjit" "make jitstack-check"
 start_child cj.out "$JTB/churnjit" 10
@@ -12,7 +13,10 @@ rc=$?
 gens=$(grep -o 'gen:[0-9]*' prof.txt | sort -u | wc -l)
 top=$(grep -o 'gen:[0-9]*;spin [0-9]*' prof.txt | awk '{c[$1] += $2; t += $2} END {m = 0; for (g in c) if (c[g] > m) m = c[g]; print int(100 * m / t)}')
 rereads=$(sed -n 's/.* \([0-9]*\) JIT re-reads.*/\1/p' rec.err)
+unnamed=$(grep -o 'main;[^;]*;spin [0-9]*' prof.txt | awk '{split($1, a, ";"); t += $2; if (a[2] !~ /^gen:/) u += $2}
+	END {print t ? int(100 * u / t) : 100}')
 [ "$gens" -ge 5 ] || { cat prof.txt rec.err; fail "only $gens generations named"; }
 [ "${top:-100}" -lt 50 ] || fail "one generation holds $top% of the samples: stale names?"
 [ "${rereads:-0}" -ge 5 ] || { cat rec.err; fail "the descriptor was re-read $rereads times"; }
-pass "$gens generations named over 2 s, the largest ${top}% of samples, $rereads descriptor re-reads"
+[ "$unnamed" -lt 10 ] || { cat prof.txt; fail "$unnamed% of the samples in JIT code are unnamed"; }
+pass "$gens generations named over 2 s, the largest ${top}% of samples, $unnamed% unnamed, $rereads descriptor re-reads"
