@@ -60,6 +60,7 @@
 #include "cfi.h"
 #include "formats/jitdump.h"
 #include "internal.h"
+#include "ownfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -161,26 +162,9 @@ static int choose_dir(const struct ju_ctx *ctx, char *dir)
 	return 0;
 }
 
-/* Append `len` bytes; if that fails part way, cut off the part that was
- * written (the file is ours alone, opened O_APPEND). */
 static int append(const void *p, size_t len)
 {
-	size_t done = 0;
-	int e = 0;
-	while (done < len && !e) {
-		ssize_t w = ju__fault() ? (errno = EIO, -1) : write(jd.fd, (const uint8_t *)p + done, len - done);
-		if (w > 0)
-			done += (size_t)w;
-		else if (w == 0 || errno != EINTR)
-			e = w ? errno : ENOSPC;
-	}
-	if (!e)
-		return 0;
-	struct stat st;
-	if (done && (fstat(jd.fd, &st) || ftruncate(jd.fd, st.st_size - (off_t)done)))
-		return JU_FAIL(JU_EIO, "writing the jitdump failed (%s), and so did restoring its "
-				       "length (%s)", strerror(e), strerror(errno));
-	return JU_FAIL(JU_EIO, "writing %zu bytes to the jitdump failed: %s", len, strerror(e));
+	return ju__ownfile_append(jd.fd, p, len, "the jitdump");
 }
 
 static uint64_t new_salt(void)
@@ -206,32 +190,11 @@ static int open_file(const struct ju_ctx *ctx)
 	bool fresh = jd.started != pid || strcmp(dir, jd.dir);
 	char path[PATH_MAX + 32];
 	snprintf(path, sizeof path, "%s/" JD_FILE_FMT, dir, (int)pid);
-	if (ju__fault())
-		return JU_FAIL(JU_EIO, "cannot open %s: %s", path, strerror(EIO));
-	int fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY,
-		      0644);
-	if (fd < 0 && errno == ELOOP)
-		return JU_FAIL(JU_EPERM, "%s is a symbolic link; refusing to write through it", path);
-	if (fd < 0 && errno == ENXIO)
-		return JU_FAIL(JU_EPERM, "%s is a FIFO or socket, not a regular file; refusing to write it",
-			       path);
-	if (fd < 0)
-		return JU_FAIL(errno == EACCES || errno == EPERM ? JU_EPERM : JU_EIO, "cannot open %s: %s",
-			       path, strerror(errno));
 	struct stat st;
-	if (fstat(fd, &st))
-		err = JU_FAIL(JU_EIO, "cannot stat %s: %s", path, strerror(errno));
-	else if (!S_ISREG(st.st_mode))
-		err = JU_FAIL(JU_EPERM, "%s is not a regular file; refusing to write it", path);
-	else if (st.st_uid != geteuid())
-		err = JU_FAIL(JU_EPERM, "%s belongs to uid %u, not to this process's user (uid %u); "
-					"refusing to write it", path, (unsigned)st.st_uid, (unsigned)geteuid());
-	else if (st.st_nlink != 1)
-		err = JU_FAIL(JU_EPERM, "%s has %ju hard links; refusing to write it", path,
-			      (uintmax_t)st.st_nlink);
-	else if (fcntl(fd, F_SETFL, O_APPEND))
-		err = JU_FAIL(JU_EIO, "cannot set flags on %s: %s", path, strerror(errno));
-	else if (fresh && st.st_size && ftruncate(fd, 0))
+	int fd = ju__ownfile_open(path, O_RDWR, &st);
+	if (fd < 0)
+		return fd;
+	if (fresh && st.st_size && ftruncate(fd, 0))
 		err = JU_FAIL(JU_EIO, "cannot truncate the stale %s: %s", path, strerror(errno));
 	if (err) {
 		close(fd);

@@ -18,6 +18,7 @@
  * after_fork in the child) and logs every blob it inherited.
  */
 #include "internal.h"
+#include "ownfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -110,36 +111,12 @@ static int open_file(void)
 	pid_t pid = getpid();
 	char path[64];
 	path_of(path, sizeof path, pid);
-	if (ju__fault())
-		return JU_FAIL(JU_EIO, "cannot open %s: %s", path, strerror(EIO));
-	/* O_NONBLOCK: a FIFO planted at the path must not block us. */
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY,
-		      0644);
-	if (fd < 0 && errno == ELOOP)
-		return JU_FAIL(JU_EPERM, "%s is a symbolic link; refusing to write through it", path);
-	if (fd < 0 && errno == ENXIO)
-		return JU_FAIL(JU_EPERM, "%s is a FIFO or socket, not a regular file; refusing to write it",
-			       path);
-	if (fd < 0)
-		return JU_FAIL(errno == EACCES || errno == EPERM ? JU_EPERM : JU_EIO, "cannot open %s: %s",
-			       path, strerror(errno));
 	struct stat st;
-	int err = 0;
-	if (fstat(fd, &st))
-		err = JU_FAIL(JU_EIO, "cannot stat %s: %s", path, strerror(errno));
-	else if (!S_ISREG(st.st_mode))
-		err = JU_FAIL(JU_EPERM, "%s is not a regular file; refusing to write it", path);
-	else if (st.st_uid != geteuid())
-		err = JU_FAIL(JU_EPERM, "%s belongs to uid %u, not to this process's user (uid %u); "
-					"refusing to write it", path, (unsigned)st.st_uid, (unsigned)geteuid());
-	else if (st.st_nlink != 1)
-		err = JU_FAIL(JU_EPERM, "%s has %ju hard links; refusing to write it", path,
-			      (uintmax_t)st.st_nlink);
-	else if (fcntl(fd, F_SETFL, O_APPEND))
-		err = JU_FAIL(JU_EIO, "cannot set flags on %s: %s", path, strerror(errno));
-	else if (pm.started != pid && st.st_size && is_stale(&st) && ftruncate(fd, 0))
-		err = JU_FAIL(JU_EIO, "cannot truncate the stale %s: %s", path, strerror(errno));
-	if (err) {
+	int fd = ju__ownfile_open(path, O_WRONLY, &st);
+	if (fd < 0)
+		return fd;
+	if (pm.started != pid && st.st_size && is_stale(&st) && ftruncate(fd, 0)) {
+		int err = JU_FAIL(JU_EIO, "cannot truncate the stale %s: %s", path, strerror(errno));
 		close(fd);
 		return err;
 	}
@@ -160,28 +137,6 @@ static int ensure_file(void)
 		close(pm.fd);
 	pm.fd = -1;
 	return open_file();
-}
-
-/* Append `len` bytes with one write(2) (O_APPEND: a whole batch lands
- * together even if another writer appends too); if it fails part way, cut
- * off the part that was written. */
-static int append(const void *p, size_t len)
-{
-	ssize_t w = -1;
-	int e = EIO;
-	if (!ju__fault()) {
-		do
-			w = write(pm.fd, p, len);
-		while (w < 0 && errno == EINTR);
-		e = w < 0 ? errno : ENOSPC; /* a short write to a regular file: the disk is full */
-	}
-	if (w == (ssize_t)len)
-		return 0;
-	struct stat st;
-	if (w > 0 && (fstat(pm.fd, &st) || ftruncate(pm.fd, st.st_size - w)))
-		return JU_FAIL(JU_EIO, "writing the perf map failed (%s), and so did restoring its length "
-				       "(%s)", strerror(e), strerror(errno));
-	return JU_FAIL(JU_EIO, "writing %zu bytes to the perf map failed: %s", len, strerror(e));
 }
 
 /* ---- the channel -------------------------------------------------------- */
@@ -216,7 +171,7 @@ static void pm_close(struct ju_ctx *ctx)
 	ctx->pm = NULL;
 }
 
-/* "START SIZE name\n" for each blob, written with one write(2): a reader
+/* "START SIZE name\n" for each blob, appended in one piece: a reader
  * never sees half a batch, and a failure is undone in one step. */
 static int pm_log_blobs(struct ju_ctx *ctx, const blob_view *v, size_t n)
 {
@@ -237,7 +192,7 @@ static int pm_log_blobs(struct ju_ctx *ctx, const blob_view *v, size_t n)
 		pthread_mutex_lock(&pm.lock);
 		err = ensure_file();
 		if (!err)
-			err = append(b.p, b.len);
+			err = ju__ownfile_append(pm.fd, b.p, b.len, "the perf map");
 		pthread_mutex_unlock(&pm.lock);
 	}
 	buf_free(&b);

@@ -1,0 +1,63 @@
+/* ownfile.c - this process's own files for perf (ownfile.h). */
+#include "ownfile.h"
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+int ju__ownfile_open(const char *path, int access, struct stat *st)
+{
+	if (ju__fault())
+		return JU_FAIL(JU_EIO, "cannot open %s: %s", path, strerror(EIO));
+	/* O_NONBLOCK: a FIFO planted at the path must not block us. */
+	int fd = open(path, access | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0644);
+	if (fd < 0 && errno == ELOOP)
+		return JU_FAIL(JU_EPERM, "%s is a symbolic link; refusing to write through it", path);
+	if (fd < 0 && errno == ENXIO)
+		return JU_FAIL(JU_EPERM, "%s is a FIFO or socket, not a regular file; refusing to write it",
+			       path);
+	if (fd < 0)
+		return JU_FAIL(errno == EACCES || errno == EPERM ? JU_EPERM : JU_EIO, "cannot open %s: %s",
+			       path, strerror(errno));
+	int err = 0;
+	if (fstat(fd, st))
+		err = JU_FAIL(JU_EIO, "cannot stat %s: %s", path, strerror(errno));
+	else if (!S_ISREG(st->st_mode))
+		err = JU_FAIL(JU_EPERM, "%s is not a regular file; refusing to write it", path);
+	else if (st->st_uid != geteuid())
+		err = JU_FAIL(JU_EPERM, "%s belongs to uid %u, not to this process's user (uid %u); "
+					"refusing to write it", path, (unsigned)st->st_uid, (unsigned)geteuid());
+	else if (st->st_nlink != 1)
+		err = JU_FAIL(JU_EPERM, "%s has %ju hard links; refusing to write it", path,
+			      (uintmax_t)st->st_nlink);
+	else if (fcntl(fd, F_SETFL, O_APPEND)) /* blocking again */
+		err = JU_FAIL(JU_EIO, "cannot set flags on %s: %s", path, strerror(errno));
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+int ju__ownfile_append(int fd, const void *p, size_t len, const char *what)
+{
+	size_t done = 0;
+	int e = 0;
+	while (done < len && !e) {
+		ssize_t w = ju__fault() ? (errno = EIO, -1) : write(fd, (const uint8_t *)p + done, len - done);
+		if (w > 0)
+			done += (size_t)w;
+		else if (w == 0 || errno != EINTR)
+			e = w ? errno : ENOSPC;
+	}
+	if (!e)
+		return 0;
+	struct stat st;
+	if (done && (fstat(fd, &st) || ftruncate(fd, st.st_size - (off_t)done)))
+		return JU_FAIL(JU_EIO, "writing %s failed (%s), and so did restoring its length (%s)", what,
+			       strerror(e), strerror(errno));
+	return JU_FAIL(JU_EIO, "writing %zu bytes to %s failed: %s", len, what, strerror(e));
+}

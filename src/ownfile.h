@@ -1,0 +1,25 @@
+/* ownfile.h - the files the library writes for perf (the perf map in /tmp,
+ * the jitdump): opened only as this process's own regular file, appended
+ * to all or nothing.  Used by ch_perfmap.c and ch_jitdump.c.
+ */
+#ifndef JU_OWNFILE_H
+#define JU_OWNFILE_H
+
+#include <stddef.h>
+#include <sys/stat.h>
+
+/* Open path for appending (access: O_WRONLY or O_RDWR), creating it 0644.
+ * /tmp and home directories may be shared with other users, so refuse a
+ * symbolic link (O_NOFOLLOW), a FIFO or socket (O_NONBLOCK, then ENXIO)
+ * and anything but a regular file with one link owned by our effective
+ * user.  The file's stat goes to *st.  Returns the descriptor, or a
+ * negative JU_E* code with the message set. */
+int ju__ownfile_open(const char *path, int access, struct stat *st);
+
+/* Append len bytes (O_APPEND: a batch lands whole even beside another
+ * writer); if that fails part way, cut the part written off again, so the
+ * file never keeps half a batch.  what names the file in messages ("the
+ * perf map").  0, or a negative JU_E* code. */
+int ju__ownfile_append(int fd, const void *p, size_t len, const char *what);
+
+#endif
