@@ -1,5 +1,6 @@
 /* fpcheck.c - apply the stencil frame-pointer rule (see fpcheck.h). */
 #include <stdio.h>
+#include <string.h>
 
 #include "fpcheck.h"
 #include "x86.h"
@@ -41,4 +42,19 @@ int fp_check_standard_frame(const eo_func *f, char *err, size_t errlen)
 		return -1;
 	}
 	return 0;
+}
+
+int fp_listed(const char *path, const char *name)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	char line[512];
+	int found = 0;
+	while (!found && fgets(line, sizeof line, f)) {
+		line[strcspn(line, "\r\n")] = 0;
+		found = strcmp(line, name) == 0;
+	}
+	fclose(f);
+	return found;
 }

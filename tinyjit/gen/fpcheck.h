@@ -18,4 +18,8 @@ int fp_writes_any(const eo_func *f, char *err, size_t errlen);
  * offending instruction in err otherwise. */
 int fp_check_standard_frame(const eo_func *f, char *err, size_t errlen);
 
+/* 1 if the file at path (one stencil name per line: those rebuilt with a
+ * frame pointer) lists name, 0 if not or if it cannot be read. */
+int fp_listed(const char *path, const char *name);
+
 #endif

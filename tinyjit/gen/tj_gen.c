@@ -311,21 +311,6 @@ static eh_row shim_region(const char *path)
 
 /* ---- main ---- */
 
-static int in_list(const char *path, const char *name)
-{
-	FILE *f = path ? fopen(path, "r") : NULL;
-	if (!f)
-		return 0;
-	char line[512];
-	int found = 0;
-	while (!found && fgets(line, sizeof line, f)) {
-		line[strcspn(line, "\r\n")] = 0;
-		found = strcmp(line, name) == 0;
-	}
-	fclose(f);
-	return found;
-}
-
 int main(int argc, char **argv)
 {
 	const char *set = NULL, *outpath = NULL, *shim = NULL, *omit = NULL, *omit_dis = NULL;
@@ -371,7 +356,7 @@ int main(int argc, char **argv)
 		char fname[64];
 		snprintf(fname, sizeof fname, "tj_op_%s", op_names[op]);
 		stencil *s = &st[op];
-		s->framed = frame && in_list(frame_list, fname);
+		s->framed = frame && frame_list && fp_listed(frame_list, fname);
 		const eo_object *o = s->framed ? &o_frame : &o_omit;
 		s->f = eo_find(o, fname);
 		s->dis = s->framed ? &l_frame : &l_omit;

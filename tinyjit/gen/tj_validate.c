@@ -17,21 +17,6 @@
 #include "elfobj.h"
 #include "fpcheck.h"
 
-static int listed(const char *path, const char *name)
-{
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return 0;
-	char line[512];
-	int found = 0;
-	while (!found && fgets(line, sizeof line, f)) {
-		line[strcspn(line, "\r\n")] = 0;
-		found = strcmp(line, name) == 0;
-	}
-	fclose(f);
-	return found;
-}
-
 int main(int argc, char **argv)
 {
 	if (argc < 3 || (strcmp(argv[1], "list") != 0 && argc != 4)) {
@@ -49,7 +34,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < o.n_funcs; i++) {
 		const eo_func *f = &o.funcs[i];
 		if (strcmp(mode, "frames") == 0) {
-			if (!listed(argv[3], f->name))
+			if (!fp_listed(argv[3], f->name))
 				continue;
 			if (fp_check_standard_frame(f, err, sizeof err)) {
 				fprintf(stderr, "tj_validate: %s: %s\n", argv[2], err);
@@ -68,7 +53,7 @@ int main(int argc, char **argv)
 		writers++;
 		if (strcmp(mode, "list") == 0)
 			printf("%s\n", f->name);
-		else if (!listed(argv[3], f->name)) {
+		else if (!fp_listed(argv[3], f->name)) {
 			fprintf(stderr, "tj_validate: %s: %s\n", argv[2], err);
 			bad = 1;
 		}
