@@ -129,19 +129,6 @@ static size_t dump_entries(pid_t pid, char out[][96], size_t max, bool *closed)
 	return n;
 }
 
-static bool mapped_exec(const char *path)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[512];
-	bool found = false;
-	while (f && fgets(line, sizeof line, f))
-		if (strstr(line, path) && strstr(line, " r-xp "))
-			found = true;
-	if (f)
-		fclose(f);
-	return found;
-}
-
 /* The files of `pid` hold exactly want[0..n) (sorted), each once. */
 static void files_hold(pid_t pid, const char *const *want, size_t n, const char *when)
 {
@@ -197,8 +184,8 @@ static void fork_child_logs_every_inherited_blob_in_its_own_files(void)
 		char cdump[128];
 		dump_path(cdump, sizeof cdump, me);
 		files_hold(me, inherited, 4, "right after fork");
-		CHECK(mapped_exec(cdump), "the child's dump is not mapped executable");
-		CHECK(!mapped_exec(pdump), "the child still maps the parent's dump");
+		CHECK(jd_marker_mapped(cdump), "the child's dump is not mapped executable");
+		CHECK(!jd_marker_mapped(pdump), "the child still maps the parent's dump");
 		ju_blob c = blob(0x2000, "child", true);
 		CHECK_RC(ju_publish(a, &c), 0);
 		CHECK_RC(ju_after_fork(a), 0); /* already done by the fork handler: no duplicates */
@@ -221,7 +208,7 @@ static void fork_child_logs_every_inherited_blob_in_its_own_files(void)
 	CHECK(size_of(pmap) == map_before && size_of(pdump) == dump_before,
 	      "the child wrote to the parent's files (map %ld -> %ld, dump %ld -> %ld)", map_before,
 	      size_of(pmap), dump_before, size_of(pdump));
-	CHECK(mapped_exec(pdump), "the parent's dump lost its mapping");
+	CHECK(jd_marker_mapped(pdump), "the parent's dump lost its mapping");
 	ju_blob p = blob(0x3000, "parent-later", false);
 	CHECK_RC(ju_publish(b, &p), 0);
 	static const char *const parent_has[] = { "a0", "a1", "b0", "b1", "gone", "parent-later" };

@@ -205,6 +205,21 @@ static inline int jd_parse(jd_dump *d, char *err, size_t len)
 }
 
 /* Read and check a whole dump; 0, or -1 with a message in err. */
+/* Does /proc/self/maps show `path` mapped executable -- the marker perf
+ * looks for to find a jitdump? */
+static inline bool jd_marker_mapped(const char *path)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[4200];
+	bool found = false;
+	while (f && fgets(line, sizeof line, f))
+		if (strstr(line, path) && strstr(line, " r-xp "))
+			found = true;
+	if (f)
+		fclose(f);
+	return found;
+}
+
 static inline int jd_dump_read(const char *path, jd_dump *d, char *err, size_t len)
 {
 	memset(d, 0, sizeof *d);

@@ -324,20 +324,6 @@ static size_t check_dump(const char *path, bool live, bool want_closed)
 	return n;
 }
 
-/* Does /proc/self/maps show `path` mapped executable? */
-static bool marker_mapped(const char *path)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[4200];
-	bool found = false;
-	while (f && fgets(line, sizeof line, f))
-		if (strstr(line, path) && strstr(line, " r-xp "))
-			found = true;
-	if (f)
-		fclose(f);
-	return found;
-}
-
 static ju_ctx *open_dump(const char *dir, int want_rc)
 {
 	ju_options o = { .channels = JU_CH_JITDUMP, .flags = JU_OPT_NO_ENV, .jitdump_dir = dir };
@@ -442,7 +428,7 @@ static void records_round_trip(void)
 	ju_ctx *ctx = open_dump(dir, 0);
 	if (!ctx)
 		return;
-	CHECK(marker_mapped(path), "%s is not mapped executable while open", path);
+	CHECK(jd_marker_mapped(path), "%s is not mapped executable while open", path);
 	/* step 1: a batch given out of address order, lots of room */
 	ju_blob b1[] = { other_blob(0x800, 24, "region", JU_FRAME_REGION), fp_blob(0x000, 40, "fp"),
 			 other_blob(0x400, 30, "cfi", JU_FRAME_CFI) };
@@ -542,10 +528,10 @@ static void records_round_trip(void)
 
 	CHECK_RC(ju_unpublish_all(ctx), 0);
 	CHECK_RC(ju_close(ctx), 0);
-	CHECK(marker_mapped(path), "closing one of two contexts unmapped the dump");
+	CHECK(jd_marker_mapped(path), "closing one of two contexts unmapped the dump");
 	CHECK_RC(ju_unpublish_all(two), 0);
 	CHECK_RC(ju_close(two), 0);
-	CHECK(!marker_mapped(path), "the dump is still mapped after the last close");
+	CHECK(!jd_marker_mapped(path), "the dump is still mapped after the last close");
 	ctxs[0] = ctxs[1] = NULL;
 	check_dump(path, false, true);
 }
