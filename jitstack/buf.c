@@ -1,6 +1,7 @@
 /* buf.c - the growable byte buffer of buf.h. */
 #include "buf.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -128,4 +129,21 @@ void jbuf_put_u64(jbuf *b, size_t at, uint64_t v)
 {
 	jbuf_put_u32(b, at, (uint32_t)v);
 	jbuf_put_u32(b, at + 4, (uint32_t)(v >> 32));
+}
+
+bool js_grow(void *arrayp, size_t *cap, size_t n, size_t size)
+{
+	if (n < *cap)
+		return true;
+	size_t c = *cap ? *cap * 2 : 16;
+	if (c > SIZE_MAX / size)
+		return false;
+	void *v;
+	memcpy(&v, arrayp, sizeof v);
+	v = realloc(v, c * size);
+	if (!v)
+		return false;
+	memcpy(arrayp, &v, sizeof v);
+	*cap = c;
+	return true;
 }

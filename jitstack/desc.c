@@ -2,6 +2,7 @@
  * docs/OUTSIDE_READER.md, "Reading a snapshot").
  */
 #include "desc.h"
+#include "buf.h"
 #include "formats/gdbjit.h"
 #include "bounds.h"
 
@@ -82,14 +83,8 @@ static int aset_add(aset *s, uint64_t a)
 
 static int push(js_desc *d, const js_entry *e)
 {
-	if (d->n == d->cap) {
-		size_t cap = d->cap ? d->cap * 2 : 16;
-		js_entry *p = realloc(d->ents, cap * sizeof *p);
-		if (!p)
-			return -1;
-		d->ents = p;
-		d->cap = cap;
-	}
+	if (!js_grow(&d->ents, &d->cap, d->n, sizeof *d->ents))
+		return -1;
 	d->ents[d->n++] = *e;
 	return 0;
 }

@@ -8,6 +8,7 @@
  * unwound, and the threads released.  Naming and printing come after.
  */
 #include "dump.h"
+#include "buf.h"
 #include "output.h"
 #include "stack.h"
 
@@ -106,14 +107,8 @@ typedef struct core_stacks {
 static void keep_core_thread(js_stack *st, void *arg)
 {
 	core_stacks *c = arg;
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 8;
-		js_stack *v = realloc(c->st, cap * sizeof *v);
-		if (!v)
-			return;
-		c->st = v;
-		c->cap = cap;
-	}
+	if (!js_grow(&c->st, &c->cap, c->n, sizeof *c->st))
+		return;
 	c->st[c->n++] = *st;
 	*st = (js_stack){ 0 }; /* ownership of the frames moved */
 }

@@ -297,16 +297,10 @@ static cie *get_cie(conv *cv, size_t si, uint64_t off)
 	}
 	if (cv->n_cie >= JS_MAX_CIES)
 		return NULL;
-	if (cv->n_cie == cv->cap_cie) {
-		/* callers keep no cie pointer across this call */
-		size_t cap = cv->cap_cie ? cv->cap_cie * 2 : 8;
-		cie *p = realloc(cv->cies, cap * sizeof *p);
-		if (!p) {
-			cv->oom = true;
-			return NULL;
-		}
-		cv->cies = p;
-		cv->cap_cie = cap;
+	/* callers keep no cie pointer across this call */
+	if (!js_grow(&cv->cies, &cv->cap_cie, cv->n_cie, sizeof *cv->cies)) {
+		cv->oom = true;
+		return NULL;
 	}
 	cie *c = &cv->cies[cv->n_cie];
 	*c = (cie){ .src = si, .off = off, .out_off = NOT_EMITTED };
@@ -319,14 +313,8 @@ static cie *get_cie(conv *cv, size_t si, uint64_t off)
 
 static bool push_fde(conv *cv, const fde *f)
 {
-	if (cv->n_fde == cv->cap_fde) {
-		size_t cap = cv->cap_fde ? cv->cap_fde * 2 : 64;
-		fde *p = realloc(cv->fdes, cap * sizeof *p);
-		if (!p)
-			return false;
-		cv->fdes = p;
-		cv->cap_fde = cap;
-	}
+	if (!js_grow(&cv->fdes, &cv->cap_fde, cv->n_fde, sizeof *cv->fdes))
+		return false;
 	cv->fdes[cv->n_fde++] = *f;
 	return true;
 }
@@ -334,14 +322,8 @@ static bool push_fde(conv *cv, const fde *f)
 static bool push_tomb(conv *cv, uint64_t pc)
 {
 	cfi_out *o = cv->out;
-	if (o->n_tomb == cv->cap_tomb) {
-		size_t cap = cv->cap_tomb ? cv->cap_tomb * 2 : 16;
-		uint64_t *p = realloc(o->tomb, cap * sizeof *p);
-		if (!p)
-			return false;
-		o->tomb = p;
-		cv->cap_tomb = cap;
-	}
+	if (!js_grow(&o->tomb, &cv->cap_tomb, o->n_tomb, sizeof *o->tomb))
+		return false;
 	o->tomb[o->n_tomb++] = pc;
 	return true;
 }

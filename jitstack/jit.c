@@ -1,5 +1,6 @@
 /* jit.c - JIT images as libdwfl modules (see jit.h). */
 #include "jit.h"
+#include "buf.h"
 #include "formats/gdbjit.h"
 #include "elfin.h"
 #include "symfind.h"
@@ -121,14 +122,8 @@ static js_image *imap_get(const imap *m, const js_entry *e)
 
 static int keep(js_image ***v, size_t *n, size_t *cap, js_image *im)
 {
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 16;
-		js_image **p = realloc(*v, c * sizeof *p);
-		if (!p)
-			return -1;
-		*v = p;
-		*cap = c;
-	}
+	if (!js_grow(v, cap, *n, sizeof **v))
+		return -1;
 	(*v)[(*n)++] = im;
 	return 0;
 }
@@ -345,14 +340,8 @@ static int collect_native(Dwfl_Module *mod, void **userdata, const char *name, D
 	(void)start;
 	if (js_jit_of(*userdata))
 		return DWARF_CB_OK;
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 64;
-		range *v = realloc(r->v, cap * sizeof *v);
-		if (!v)
-			return DWARF_CB_ABORT;
-		r->v = v;
-		r->cap = cap;
-	}
+	if (!js_grow(&r->v, &r->cap, r->n, sizeof *r->v))
+		return DWARF_CB_ABORT;
 	dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL);
 	r->v[r->n++] = (range){ lo, hi, name };
 	return DWARF_CB_OK;

@@ -3,6 +3,7 @@
  * "PTRACE_EVENT_STOP", "Signal-delivery-stop".
  */
 #include "proc.h"
+#include "buf.h"
 #include "bounds.h"
 
 #include <ctype.h>
@@ -149,14 +150,8 @@ static int scan(js_proc *p)
 		if (!t) {
 			if (p->n >= JS_MAX_THREADS)
 				continue;
-			if (p->n == p->cap) {
-				size_t cap = p->cap ? p->cap * 2 : 16;
-				js_thread *v = realloc(p->t, cap * sizeof *v);
-				if (!v)
-					break;
-				p->t = v;
-				p->cap = cap;
-			}
+			if (!js_grow(&p->t, &p->cap, p->n, sizeof *p->t))
+				break;
 			t = &p->t[p->n++];
 			memset(t, 0, sizeof *t);
 			t->tid = tid;

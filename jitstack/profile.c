@@ -1,5 +1,6 @@
 /* profile.c - sample aggregation and the collapsed writer (profile.h). */
 #include "profile.h"
+#include "buf.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -152,19 +153,6 @@ static int otab_grow(struct otab *t)
 
 /* ---- strings, mappings, functions ---------------------------------------------- */
 
-static bool grow(void **v, size_t *cap, size_t n, size_t size)
-{
-	if (n < *cap)
-		return true;
-	size_t c = *cap ? *cap * 2 : 64;
-	void *p = realloc(*v, c * size);
-	if (!p)
-		return false;
-	*v = p;
-	*cap = c;
-	return true;
-}
-
 /* The index of a string in the table, adding it; 0 ("") on failure. */
 static uint32_t intern(js_profile *p, const char *s)
 {
@@ -178,7 +166,7 @@ static uint32_t intern(js_profile *p, const char *s)
 	for (; t->slot[i]; i = (i + 1) & (t->cap - 1))
 		if (t->hash[i] == h && !strcmp(p->str[t->slot[i] - 1], s))
 			return t->slot[i] - 1;
-	if (!grow((void **)&p->str, &p->cap_str, p->n_str, sizeof *p->str))
+	if (!js_grow(&p->str, &p->cap_str, p->n_str, sizeof *p->str))
 		goto oom;
 	char *copy = strdup(s);
 	if (!copy)
@@ -248,7 +236,7 @@ static uint32_t mapping_of(js_profile *p, js_session *s, const js_sym *y, uint64
 	uint32_t m = u64map_get(p->map_index, file);
 	if (m)
 		return m;
-	if (!grow((void **)&p->map, &p->cap_map, p->n_map, sizeof *p->map)) {
+	if (!js_grow(&p->map, &p->cap_map, p->n_map, sizeof *p->map)) {
 		p->oom = true;
 		return 0;
 	}
@@ -273,7 +261,7 @@ static uint32_t function_of(js_profile *p, const js_sym *y)
 	uint32_t f = u64map_get(p->fn_index, key);
 	if (f)
 		return f;
-	if (!grow((void **)&p->fn, &p->cap_fn, p->n_fn, sizeof *p->fn)) {
+	if (!js_grow(&p->fn, &p->cap_fn, p->n_fn, sizeof *p->fn)) {
 		p->oom = true;
 		return 0;
 	}
@@ -291,7 +279,7 @@ static uint32_t location_of(js_profile *p, js_session *s, const js_frame *f)
 		return l;
 	js_sym y;
 	js_symbolize(s, f, &y);
-	if (!grow((void **)&p->loc, &p->cap_loc, p->n_loc, sizeof *p->loc)) {
+	if (!js_grow(&p->loc, &p->cap_loc, p->n_loc, sizeof *p->loc)) {
 		p->oom = true;
 		return 0;
 	}
@@ -355,7 +343,7 @@ void js_profile_add(js_profile *p, js_session *s, const js_stack *st)
 			return;
 		}
 	}
-	if (!grow((void **)&p->smp, &p->cap_smp, p->n_smp, sizeof *p->smp)) {
+	if (!js_grow(&p->smp, &p->cap_smp, p->n_smp, sizeof *p->smp)) {
 		free(loc);
 		p->oom = true;
 		return;

@@ -1,5 +1,6 @@
 /* stack.c - unwinding threads with libdwfl and naming frames (stack.h). */
 #include "stack.h"
+#include "buf.h"
 #include "arch.h"
 #include "bounds.h"
 
@@ -20,14 +21,8 @@ typedef struct walk {
 
 static int push(js_stack *st, const js_frame *f)
 {
-	if (st->n == st->cap) {
-		size_t cap = st->cap ? st->cap * 2 : 64;
-		js_frame *v = realloc(st->f, cap * sizeof *v);
-		if (!v)
-			return -1;
-		st->f = v;
-		st->cap = cap;
-	}
+	if (!js_grow(&st->f, &st->cap, st->n, sizeof *st->f))
+		return -1;
 	st->f[st->n++] = *f;
 	return 0;
 }
