@@ -8,14 +8,20 @@ $(BENCH_DIR)/bench-publish: bench/bench-publish.c $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -O2 -fno-omit-frame-pointer -Iinclude -o $@ $< $(LIB_A) -ldl -pthread
 
+$(BENCH_DIR)/bench-libunwind: bench/bench-libunwind.c $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -O2 -Iinclude -o $@ $< $(LIB_A) -ldl -pthread
+
 .PHONY: bench bench-full bench-build
-bench-build: $(BENCH_DIR)/bench-publish
+bench-build: $(BENCH_DIR)/bench-publish $(BENCH_DIR)/bench-libunwind
 bench: deps lib bench-build
 	JITDUMPDIR=$(BENCH_DIR) $(BENCH_DIR)/bench-publish publish --max 100000
 	JITDUMPDIR=$(BENCH_DIR) $(BENCH_DIR)/bench-publish backtrace --max 100000
 	JITDUMPDIR=$(BENCH_DIR) $(BENCH_DIR)/bench-publish memory --max 100000
+	$(BENCH_DIR)/bench-libunwind
 bench-full: deps lib bench-build
 	JITDUMPDIR=$(BENCH_DIR) $(BENCH_DIR)/bench-publish publish
 	JITDUMPDIR=$(BENCH_DIR) $(BENCH_DIR)/bench-publish backtrace
 	JITDUMPDIR=$(BENCH_DIR) $(BENCH_DIR)/bench-publish memory
 	JITDUMPDIR=$(BENCH_DIR) $(BENCH_DIR)/bench-publish churn
+	$(BENCH_DIR)/bench-libunwind

@@ -558,12 +558,13 @@ int arena_unpublish(struct ju_ctx *ctx, arena *a, blob_rec *r)
 	}
 	r->flags |= REC_DEAD;
 	a->n_dead++;
-	/* Small or mostly dead arenas are rebuilt without the blob; otherwise,
-	 * or if the rebuild fails for want of memory, the blob is tombstoned in
-	 * place, which is exact for the unwinders that read the image. */
+	/* The blob is tombstoned in place, which is exact for the unwinders
+	 * that read the image, and stays so in the retired image if the arena
+	 * is then rebuilt: libunwind may still find that one (ch_libunwind.c).
+	 * Small or mostly dead arenas are rebuilt without the blob. */
+	image_tombstone(a, r);
 	if ((live(a) <= SMALL_ARENA || (size_t)a->n_dead * 4 >= a->n) && !rebuild_range(ctx, i, i + 1))
 		return 0;
-	image_tombstone(a, r);
 	for (size_t ch = 0; ch < 5; ch++) {
 		const ju_channel_ops *ops = ju_channel_table[ch];
 		if ((ctx->channels & ops->bit) && ops->blob_dead)

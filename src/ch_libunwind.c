@@ -29,13 +29,27 @@
  *   - A lookup may still read an entry, its table and the image just after
  *     we cancel it: arena.c frees retired arenas, and with them our state
  *     (lu_discard), only after a grace period.
- *   - Replacing an entry is register-new (at the head) then cancel-old, and
- *     lookups walk from the head with no lock: one that started before the
- *     register and is still on an entry in front of the cancelled one will
- *     not see either (nor, since _U_dyn_cancel clears the links after
- *     unlocking, anything behind it), and falls back to the rbp chain for
- *     that frame.  The interface offers nothing better; it takes a lookup
- *     stalled across a swap, as tests/unit/test-threads.c measures.
+ *   - Lookups walk from the head with no lock, so replacing an entry is
+ *     register-new (at the head), then cancel-old later: a lookup that
+ *     started before the register cannot see the new entry, and if the old
+ *     one were unlinked while the lookup stands in front of it, it would see
+ *     neither and fall back to the rbp chain for that frame.  unw_backtrace
+ *     would then cache that guess for the pc for the thread's lifetime.  So
+ *     a replaced entry stays registered, behind its replacement (lookups
+ *     that start later take the new entry first), until arena.c frees its
+ *     arena after the grace period, or until more than DEFER_MAX are
+ *     waiting, oldest first.  No lookup may take a waiting entry's word for
+ *     a blob that died after it was replaced, so such an entry must stay
+ *     behind one that knows.  Entries that overlap were never live at the
+ *     same time, so the one registered first was also retired first, and
+ *     oldest-first cancelling keeps that.  A blob that dies in the rebuild
+ *     that retires its arena is tombstoned there first (arena_unpublish).
+ *     An entry that goes with no replacement (its last blob, unpublish_all)
+ *     takes with it the waiting entries it, or any of them, overlaps.
+ *     _U_dyn_cancel clears the entry's links after unlocking, so a lookup
+ *     standing on an entry as it is cancelled stops there; the interface
+ *     offers nothing better, and tests/unit/test-threads.c measures how
+ *     rare that is.
  *
  * libunwind's types come from ch_libunwind.h, not libunwind.h: the library
  * must build and load without libunwind, which it finds with dlsym at open.
@@ -49,8 +63,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Replaced entries kept registered at most (see above): each one lengthens
+ * every lookup that walks past it. */
+enum { DEFER_MAX = 64 };
+
 /* One arena's registration: the entry, then its table. */
 struct lu_reg {
+	struct lu_reg *older, *newer; /* in the queue of replaced entries */
+	bool registered, queued;
 	lu_dyn_info di;
 	lu_entry table[];
 };
@@ -60,6 +80,8 @@ struct lu_state {
 	void (*dyn_cancel)(lu_dyn_info *);
 	void (*flush_cache)(void *as, uint64_t lo, uint64_t hi); /* NULL: do not flush */
 	void **local_addr_space;         /* unw_local_addr_space */
+	struct lu_reg *oldest, *newest;  /* replaced entries still registered */
+	size_t n_queued;
 };
 
 static const char table_name[] = "jitunwind";
@@ -171,6 +193,8 @@ static int lu_prepare(struct ju_ctx *ctx, arena *a)
 	if (!r)
 		return JU_FAIL(JU_ENOMEM, "out of memory for a libunwind table of %zu entries", n);
 	each_fde(a, r->table);
+	r->older = r->newer = NULL;
+	r->registered = r->queued = false;
 	r->di = (lu_dyn_info){
 		.start_ip = a->lo,
 		.end_ip = a->hi,
@@ -186,9 +210,29 @@ static int lu_prepare(struct ju_ctx *ctx, arena *a)
 	return 0;
 }
 
+static void unqueue(struct lu_state *s, struct lu_reg *r)
+{
+	if (!r->queued)
+		return;
+	*(r->older ? &r->older->newer : &s->oldest) = r->newer;
+	*(r->newer ? &r->newer->older : &s->newest) = r->older;
+	r->older = r->newer = NULL;
+	r->queued = false;
+	s->n_queued--;
+}
+
+static void cancel(struct lu_state *s, struct lu_reg *r)
+{
+	unqueue(s, r);
+	if (r->registered)
+		s->dyn_cancel(&r->di);
+	r->registered = false;
+}
+
 static void lu_discard(struct ju_ctx *ctx, arena *a)
 {
-	(void)ctx;
+	if (a->lu)
+		cancel(ctx->lu, a->lu);
 	free(a->lu);
 	a->lu = NULL;
 }
@@ -206,16 +250,45 @@ static void lu_swap(struct ju_ctx *ctx, arena *const *add, size_t n_add, arena *
 	/* Lookups read the list without its lock: everything an entry points
 	 * at (table, image) must be visible before the entry is. */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	/* New first, so every published pc stays covered by some entry. */
-	for (size_t k = 0; k < n_add; k++)
+	/* New first, at the head, so lookups that start from now on find them
+	 * before anything they replace. */
+	for (size_t k = 0; k < n_add; k++) {
 		s->dyn_register(&add[k]->lu->di);
+		add[k]->lu->registered = true;
+	}
 	bool gone = n_add == 0; /* a blob left with its arena, or dead ones were dropped */
 	for (size_t i = 0; i < n_del; i++) {
-		if (!del[i]->lu)
+		struct lu_reg *r = del[i]->lu;
+		if (!r)
 			continue;
-		s->dyn_cancel(&del[i]->lu->di); /* lu_discard frees it after the grace period */
 		gone |= del[i]->n_dead > 0;
+		if (n_add) {
+			/* Replaced: wait behind the replacement (see the top). */
+			r->older = s->newest;
+			*(s->newest ? &s->newest->newer : &s->oldest) = r;
+			s->newest = r;
+			r->queued = true;
+			s->n_queued++;
+			continue;
+		}
+		/* Gone with no replacement: a waiting entry behind it may say
+		 * that a blob that died since is live.  Of entries that overlap,
+		 * the older is the one retired first: newest first, every waiting
+		 * entry that overlaps this one or one cancelled here goes too
+		 * (the span is their hull, which may take a few more). */
+		uint64_t lo = r->di.start_ip, hi = r->di.end_ip;
+		for (struct lu_reg *q = s->newest, *next; q; q = next) {
+			next = q->older;
+			if (q->di.start_ip >= hi || q->di.end_ip <= lo)
+				continue;
+			lo = q->di.start_ip < lo ? q->di.start_ip : lo;
+			hi = q->di.end_ip > hi ? q->di.end_ip : hi;
+			cancel(s, q);
+		}
+		cancel(s, r); /* lu_discard frees it after the grace period */
 	}
+	while (s->n_queued > DEFER_MAX)
+		cancel(s, s->oldest);
 	if (gone)
 		flush(s);
 }

@@ -115,9 +115,10 @@ typedef struct ju_channel_ops {
 	int (*open)(struct ju_ctx *ctx);
 	void (*close)(struct ju_ctx *ctx);
 	/* Arena channels.  prepare allocates the arena's state (may fail);
-	 * discard frees a state that is not registered: one never swapped in,
-	 * or one swapped out, when arena.c frees the retired arena after its
-	 * grace period (unwinders may read it just after it was unregistered).
+	 * discard frees a state never swapped in, or one swapped out, when
+	 * arena.c frees the retired arena after its grace period (unwinders may
+	 * read it just after it was unregistered; the libunwind channel keeps
+	 * replaced entries registered until then, and unregisters them here).
 	 * swap registers `add` and unregisters `del` as one step that cannot
 	 * fail; the channel picks the order its consumer needs (libgcc: add
 	 * first, so every published pc stays findable). */
