@@ -70,7 +70,7 @@ enum { DEFER_MAX = 64 };
 /* One arena's registration: the entry, then its table. */
 struct lu_reg {
 	struct lu_reg *older, *newer; /* in the queue of replaced entries */
-	bool registered, queued;
+	bool queued;                  /* replaced, still registered */
 	lu_dyn_info di;
 	lu_entry table[];
 };
@@ -194,7 +194,7 @@ static int lu_prepare(struct ju_ctx *ctx, arena *a)
 		return JU_FAIL(JU_ENOMEM, "out of memory for a libunwind table of %zu entries", n);
 	each_fde(a, r->table);
 	r->older = r->newer = NULL;
-	r->registered = r->queued = false;
+	r->queued = false;
 	r->di = (lu_dyn_info){
 		.start_ip = a->lo,
 		.end_ip = a->hi,
@@ -210,29 +210,33 @@ static int lu_prepare(struct ju_ctx *ctx, arena *a)
 	return 0;
 }
 
-static void unqueue(struct lu_state *s, struct lu_reg *r)
+static void enqueue(struct lu_state *s, struct lu_reg *r)
 {
-	if (!r->queued)
-		return;
+	r->older = s->newest;
+	*(s->newest ? &s->newest->newer : &s->oldest) = r;
+	s->newest = r;
+	r->queued = true;
+	s->n_queued++;
+}
+
+/* Unregister a replaced entry that was left waiting. */
+static void cancel_queued(struct lu_state *s, struct lu_reg *r)
+{
 	*(r->older ? &r->older->newer : &s->oldest) = r->newer;
 	*(r->newer ? &r->newer->older : &s->newest) = r->older;
 	r->older = r->newer = NULL;
 	r->queued = false;
 	s->n_queued--;
+	s->dyn_cancel(&r->di);
 }
 
-static void cancel(struct lu_state *s, struct lu_reg *r)
-{
-	unqueue(s, r);
-	if (r->registered)
-		s->dyn_cancel(&r->di);
-	r->registered = false;
-}
-
+/* A state reaches discard never registered, cancelled, or still waiting:
+ * live arenas are retired (and so unregistered or queued) before they are
+ * freed. */
 static void lu_discard(struct ju_ctx *ctx, arena *a)
 {
-	if (a->lu)
-		cancel(ctx->lu, a->lu);
+	if (a->lu && a->lu->queued)
+		cancel_queued(ctx->lu, a->lu);
 	free(a->lu);
 	a->lu = NULL;
 }
@@ -252,10 +256,8 @@ static void lu_swap(struct ju_ctx *ctx, arena *const *add, size_t n_add, arena *
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	/* New first, at the head, so lookups that start from now on find them
 	 * before anything they replace. */
-	for (size_t k = 0; k < n_add; k++) {
+	for (size_t k = 0; k < n_add; k++)
 		s->dyn_register(&add[k]->lu->di);
-		add[k]->lu->registered = true;
-	}
 	bool gone = n_add == 0; /* a blob left with its arena, or dead ones were dropped */
 	for (size_t i = 0; i < n_del; i++) {
 		struct lu_reg *r = del[i]->lu;
@@ -263,12 +265,7 @@ static void lu_swap(struct ju_ctx *ctx, arena *const *add, size_t n_add, arena *
 			continue;
 		gone |= del[i]->n_dead > 0;
 		if (n_add) {
-			/* Replaced: wait behind the replacement (see the top). */
-			r->older = s->newest;
-			*(s->newest ? &s->newest->newer : &s->oldest) = r;
-			s->newest = r;
-			r->queued = true;
-			s->n_queued++;
+			enqueue(s, r); /* wait behind the replacement (see the top) */
 			continue;
 		}
 		/* Gone with no replacement: a waiting entry behind it may say
@@ -283,12 +280,12 @@ static void lu_swap(struct ju_ctx *ctx, arena *const *add, size_t n_add, arena *
 				continue;
 			lo = q->di.start_ip < lo ? q->di.start_ip : lo;
 			hi = q->di.end_ip > hi ? q->di.end_ip : hi;
-			cancel(s, q);
+			cancel_queued(s, q);
 		}
-		cancel(s, r); /* lu_discard frees it after the grace period */
+		s->dyn_cancel(&r->di); /* lu_discard frees it after the grace period */
 	}
 	while (s->n_queued > DEFER_MAX)
-		cancel(s, s->oldest);
+		cancel_queued(s, s->oldest);
 	if (gone)
 		flush(s);
 }
