@@ -157,34 +157,43 @@ static int core_read(js_mem *m, uint64_t addr, void *buf, size_t len)
 	return 0;
 }
 
+/* One process_vm_readv of up to MAX_IOV pages' worth of [addr, addr + len)
+ * into out, one iovec per page: the syscall transfers whole elements only,
+ * so what it returns is the readable prefix.  *asked is what was asked. */
+static ssize_t readv_pages(js_mem *m, uint64_t addr, uint8_t *out, size_t len, size_t *asked)
+{
+	struct iovec local[MAX_IOV], remote[MAX_IOV];
+	size_t n = 0, total = 0;
+	while (n < MAX_IOV && total < len) {
+		size_t chunk = PAGE - (addr % PAGE);
+		if (chunk > len - total)
+			chunk = len - total;
+		local[n] = (struct iovec){ out + total, chunk };
+		remote[n] = (struct iovec){ (void *)(uintptr_t)addr, chunk };
+		n++;
+		total += chunk;
+		addr += chunk;
+	}
+	m->syscalls++;
+	*asked = total;
+	return process_vm_readv(m->pid, local, n, remote, n, 0);
+}
+
 static int live_read(js_mem *m, uint64_t addr, void *buf, size_t len)
 {
 	uint8_t *out = buf;
 	while (len) {
-		struct iovec local[MAX_IOV], remote[MAX_IOV];
-		size_t n = 0, total = 0;
-		uint64_t a = addr;
-		while (n < MAX_IOV && total < len) {
-			size_t chunk = PAGE - (a % PAGE);
-			if (chunk > len - total)
-				chunk = len - total;
-			local[n] = (struct iovec){ out + total, chunk };
-			remote[n] = (struct iovec){ (void *)(uintptr_t)a, chunk };
-			n++;
-			total += chunk;
-			a += chunk;
-		}
-		m->syscalls++;
-		ssize_t got = process_vm_readv(m->pid, local, n, remote, n, 0);
+		size_t asked;
+		ssize_t got = readv_pages(m, addr, out, len, &asked);
 		if (got < 0)
 			return -1;
-		if ((size_t)got != total) {
+		if ((size_t)got != asked) {
 			errno = EFAULT;
 			return -1;
 		}
-		out += total;
-		addr += total;
-		len -= total;
+		out += asked;
+		addr += asked;
+		len -= asked;
 	}
 	return 0;
 }
@@ -229,28 +238,14 @@ size_t js_mem_snapshot(js_mem *m, uint64_t addr, size_t len)
 		m->snap = p;
 		m->snap_cap = len;
 	}
-	/* One iovec per page: the syscall transfers whole elements only, so
-	 * the result is the mapped prefix. */
+	/* the mapped prefix */
 	size_t done = 0;
 	while (done < len) {
-		struct iovec local[MAX_IOV], remote[MAX_IOV];
-		size_t n = 0, total = 0;
-		uint64_t a = addr + done;
-		while (n < MAX_IOV && done + total < len) {
-			size_t chunk = PAGE - (a % PAGE);
-			if (chunk > len - done - total)
-				chunk = len - done - total;
-			local[n] = (struct iovec){ m->snap + done + total, chunk };
-			remote[n] = (struct iovec){ (void *)(uintptr_t)a, chunk };
-			n++;
-			total += chunk;
-			a += chunk;
-		}
-		m->syscalls++;
-		ssize_t got = process_vm_readv(m->pid, local, n, remote, n, 0);
+		size_t asked;
+		ssize_t got = readv_pages(m, addr + done, m->snap + done, len - done, &asked);
 		if (got > 0)
 			done += (size_t)got;
-		if (got < 0 || (size_t)got != total)
+		if (got < 0 || (size_t)got != asked)
 			break;
 	}
 	m->snap_lo = addr;
