@@ -241,7 +241,7 @@ static uint32_t mapping_of(js_profile *p, js_session *s, const js_sym *y, uint64
 		return 0;
 	}
 	pr_mapping pm = { pc - y->module_off, pc + 1, file, y->jit != NULL };
-	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
+	Dwfl_Module *mod = js_module_at(s, pc);
 	Dwarf_Addr lo, hi;
 	if (mod && dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL))
 		pm.start = lo, pm.limit = hi;

@@ -6,6 +6,7 @@
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,11 +163,36 @@ void js_stack_free(js_stack *st)
 	st->n = st->cap = 0;
 }
 
+Dwfl_Module *js_module_at(js_session *s, uint64_t pc)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
+	Dwarf_Addr lo, hi, bias;
+	if (!mod || !dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL) || pc < lo || pc >= hi)
+		return NULL;
+	/* A module read from maps spans its file's mappings and the
+	 * anonymous ones right after them (its bss): JIT code mapped there
+	 * is not the module's.  Its loadable segments say what is. */
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	size_t nph;
+	if (!elf || elf_getphdrnum(elf, &nph) || nph == 0)
+		return mod; /* unreadable, or a JIT image (ET_REL): its bounds are all there is */
+	bool any_load = false;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		any_load = true;
+		if (pc - bias >= ph.p_vaddr && pc - bias - ph.p_vaddr < ph.p_memsz)
+			return mod;
+	}
+	return any_load ? NULL : mod;
+}
+
 /* Does libdwfl find CFI for this pc (the test its unwinder makes before
  * falling back to the frame pointer)? */
 static bool has_cfi(js_session *s, uint64_t pc)
 {
-	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
+	Dwfl_Module *mod = js_module_at(s, pc);
 	if (!mod)
 		return false;
 	Dwarf_Addr bias;
@@ -302,7 +328,7 @@ static void symbolize(js_session *s, const js_frame *f, js_sym *o)
 {
 	memset(o, 0, sizeof *o);
 	uint64_t pc = js_lookup_pc(f);
-	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
+	Dwfl_Module *mod = js_module_at(s, pc);
 	if (!mod) {
 		o->jit = js_jit_image_at(&s->jit, pc); /* a rejected image's code */
 		if (o->jit) {

@@ -57,6 +57,12 @@ static inline uint64_t js_lookup_pc(const js_frame *f)
 	return f->activation ? f->pc : f->pc - 1;
 }
 
+/* The module that holds pc, or NULL.  dwfl_addrmodule alone may answer
+ * with a module for a pc outside it (its end, or JIT code mapped past
+ * libasan's bss, elfutils 0.188); this checks the module's bounds and,
+ * when its ELF has them, its loadable segments. */
+Dwfl_Module *js_module_at(js_session *s, uint64_t pc);
+
 /* ---- names ------------------------------------------------------------------ */
 
 typedef struct js_sym {

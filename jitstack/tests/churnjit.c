@@ -4,9 +4,15 @@
  * a C loop) for about 50 ms, and unpublishes it.  A profiler that kept
  * stale names or images would attribute later generations to gen:0.
  * Runs for SECS seconds (default 3); prints "ready PID" at the start.
+ *
+ * `churnjit edge FILE` maps FILE's first page and, right after it, a page
+ * of code that loops on its first byte, unpublished: the pc is where FILE's
+ * mapping ends, in no module, though libdwfl's dwfl_addrmodule answers with
+ * the module that ends there.
  */
 #include "jitunwind.h"
 
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,8 +50,28 @@ static size_t emit(uint8_t *p)
 	return sizeof b;
 }
 
+static int edge(const char *file)
+{
+	uint8_t *at = mmap(NULL, 2 * 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int fd = open(file, O_RDONLY);
+	if (at == MAP_FAILED || fd < 0 || mmap(at, 4096, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0) == MAP_FAILED)
+		return 2;
+	close(fd);
+	uint8_t *code = mmap(at + 4096, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	if (code == MAP_FAILED)
+		return 2;
+	code[0] = 0xeb, code[1] = 0xfe; /* jmp . */
+	printf("ready %d %p\n", (int)getpid(), (void *)code);
+	fflush(stdout);
+	((void (*)(void))(void *)code)();
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 2 && !strcmp(argv[1], "edge"))
+		return edge(argv[2]);
 	double secs = argc > 1 ? atof(argv[1]) : 3;
 	uint8_t *code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ju_ctx *ctx;
