@@ -43,7 +43,7 @@ LIB_A        := $(BUILD)/libjitunwind.a
 LIB_INTERNAL := $(BUILD)/libjitunwind-internal.a
 PC           := $(BUILD)/jitunwind.pc
 
-.PHONY: all lib deps test-deps check demo install uninstall clean bench fuzz format
+.PHONY: all lib deps test-deps fresh-deps check check-run check-fresh demo install uninstall clean bench fuzz format
 
 all: lib
 lib: $(LIB_SO) $(LIB_A) $(LIB_INTERNAL) $(PC)
@@ -82,6 +82,8 @@ deps:
 	@scripts/install-deps.sh build
 test-deps:
 	@scripts/install-deps.sh build test
+fresh-deps:
+	@scripts/install-deps.sh fresh
 
 # ---- install ----------------------------------------------------------------
 install: lib
@@ -101,18 +103,58 @@ uninstall:
 # Each part's fragment may add its test target to CHECK_PARTS.
 CHECK_PARTS := tinyjit-check
 include tests/tests.mk
+include tests/tools/tools.mk
 include examples/examples.mk
 include tinyjit/tinyjit.mk
 include bench/bench.mk
 -include jitstack/jitstack.mk
 -include tests/matrix/matrix.mk
 
-# The library's tests, then each part's own suite; every one runs even if an
-# earlier one failed, and check fails if any did.
-check: test-deps lib tests
+# make check: the library's tests, then each part's own suite; every one runs
+# even if an earlier one failed, and check fails if any did.  The whole run
+# is watched twice over:
+#  - under the reaper, so a process the suite leaves running fails it
+#    (each runner also puts every single test under one);
+#  - under opentrace, which lists every file the build and the tests open;
+#    scripts/check-deps.py then fails if one belongs to a package that
+#    install-deps.sh does not install (so a fresh machine would lack it),
+#    and shows that it would catch a package dropped from the list.
+#    The list of this run joins those of earlier runs in the same build
+#    directory, so an incremental check still covers the build; after
+#    removing a dependency, check from a clean tree.  DEPCHECK=0 skips it.
+DEPCHECK ?= 1
+DEPS_DIR  := $(BUILD)/deps
+CHECK_RUN := $(REAPER) -n "make check" -- $(MAKE) --no-print-directory check-run
+export JU_REAPER := $(abspath $(REAPER))
+
+check: test-deps test-tools
+ifeq ($(DEPCHECK),1)
+	@mkdir -p $(DEPS_DIR); rm -f $(DEPS_DIR)/run.txt; rc=0; \
+	$(OPENTRACE) -o $(DEPS_DIR)/run.txt -- $(CHECK_RUN) || rc=1; \
+	grep -q '^#' $(DEPS_DIR)/run.txt || { cat $(DEPS_DIR)/run.txt $(DEPS_DIR)/all.txt 2>/dev/null | \
+		grep -v -e '^/tmp/' -e '^$(CURDIR)/' | sort -u > $(DEPS_DIR)/all.tmp && \
+		mv $(DEPS_DIR)/all.tmp $(DEPS_DIR)/all.txt; }; \
+	traces="$(DEPS_DIR)/run.txt"; [ -f $(DEPS_DIR)/all.txt ] && traces="$$traces $(DEPS_DIR)/all.txt"; \
+	python3 scripts/check-deps.py $$traces; \
+	r=$$?; [ $$r -eq 0 ] || [ $$r -eq 77 ] || rc=1; \
+	python3 scripts/check-deps.py --drop libclang-rt-19-dev --expect-missing libclang-rt-19-dev \
+		$$traces; \
+	r=$$?; [ $$r -eq 0 ] || [ $$r -eq 77 ] || rc=1; \
+	exit $$rc
+else
+	@$(CHECK_RUN)
+endif
+
+check-run: lib tests
 	@rc=0; tests/run.sh $(BUILD) || rc=1; \
 	for t in $(CHECK_PARTS); do $(MAKE) --no-print-directory $$t || rc=1; done; \
 	exit $$rc
+
+# The README's quick start on a fresh Debian 12 root (debootstrap, chroot):
+# slow (about N minutes), so not part of check; run it before landing a
+# change to dependencies or install steps.  scripts/check-fresh.sh.
+check-fresh: fresh-deps test-tools
+	@sh scripts/check-fresh.sh
 
 demo: test-deps lib examples
 	@examples/demo.sh $(BUILD)

@@ -14,12 +14,12 @@ $(BENCH_DIR)/bench-libunwind: bench/bench-libunwind.c $(LIB_A)
 
 .PHONY: bench bench-full bench-build
 bench-build: $(BENCH_DIR)/bench-publish $(BENCH_DIR)/bench-libunwind
-bench: deps lib bench-build
+bench: test-deps lib bench-build
 	JITDUMPDIR=$(BENCH_DIR) $(BENCH_DIR)/bench-publish publish --max 100000
 	JITDUMPDIR=$(BENCH_DIR) $(BENCH_DIR)/bench-publish backtrace --max 100000
 	JITDUMPDIR=$(BENCH_DIR) $(BENCH_DIR)/bench-publish memory --max 100000
 	$(BENCH_DIR)/bench-libunwind
-bench-full: deps lib bench-build
+bench-full: test-deps lib bench-build
 	JITDUMPDIR=$(BENCH_DIR) $(BENCH_DIR)/bench-publish publish
 	JITDUMPDIR=$(BENCH_DIR) $(BENCH_DIR)/bench-publish backtrace
 	JITDUMPDIR=$(BENCH_DIR) $(BENCH_DIR)/bench-publish memory

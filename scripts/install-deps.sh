@@ -2,11 +2,24 @@
 # install-deps.sh GROUP... - install the Debian packages a make target needs,
 # only those missing.  Groups:
 #   build  compilers and libraries to build everything
-#   test   the consumers the tests run for real (gdb, lldb, perf, ...)
+#   test   the consumers the tests, the demo and the benchmarks run for
+#          real (gdb, lldb, perf, valgrind, ...)
+#   fresh  what `make check-fresh` needs to build a minimal Debian root
+# install-deps.sh --list GROUP... prints the packages instead.
+#
+# Packages come with --no-install-recommends: only their Depends follow.
+# `make check` proves the lists complete: every file the build and the
+# tests open must belong to a package listed here, to one of their
+# Depends, or to a minimal Debian (scripts/check-deps.py).
 set -eu
+list=
+[ "${1:-}" = --list ] && { list=1; shift; }
 
 build="make gcc g++ binutils pkg-config libelf-dev libdw-dev libunwind-dev zlib1g-dev
        clang-19 lld-19 llvm-19 libfuzzer-19-dev libprotobuf-c-dev protobuf-c-compiler"
+# libFuzzer's and the sanitizers' runtimes for clang-19 (the fuzz targets):
+# only a Recommends of clang-19.
+build="$build libclang-rt-19-dev"
 # libunwind-14 is LLVM's libunwind (runtime only: its -dev package conflicts
 # with nongnu libunwind-dev, and we load it by file name).
 # The AArch64 tests cross-build the library and run it under qemu-user,
@@ -19,13 +32,21 @@ for g in "$@"; do
 	case $g in
 	build) want="$want $build" ;;
 	test) want="$want $test" ;;
+	fresh) want="$want debootstrap git" ;;
 	*) echo "install-deps.sh: unknown group '$g'" >&2; exit 2 ;;
 	esac
 done
-# Packages other parts of the tree ask for, one per line.
-for f in "$(dirname "$0")"/../tinyjit/PACKAGES "$(dirname "$0")"/../jitstack/PACKAGES; do
-	[ -f "$f" ] && want="$want $(grep -v '^#' "$f" | tr '\n' ' ')"
-done
+# Packages other parts of the tree ask for to build and test, one per line.
+case " $* " in *" build "* | *" test "*)
+	for f in "$(dirname "$0")"/../tinyjit/PACKAGES "$(dirname "$0")"/../jitstack/PACKAGES; do
+		[ -f "$f" ] && want="$want $(grep -v '^#' "$f" | tr '\n' ' ')"
+	done ;;
+esac
+
+if [ -n "$list" ]; then
+	printf '%s\n' $want | sort -u
+	exit 0
+fi
 
 missing=""
 for p in $want; do

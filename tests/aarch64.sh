@@ -40,7 +40,7 @@ start_a64_stub() {
 			kill -0 "$QEMU_PID" 2>/dev/null || break
 			sleep 0.05
 		done
-		kill -9 "$QEMU_PID" 2>/dev/null
+		kill_tree "$QEMU_PID"
 		wait "$QEMU_PID" 2>/dev/null
 	done
 	cat child.out

@@ -6,6 +6,7 @@
 
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/tests/kill-tree.sh"
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 TB=$BUILD/tests
@@ -13,7 +14,7 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/jitunwind-test.XXXXXX")
 cleanup() {
 	# children we started, the perf maps of processes that ran during the
 	# test and are gone (the library writes one per process), the directory
-	for p in ${CLEANUP_PIDS:-}; do kill -9 "$p" 2>/dev/null; done
+	kill_tree ${CLEANUP_PIDS:-}
 	# reap them, so that a dying child does not count as alive below
 	for p in ${CLEANUP_PIDS:-}; do wait "$p" 2>/dev/null; done
 	sh "$ROOT/scripts/reap-perf-maps.sh" "$T/.start"

@@ -9,11 +9,14 @@ export BUILD
 LOGS=$BUILD/test-logs
 rm -rf "$LOGS"; mkdir -p "$LOGS"
 pass=0; fail=0; skip=0; failed=""
+# Each test runs under the reaper: what it leaves running fails it.
+REAPER=${JU_REAPER:-$BUILD/tools/reaper}
+[ -x "$REAPER" ] || REAPER=
 
 run_one() { # name command...
 	name=$1; shift
 	log=$LOGS/$name.log
-	timeout -k 10 600 "$@" > "$log" 2>&1
+	${REAPER:+"$REAPER" -n "$name" --} timeout -k 10 600 "$@" > "$log" 2>&1
 	rc=$?
 	case $rc in
 	0) pass=$((pass + 1)); printf 'PASS  %s\n' "$name" ;;

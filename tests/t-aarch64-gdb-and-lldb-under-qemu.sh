@@ -14,7 +14,7 @@ for d in 1 3; do
 	limit 120 gdb-multiarch -nx -batch -ex "set pagination off" -ex "set sysroot $QEMU_LD_PREFIX" \
 		-ex "file $A64_CHILD" -ex "target remote localhost:$GDB_PORT" -ex continue -ex bt \
 		> gdb.out 2>&1
-	kill -9 "$QEMU_PID" 2>/dev/null
+	kill_tree "$QEMU_PID"
 	grep -q 'SIGABRT' gdb.out || { cat gdb.out child.out; fail "gdb: the child did not reach its abort"; }
 	gdb_frames < gdb.out > frames
 	check_frames child.expect < frames || { cat gdb.out; fail "gdb-multiarch bt at depth $d"; }
@@ -27,7 +27,7 @@ for d in 1 3; do
 		-o "target create --arch aarch64-unknown-linux-gnu $A64_CHILD" \
 		-o "settings set target.exec-search-paths $QEMU_LD_PREFIX/lib" \
 		-o "gdb-remote localhost:$GDB_PORT" -o continue -k bt -k kill > lldb.out 2>&1
-	kill -9 "$QEMU_PID" 2>/dev/null
+	kill_tree "$QEMU_PID"
 	# the backtrace only: lldb also prints a frame at each stop
 	sed -n '/^(lldb) bt/,$p' lldb.out | lldb_frames > frames
 	check_frames child.expect < frames || { cat lldb.out; fail "lldb bt at depth $d"; }

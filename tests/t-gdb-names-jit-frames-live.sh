@@ -8,7 +8,7 @@ need_gdb
 for d in 1 3; do
 	start_child "$TB/child" wait --depth $d
 	gdb_bt_live "$CHILD_PID"
-	kill -9 "$CHILD_PID"
+	kill_tree "$CHILD_PID"
 	check_frames child.expect < frames || { cat gdb.out; fail "gdb bt at depth $d"; }
 	want=$(jit_fp_line frames child.expect) || fail "cannot derive jit:fp's line"
 	grep -q " in jit:fp () at $want\$" gdb.out || { grep 'jit:' gdb.out; fail "jit:fp is not shown at $want"; }

@@ -6,7 +6,7 @@
 need_gdb
 JITUNWIND=none start_child "$TB/child" wait
 gdb_bt_live "$CHILD_PID"
-kill -9 "$CHILD_PID"
+kill_tree "$CHILD_PID"
 grep -q 'in c_inner ()\|c_inner ()' gdb.out || { cat gdb.out; fail "gdb did not even reach c_inner"; }
 grep -q 'jit:' gdb.out && { cat gdb.out; fail "gdb named JIT frames with nothing published"; }
 check_frames child.expect < frames > judge.out && { cat gdb.out judge.out; fail "the stack matched without publishing"; }

@@ -6,7 +6,7 @@
 need_lldb
 start_child "$TB/child" wait --depth 2
 lldb_bt_live "$CHILD_PID"
-kill -9 "$CHILD_PID"
+kill_tree "$CHILD_PID"
 check_frames child.expect < frames || { cat lldb.out; fail "lldb bt"; }
 want=$(jit_fp_line frames child.expect) || fail "cannot derive jit:fp's line"
 grep -q "\`jit:fp at $want\$" lldb.out || { grep 'jit:' lldb.out; fail "jit:fp is not shown at $want"; }

@@ -7,10 +7,11 @@ BUILD=$1
 DIR=$2
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+. "$ROOT/tests/kill-tree.sh"
 mkdir -p "$DIR" && DIR=$(cd "$DIR" && pwd) || exit 1 # the work happens elsewhere
 W=$(mktemp -d)
 touch "$W/.start"
-trap 'for p in $PIDS; do kill -9 $p 2>/dev/null; wait $p 2>/dev/null; done
+trap 'kill_tree $PIDS; for p in $PIDS; do wait $p 2>/dev/null; done
 	sh "$ROOT/scripts/reap-perf-maps.sh" "$W/.start"; rm -rf "$W"' EXIT
 PIDS=
 cd "$W" || exit 1
@@ -23,7 +24,7 @@ dump() { # OUT PROGRAM ARGS...: start it, copy its images, stop it
 	PIDS="$PIDS $pid"
 	for _ in $(seq 100); do grep -qE '^ready|waiting' "$out" && break; sleep 0.05; done
 	JITSTACK_DUMP_IMAGES="$DIR" "$BUILD/jitstack/jitstack" -p "$pid" > /dev/null 2>&1
-	kill -9 "$pid" 2>/dev/null
+	kill_tree "$pid"
 }
 
 dump c.out "$BUILD/tests/child" wait

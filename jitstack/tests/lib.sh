@@ -7,6 +7,7 @@
 #   $JTB  jitstack's test programs    $TJ   tinyjit
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+. "$ROOT/tests/kill-tree.sh"
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 JS=$BUILD/jitstack/jitstack
@@ -15,7 +16,7 @@ TB=$BUILD/tests
 TJ=$BUILD/tinyjit/tinyjit
 T=$(mktemp -d "${TMPDIR:-/tmp}/jitstack-test.XXXXXX")
 cleanup() {
-	for p in ${CLEANUP_PIDS:-}; do kill -9 "$p" 2>/dev/null; done
+	kill_tree ${CLEANUP_PIDS:-}
 	# reap them, so that a dying child does not count as alive below
 	for p in ${CLEANUP_PIDS:-}; do wait "$p" 2>/dev/null; done
 	# perf maps of processes that ran during the test and are gone

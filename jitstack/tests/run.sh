@@ -9,10 +9,13 @@ export BUILD
 LOGS=$BUILD/jitstack/test-logs
 rm -rf "$LOGS"; mkdir -p "$LOGS"
 pass=0; fail=0; skip=0; failed=""
+# Each test runs under the reaper: what it leaves running fails it.
+REAPER=${JU_REAPER:-$BUILD/tools/reaper}
+[ -x "$REAPER" ] || REAPER=
 for t in "$ROOT"/jitstack/tests/t-*.sh; do
 	name=$(basename "$t" .sh)
 	log=$LOGS/$name.log
-	timeout -k 10 600 sh "$t" > "$log" 2>&1
+	${REAPER:+"$REAPER" -n "$name" --} timeout -k 10 600 sh "$t" > "$log" 2>&1
 	rc=$?
 	case $rc in
 	0) pass=$((pass + 1)); printf 'PASS  %s\n' "$name" ;;

@@ -7,8 +7,12 @@
 : "${TJ_TEST_B:?}"
 rm -rf "$TJ_TEST_B/results"
 status=0
+# Each driver runs under the reaper (JU_REAPER, set by make): what it
+# leaves running fails it.
+REAPER=${JU_REAPER:-}
+[ -x "$REAPER" ] || REAPER=
 for d in "$@"; do
-	timeout -k 10 "${TJ_TEST_TIMEOUT:-600}" sh "$d"
+	${REAPER:+"$REAPER" -n "$(basename "$d" .sh)" --} timeout -k 10 "${TJ_TEST_TIMEOUT:-600}" sh "$d"
 	rc=$?
 	[ $rc -eq 124 ] && echo "$(basename "$d" .sh): killed after ${TJ_TEST_TIMEOUT:-600} s" >&2
 	name=$(basename "$d" .sh)
