@@ -123,6 +123,8 @@ t3=$(date +%s)
 echo "check-fresh: make check exited $rc after $((t3 - t2)) s"
 exit $rc
 EOF
+# In the background, so that a signal reaches our trap at once: the
+# reaper passes it on and ends what runs in the root.
 set +e
 # shellcheck disable=SC2016
 unshare --mount --propagation private sh -c '
@@ -135,8 +137,12 @@ unshare --mount --propagation private sh -c '
 	mount --bind "$CACHE/archives" "$R/var/cache/apt/archives" || exit 1
 	exec "$REAPER" -n check-fresh -- chroot "$R" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
 		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin sh /root/fresh-run.sh
-' check-fresh "$R" "$CACHE" "$REAPER"
+' check-fresh "$R" "$CACHE" "$REAPER" &
+UPID=$!
+trap 'kill -TERM $UPID 2>/dev/null; wait $UPID; exit 130' INT TERM HUP
+wait $UPID
 rc=$?
+trap 'exit 130' INT TERM HUP
 set -e
 kill_leftovers || rc=1
 [ $rc -eq 0 ] && say "passed: the README's quick start works on a fresh $SUITE" ||
