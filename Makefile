@@ -17,6 +17,7 @@ VERSION := 0.1.0
 SOVER   := 0
 
 SAN    ?=
+export SAN
 WERROR ?=
 ifeq ($(SAN),1)
 BUILD  ?= build-san
@@ -100,8 +101,9 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/jitunwind.pc
 
 # ---- parts ------------------------------------------------------------------
-# Each part's fragment may add its test target to CHECK_PARTS.
-CHECK_PARTS := tinyjit-check
+# Each part's fragment adds what its tests need built to CHECK_BUILD; its
+# tests are a suite of tests/run.sh.
+CHECK_BUILD :=
 include tests/tests.mk
 include tests/tools/tools.mk
 include examples/examples.mk
@@ -110,48 +112,26 @@ include bench/bench.mk
 -include jitstack/jitstack.mk
 -include tests/matrix/matrix.mk
 
-# make check: the library's tests, then each part's own suite; every one runs
-# even if an earlier one failed, and check fails if any did.  The whole run
-# is watched twice over:
-#  - under the reaper, so a process the suite leaves running fails it
-#    (each runner also puts every single test under one);
-#  - under opentrace, which lists every file the build and the tests open;
-#    scripts/check-deps.py then fails if one belongs to a package that
-#    install-deps.sh does not install (so a fresh machine would lack it),
-#    and shows that it would catch a package dropped from the list.
-#    The list of this run joins those of earlier runs in the same build
-#    directory, so an incremental check still covers the build; after
-#    removing a dependency, check from a clean tree.  DEPCHECK=0 skips it.
+# make check: every suite of tests/run.sh (the library's, tinyjit's,
+# jitstack's, the matrix); every test runs even if an earlier one failed,
+# and check fails if any did.  tests/check.sh watches the whole run: it
+# fails on a process left running and, unless DEPCHECK=0, on a file read
+# from a package that install-deps.sh does not install.
 DEPCHECK ?= 1
-DEPS_DIR  := $(BUILD)/deps
-CHECK_RUN := $(REAPER) -n "make check" -- $(MAKE) --no-print-directory check-run
 export JU_REAPER := $(abspath $(REAPER))
 
 check: test-deps test-tools
 ifeq ($(DEPCHECK),1)
-	@mkdir -p $(DEPS_DIR); rm -f $(DEPS_DIR)/run.txt; rc=0; \
-	$(OPENTRACE) -o $(DEPS_DIR)/run.txt -- $(CHECK_RUN) || rc=1; \
-	grep -q '^#' $(DEPS_DIR)/run.txt || { cat $(DEPS_DIR)/run.txt $(DEPS_DIR)/all.txt 2>/dev/null | \
-		grep -v -e '^/tmp/' -e '^$(CURDIR)/' | sort -u > $(DEPS_DIR)/all.tmp && \
-		mv $(DEPS_DIR)/all.tmp $(DEPS_DIR)/all.txt; }; \
-	traces="$(DEPS_DIR)/run.txt"; [ -f $(DEPS_DIR)/all.txt ] && traces="$$traces $(DEPS_DIR)/all.txt"; \
-	python3 scripts/check-deps.py $$traces; \
-	r=$$?; [ $$r -eq 0 ] || [ $$r -eq 77 ] || rc=1; \
-	python3 scripts/check-deps.py --drop libclang-rt-19-dev --expect-missing libclang-rt-19-dev \
-		$$traces; \
-	r=$$?; [ $$r -eq 0 ] || [ $$r -eq 77 ] || rc=1; \
-	exit $$rc
+	@sh tests/check.sh $(BUILD) $(MAKE) --no-print-directory check-run
 else
-	@$(CHECK_RUN)
+	@$(REAPER) -n "make check" -- $(MAKE) --no-print-directory check-run
 endif
 
-check-run: lib tests
-	@rc=0; tests/run.sh $(BUILD) || rc=1; \
-	for t in $(CHECK_PARTS); do $(MAKE) --no-print-directory $$t || rc=1; done; \
-	exit $$rc
+check-run: lib tests $(CHECK_BUILD)
+	@$(TJ_TEST_ENV) sh tests/run.sh -b $(BUILD)
 
 # The README's quick start on a fresh Debian 12 root (debootstrap, chroot):
-# slow (about N minutes), so not part of check; run it before landing a
+# about 4 minutes, so not part of check; run it before landing a
 # change to dependencies or install steps.  scripts/check-fresh.sh.
 check-fresh: fresh-deps test-tools
 	@sh scripts/check-fresh.sh

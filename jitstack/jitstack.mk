@@ -1,7 +1,7 @@
 # jitstack.mk - the jitstack tool; included by the top-level Makefile.
 #
 #   jitstack         $(BUILD)/jitstack/jitstack
-#   jitstack-check   its tests (nonzero exit on failure); in CHECK_PARTS
+#   jitstack-check   its tests (tests/run.sh jitstack; part of make check)
 #   fuzz-jitstack    libFuzzer on the descriptor and image reader (JS_FUZZ_TIME s)
 #   bench-jitstack   the benchmarks of jitstack/BENCH.md
 
@@ -38,8 +38,6 @@ $(JS_BIN): $(JS_OBJS)
 
 .PHONY: jitstack jitstack-check fuzz-jitstack bench-jitstack
 jitstack: $(JS_BIN)
-
-CHECK_PARTS += jitstack-check
 
 include $(JS)/tests/tests.mk
 

@@ -1,7 +1,7 @@
 # tests.mk - jitstack's tests (included by ../jitstack.mk).
 #
 #   jitstack-check   build the tool and its test programs, run every driver
-#                    (jitstack/tests/t-*.sh); last line "jitstack: N passed, ..."
+#                    (tests/run.sh jitstack); last line "jitstack: N passed, ..."
 #   fuzz-jitstack    libFuzzer on the descriptor and image reader for
 #                    JS_FUZZ_TIME seconds (default 300), seeded with real images
 
@@ -47,8 +47,10 @@ $(JS_TB)/fuzz_reader: $(JS_FUZZ_SRCS) $(JS_HDRS)
 	$(CLANG) -std=gnu11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=undefined -I$(JS) -Isrc -o $@ $(JS_FUZZ_SRCS) -ldw -lelf
 
-jitstack-check: $(JS_BIN) $(JS_TEST_PROGS) $(JS_TB)/fuzz_reader $(TEST_DIR)/child $(A64_DIR)/child $(TJ_BIN)
-	@sh $(JS)/tests/run.sh $(BUILD)
+JS_CHECK_BUILD := $(JS_BIN) $(JS_TEST_PROGS) $(JS_TB)/fuzz_reader $(TEST_DIR)/child $(A64_DIR)/child $(TJ_BIN)
+CHECK_BUILD += $(JS_CHECK_BUILD)
+jitstack-check: $(JS_CHECK_BUILD)
+	@sh tests/run.sh -b $(BUILD) jitstack
 
 fuzz-jitstack: $(JS_BIN) $(JS_TB)/fuzz_reader $(JS_TEST_PROGS) $(TEST_DIR)/child $(A64_DIR)/child $(TJ_BIN)
 	sh $(JS)/tests/fuzz-corpus.sh $(BUILD) $(JS_TB)/fuzz-corpus

@@ -62,18 +62,14 @@ matrix: test-deps matrix-tools
 matrix-quick: matrix-tools
 	@$(MX_RUN) --form quick $(MATRIX_ARGS)
 
-ifeq ($(SAN),1)
-# Under the sanitizers the workloads are other programs (ASan's runtime turns
-# core dumps off, valgrind cannot run them): the matrix judges unwinders on
-# the normal build.
-matrix-check:
-	@echo "matrix-check: skipped under SAN=1 (run make matrix-check)"
-else
-matrix-check: matrix-tools
-	@$(MX_RUN) --form check --selftest $(MATRIX_ARGS)
+# The form `make check` runs: tests/run.sh matrix (tests/matrix/check.sh,
+# which skips under SAN=1).
+ifneq ($(SAN),1)
+CHECK_BUILD += matrix-tools
 endif
+matrix-check: $(if $(filter 1,$(SAN)),,matrix-tools)
+	@sh tests/run.sh -b $(BUILD) matrix
 
 matrix-bench: test-deps matrix-tools
 	$(MX_RUN) --bench $(MX)/BENCH.md $(MATRIX_ARGS)
 
-CHECK_PARTS += matrix-check

@@ -1,12 +1,19 @@
 # lib.sh - shared helpers for tinyjit's test drivers (sourced, POSIX sh).
 #
 # A driver sources this, runs its checks with `check NAME CONDITION...` or
-# `expect_eq NAME WANT GOT`, and ends with `finish`.  Environment (set by
-# tinyjit/tests/tests.mk): TJ the tinyjit binary, TJ_TEST_B the tests'
-# build directory.  A driver that cannot run at all exits 77 with a reason.
+# `expect_eq NAME WANT GOT`, and ends with `finish`: it exits 0 when every
+# check passed, 1 otherwise, and 77 when it cannot run at all (saying why).
+# Environment (TJ_TEST_ENV of tinyjit/tests/tests.mk, which tests/run.sh
+# is given by make): TJ the tinyjit binary, TJ_TEST_B the tests' build
+# directory, the stencil tools.  A driver run alone (tests/run.sh NAME, or
+# sh tinyjit/tests/run-NAME.sh from the top) asks make for them.
 
-: "${TJ:?TJ must name the tinyjit binary}"
-: "${TJ_TEST_B:?TJ_TEST_B must name the test build directory}"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT" || exit 2
+if [ -z "${TJ_TEST_B:-}" ]; then
+	env=$(make -s --no-print-directory -C "$ROOT" BUILD="${BUILD:-build}" tinyjit-test-env) || exit 2
+	eval "$env"
+fi
 EX=tinyjit/examples
 PROGS=tinyjit/tests/progs
 tj_pass=0 tj_fail=0 tj_skip=0
@@ -47,8 +54,6 @@ MODES="--jit=off
 --jit=on --frames=nofp --cfi=exact"
 
 finish() {
-	mkdir -p "$TJ_TEST_B/results"
-	echo "$tj_pass $tj_fail $tj_skip" >"$TJ_TEST_B/results/$tj_driver"
 	echo "$tj_driver: $tj_pass passed, $tj_fail failed, $tj_skip skipped"
 	[ "$tj_fail" -eq 0 ]
 }

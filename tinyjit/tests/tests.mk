@@ -1,7 +1,9 @@
 # tests.mk - tinyjit's tests (included by ../tinyjit.mk).
 #
-#   tinyjit-check   every driver in TJ_DRIVERS; the closing line reads
-#                   "tinyjit: N passed, N failed, N skipped"
+#   tinyjit-check   tests/run.sh tinyjit: every driver (tinyjit/tests/run-*.sh);
+#                   the closing line reads "tinyjit: N passed, N failed, N skipped"
+#   tinyjit-test-env  the drivers' environment, as shell assignments (a driver
+#                   run alone reads it from here)
 #   fuzz-tinyjit    libFuzzer on the loader for TJ_FUZZ_TIME seconds, then a
 #                   long differential run (TJ_FUZZ_SEEDS programs)
 
@@ -11,9 +13,6 @@ TJ_FUZZ_SEEDS ?= 100000
 TJ_SAN_CC ?= $(TJ_CLANG)
 TJ_SAN_CXX ?= clang++-19
 TJ_SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-
-TJ_DRIVERS := $(addprefix $(TJ)/tests/,run-unit.sh run-generator.sh run-validator.sh \
-	run-examples.sh run-errors.sh run-difftest.sh run-probe.sh run-gdb.sh run-fuzz-smoke.sh run-san.sh)
 
 # the engine without the command line and without publishing
 TJ_ENGINE_OBJS := $(filter-out $(TJ_B)/obj/runtime/publish-%.o,$(TJ_CORE_OBJS))
@@ -72,8 +71,14 @@ TJ_TEST_BINS := $(TJ_BIN) $(TJ_TEST_B)/patch_test $(TJ_TEST_B)/reference $(TJ_TE
 	$(TJ_SAN_B)/tinyjit $(TJ_SAN_B)/difftest
 TJ_TEST_ENV = $(TJ_STENCIL_ENV) TJ=$(TJ_BIN) TJ_TEST_B=$(TJ_TEST_B)
 
+CHECK_BUILD += $(TJ_TEST_BINS)
+
 tinyjit-check: $(TJ_TEST_BINS)
-	$(TJ_TEST_ENV) sh $(TJ)/tests/run.sh $(TJ_DRIVERS)
+	@$(TJ_TEST_ENV) sh tests/run.sh -b $(BUILD) tinyjit
+
+.PHONY: tinyjit-test-env
+tinyjit-test-env:
+	@for v in $(TJ_TEST_ENV); do printf "export %s='%s'\n" "$${v%%=*}" "$${v#*=}"; done
 
 fuzz-tinyjit: $(TJ_TEST_B)/fuzz_parse $(TJ_TEST_B)/difftest
 	@mkdir -p $(TJ_TEST_B)/fuzz-long
