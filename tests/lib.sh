@@ -38,6 +38,8 @@ limit() { t=$1; shift; timeout -k 5 "$t" "$@"; }
 # Start the child in the background with an action that waits; sets
 # CHILD_PID once it printed "ready".  Usage: start_child BINARY ARGS...
 start_child() {
+	# a "ready" left by the previous child must not count for this one
+	rm -f child.out
 	"$@" > child.out 2>&1 &
 	CHILD_PID=$!
 	CLEANUP_PIDS="${CLEANUP_PIDS:-} $CHILD_PID"

@@ -45,6 +45,8 @@ need_file "$JS" "make jitstack"
 # waits; sets CHILD_PID.  Usage: start_child OUT PROGRAM ARGS...
 start_child() {
 	out=$1; shift
+	# a "ready" left in OUT by the previous child must not count for this one
+	rm -f "$out"
 	"$@" > "$out" 2>&1 &
 	CHILD_PID=$!
 	CLEANUP_PIDS="${CLEANUP_PIDS:-} $CHILD_PID"

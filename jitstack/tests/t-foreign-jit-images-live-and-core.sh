@@ -26,7 +26,7 @@ for obj in jitobj.o jitobj-df.o; do
 	check_frames child.expect --by-address < frames || fail "[$obj] live frames by address"
 	want_lines js.json || { cat js.json; fail "[$obj] JIT source lines or CFI missing"; }
 	grep -q '"extension": false' js.json || fail "[$obj] the descriptor should be a plain one"
-	kill -9 "$CHILD_PID"
+	kill_tree "$CHILD_PID"
 
 	make_core "$JTB/foreignjit" abort "$JTB/$obj"
 	limit 60 "$JS" --core "$CORE" --json > js.json || fail "[$obj] jitstack --core exited $?"

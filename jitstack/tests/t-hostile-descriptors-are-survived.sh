@@ -23,7 +23,9 @@ absurd|n_entries says
 churn|
 torn|'
 
-echo "$cases" | while IFS='|' read -r mode warning; do
+# (a here-document, not a pipe: the loop must run in this shell, so that
+# the children it starts are the ones the clean-up ends when a check fails)
+while IFS='|' read -r mode warning; do
 	start_child h.out "$JTB/hostile" "$mode" wait
 	start=$(date +%s%N)
 	limit 30 "$JS" -p "$CHILD_PID" --json > js.json 2> js.err
@@ -38,8 +40,10 @@ echo "$cases" | while IFS='|' read -r mode warning; do
 		grep -q "$warning" js.json || { cat js.json; fail "[$mode] no warning '$warning'"; }
 	fi
 	note "[$mode] ${ms} ms: $(python3 -c "import json; print('; '.join(json.load(open('js.json'))['warnings'])[:150] or 'no warning')")"
-	kill -9 "$CHILD_PID"
-done || exit 1
+	kill_tree "$CHILD_PID"
+done <<EOF
+$cases
+EOF
 
 # the newer of two registrations of the same code names it, both ways round
 for order in "" reverse; do
@@ -47,7 +51,7 @@ for order in "" reverse; do
 	limit 30 "$JS" -p "$CHILD_PID" --json > js.json 2> js.err || fail "[twice $order] exit $?"
 	json_frames js.json | grep -q ' jit:blob$' || { cat js.json; fail "[twice $order] jit:blob is not named"; }
 	! grep -q '"function": "jit:olde"' js.json || fail "[twice $order] the older registration named the frame"
-	kill -9 "$CHILD_PID"
+	kill_tree "$CHILD_PID"
 done
 note "[twice] the newer registration names the code"
 

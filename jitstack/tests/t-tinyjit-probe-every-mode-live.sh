@@ -25,6 +25,6 @@ for mode in "fp region" "fp exact" "nofp exact" "nofp region"; do
 		[ "$(tail -1 chain)" = reaches-main ] || fail "[$mode] the stack stops before main"
 		note "[$mode] $got"
 	fi
-	kill -9 "$CHILD_PID"
+	kill_tree "$CHILD_PID"
 done
 pass "tinyjit probe, depth $depth: every VM frame named at its line in all modes"

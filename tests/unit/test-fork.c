@@ -20,6 +20,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -257,7 +258,7 @@ static void raw_clone_child_catches_up_with_ju_after_fork(void)
 	unlink(pdump);
 }
 
-static volatile int stop;
+static atomic_int stop;
 
 static void *churn(void *arg)
 {

@@ -157,7 +157,7 @@ static void graveyard_frees_after_grace_or_budget(void)
  * main thread churns. */
 static void thread_reader_never_sees_a_torn_list(void)
 {
-	static volatile int stop;
+	static atomic_int stop;
 	reader r = { .pid = getpid(), .desc = (uintptr_t)&__jit_debug_descriptor };
 	void *args[2] = { &r, (void *)&stop };
 	pthread_t t;
@@ -191,7 +191,7 @@ static void process_reader_never_sees_a_torn_list(void)
 		_exit(unit_failures > before ? 1 : changes >= 100 ? 0 : 2);
 	}
 	reader r = { .pid = pid, .desc = (uintptr_t)&__jit_debug_descriptor };
-	static volatile int stop;
+	static atomic_int stop;
 	stop = 0;
 	reader_loop(&r, &stop); /* until the child is gone */
 	int status;

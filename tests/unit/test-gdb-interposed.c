@@ -31,10 +31,10 @@ static struct stop {
 	bool seq_odd;
 	size_t list_len;
 } stops[MAX_STOPS];
-static volatile size_t n_stops;
-static volatile int record = 1;
-static volatile uint64_t slow_ns;
-static volatile unsigned long even_stops, total_stops;
+static _Atomic size_t n_stops;
+static atomic_int record = 1;
+static _Atomic uint64_t slow_ns;
+static atomic_ulong even_stops, total_stops;
 
 static bool on_list(uint64_t e, size_t *len)
 {
@@ -119,7 +119,7 @@ static void readers_never_see_a_torn_list_under_a_slow_debugger(void)
 {
 	record = 0;
 	slow_ns = 20000; /* 20 us per stop */
-	static volatile int stop;
+	static atomic_int stop;
 	reader r = { .pid = getpid(), .desc = (uintptr_t)D };
 	void *args[2] = { &r, (void *)&stop };
 	pthread_t t;

@@ -23,6 +23,7 @@
 #include <libelf.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -282,7 +283,7 @@ static TG_UNUSED int read_once(reader *r, snap_entry *ents)
 }
 
 /* Read until *stop or the target is gone. */
-static TG_UNUSED void reader_loop(reader *r, const volatile int *stop)
+static TG_UNUSED void reader_loop(reader *r, atomic_int *stop)
 {
 	snap_entry *ents = malloc(MAX_ENTRIES * sizeof *ents);
 	if (!ents) {

@@ -122,7 +122,7 @@ static void *writer_thread(void *arg)
 
 static void two_copies_publishing_at_once_keep_the_list_whole(void)
 {
-	static volatile int stop;
+	static atomic_int stop;
 	reader r = { .pid = getpid(), .desc = (uintptr_t)&__jit_debug_descriptor };
 	void *args[2] = { &r, (void *)&stop };
 	writer wa = { &copy_a, 0, N_SLOTS / 2, 1, 1.0, 0, 0 };
