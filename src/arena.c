@@ -19,6 +19,7 @@
  *     they reach a quarter of it, or at once when it has few live blobs.
  *   - A swapped-out arena is freed GRACE_NS later (see sweep()).
  */
+#include "formats/clock.h"
 #include "image.h"
 
 #include <stdlib.h>
@@ -408,13 +409,6 @@ static void swap_channels(struct ju_ctx *ctx, arena *const *add, size_t n_add, a
 static size_t owned_bytes(const arena *a)
 {
 	return a->image ? a->image_size : 0;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
 static void bury(struct ju_ctx *ctx, arena *a, uint64_t now)

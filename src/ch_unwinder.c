@@ -61,7 +61,7 @@ static uint8_t probe_code[64] __attribute__((aligned(16)));
 static size_t probe_section(const ju_arch *arch, uint8_t *out, size_t cap, const uint32_t (*ranges)[2],
 			    size_t n)
 {
-	ju_buf b;
+	byte_buf b;
 	buf_init(&b, out, cap);
 	size_t cie = cfi_write_cie(arch, &b, CFI_ENC_ABS8);
 	const ju_frame leaf = { .kind = JU_FRAME_LEAF };

@@ -121,7 +121,7 @@ static int check_blob(const struct ju_ctx *ctx, const ju_blob *b, size_t i)
 /* ---- staging --------------------------------------------------------------- */
 
 typedef struct staged {
-	ju_buf buf;        /* CIE, then each blob's FDEs, line unit and name */
+	byte_buf buf;        /* CIE, then each blob's FDEs, line unit and name */
 	blob_rec *recs;    /* sorted by start */
 	size_t *order;     /* recs[k] came from blobs[order[k]] */
 } staged;
@@ -166,7 +166,7 @@ static int sort_order(const ju_blob *blobs, size_t n, size_t *order)
 static int stage(struct ju_ctx *ctx, const ju_blob *blobs, size_t n, staged *s)
 {
 	memset(s, 0, sizeof *s);
-	buf_init_grow(&s->buf);
+	buf_init_grow(&s->buf, BUF_UNBOUNDED);
 	s->recs = ju__malloc(n * sizeof *s->recs);
 	s->order = ju__malloc(n * sizeof *s->order);
 	if (!s->recs || !s->order || sort_order(blobs, n, s->order))

@@ -22,7 +22,7 @@
 #define JU_INTERNAL_H
 
 #include "arch.h"
-#include "buf.h"
+#include "formats/bytes.h"
 #include "jitunwind.h"
 
 #include <pthread.h>

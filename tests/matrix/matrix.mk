@@ -14,10 +14,10 @@
 
 MX_B := $(BUILD)/matrix
 MX := tests/matrix
-MX_CFLAGS = $(ALL_CFLAGS) -Isrc -I$(MX)
+MX_CFLAGS = $(ALL_CFLAGS) -I. -I$(MX)
 MX_DWFL_LIBS := -ldw -lelf
 MX_UNW_LIBS := -lunwind-ptrace -lunwind-generic -lelf
-MX_HDRS := $(MX)/remote.h $(MX)/jitimages.h src/formats/gdbjit.h
+MX_HDRS := $(MX)/remote.h $(MX)/jitimages.h $(FMT_HDRS)
 
 MX_TOOLS := $(MX_B)/mx-dwfl $(MX_B)/mx-unw-ptrace $(MX_B)/mx-fpwalk \
 	$(MX_B)/mx-step-dwfl $(MX_B)/mx-step-unw-ptrace
