@@ -18,7 +18,8 @@ JS_PROTO_H := $(JS_B)/profile.pb-c.h
 
 JS_SRCS := $(sort $(wildcard $(JS)/*.c))
 JS_TOOL_SRCS := $(filter-out $(JS)/fuzz_reader.c,$(JS_SRCS))
-JS_OBJS := $(JS_TOOL_SRCS:$(JS)/%.c=$(JS_B)/obj/%.o) $(JS_B)/obj/profile.pb-c.o
+JS_OBJS := $(JS_TOOL_SRCS:$(JS)/%.c=$(JS_B)/obj/%.o) $(JS_B)/obj/profile.pb-c.o \
+	$(FMT_SRCS:%.c=$(JS_B)/obj/%.o)
 JS_HDRS := $(wildcard $(JS)/*.h) $(FMT_HDRS) $(JS_PROTO_H)
 
 $(JS_PROTO_C) $(JS_PROTO_H): $(JS)/profile.proto
@@ -30,6 +31,10 @@ $(JS_B)/obj/profile.pb-c.o: $(JS_PROTO_C) $(JS_PROTO_H)
 	$(CC) -std=c11 $(CFLAGS) $(SANFLAGS) -I$(JS_B) -c -o $@ $<
 
 $(JS_B)/obj/%.o: $(JS)/%.c $(JS_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(JS_CFLAGS) -c -o $@ $<
+
+$(JS_B)/obj/formats/%.o: formats/%.c $(FMT_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(JS_CFLAGS) -c -o $@ $<
 
