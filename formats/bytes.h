@@ -171,50 +171,35 @@ static inline uint8_t rd_u8(byte_rd *r)
 	return *r->p++;
 }
 
+/* An n-byte little-endian value, n at most 8. */
+static inline uint64_t rd_le(byte_rd *r, unsigned n)
+{
+	const uint8_t *p = rd_skip(r, n);
+	uint64_t v = 0;
+	for (unsigned i = 0; p && i < n; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
 static inline uint16_t rd_u16(byte_rd *r)
 {
-	if (!rd_need(r, 2))
-		return 0;
-	uint16_t v = (uint16_t)(r->p[0] | r->p[1] << 8);
-	r->p += 2;
-	return v;
+	return (uint16_t)rd_le(r, 2);
 }
 
 static inline uint32_t rd_u32(byte_rd *r)
 {
-	if (!rd_need(r, 4))
-		return 0;
-	uint32_t v = load_u32(r->p);
-	r->p += 4;
-	return v;
+	return (uint32_t)rd_le(r, 4);
 }
 
 static inline uint64_t rd_u64(byte_rd *r)
 {
-	if (!rd_need(r, 8))
-		return 0;
-	uint64_t v = load_u64(r->p);
-	r->p += 8;
-	return v;
+	return rd_le(r, 8);
 }
 
-static inline uint64_t rd_uleb(byte_rd *r)
-{
-	uint64_t v = 0;
-	for (unsigned shift = 0; shift < 70; shift += 7) {
-		uint8_t b = rd_u8(r);
-		if (r->failed)
-			return 0;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return v;
-	}
-	r->failed = true;
-	return 0;
-}
-
-static inline int64_t rd_sleb(byte_rd *r)
+/* LEB128 (DWARF 4 section 7.6): seven bits a byte, lowest first, the high
+ * bit set on all but the last; a signed value's last byte carries its sign
+ * in bit 6. */
+static inline uint64_t rd_leb(byte_rd *r, bool is_signed)
 {
 	uint64_t v = 0;
 	for (unsigned shift = 0; shift < 70; shift += 7) {
@@ -224,13 +209,23 @@ static inline int64_t rd_sleb(byte_rd *r)
 		if (shift < 64)
 			v |= (uint64_t)(b & 0x7f) << shift;
 		if (!(b & 0x80)) {
-			if (shift + 7 < 64 && (b & 0x40))
+			if (is_signed && shift + 7 < 64 && (b & 0x40))
 				v |= ~(uint64_t)0 << (shift + 7);
-			return (int64_t)v;
+			return v;
 		}
 	}
 	r->failed = true;
 	return 0;
+}
+
+static inline uint64_t rd_uleb(byte_rd *r)
+{
+	return rd_leb(r, false);
+}
+
+static inline int64_t rd_sleb(byte_rd *r)
+{
+	return (int64_t)rd_leb(r, true);
 }
 
 /* A NUL-terminated string of at most `max` bytes before its NUL. */

@@ -50,7 +50,7 @@ size_t eh_fde_begin(byte_buf *b, size_t cie_off, uint8_t enc, uint64_t base, uin
 
 void eh_entry_end(byte_buf *b, size_t entry)
 {
-	while ((b->len - entry) & 7 && !b->failed)
+	for (size_t n = b->len - entry; n & 7; n++) /* counted: a failed b stops growing */
 		buf_u8(b, DW_CFA_nop);
 	buf_len32_end(b, entry);
 }

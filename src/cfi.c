@@ -110,31 +110,13 @@ void cfi_restore_state(byte_buf *b)
 	buf_u8(b, DW_CFA_restore_state);
 }
 
-static uint8_t enc_byte(cfi_enc enc)
-{
-	return enc == CFI_ENC_ABS8 ? DW_EH_PE_absptr : (DW_EH_PE_pcrel | DW_EH_PE_sdata4);
-}
-
 size_t cfi_write_cie(const ju_arch *a, byte_buf *b, cfi_enc enc)
 {
-	eh_cie c = { a->code_align, a->data_align, a->ra_reg, enc_byte(enc), false };
+	eh_cie c = { a->code_align, a->data_align, a->ra_reg, (uint8_t)enc, false };
 	size_t cie = eh_cie_begin(b, &c);
 	a->cie_initial(a, b);           /* initial instructions: the entry state */
 	eh_entry_end(b, cie);
 	return cie;
-}
-
-size_t cfi_fde_header_size(cfi_enc enc)
-{
-	return eh_fde_header_size(enc_byte(enc));
-}
-
-/* Open an FDE for [start, start+size); the caller writes the instructions
- * and closes it with eh_entry_end. */
-static size_t fde_begin(byte_buf *b, size_t cie_off, cfi_enc enc, uint64_t base, uint64_t start,
-			uint64_t size)
-{
-	return eh_fde_begin(b, cie_off, enc_byte(enc), base, start, size);
 }
 
 static void fp_program(const ju_arch *a, byte_buf *b, const ju_frame *f, uint64_t size)
@@ -187,7 +169,7 @@ static void cfi_ranges_program(const ju_arch *a, byte_buf *b, size_t cie_off, cf
 {
 	const ju_cfi_range *r = f->u.cfi.ranges;
 	size_t n = f->u.cfi.n;
-	size_t entry = fde_begin(b, cie_off, enc, base, start + r[0].start, r[n - 1].end - r[0].start);
+	size_t entry = eh_fde_begin(b, cie_off, enc, base, start + r[0].start, r[n - 1].end - r[0].start);
 	uint64_t at = r[0].start;          /* offset in the blob the program has reached */
 	struct insn_scan prev = { 0 };
 	char msg[160];
@@ -233,16 +215,16 @@ void cfi_write_blob_fdes(const ju_arch *a, byte_buf *b, size_t cie_off, cfi_enc 
 	size_t entry;
 	switch (f->kind) {
 	case JU_FRAME_LEAF:
-		entry = fde_begin(b, cie_off, enc, base, start, size);
+		entry = eh_fde_begin(b, cie_off, enc, base, start, size);
 		eh_entry_end(b, entry);
 		break;
 	case JU_FRAME_FP:
-		entry = fde_begin(b, cie_off, enc, base, start, size);
+		entry = eh_fde_begin(b, cie_off, enc, base, start, size);
 		fp_program(a, b, f, size);
 		eh_entry_end(b, entry);
 		break;
 	case JU_FRAME_REGION:
-		entry = fde_begin(b, cie_off, enc, base, start, size);
+		entry = eh_fde_begin(b, cie_off, enc, base, start, size);
 		region_program(a, b, f);
 		eh_entry_end(b, entry);
 		break;
@@ -431,8 +413,8 @@ void cfi_reencode_fdes(byte_buf *b, size_t cie_off, uint64_t base, const uint8_t
 		const uint8_t *fde = src + at;
 		uint64_t start = load_u64(fde + FDE_OFF_PC_BEGIN);
 		uint64_t size = load_u64(fde + FDE_ABS8_OFF_RANGE);
-		size_t hdr = cfi_fde_header_size(CFI_ENC_ABS8);
-		size_t entry = fde_begin(b, cie_off, CFI_ENC_PCREL4, base, start, size);
+		size_t hdr = eh_fde_header_size(CFI_ENC_ABS8);
+		size_t entry = eh_fde_begin(b, cie_off, CFI_ENC_PCREL4, base, start, size);
 		buf_bytes(b, fde + hdr, 4 + len - hdr);
 		eh_entry_end(b, entry);
 		at += 4 + (size_t)len;

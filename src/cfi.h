@@ -11,14 +11,13 @@
 
 #include <stdint.h>
 
-/* How an FDE stores pc_begin and pc_range. */
+/* How an FDE stores pc_begin and pc_range: the CIE's DW_EH_PE byte. */
 typedef enum {
-	/* DW_EH_PE_absptr: 8-byte address and range.  Position independent bytes
-	 * that can be copied between buffers; what libgcc searches fastest. */
-	CFI_ENC_ABS8,
-	/* DW_EH_PE_pcrel|DW_EH_PE_sdata4: for a file whose layout is fixed
-	 * (perf inject's synthesized ELF). */
-	CFI_ENC_PCREL4,
+	/* 8-byte address and range.  Position independent bytes that can be
+	 * copied between buffers; what libgcc searches fastest. */
+	CFI_ENC_ABS8 = DW_EH_PE_absptr,
+	/* For a file whose layout is fixed (perf inject's synthesized ELF). */
+	CFI_ENC_PCREL4 = DW_EH_PE_pcrel | DW_EH_PE_sdata4,
 } cfi_enc;
 
 /* Opcode emitters.  Offsets are in bytes; they are factored here. */
@@ -40,9 +39,6 @@ size_t cfi_write_cie(const ju_arch *a, byte_buf *b, cfi_enc enc);
  * (needed for CFI_ENC_PCREL4).  The frame must have passed cfi_check_frame. */
 void cfi_write_blob_fdes(const ju_arch *a, byte_buf *b, size_t cie_off, cfi_enc enc,
 			 uint64_t base, uint64_t start, uint64_t size, const ju_frame *f);
-
-/* The FDE header size before the instructions, for an encoding. */
-size_t cfi_fde_header_size(cfi_enc enc);
 
 /* Validate a frame description for a blob of `size` bytes.  Returns 0 or
  * JU_ECFI with a message in msg (at least 160 bytes). */
