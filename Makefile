@@ -33,11 +33,18 @@ CLANG   ?= clang-19
 WARN    := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
 CFLAGS  ?= -O2 -g
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SANFLAGS) -pthread
-LIB_CFLAGS := $(ALL_CFLAGS) -fPIC -fvisibility=hidden -Iinclude -Isrc
+LIB_CFLAGS := $(ALL_CFLAGS) -fPIC -fvisibility=hidden -Iinclude -Isrc -I.
 LIB_LDLIBS := -ldl -pthread
 
-LIB_SRCS := $(sort $(wildcard src/*.c))
-LIB_OBJS := $(LIB_SRCS:src/%.c=$(BUILD)/obj/%.o)
+# formats/: the formats the tree writes and reads by hand (bytes, LEB128,
+# .eh_frame, the ELF header, the jitdump and GDB JIT layouts).  Every part
+# compiles its sources with its own flags, so in the library they are hidden
+# like the rest of its internals; FMT_SRCS and FMT_HDRS are for the parts.
+FMT_SRCS := $(sort $(wildcard formats/*.c))
+FMT_HDRS := $(wildcard formats/*.h)
+
+LIB_SRCS := $(sort $(wildcard src/*.c)) $(FMT_SRCS)
+LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS:src/%=%))
 
 LIB_SO       := $(BUILD)/libjitunwind.so
 LIB_A        := $(BUILD)/libjitunwind.a
@@ -49,7 +56,11 @@ PC           := $(BUILD)/jitunwind.pc
 all: lib
 lib: $(LIB_SO) $(LIB_A) $(LIB_INTERNAL) $(PC)
 
-$(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h src/formats/*.h) include/jitunwind.h
+$(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h) $(FMT_HDRS) include/jitunwind.h
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CFLAGS) -c -o $@ $<
+
+$(BUILD)/obj/formats/%.o: formats/%.c $(FMT_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) -c -o $@ $<
 

@@ -5,7 +5,7 @@
  */
 #include "aranges.h"
 #include "bounds.h"
-#include "rd.h"
+#include "formats/bytes.h"
 
 #include <dwarf.h>
 #include <stdbool.h>
@@ -14,22 +14,22 @@ enum { MAX_UNITS = 1000000, MAX_ATTRS = 256 };
 
 /* Find the abbreviation `code` in the table at abbrev+off; returns a
  * reader positioned at its attribute list (after tag and children). */
-static bool find_abbrev(const uint8_t *abbrev, size_t size, uint64_t off, uint64_t code, rd *out)
+static bool find_abbrev(const uint8_t *abbrev, size_t size, uint64_t off, uint64_t code, byte_rd *out)
 {
 	if (off >= size)
 		return false;
-	rd r = rd_make(abbrev + off, size - off);
-	for (unsigned n = 0; n < 100000 && !r.err; n++) {
+	byte_rd r = rd_make(abbrev + off, size - off);
+	for (unsigned n = 0; n < 100000 && !r.failed; n++) {
 		uint64_t c = rd_uleb(&r);
-		if (c == 0 || r.err)
+		if (c == 0 || r.failed)
 			return false;
 		rd_uleb(&r); /* tag */
 		rd_u8(&r);   /* children */
 		if (c == code) {
 			*out = r;
-			return !r.err;
+			return !r.failed;
 		}
-		for (unsigned a = 0; a < MAX_ATTRS && !r.err; a++) {
+		for (unsigned a = 0; a < MAX_ATTRS && !r.failed; a++) {
 			uint64_t at = rd_uleb(&r), form = rd_uleb(&r);
 			if (form == DW_FORM_implicit_const)
 				rd_sleb(&r);
@@ -47,7 +47,7 @@ typedef struct unit {
 
 /* Read one attribute value of `form`; constants and addresses go to *v.
  * False when the form cannot be read here. */
-static bool read_form(rd *r, const unit *u, uint64_t form, int64_t implicit, uint64_t *v)
+static bool read_form(byte_rd *r, const unit *u, uint64_t form, int64_t implicit, uint64_t *v)
 {
 	*v = 0;
 	switch (form) {
@@ -88,18 +88,18 @@ static bool read_form(rd *r, const unit *u, uint64_t form, int64_t implicit, uin
 	case DW_FORM_implicit_const: *v = (uint64_t)implicit; break;
 	default: return false; /* DW_FORM_indirect and unknown forms */
 	}
-	return !r->err;
+	return !r->failed;
 }
 
 /* The [lo, hi) of a unit's first DIE, when it states one with addresses
  * (not through .debug_addr or range lists). */
-static bool unit_range(rd *die, rd abbr, const unit *u, uint64_t *lo, uint64_t *hi)
+static bool unit_range(byte_rd *die, byte_rd abbr, const unit *u, uint64_t *lo, uint64_t *hi)
 {
 	bool have_lo = false, have_hi = false, hi_is_len = false;
 	for (unsigned a = 0; a < MAX_ATTRS; a++) {
 		uint64_t at = rd_uleb(&abbr), form = rd_uleb(&abbr);
 		int64_t implicit = form == DW_FORM_implicit_const ? rd_sleb(&abbr) : 0;
-		if (abbr.err || (!at && !form))
+		if (abbr.failed || (!at && !form))
 			break;
 		uint64_t v;
 		if (!read_form(die, u, form, implicit, &v))
@@ -119,22 +119,22 @@ static bool unit_range(rd *die, rd abbr, const unit *u, uint64_t *lo, uint64_t *
 }
 
 size_t js_synth_aranges(const uint8_t *info, size_t info_size, const uint8_t *abbrev, size_t abbrev_size,
-			jbuf *out)
+			byte_buf *out)
 {
 	size_t covered = 0;
 	size_t off = 0;
 	for (unsigned n = 0; n < MAX_UNITS && info_size - off >= 11; n++) {
-		rd r = rd_make(info + off, info_size - off);
+		byte_rd r = rd_make(info + off, info_size - off);
 		uint64_t len = rd_u32(&r);
 		unit u = { 0, 0, 4 };
 		if (len == 0xffffffffu) {
 			len = rd_u64(&r);
 			u.offset_size = 8;
 		}
-		if (r.err || len > rd_left(&r) || len < 7)
+		if (r.failed || len > rd_left(&r) || len < 7)
 			break;
 		size_t next = off + (size_t)(rd_pos(&r) + len);
-		rd body = rd_make(r.p, (size_t)len);
+		byte_rd body = rd_make(r.p, (size_t)len);
 		u.version = rd_u16(&body);
 		uint64_t abbrev_off;
 		if (u.version >= 2 && u.version <= 4) {
@@ -152,21 +152,21 @@ size_t js_synth_aranges(const uint8_t *info, size_t info_size, const uint8_t *ab
 		if (u.addr_size != 8 && u.addr_size != 4)
 			goto skip;
 		uint64_t code = rd_uleb(&body), lo = 0, hi = 0;
-		rd abbr;
-		if (!body.err && find_abbrev(abbrev, abbrev_size, abbrev_off, code, &abbr) &&
+		byte_rd abbr;
+		if (!body.failed && find_abbrev(abbrev, abbrev_size, abbrev_off, code, &abbr) &&
 		    unit_range(&body, abbr, &u, &lo, &hi)) {
 			size_t set = out->len;
-			jbuf_u32(out, 0);                 /* unit_length, patched below */
-			jbuf_u16(out, 2);                 /* version */
-			jbuf_u32(out, (uint32_t)off);     /* debug_info_offset */
-			jbuf_u8(out, 8);                  /* address_size */
-			jbuf_u8(out, 0);                  /* segment_selector_size */
-			jbuf_zeros(out, 4);               /* pad the tuples to 16 bytes */
-			jbuf_u64(out, lo);                /* the unit's one range */
-			jbuf_u64(out, hi - lo);
-			jbuf_u64(out, 0);                 /* terminator */
-			jbuf_u64(out, 0);
-			jbuf_put_u32(out, set, (uint32_t)(out->len - set - 4));
+			buf_u32(out, 0);                 /* unit_length, patched below */
+			buf_u16(out, 2);                 /* version */
+			buf_u32(out, (uint32_t)off);     /* debug_info_offset */
+			buf_u8(out, 8);                  /* address_size */
+			buf_u8(out, 0);                  /* segment_selector_size */
+			buf_zeros(out, 4);               /* pad the tuples to 16 bytes */
+			buf_u64(out, lo);                /* the unit's one range */
+			buf_u64(out, hi - lo);
+			buf_u64(out, 0);                 /* terminator */
+			buf_u64(out, 0);
+			buf_put_u32(out, set, (uint32_t)(out->len - set - 4));
 			covered++;
 		}
 	skip:

@@ -10,7 +10,7 @@
 #ifndef JS_ARANGES_H
 #define JS_ARANGES_H
 
-#include "buf.h"
+#include "formats/bytes.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -18,6 +18,6 @@
 /* Append .debug_aranges content (DWARF 4 section 6.1.2) for the units of
  * info/abbrev to out.  Returns the number of units covered. */
 size_t js_synth_aranges(const uint8_t *info, size_t info_size, const uint8_t *abbrev, size_t abbrev_size,
-			jbuf *out);
+			byte_buf *out);
 
 #endif

@@ -2,7 +2,8 @@
  * docs/OUTSIDE_READER.md, "Reading a snapshot").
  */
 #include "desc.h"
-#include "buf.h"
+#include "formats/clock.h"
+#include "grow.h"
 #include "formats/gdbjit.h"
 #include "bounds.h"
 
@@ -13,13 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 static void sleep_ns(uint64_t ns)
 {

@@ -8,7 +8,8 @@
  * unwound, and the threads released.  Naming and printing come after.
  */
 #include "dump.h"
-#include "buf.h"
+#include "formats/clock.h"
+#include "grow.h"
 #include "output.h"
 #include "stack.h"
 
@@ -19,13 +20,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 /* Test hook (jitstack(1), TESTING): JITSTACK_FAULT=kill-after-stop kills
  * the target once its threads are stopped, to test a target that exits

@@ -4,7 +4,7 @@
  */
 #include "elfin.h"
 #include "bounds.h"
-#include "rd.h"
+#include "formats/bytes.h"
 
 #include <elf.h>
 #include <stdarg.h>
@@ -208,19 +208,19 @@ static void apply_one(ein_sec *t, const js_arch *arch, uint32_t type, uint64_t o
 	uint8_t *at = t->data + off;
 	int64_t A = addend;
 	if (!has_addend) /* REL: the addend is what the place holds */
-		A = how.size == 8 ? (int64_t)ld_u64(at) : (int64_t)(int32_t)ld_u32(at);
+		A = how.size == 8 ? (int64_t)load_u64(at) : (int64_t)(int32_t)load_u32(at);
 	uint64_t v = S + (uint64_t)A;
 	if (how.kind == RK_PCREL)
 		v -= t->addr + off;
 	if (how.size == 8) {
-		st_u64(at, v);
+		store_u64(at, v);
 	} else {
 		bool fits = how.is_signed ? (int64_t)v == (int32_t)v : v <= UINT32_MAX;
 		if (!fits) {
 			st->out_of_range++;
 			return;
 		}
-		st_u32(at, (uint32_t)v);
+		store_u32(at, (uint32_t)v);
 	}
 	st->applied++;
 }

@@ -10,7 +10,7 @@
 #ifndef JS_ELFIN_H
 #define JS_ELFIN_H
 
-#include "arch.h"
+#include "machine.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -9,7 +9,7 @@
  * target's memory: the descriptor at its start, entries and images
  * anywhere in it (pointers are offsets from FUZZ_BASE), read as from a core.
  */
-#include "arch.h"
+#include "machine.h"
 #include "desc.h"
 #include "jitimage.h"
 #include "mem.h"

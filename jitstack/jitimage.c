@@ -1,11 +1,11 @@
 /* jitimage.c - the image rewriter of jitimage.h: read (elfin), relocate,
- * convert the CFI (ehframe), pick the function symbols, and write the
+ * convert the CFI (cfi_convert), pick the function symbols, and write the
  * ET_EXEC that libdwfl loads.
  */
 #include "jitimage.h"
 #include "aranges.h"
-#include "buf.h"
-#include "ehframe.h"
+#include "formats/elfhdr.h"
+#include "cfi_convert.h"
 #include "elfin.h"
 #include "bounds.h"
 
@@ -194,30 +194,9 @@ static size_t align_up(size_t v, size_t a)
 	return (v + a - 1) & ~(a - 1);
 }
 
-static void write_ehdr(jbuf *b, uint16_t machine, size_t shoff, size_t shnum)
-{
-	Elf64_Ehdr h = { 0 };
-	memcpy(h.e_ident, ELFMAG, SELFMAG);
-	h.e_ident[EI_CLASS] = ELFCLASS64;
-	h.e_ident[EI_DATA] = ELFDATA2LSB;
-	h.e_ident[EI_VERSION] = EV_CURRENT;
-	h.e_type = ET_EXEC;                 /* addresses are absolute: libdwfl's bias is 0 */
-	h.e_machine = machine;
-	h.e_version = EV_CURRENT;
-	h.e_phoff = sizeof h;
-	h.e_shoff = shoff;
-	h.e_ehsize = sizeof h;
-	h.e_phentsize = sizeof(Elf64_Phdr);
-	h.e_phnum = 1;
-	h.e_shentsize = sizeof(Elf64_Shdr);
-	h.e_shnum = (uint16_t)shnum;
-	h.e_shstrndx = (uint16_t)(shnum - 1);
-	jbuf_bytes(b, &h, sizeof h);
-}
-
 /* The one PT_LOAD: the code, with no bytes in the file (libdwfl takes the
  * module's extent and bias from it; nothing reads code from it). */
-static void write_phdr(jbuf *b, uint64_t lo, uint64_t hi)
+static void write_phdr(byte_buf *b, uint64_t lo, uint64_t hi)
 {
 	Elf64_Phdr p = { 0 };
 	p.p_type = PT_LOAD;
@@ -225,7 +204,7 @@ static void write_phdr(jbuf *b, uint64_t lo, uint64_t hi)
 	p.p_vaddr = p.p_paddr = lo;
 	p.p_memsz = hi - lo;
 	p.p_align = 1; /* libdwfl rounds p_vaddr down to p_align */
-	jbuf_bytes(b, &p, sizeof p);
+	buf_bytes(b, &p, sizeof p);
 }
 
 /* A DWARF section the rewrite carries (one whose relocations failed was
@@ -236,7 +215,7 @@ static bool kept_debug(const ein_sec *s)
 }
 
 static int write_image(ein *e, const js_img_out *o, const cfi_out *c, const fsym *syms, size_t n_syms,
-		       jbuf *b)
+		       byte_buf *b)
 {
 	size_t n_debug = 0;
 	const ein_sec *info = NULL, *abbrev = NULL;
@@ -255,26 +234,26 @@ static int write_image(ein *e, const js_img_out *o, const cfi_out *c, const fsym
 	}
 	/* libdw finds a pc's unit only through .debug_aranges: make one when
 	 * the JIT did not (LuaJIT never does). */
-	jbuf aranges;
-	jbuf_init(&aranges, JS_MAX_IMAGE_SIZE);
+	byte_buf aranges;
+	buf_init_grow(&aranges, JS_MAX_IMAGE_SIZE);
 	if (!have_aranges && info && abbrev && !(info->flags & SHF_COMPRESSED) &&
 	    js_synth_aranges(info->data, info->size, abbrev->data, abbrev->size, &aranges))
 		n_debug++;
 	size_t nsec = OUT_FIXED + n_debug + 1;
 	out_sec *S = calloc(nsec, sizeof *S);
-	jbuf strtab, symtab, shstr, hdr;
-	jbuf_init(&strtab, JS_MAX_IMAGE_SIZE);
-	jbuf_init(&symtab, JS_MAX_IMAGE_SIZE * 2);
-	jbuf_init(&shstr, 1 << 20);
-	jbuf_init(&hdr, JS_MAX_IMAGE_SIZE);
+	byte_buf strtab, symtab, shstr, hdr;
+	buf_init_grow(&strtab, JS_MAX_IMAGE_SIZE);
+	buf_init_grow(&symtab, JS_MAX_IMAGE_SIZE * 2);
+	buf_init_grow(&shstr, 1 << 20);
+	buf_init_grow(&hdr, JS_MAX_IMAGE_SIZE);
 	if (!S) {
-		jbuf_free(&aranges);
+		buf_free(&aranges);
 		return -1;
 	}
 
 	/* .symtab / .strtab */
-	jbuf_u8(&strtab, 0);
-	jbuf_zeros(&symtab, sizeof(Elf64_Sym));
+	buf_u8(&strtab, 0);
+	buf_zeros(&symtab, sizeof(Elf64_Sym));
 	for (size_t i = 0; i < n_syms; i++) {
 		Elf64_Sym s = { 0 };
 		s.st_name = (uint32_t)strtab.len;
@@ -282,8 +261,8 @@ static int write_image(ein *e, const js_img_out *o, const cfi_out *c, const fsym
 		s.st_shndx = OUT_TEXT;
 		s.st_value = syms[i].addr; /* absolute: an ET_EXEC */
 		s.st_size = syms[i].size;
-		jbuf_bytes(&symtab, &s, sizeof s);
-		jbuf_str(&strtab, syms[i].name);
+		buf_bytes(&symtab, &s, sizeof s);
+		buf_str(&strtab, syms[i].name);
 	}
 
 	/* Addresses: the CFI right after the code, so every table entry of
@@ -316,11 +295,11 @@ static int write_image(ein *e, const js_img_out *o, const cfi_out *c, const fsym
 	/* .shstrtab, then file offsets */
 	uint32_t *name_off = calloc(nsec, sizeof *name_off);
 	if (!name_off)
-		b->err = true; /* reported below, after the common cleanup */
-	jbuf_u8(&shstr, 0);
+		b->failed = true; /* reported below, after the common cleanup */
+	buf_u8(&shstr, 0);
 	for (size_t i = 1; name_off && i < nsec; i++) {
 		name_off[i] = (uint32_t)shstr.len;
-		jbuf_str(&shstr, S[i].name);
+		buf_str(&shstr, S[i].name);
 	}
 	S[nsec - 1].data = shstr.p;
 	S[nsec - 1].size = shstr.len;
@@ -332,13 +311,16 @@ static int write_image(ein *e, const js_img_out *o, const cfi_out *c, const fsym
 	}
 	size_t shoff = align_up(at, 8);
 
-	write_ehdr(b, e->machine, shoff, nsec);
+	/* ET_EXEC: addresses are absolute, so libdwfl's bias is 0 */
+	elf_write_ehdr(b, &(elf_ehdr_desc){ .type = ET_EXEC, .machine = e->machine, .phnum = 1,
+					    .shoff = shoff, .shnum = (uint16_t)nsec,
+					    .shstrndx = (uint16_t)(nsec - 1) });
 	write_phdr(b, o->lo, o->hi);
 	for (size_t i = OUT_EH_FRAME_HDR; i < nsec; i++) {
-		jbuf_zeros(b, S[i].off - b->len);
-		jbuf_bytes(b, S[i].data, S[i].size);
+		buf_zeros(b, S[i].off - b->len);
+		buf_bytes(b, S[i].data, S[i].size);
 	}
-	jbuf_zeros(b, shoff - b->len);
+	buf_zeros(b, shoff - b->len);
 	for (size_t i = 0; name_off && i < nsec; i++) {
 		Elf64_Shdr h = { 0 };
 		if (i) {
@@ -347,15 +329,15 @@ static int write_image(ein *e, const js_img_out *o, const cfi_out *c, const fsym
 			if (i == OUT_TEXT)
 				h.sh_offset = S[OUT_EH_FRAME_HDR].off;
 		}
-		jbuf_bytes(b, &h, sizeof h);
+		buf_bytes(b, &h, sizeof h);
 	}
-	int rc = jbuf_ok(&strtab) && jbuf_ok(&symtab) && jbuf_ok(&shstr) && jbuf_ok(&hdr) && jbuf_ok(&aranges) &&
-			 jbuf_ok(b) ? 0 : -1;
-	jbuf_free(&aranges);
-	jbuf_free(&strtab);
-	jbuf_free(&symtab);
-	jbuf_free(&shstr);
-	jbuf_free(&hdr);
+	int rc = buf_ok(&strtab) && buf_ok(&symtab) && buf_ok(&shstr) && buf_ok(&hdr) && buf_ok(&aranges) &&
+			 buf_ok(b) ? 0 : -1;
+	buf_free(&aranges);
+	buf_free(&strtab);
+	buf_free(&symtab);
+	buf_free(&shstr);
+	buf_free(&hdr);
 	free(name_off);
 	free(S);
 	return rc;
@@ -461,10 +443,10 @@ int js_image_rewrite(const js_img_in *in, js_img_out *o)
 		reject(o, "neither function symbols nor CFI for its code");
 		goto out;
 	}
-	jbuf b;
-	jbuf_init(&b, JS_MAX_IMAGE_SIZE * 4);
+	byte_buf b;
+	buf_init_grow(&b, JS_MAX_IMAGE_SIZE * 4);
 	if (write_image(&e, o, &c, syms, n_syms, &b)) {
-		jbuf_free(&b);
+		buf_free(&b);
 		reject(o, "out of memory writing the rewritten image");
 		goto out;
 	}

@@ -17,7 +17,7 @@
  *   function symbols, and the image's .debug_* sections with relocations
  *   applied.
  *
- * The input is untrusted: see elfin.h and ehframe.h for the bounds.  A
+ * The input is untrusted: see elfin.h and cfi_convert.h for the bounds.  A
  * rejected image is reported with a reason and its code is then unwound by
  * frame pointers.
  */

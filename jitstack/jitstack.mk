@@ -9,7 +9,7 @@ JS := jitstack
 JS_B := $(BUILD)/jitstack
 JS_BIN := $(JS_B)/jitstack
 JS_WARN := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
-JS_CFLAGS = -std=c11 -D_GNU_SOURCE $(JS_WARN) $(CFLAGS) $(SANFLAGS) -I$(JS) -I$(JS_B) -Isrc
+JS_CFLAGS = -std=c11 -D_GNU_SOURCE $(JS_WARN) $(CFLAGS) $(SANFLAGS) -I$(JS) -I$(JS_B) -I.
 JS_LIBS := -ldw -lelf -lprotobuf-c -lz
 
 # profile.proto -> profile.pb-c.[ch] at build time (protoc-c)
@@ -18,8 +18,9 @@ JS_PROTO_H := $(JS_B)/profile.pb-c.h
 
 JS_SRCS := $(sort $(wildcard $(JS)/*.c))
 JS_TOOL_SRCS := $(filter-out $(JS)/fuzz_reader.c,$(JS_SRCS))
-JS_OBJS := $(JS_TOOL_SRCS:$(JS)/%.c=$(JS_B)/obj/%.o) $(JS_B)/obj/profile.pb-c.o
-JS_HDRS := $(wildcard $(JS)/*.h) src/formats/gdbjit.h $(JS_PROTO_H)
+JS_OBJS := $(JS_TOOL_SRCS:$(JS)/%.c=$(JS_B)/obj/%.o) $(JS_B)/obj/profile.pb-c.o \
+	$(FMT_SRCS:%.c=$(JS_B)/obj/%.o)
+JS_HDRS := $(wildcard $(JS)/*.h) $(FMT_HDRS) $(JS_PROTO_H)
 
 $(JS_PROTO_C) $(JS_PROTO_H): $(JS)/profile.proto
 	@mkdir -p $(JS_B)
@@ -30,6 +31,10 @@ $(JS_B)/obj/profile.pb-c.o: $(JS_PROTO_C) $(JS_PROTO_H)
 	$(CC) -std=c11 $(CFLAGS) $(SANFLAGS) -I$(JS_B) -c -o $@ $<
 
 $(JS_B)/obj/%.o: $(JS)/%.c $(JS_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(JS_CFLAGS) -c -o $@ $<
+
+$(JS_B)/obj/formats/%.o: formats/%.c $(FMT_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(JS_CFLAGS) -c -o $@ $<
 

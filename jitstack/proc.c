@@ -3,7 +3,8 @@
  * "PTRACE_EVENT_STOP", "Signal-delivery-stop".
  */
 #include "proc.h"
-#include "buf.h"
+#include "formats/clock.h"
+#include "grow.h"
 #include "bounds.h"
 
 #include <ctype.h>
@@ -22,13 +23,6 @@
 
 #define DEFAULT_STOP_TIMEOUT_NS 2000000000ull /* a thread that cannot stop in 2 s: D state */
 #define POLL_NS 50000ull                       /* poll for a stop this long before sleeping */
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 /* ---- /proc ------------------------------------------------------------------ */
 

@@ -1,6 +1,6 @@
 /* profile.c - sample aggregation and the collapsed writer (profile.h). */
 #include "profile.h"
-#include "buf.h"
+#include "grow.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
  * our page cache, which a record session keeps across samples.
  */
 #include "session.h"
-#include "arch.h"
+#include "machine.h"
 #include "bounds.h"
 
 #include <elf.h>

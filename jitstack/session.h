@@ -9,7 +9,7 @@
 #ifndef JS_SESSION_H
 #define JS_SESSION_H
 
-#include "jit.h"
+#include "jitmodules.h"
 #include "mem.h"
 #include "modules.h"
 #include "proc.h"

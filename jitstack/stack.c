@@ -1,7 +1,7 @@
 /* stack.c - unwinding threads with libdwfl and naming frames (stack.h). */
 #include "stack.h"
-#include "buf.h"
-#include "arch.h"
+#include "grow.h"
+#include "machine.h"
 #include "bounds.h"
 
 #include <dwarf.h>

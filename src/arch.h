@@ -6,7 +6,7 @@
 #ifndef JU_ARCH_H
 #define JU_ARCH_H
 
-#include "buf.h"
+#include "formats/bytes.h"
 
 #include <stdbool.h>
 
@@ -26,13 +26,13 @@ typedef struct ju_arch {
 	uint8_t insn_align;       /* instructions start at multiples of this */
 	bool ra_rule_in_cie;      /* the CIE gives the return address a rule */
 	/* Emit the CIE's initial instructions: the function-entry frame state. */
-	void (*cie_initial)(const struct ju_arch *a, ju_buf *b);
+	void (*cie_initial)(const struct ju_arch *a, byte_buf *b);
 	/* Emit the rules that hold right after the prologue's frame-pointer save,
 	 * and right after the frame pointer is set. */
-	void (*fp_saved)(const struct ju_arch *a, ju_buf *b);
-	void (*fp_set)(const struct ju_arch *a, ju_buf *b);
+	void (*fp_saved)(const struct ju_arch *a, byte_buf *b);
+	void (*fp_set)(const struct ju_arch *a, byte_buf *b);
 	/* Emit the rules after the epilogue restored the caller's frame pointer. */
-	void (*fp_restored)(const struct ju_arch *a, ju_buf *b);
+	void (*fp_restored)(const struct ju_arch *a, byte_buf *b);
 } ju_arch;
 
 extern const ju_arch ju_arch_x86_64;

@@ -19,6 +19,7 @@
  *     they reach a quarter of it, or at once when it has few live blobs.
  *   - A swapped-out arena is freed GRACE_NS later (see sweep()).
  */
+#include "formats/clock.h"
 #include "image.h"
 
 #include <stdlib.h>
@@ -235,7 +236,7 @@ static size_t split_point(struct ju_ctx *ctx, const comp *c, const blob_rec *rec
 /* Free an arena that no consumer has registered, with its channel states. */
 static void free_arena(struct ju_ctx *ctx, arena *a)
 {
-	for (size_t ch = 0; ch < 5; ch++)
+	for (size_t ch = 0; ch < JU_N_CHANNELS; ch++)
 		if ((ctx->channels & ju_channel_table[ch]->bit) && ju_channel_table[ch]->arena_discard)
 			ju_channel_table[ch]->arena_discard(ctx, a);
 	image_free(a);
@@ -251,7 +252,7 @@ static void drop_outputs(struct ju_ctx *ctx, comp *c)
 
 static int prepare_channels(struct ju_ctx *ctx, arena *a)
 {
-	for (size_t ch = 0; ch < 5; ch++) {
+	for (size_t ch = 0; ch < JU_N_CHANNELS; ch++) {
 		const ju_channel_ops *ops = ju_channel_table[ch];
 		if (!(ctx->channels & ops->bit) || !ops->arena_prepare)
 			continue;
@@ -387,7 +388,7 @@ void arena_abort_publish(struct ju_ctx *ctx, struct arena_plan *plan)
 static void swap_channels(struct ju_ctx *ctx, arena *const *add, size_t n_add, arena *const *del,
 			  size_t n_del)
 {
-	for (size_t ch = 0; ch < 5; ch++) {
+	for (size_t ch = 0; ch < JU_N_CHANNELS; ch++) {
 		const ju_channel_ops *ops = ju_channel_table[ch];
 		if ((ctx->channels & ops->bit) && ops->arena_swap)
 			ops->arena_swap(ctx, add, n_add, del, n_del);
@@ -408,13 +409,6 @@ static void swap_channels(struct ju_ctx *ctx, arena *const *add, size_t n_add, a
 static size_t owned_bytes(const arena *a)
 {
 	return a->image ? a->image_size : 0;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
 static void bury(struct ju_ctx *ctx, arena *a, uint64_t now)
@@ -565,7 +559,7 @@ int arena_unpublish(struct ju_ctx *ctx, arena *a, blob_rec *r)
 	image_tombstone(a, r);
 	if ((live(a) <= SMALL_ARENA || (size_t)a->n_dead * 4 >= a->n) && !rebuild_range(ctx, i, i + 1))
 		return 0;
-	for (size_t ch = 0; ch < 5; ch++) {
+	for (size_t ch = 0; ch < JU_N_CHANNELS; ch++) {
 		const ju_channel_ops *ops = ju_channel_table[ch];
 		if ((ctx->channels & ops->bit) && ops->blob_dead)
 			ops->blob_dead(ctx, a, r);

@@ -1,25 +1,22 @@
-/* cfi.c - CIE/FDE writer, frame-description checks and .eh_frame_hdr.
+/* cfi.c - the library's CIE and FDEs, from its frame descriptions, and the
+ * checks on those descriptions.
  *
- * Layout follows the LSB's .eh_frame (DWARF 4 section 6.4 with "zR"
- * augmentation).  Each entry is padded with DW_CFA_nop to 8 bytes, as GCC
- * does, so FDEs can be copied between buffers and stay aligned.
+ * Records go through formats/ehframe.h (LSB .eh_frame: DWARF 4 section 6.4
+ * with "zR" augmentation), each padded with DW_CFA_nop to 8 bytes; this file
+ * holds what is the library's own: the CFA programs of each frame kind and
+ * the policy on a caller's raw instructions.
  */
 #include "cfi.h"
 
-#include <dwarf.h>
 #include <stdio.h>
 #include <string.h>
-
-#ifndef DW_CFA_GNU_args_size
-#define DW_CFA_GNU_args_size 0x2e
-#endif
 
 static uint64_t factor_code(const ju_arch *a, uint32_t bytes)
 {
 	return bytes / a->code_align;
 }
 
-void cfi_def_cfa(const ju_arch *a, ju_buf *b, unsigned reg, int64_t off)
+void cfi_def_cfa(const ju_arch *a, byte_buf *b, unsigned reg, int64_t off)
 {
 	if (off >= 0) {
 		buf_u8(b, DW_CFA_def_cfa);
@@ -32,7 +29,7 @@ void cfi_def_cfa(const ju_arch *a, ju_buf *b, unsigned reg, int64_t off)
 	}
 }
 
-void cfi_def_cfa_offset(const ju_arch *a, ju_buf *b, int64_t off)
+void cfi_def_cfa_offset(const ju_arch *a, byte_buf *b, int64_t off)
 {
 	if (off >= 0) {
 		buf_u8(b, DW_CFA_def_cfa_offset);
@@ -43,14 +40,14 @@ void cfi_def_cfa_offset(const ju_arch *a, ju_buf *b, int64_t off)
 	}
 }
 
-void cfi_def_cfa_register(const ju_arch *a, ju_buf *b, unsigned reg)
+void cfi_def_cfa_register(const ju_arch *a, byte_buf *b, unsigned reg)
 {
 	(void)a;
 	buf_u8(b, DW_CFA_def_cfa_register);
 	buf_uleb(b, reg);
 }
 
-void cfi_offset(const ju_arch *a, ju_buf *b, unsigned reg, int64_t cfa_off)
+void cfi_offset(const ju_arch *a, byte_buf *b, unsigned reg, int64_t cfa_off)
 {
 	int64_t factored = cfa_off / a->data_align;
 	if (factored >= 0 && reg < 64) {
@@ -67,7 +64,7 @@ void cfi_offset(const ju_arch *a, ju_buf *b, unsigned reg, int64_t cfa_off)
 	}
 }
 
-void cfi_restore(const ju_arch *a, ju_buf *b, unsigned reg)
+void cfi_restore(const ju_arch *a, byte_buf *b, unsigned reg)
 {
 	(void)a;
 	if (reg < 64) {
@@ -78,7 +75,7 @@ void cfi_restore(const ju_arch *a, ju_buf *b, unsigned reg)
 	}
 }
 
-void cfi_advance(const ju_arch *a, ju_buf *b, uint32_t bytes)
+void cfi_advance(const ju_arch *a, byte_buf *b, uint32_t bytes)
 {
 	uint64_t d = factor_code(a, bytes);
 	if (d == 0)
@@ -97,86 +94,32 @@ void cfi_advance(const ju_arch *a, ju_buf *b, uint32_t bytes)
 	}
 }
 
-void cfi_same_value(ju_buf *b, unsigned reg)
+void cfi_same_value(byte_buf *b, unsigned reg)
 {
 	buf_u8(b, DW_CFA_same_value);
 	buf_uleb(b, reg);
 }
 
-void cfi_remember_state(ju_buf *b)
+void cfi_remember_state(byte_buf *b)
 {
 	buf_u8(b, DW_CFA_remember_state);
 }
 
-void cfi_restore_state(ju_buf *b)
+void cfi_restore_state(byte_buf *b)
 {
 	buf_u8(b, DW_CFA_restore_state);
 }
 
-/* Pad an entry that began at `entry` with DW_CFA_nop to a multiple of 8. */
-static void pad_entry(ju_buf *b, size_t entry)
+size_t cfi_write_cie(const ju_arch *a, byte_buf *b, cfi_enc enc)
 {
-	while ((b->len - entry) & 7)
-		buf_u8(b, DW_CFA_nop);
-}
-
-static uint8_t enc_byte(cfi_enc enc)
-{
-	return enc == CFI_ENC_ABS8 ? DW_EH_PE_absptr : (DW_EH_PE_pcrel | DW_EH_PE_sdata4);
-}
-
-size_t cfi_write_cie(const ju_arch *a, ju_buf *b, cfi_enc enc)
-{
-	size_t cie = b->len;
-	size_t slot = buf_len32_begin(b);
-	buf_u32(b, 0);                  /* CIE id: 0 in .eh_frame */
-	buf_u8(b, 1);                   /* version */
-	buf_str(b, "zR");               /* augmentation data follows; R: FDE pointer encoding */
-	buf_uleb(b, a->code_align);     /* code alignment factor */
-	buf_sleb(b, a->data_align);     /* data alignment factor */
-	buf_u8(b, a->ra_reg);           /* return address column (a byte in version 1) */
-	buf_uleb(b, 1);                 /* augmentation data length */
-	buf_u8(b, enc_byte(enc));       /* FDE pc_begin encoding */
+	eh_cie c = { a->code_align, a->data_align, a->ra_reg, (uint8_t)enc, false };
+	size_t cie = eh_cie_begin(b, &c);
 	a->cie_initial(a, b);           /* initial instructions: the entry state */
-	pad_entry(b, cie);
-	buf_len32_end(b, slot);
+	eh_entry_end(b, cie);
 	return cie;
 }
 
-size_t cfi_fde_header_size(cfi_enc enc)
-{
-	return enc == CFI_ENC_ABS8 ? 4 + 4 + 8 + 8 + 1 : 4 + 4 + 4 + 4 + 1;
-}
-
-/* Open an FDE for [start, start+size); the caller writes the instructions
- * and closes it with fde_end. */
-static size_t fde_begin(ju_buf *b, size_t cie_off, cfi_enc enc, uint64_t base, uint64_t start,
-			uint64_t size)
-{
-	size_t entry = b->len;
-	buf_len32_begin(b);
-	buf_u32(b, (uint32_t)(b->len - cie_off));      /* CIE pointer: back to our CIE */
-	if (enc == CFI_ENC_ABS8) {
-		buf_u64(b, start);                     /* pc_begin */
-		buf_u64(b, size);                      /* pc_range */
-	} else {
-		int64_t rel = (int64_t)(start - (base + b->len));
-		if (rel != (int32_t)rel || size > UINT32_MAX)
-			b->failed = true;
-		buf_u32(b, (uint32_t)(int32_t)rel);    /* pc_begin, pc-relative */
-		buf_u32(b, (uint32_t)size);            /* pc_range */
-	}
-	buf_uleb(b, 0);                                /* augmentation data length */
-	return entry;
-}
-
-static void fde_end(ju_buf *b, size_t entry)
-{
-	pad_entry(b, entry);
-	buf_len32_end(b, entry);
-}
-
-static void fp_program(const ju_arch *a, ju_buf *b, const ju_frame *f, uint64_t size)
+static void fp_program(const ju_arch *a, byte_buf *b, const ju_frame *f, uint64_t size)
 {
 	uint32_t at = 0;
 	cfi_advance(a, b, f->u.fp.push_end);
@@ -198,7 +141,7 @@ static void fp_program(const ju_arch *a, ju_buf *b, const ju_frame *f, uint64_t 
 	}
 }
 
-static void region_program(const ju_arch *a, ju_buf *b, const ju_frame *f)
+static void region_program(const ju_arch *a, byte_buf *b, const ju_frame *f)
 {
 	cfi_def_cfa(a, b, a->fp_reg, f->u.region.cfa_offset);
 	cfi_offset(a, b, a->fp_reg, f->u.region.fp_offset);
@@ -221,12 +164,12 @@ static int scan_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len
  * boundary the CFA and every register the previous range gave a rule to are
  * reset; a gap between ranges gets an undefined return address, "no unwind
  * information here", as no FDE would say. */
-static void cfi_ranges_program(const ju_arch *a, ju_buf *b, size_t cie_off, cfi_enc enc,
+static void cfi_ranges_program(const ju_arch *a, byte_buf *b, size_t cie_off, cfi_enc enc,
 			       uint64_t base, uint64_t start, const ju_frame *f)
 {
 	const ju_cfi_range *r = f->u.cfi.ranges;
 	size_t n = f->u.cfi.n;
-	size_t entry = fde_begin(b, cie_off, enc, base, start + r[0].start, r[n - 1].end - r[0].start);
+	size_t entry = eh_fde_begin(b, cie_off, enc, base, start + r[0].start, r[n - 1].end - r[0].start);
 	uint64_t at = r[0].start;          /* offset in the blob the program has reached */
 	struct insn_scan prev = { 0 };
 	char msg[160];
@@ -263,27 +206,27 @@ static void cfi_ranges_program(const ju_arch *a, ju_buf *b, size_t cie_off, cfi_
 			at = r[i].end;
 		}
 	}
-	fde_end(b, entry);
+	eh_entry_end(b, entry);
 }
 
-void cfi_write_blob_fdes(const ju_arch *a, ju_buf *b, size_t cie_off, cfi_enc enc,
+void cfi_write_blob_fdes(const ju_arch *a, byte_buf *b, size_t cie_off, cfi_enc enc,
 			 uint64_t base, uint64_t start, uint64_t size, const ju_frame *f)
 {
 	size_t entry;
 	switch (f->kind) {
 	case JU_FRAME_LEAF:
-		entry = fde_begin(b, cie_off, enc, base, start, size);
-		fde_end(b, entry);
+		entry = eh_fde_begin(b, cie_off, enc, base, start, size);
+		eh_entry_end(b, entry);
 		break;
 	case JU_FRAME_FP:
-		entry = fde_begin(b, cie_off, enc, base, start, size);
+		entry = eh_fde_begin(b, cie_off, enc, base, start, size);
 		fp_program(a, b, f, size);
-		fde_end(b, entry);
+		eh_entry_end(b, entry);
 		break;
 	case JU_FRAME_REGION:
-		entry = fde_begin(b, cie_off, enc, base, start, size);
+		entry = eh_fde_begin(b, cie_off, enc, base, start, size);
 		region_program(a, b, f);
-		fde_end(b, entry);
+		eh_entry_end(b, entry);
 		break;
 	case JU_FRAME_CFI:
 		cfi_ranges_program(a, b, cie_off, enc, base, start, f);
@@ -381,160 +324,69 @@ int cfi_check_frame(const ju_arch *a, const ju_frame *f, uint64_t size, char *ms
 
 #undef CHECK
 
-/* A cursor over untrusted instruction bytes. */
-typedef struct {
-	const uint8_t *p, *end;
-	bool bad;
-} rd;
-
-static uint64_t rd_uleb(rd *r)
+/* Does the opcode give a register a rule? */
+static bool sets_rule(uint8_t op)
 {
-	uint64_t v = 0;
-	for (unsigned shift = 0;; shift += 7) {
-		if (r->p >= r->end || shift > 63) {
-			r->bad = true;
-			return 0;
-		}
-		uint8_t byte = *r->p++;
-		v |= (uint64_t)(byte & 0x7f) << shift;
-		if (!(byte & 0x80))
-			return v;
+	switch (op) {
+	case DW_CFA_offset:
+	case DW_CFA_restore:
+	case DW_CFA_register:
+	case DW_CFA_offset_extended:
+	case DW_CFA_val_offset:
+	case DW_CFA_GNU_negative_offset_extended:
+	case DW_CFA_offset_extended_sf:
+	case DW_CFA_val_offset_sf:
+	case DW_CFA_restore_extended:
+	case DW_CFA_undefined:
+	case DW_CFA_same_value:
+	case DW_CFA_expression:
+	case DW_CFA_val_expression:
+		return true;
+	default:
+		return false;
 	}
 }
-
-static void rd_skip(rd *r, uint64_t n)
-{
-	if (n > (uint64_t)(r->end - r->p)) {
-		r->bad = true;
-		return;
-	}
-	r->p += n;
-}
-
-static uint64_t rd_fixed(rd *r, unsigned n)
-{
-	if ((size_t)(r->end - r->p) < n) {
-		r->bad = true;
-		return 0;
-	}
-	uint64_t v = 0;
-	for (unsigned i = 0; i < n; i++)
-		v |= (uint64_t)r->p[i] << (8 * i);
-	r->p += n;
-	return v;
-}
-
 
 static int scan_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len, char *msg,
 		      size_t msglen, struct insn_scan *out)
 {
-	rd r = { p, p + n, false };
+	byte_rd r = rd_make(p, n);
 	uint64_t loc = 0;
 	int depth = 0;
 	memset(out, 0, sizeof *out);
-	while (r.p < r.end && !r.bad) {
-		size_t at = (size_t)(r.p - p);
-		uint8_t op = *r.p++;
-		uint64_t reg = 0, adv = 0;
-		bool rule = true; /* does the opcode set a register's rule? */
-		switch (op & 0xc0) {
-		case DW_CFA_advance_loc:
-			adv = op & 0x3f;
-			rule = false;
-			break;
-		case DW_CFA_offset:
-			reg = op & 0x3f;
-			rd_uleb(&r);
-			break;
-		case DW_CFA_restore:
-			reg = op & 0x3f;
-			break;
-		default:
-			switch (op) {
-			case DW_CFA_nop:
-			case DW_CFA_remember_state:
-				if (op == DW_CFA_remember_state)
-					depth++;
-				rule = false;
-				break;
-			case DW_CFA_restore_state:
-				rule = false;
-				if (--depth < 0) {
-					snprintf(msg, msglen, "DW_CFA_restore_state at byte %zu without a remember_state", at);
-					return -1;
-				}
-				break;
-			case DW_CFA_advance_loc1: adv = rd_fixed(&r, 1); rule = false; break;
-			case DW_CFA_advance_loc2: adv = rd_fixed(&r, 2); rule = false; break;
-			case DW_CFA_advance_loc4: adv = rd_fixed(&r, 4); rule = false; break;
-			case DW_CFA_register:
-				reg = rd_uleb(&r);
-				if (rd_uleb(&r) >= a->n_regs)
-					reg = UINT64_MAX;
-				break;
-			case DW_CFA_offset_extended:
-			case DW_CFA_def_cfa:
-			case DW_CFA_val_offset:
-			case DW_CFA_GNU_negative_offset_extended:
-				rule = op != DW_CFA_def_cfa;
-				reg = rd_uleb(&r);
-				rd_uleb(&r);
-				break;
-			case DW_CFA_offset_extended_sf:
-			case DW_CFA_def_cfa_sf:
-			case DW_CFA_val_offset_sf:
-				rule = op != DW_CFA_def_cfa_sf;
-				reg = rd_uleb(&r);
-				rd_uleb(&r); /* an sleb has the same byte structure */
-				break;
-			case DW_CFA_restore_extended:
-			case DW_CFA_undefined:
-			case DW_CFA_same_value:
-			case DW_CFA_def_cfa_register:
-				rule = op != DW_CFA_def_cfa_register;
-				reg = rd_uleb(&r);
-				break;
-			case DW_CFA_def_cfa_offset:
-			case DW_CFA_def_cfa_offset_sf:
-			case DW_CFA_GNU_args_size:
-				rule = false;
-				rd_uleb(&r);
-				break;
-			case DW_CFA_def_cfa_expression:
-				rule = false;
-				rd_skip(&r, rd_uleb(&r));
-				break;
-			case DW_CFA_expression:
-			case DW_CFA_val_expression:
-				reg = rd_uleb(&r);
-				rd_skip(&r, rd_uleb(&r));
-				break;
-			default:
-				/* DW_CFA_set_loc depends on the pointer encoding; vendor
-				 * opcodes mean nothing to other unwinders. */
-				snprintf(msg, msglen, "unsupported CFA opcode 0x%02x at byte %zu", op, at);
-				return -1;
-			}
+	for (size_t at = 0; at < n; at = rd_pos(&r)) {
+		uint8_t op = p[at];
+		cfa_insn in;
+		/* DW_CFA_set_loc depends on the pointer encoding (omitted here);
+		 * vendor opcodes mean nothing to other unwinders. */
+		bool known = cfa_next(&r, DW_EH_PE_omit, &in);
+		if (r.failed) {
+			snprintf(msg, msglen, "instructions end in the middle of an operand");
+			return -1;
 		}
-		if (r.bad)
-			break;
-		if (reg >= a->n_regs) {
+		if (!known || in.op == DW_CFA_GNU_window_save || in.op == DW_CFA_MIPS_advance_loc8) {
+			snprintf(msg, msglen, "unsupported CFA opcode 0x%02x at byte %zu", op, at);
+			return -1;
+		}
+		if (in.op == DW_CFA_remember_state)
+			depth++;
+		if (in.op == DW_CFA_restore_state && --depth < 0) {
+			snprintf(msg, msglen, "DW_CFA_restore_state at byte %zu without a remember_state", at);
+			return -1;
+		}
+		if (in.reg >= a->n_regs || in.reg2 >= a->n_regs) {
 			snprintf(msg, msglen, "opcode 0x%02x at byte %zu names a register that is not a %s DWARF register",
 				 op, at, a->name);
 			return -1;
 		}
-		if (rule && !adv && reg < 128)
-			out->touched[reg / 64] |= (uint64_t)1 << (reg % 64);
-		loc += adv * a->code_align;
+		if (sets_rule(in.op) && in.reg < 128)
+			out->touched[in.reg / 64] |= (uint64_t)1 << (in.reg % 64);
+		loc += in.advance * a->code_align;
 		if (loc > len) {
 			snprintf(msg, msglen, "advance at byte %zu reaches offset %llu, past the range (%llu bytes)",
 				 at, (unsigned long long)loc, (unsigned long long)len);
 			return -1;
 		}
-	}
-	if (r.bad) {
-		snprintf(msg, msglen, "instructions end in the middle of an operand");
-		return -1;
 	}
 	out->end_loc = loc;
 	return 0;
@@ -547,9 +399,9 @@ int cfi_check_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len, 
 	return scan_insns(a, p, n, len, msg, msglen, &scan);
 }
 
-/* ---- re-encoding and .eh_frame_hdr --------------------------------------- */
+/* ---- re-encoding ------------------------------------------------------------ */
 
-void cfi_reencode_fdes(ju_buf *b, size_t cie_off, uint64_t base, const uint8_t *src, size_t n)
+void cfi_reencode_fdes(byte_buf *b, size_t cie_off, uint64_t base, const uint8_t *src, size_t n)
 {
 	size_t at = 0;
 	while (at + 4 <= n) {
@@ -561,25 +413,10 @@ void cfi_reencode_fdes(ju_buf *b, size_t cie_off, uint64_t base, const uint8_t *
 		const uint8_t *fde = src + at;
 		uint64_t start = load_u64(fde + FDE_OFF_PC_BEGIN);
 		uint64_t size = load_u64(fde + FDE_ABS8_OFF_RANGE);
-		size_t hdr = cfi_fde_header_size(CFI_ENC_ABS8);
-		size_t entry = fde_begin(b, cie_off, CFI_ENC_PCREL4, base, start, size);
+		size_t hdr = eh_fde_header_size(CFI_ENC_ABS8);
+		size_t entry = eh_fde_begin(b, cie_off, CFI_ENC_PCREL4, base, start, size);
 		buf_bytes(b, fde + hdr, 4 + len - hdr);
-		fde_end(b, entry);
+		eh_entry_end(b, entry);
 		at += 4 + (size_t)len;
-	}
-}
-
-void cfi_write_eh_frame_hdr(ju_buf *b, uint64_t hdr_addr, uint64_t eh_addr,
-			    const uint64_t *fde_pc, const uint64_t *fde_addr, size_t n)
-{
-	buf_u8(b, 1);                                         /* version */
-	buf_u8(b, DW_EH_PE_pcrel | DW_EH_PE_sdata4);          /* eh_frame_ptr encoding */
-	buf_u8(b, DW_EH_PE_udata4);                           /* fde_count encoding */
-	buf_u8(b, DW_EH_PE_datarel | DW_EH_PE_sdata4);        /* table encoding */
-	buf_u32(b, (uint32_t)(int32_t)(eh_addr - (hdr_addr + 4))); /* eh_frame_ptr */
-	buf_u32(b, (uint32_t)n);                              /* fde_count */
-	for (size_t i = 0; i < n; i++) {
-		buf_u32(b, (uint32_t)(int32_t)(fde_pc[i] - hdr_addr));   /* initial location */
-		buf_u32(b, (uint32_t)(int32_t)(fde_addr[i] - hdr_addr)); /* FDE address */
 	}
 }

@@ -6,51 +6,39 @@
 #define JU_CFI_H
 
 #include "arch.h"
-#include "buf.h"
+#include "formats/ehframe.h"
 #include "jitunwind.h"
 
 #include <stdint.h>
 
-/* How an FDE stores pc_begin and pc_range. */
+/* How an FDE stores pc_begin and pc_range: the CIE's DW_EH_PE byte. */
 typedef enum {
-	/* DW_EH_PE_absptr: 8-byte address and range.  Position independent bytes
-	 * that can be copied between buffers; what libgcc searches fastest. */
-	CFI_ENC_ABS8,
-	/* DW_EH_PE_pcrel|DW_EH_PE_sdata4: for a file whose layout is fixed
-	 * (perf inject's synthesized ELF). */
-	CFI_ENC_PCREL4,
+	/* 8-byte address and range.  Position independent bytes that can be
+	 * copied between buffers; what libgcc searches fastest. */
+	CFI_ENC_ABS8 = DW_EH_PE_absptr,
+	/* For a file whose layout is fixed (perf inject's synthesized ELF). */
+	CFI_ENC_PCREL4 = DW_EH_PE_pcrel | DW_EH_PE_sdata4,
 } cfi_enc;
 
-/* Byte offsets inside an FDE we wrote. */
-enum {
-	FDE_OFF_CIE_PTR = 4,
-	FDE_OFF_PC_BEGIN = 8,
-	FDE_ABS8_OFF_RANGE = 16,
-	FDE_PCREL4_OFF_RANGE = 12,
-};
-
 /* Opcode emitters.  Offsets are in bytes; they are factored here. */
-void cfi_def_cfa(const ju_arch *a, ju_buf *b, unsigned reg, int64_t off);
-void cfi_def_cfa_offset(const ju_arch *a, ju_buf *b, int64_t off);
-void cfi_def_cfa_register(const ju_arch *a, ju_buf *b, unsigned reg);
-void cfi_offset(const ju_arch *a, ju_buf *b, unsigned reg, int64_t cfa_off);
-void cfi_restore(const ju_arch *a, ju_buf *b, unsigned reg);
-void cfi_advance(const ju_arch *a, ju_buf *b, uint32_t bytes);
-void cfi_same_value(ju_buf *b, unsigned reg);
-void cfi_remember_state(ju_buf *b);
-void cfi_restore_state(ju_buf *b);
+void cfi_def_cfa(const ju_arch *a, byte_buf *b, unsigned reg, int64_t off);
+void cfi_def_cfa_offset(const ju_arch *a, byte_buf *b, int64_t off);
+void cfi_def_cfa_register(const ju_arch *a, byte_buf *b, unsigned reg);
+void cfi_offset(const ju_arch *a, byte_buf *b, unsigned reg, int64_t cfa_off);
+void cfi_restore(const ju_arch *a, byte_buf *b, unsigned reg);
+void cfi_advance(const ju_arch *a, byte_buf *b, uint32_t bytes);
+void cfi_same_value(byte_buf *b, unsigned reg);
+void cfi_remember_state(byte_buf *b);
+void cfi_restore_state(byte_buf *b);
 
 /* Write the architecture's CIE; returns its offset in b. */
-size_t cfi_write_cie(const ju_arch *a, ju_buf *b, cfi_enc enc);
+size_t cfi_write_cie(const ju_arch *a, byte_buf *b, cfi_enc enc);
 
 /* Write the FDEs of one blob at code address `start`, `size` bytes, against
  * the CIE at cie_off.  `base` is the address that offset 0 of b will have
  * (needed for CFI_ENC_PCREL4).  The frame must have passed cfi_check_frame. */
-void cfi_write_blob_fdes(const ju_arch *a, ju_buf *b, size_t cie_off, cfi_enc enc,
+void cfi_write_blob_fdes(const ju_arch *a, byte_buf *b, size_t cie_off, cfi_enc enc,
 			 uint64_t base, uint64_t start, uint64_t size, const ju_frame *f);
-
-/* The FDE header size before the instructions, for an encoding. */
-size_t cfi_fde_header_size(cfi_enc enc);
 
 /* Validate a frame description for a blob of `size` bytes.  Returns 0 or
  * JU_ECFI with a message in msg (at least 160 bytes). */
@@ -64,12 +52,6 @@ int cfi_check_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len, 
 /* Rewrite FDEs written with CFI_ENC_ABS8 (a run of them, `n` bytes, in
  * `src`) to CFI_ENC_PCREL4 at the end of b, pointing at the CIE at cie_off.
  * `base` as for cfi_write_blob_fdes. */
-void cfi_reencode_fdes(ju_buf *b, size_t cie_off, uint64_t base, const uint8_t *src, size_t n);
-
-/* Write an .eh_frame_hdr (LSB 10.6.2) for the FDEs of an .eh_frame placed at
- * address eh_addr, the header itself at hdr_addr.  fde_pc[i] / fde_addr[i]
- * give each FDE's pc_begin and address, sorted by pc. */
-void cfi_write_eh_frame_hdr(ju_buf *b, uint64_t hdr_addr, uint64_t eh_addr,
-			    const uint64_t *fde_pc, const uint64_t *fde_addr, size_t n);
+void cfi_reencode_fdes(byte_buf *b, size_t cie_off, uint64_t base, const uint8_t *src, size_t n);
 
 #endif

@@ -28,6 +28,7 @@
  * changes in one way only: an unpublished blob's FDE ranges become 0
  * (aligned 8-byte stores; see docs/OUTSIDE_READER.md).
  */
+#include "formats/clock.h"
 #include "formats/gdbjit.h"
 #include "image.h"
 #include "internal.h"
@@ -90,13 +91,6 @@ static int mode;                  /* enum desc_mode (atomic) */
 static gdbjit_descriptor *desc(void)
 {
 	return &__jit_debug_descriptor;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
 static enum desc_mode detect_mode(const gdbjit_descriptor *d)

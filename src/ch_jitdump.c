@@ -58,6 +58,7 @@
  * every blob it inherited.
  */
 #include "cfi.h"
+#include "formats/clock.h"
 #include "formats/jitdump.h"
 #include "internal.h"
 #include "ownfile.h"
@@ -104,13 +105,6 @@ static void jd_release(void) { pthread_mutex_unlock(&jd.lock); }
 __attribute__((constructor)) static void jd_init(void)
 {
 	pthread_atfork(jd_prepare, jd_release, jd_release);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
 /* ---- the directory and the file ------------------------------------------ */
@@ -294,7 +288,7 @@ static jd_plan plan(uint64_t size, uint64_t unwinding_size, uint64_t room)
 /* The blob's .eh_frame for perf's ELF whose code is code_size bytes: our CIE,
  * its FDEs pc-relative, a terminator.  Addresses handled here are the
  * blob's real ones; `bias` turns an ELF address into one. */
-static void write_eh_frame(ju_buf *f, const ju_arch *arch, const blob_view *v, uint64_t code_size)
+static void write_eh_frame(byte_buf *f, const ju_arch *arch, const blob_view *v, uint64_t code_size)
 {
 	uint64_t bias = v->start - JD_ELF_TEXT_ADDR;
 	f->len = 0;
@@ -303,10 +297,8 @@ static void write_eh_frame(ju_buf *f, const ju_arch *arch, const blob_view *v, u
 	buf_u32(f, 0);
 }
 
-/* The FDEs of an .eh_frame from write_eh_frame (CIE first, terminator last),
- * and the size of the .eh_frame_hdr indexing them (LSB 10.6.2: 4 bytes of
- * encodings, eh_frame_ptr, fde_count, then a pair of sdata4 per FDE). */
-static size_t count_fdes(const ju_buf *f)
+/* The FDEs of an .eh_frame from write_eh_frame (CIE first, terminator last). */
+static size_t count_fdes(const byte_buf *f)
 {
 	size_t n = 0;
 	for (size_t at = 4 + load_u32(f->p); at + 4 < f->len; at += 4 + load_u32(f->p + at))
@@ -314,15 +306,10 @@ static size_t count_fdes(const ju_buf *f)
 	return n;
 }
 
-static size_t hdr_size(size_t n_fdes)
-{
-	return 12 + 8 * n_fdes;
-}
-
 /* Pad the record that began at `rec` to a multiple of 8 bytes (perf steps
  * over records by total_size, so readers never see the padding) and set its
  * total_size. */
-static void finish_record(ju_buf *out, size_t rec)
+static void finish_record(byte_buf *out, size_t rec)
 {
 	while ((out->len - rec) & 7)
 		buf_u8(out, 0);
@@ -332,21 +319,12 @@ static void finish_record(ju_buf *out, size_t rec)
 }
 
 /* UNWINDING_INFO: the .eh_frame in f and an .eh_frame_hdr indexing it. */
-static int write_unwinding(ju_buf *out, const ju_buf *f, const blob_view *v, jd_plan p, uint64_t ts)
+static int write_unwinding(byte_buf *out, const byte_buf *f, const blob_view *v, jd_plan p, uint64_t ts)
 {
 	uint64_t bias = v->start - JD_ELF_TEXT_ADDR;
 	uint64_t eh = bias + JD_ELF_EH_FRAME_ADDR(p.code_size), hdr = eh + f->len;
 	size_t n = count_fdes(f), cie_len = 4 + load_u32(f->p);
-	uint64_t *pc = ju__malloc(2 * n * sizeof *pc), *addr = pc + n;
-	if (!pc)
-		return JU_FAIL(JU_ENOMEM, "out of memory for the unwind table of %s", v->name);
-	size_t i = 0;
-	for (size_t at = cie_len; at + 4 < f->len; at += 4 + load_u32(f->p + at), i++) {
-		addr[i] = eh + at;
-		int32_t rel = (int32_t)load_u32(f->p + at + FDE_OFF_PC_BEGIN);
-		pc[i] = addr[i] + FDE_OFF_PC_BEGIN + (uint64_t)(int64_t)rel;
-	}
-	size_t rec = out->len, hsize = hdr_size(n);
+	size_t rec = out->len, hsize = eh_hdr_size(n);
 	jd_code_unwinding_info u = {
 		.p = { JD_CODE_UNWINDING_INFO, 0, ts },
 		.unwinding_size = f->len + hsize,
@@ -356,8 +334,13 @@ static int write_unwinding(ju_buf *out, const ju_buf *f, const blob_view *v, jd_
 	buf_bytes(out, &u, sizeof u);
 	buf_bytes(out, f->p, f->len);
 	size_t at = out->len;
-	cfi_write_eh_frame_hdr(out, hdr, eh, pc, addr, n);
-	free(pc);
+	/* The FDEs of one blob follow its ranges, so they are sorted by pc. */
+	eh_hdr_begin(out, hdr, eh, n);
+	for (size_t fde = cie_len; fde + 4 < f->len; fde += 4 + load_u32(f->p + fde)) {
+		int32_t rel = (int32_t)load_u32(f->p + fde + FDE_OFF_PC_BEGIN);
+		uint64_t pc = eh + fde + FDE_OFF_PC_BEGIN + (uint64_t)(int64_t)rel;
+		eh_hdr_entry(out, hdr, pc, eh + fde);
+	}
 	if (buf_ok(out) && out->len - at != hsize)
 		return JU_FAIL(JU_ECFI, "internal error: .eh_frame_hdr of %s has %zu bytes, not %zu", v->name,
 			       out->len - at, hsize);
@@ -367,7 +350,7 @@ static int write_unwinding(ju_buf *out, const ju_buf *f, const blob_view *v, jd_
 
 /* DEBUG_INFO: the line rows at absolute addresses, plus one at the blob's
  * end (perf closes the sequence at the last row). */
-static void write_debug_info(ju_buf *out, const blob_view *v, uint64_t ts)
+static void write_debug_info(byte_buf *out, const blob_view *v, uint64_t ts)
 {
 	size_t rec = out->len;
 	jd_code_debug_info d = {
@@ -410,7 +393,7 @@ static bool read_code(uint8_t *dst, uint64_t src, size_t size)
 /* CODE_LOAD: the name and the code as it is in memory now (zeros if it
  * cannot be read: perf names and unwinds without it), salted.  Not padded:
  * perf takes the code to be the record's last code_size bytes. */
-static int write_code_load(struct ju_ctx *ctx, ju_buf *out, const blob_view *v, jd_plan p,
+static int write_code_load(struct ju_ctx *ctx, byte_buf *out, const blob_view *v, jd_plan p,
 			   uint64_t index, uint64_t ts)
 {
 	uint64_t total = sizeof(jd_code_load) + v->name_len + 1 + p.code_size;
@@ -448,7 +431,7 @@ static int cmp_start(const void *x, const void *y)
 
 /* All records of a batch, in address order, into out.  Called with jd.lock
  * held (code_index); the caller restores jd.next_index on failure. */
-static int write_batch(struct ju_ctx *ctx, ju_buf *out, const blob_view *v, size_t n)
+static int write_batch(struct ju_ctx *ctx, byte_buf *out, const blob_view *v, size_t n)
 {
 	const blob_view **sorted = ju__malloc(n * sizeof *sorted);
 	if (!sorted)
@@ -456,8 +439,8 @@ static int write_batch(struct ju_ctx *ctx, ju_buf *out, const blob_view *v, size
 	for (size_t i = 0; i < n; i++)
 		sorted[i] = &v[i];
 	qsort(sorted, n, sizeof *sorted, cmp_start);
-	ju_buf f;
-	buf_init_grow(&f);
+	byte_buf f;
+	buf_init_grow(&f, BUF_UNBOUNDED);
 	int err = 0;
 	for (size_t i = 0; i < n && !err; i++) {
 		const blob_view *b = sorted[i];
@@ -471,7 +454,7 @@ static int write_batch(struct ju_ctx *ctx, ju_buf *out, const blob_view *v, size
 			err = JU_FAIL(JU_ENOMEM, "out of memory for the .eh_frame of %s", b->name);
 			break;
 		}
-		jd_plan p = plan(b->size, f.len + hdr_size(count_fdes(&f)), next - end);
+		jd_plan p = plan(b->size, f.len + eh_hdr_size(count_fdes(&f)), next - end);
 		write_eh_frame(&f, ctx->arch, b, p.code_size);
 		uint64_t ts = now_ns();
 		if (b->n_lines)
@@ -529,8 +512,8 @@ static int jd_log_blobs(struct ju_ctx *ctx, const blob_view *v, size_t n)
 	pthread_mutex_lock(&jd.lock);
 	int err = ensure_file(ctx);
 	uint64_t index = jd.next_index;
-	ju_buf out;
-	buf_init_grow(&out);
+	byte_buf out;
+	buf_init_grow(&out, BUF_UNBOUNDED);
 	if (!err)
 		err = write_batch(ctx, &out, v, n);
 	if (!err)

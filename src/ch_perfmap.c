@@ -176,8 +176,8 @@ static void pm_close(struct ju_ctx *ctx)
 static int pm_log_blobs(struct ju_ctx *ctx, const blob_view *v, size_t n)
 {
 	(void)ctx;
-	ju_buf b;
-	buf_init_grow(&b);
+	byte_buf b;
+	buf_init_grow(&b, BUF_UNBOUNDED);
 	for (size_t i = 0; i < n; i++) {
 		char num[40];
 		int len = snprintf(num, sizeof num, "%" PRIx64 " %" PRIx64 " ", v[i].start, v[i].size);

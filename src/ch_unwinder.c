@@ -27,7 +27,10 @@
  * give it more room than any version uses. */
 typedef struct { void *words[16]; } gcc_object;
 
-struct gcc_reg {
+/* An arena's registration with the frame registries, libgcc's and LLVM
+ * libunwind's (named fde_reg, not unw_: that prefix is nongnu libunwind's
+ * API, which is ch_libunwind.c's consumer). */
+struct fde_reg {
 	gcc_object ob;
 	bool in_gcc;  /* registered with libgcc */
 	bool in_llvm; /* registered with LLVM libunwind */
@@ -35,7 +38,8 @@ struct gcc_reg {
 
 struct dwarf_eh_bases { void *tbase, *dbase, *func; };
 
-struct unw_state {
+/* The channel's: each registry's entry points, found at open. */
+struct fde_reg_state {
 	void *gcc_handle;
 	void (*gcc_register)(const void *begin, void *ob);
 	void *(*gcc_deregister)(const void *begin);
@@ -61,7 +65,7 @@ static uint8_t probe_code[64] __attribute__((aligned(16)));
 static size_t probe_section(const ju_arch *arch, uint8_t *out, size_t cap, const uint32_t (*ranges)[2],
 			    size_t n)
 {
-	ju_buf b;
+	byte_buf b;
 	buf_init(&b, out, cap);
 	size_t cie = cfi_write_cie(arch, &b, CFI_ENC_ABS8);
 	const ju_frame leaf = { .kind = JU_FRAME_LEAF };
@@ -77,9 +81,9 @@ static size_t probe_section(const ju_arch *arch, uint8_t *out, size_t cap, const
  * both objects; on the second a list-design libgcc meets Q first (its lowest
  * pc is nearer), does not find 20 in it and gives up; a b-tree finds P.
  * Keys differ, so this is safe on every design. */
-static bool probe_btree(const ju_arch *arch, struct unw_state *u)
+static bool probe_btree(const ju_arch *arch, struct fde_reg_state *fr)
 {
-	const void *(*find)(void *, struct dwarf_eh_bases *) = dlsym(u->gcc_handle, "_Unwind_Find_FDE");
+	const void *(*find)(void *, struct dwarf_eh_bases *) = dlsym(fr->gcc_handle, "_Unwind_Find_FDE");
 	if (!find)
 		return false;
 	static const uint32_t p_ranges[2][2] = { { 0, 16 }, { 16, 32 } };
@@ -90,88 +94,88 @@ static bool probe_btree(const ju_arch *arch, struct unw_state *u)
 	gcc_object pob, qob;
 	memset(&pob, 0, sizeof pob);
 	memset(&qob, 0, sizeof qob);
-	u->gcc_register(p, &pob);
-	u->gcc_register(q, &qob);
+	fr->gcc_register(p, &pob);
+	fr->gcc_register(q, &qob);
 	struct dwarf_eh_bases bases;
 	find(probe_code + 20, &bases);
 	bool found = find(probe_code + 20, &bases) != NULL;
-	u->gcc_deregister(q);
-	u->gcc_deregister(p);
+	fr->gcc_deregister(q);
+	fr->gcc_deregister(p);
 	return found;
 }
 
 /* ---- open/close ------------------------------------------------------------ */
 
-static int unw_open(struct ju_ctx *ctx)
+static int fde_reg_open(struct ju_ctx *ctx)
 {
-	struct unw_state *u = ju__calloc(1, sizeof *u);
-	if (!u)
+	struct fde_reg_state *fr = ju__calloc(1, sizeof *fr);
+	if (!fr)
 		return JU_FAIL(JU_ENOMEM, "out of memory");
 	/* RTLD_NOLOAD first: use the copy the program already has.  Otherwise
 	 * load it; glibc's backtrace() would load the same one later. */
-	u->gcc_handle = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-	if (!u->gcc_handle)
-		u->gcc_handle = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (u->gcc_handle) {
-		u->gcc_register = (void (*)(const void *, void *))dlsym(u->gcc_handle, "__register_frame_info");
-		u->gcc_deregister = (void *(*)(const void *))dlsym(u->gcc_handle, "__deregister_frame_info");
-		if (!u->gcc_register || !u->gcc_deregister) {
-			dlclose(u->gcc_handle);
-			u->gcc_handle = NULL;
-			u->gcc_register = NULL;
-			u->gcc_deregister = NULL;
+	fr->gcc_handle = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+	if (!fr->gcc_handle)
+		fr->gcc_handle = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (fr->gcc_handle) {
+		fr->gcc_register = (void (*)(const void *, void *))dlsym(fr->gcc_handle, "__register_frame_info");
+		fr->gcc_deregister = (void *(*)(const void *))dlsym(fr->gcc_handle, "__deregister_frame_info");
+		if (!fr->gcc_register || !fr->gcc_deregister) {
+			dlclose(fr->gcc_handle);
+			fr->gcc_handle = NULL;
+			fr->gcc_register = NULL;
+			fr->gcc_deregister = NULL;
 		}
 	}
-	if (u->gcc_handle)
-		u->gcc_btree = probe_btree(ctx->arch, u);
+	if (fr->gcc_handle)
+		fr->gcc_btree = probe_btree(ctx->arch, fr);
 
-	u->llvm_add_section = (void (*)(const void *))dlsym(RTLD_DEFAULT, "__unw_add_dynamic_eh_frame_section");
-	u->llvm_remove_section = (void (*)(const void *))dlsym(RTLD_DEFAULT, "__unw_remove_dynamic_eh_frame_section");
-	if (!u->llvm_add_section || !u->llvm_remove_section) {
-		u->llvm_add_section = NULL;
-		u->llvm_remove_section = NULL;
-		u->llvm_add_fde = (void (*)(const void *))dlsym(RTLD_DEFAULT, "__unw_add_dynamic_fde");
-		u->llvm_remove_fde = (void (*)(const void *))dlsym(RTLD_DEFAULT, "__unw_remove_dynamic_fde");
-		if (!u->llvm_add_fde || !u->llvm_remove_fde)
-			u->llvm_add_fde = NULL, u->llvm_remove_fde = NULL;
+	fr->llvm_add_section = (void (*)(const void *))dlsym(RTLD_DEFAULT, "__unw_add_dynamic_eh_frame_section");
+	fr->llvm_remove_section = (void (*)(const void *))dlsym(RTLD_DEFAULT, "__unw_remove_dynamic_eh_frame_section");
+	if (!fr->llvm_add_section || !fr->llvm_remove_section) {
+		fr->llvm_add_section = NULL;
+		fr->llvm_remove_section = NULL;
+		fr->llvm_add_fde = (void (*)(const void *))dlsym(RTLD_DEFAULT, "__unw_add_dynamic_fde");
+		fr->llvm_remove_fde = (void (*)(const void *))dlsym(RTLD_DEFAULT, "__unw_remove_dynamic_fde");
+		if (!fr->llvm_add_fde || !fr->llvm_remove_fde)
+			fr->llvm_add_fde = NULL, fr->llvm_remove_fde = NULL;
 	}
-	bool llvm = u->llvm_add_section || u->llvm_add_fde;
-	if (!u->gcc_handle && !llvm) {
-		free(u);
+	bool llvm = fr->llvm_add_section || fr->llvm_add_fde;
+	if (!fr->gcc_handle && !llvm) {
+		free(fr);
 		return JU_FAIL(JU_ENOCONSUMER, "unwinder channel: neither libgcc_s.so.1 nor LLVM libunwind "
 					       "is available in this process");
 	}
-	ju__log(ctx, JU_LOG_INFO, "unwinder channel: libgcc %s%s", !u->gcc_handle ? "absent"
-		: u->gcc_btree ? "(b-tree registry)" : "(list registry)", llvm ? ", LLVM libunwind" : "");
-	ctx->unw = u;
+	ju__log(ctx, JU_LOG_INFO, "unwinder channel: libgcc %s%s", !fr->gcc_handle ? "absent"
+		: fr->gcc_btree ? "(b-tree registry)" : "(list registry)", llvm ? ", LLVM libunwind" : "");
+	ctx->fde_reg = fr;
 	return 0;
 }
 
-static void unw_close(struct ju_ctx *ctx)
+static void fde_reg_close(struct ju_ctx *ctx)
 {
-	struct unw_state *u = ctx->unw;
+	struct fde_reg_state *fr = ctx->fde_reg;
 	/* libgcc_s stays loaded: unwinders elsewhere in the process may hold
 	 * pointers into it, and glibc keeps its own reference anyway. */
-	free(u);
-	ctx->unw = NULL;
+	free(fr);
+	ctx->fde_reg = NULL;
 }
 
 /* ---- arenas ---------------------------------------------------------------- */
 
-static int unw_prepare(struct ju_ctx *ctx, arena *a)
+static int fde_reg_prepare(struct ju_ctx *ctx, arena *a)
 {
 	(void)ctx;
-	a->gcc = ju__calloc(1, sizeof *a->gcc);
-	if (!a->gcc)
+	a->fde_reg = ju__calloc(1, sizeof *a->fde_reg);
+	if (!a->fde_reg)
 		return JU_FAIL(JU_ENOMEM, "out of memory for an unwinder registration");
 	return 0;
 }
 
-static void unw_discard(struct ju_ctx *ctx, arena *a)
+static void fde_reg_discard(struct ju_ctx *ctx, arena *a)
 {
 	(void)ctx;
-	free(a->gcc);
-	a->gcc = NULL;
+	free(a->fde_reg);
+	a->fde_reg = NULL;
 }
 
 /* Walk the FDEs of an arena's section (they follow the CIE). */
@@ -188,68 +192,68 @@ static void llvm_each_fde(const arena *a, void (*fn)(const void *))
 	}
 }
 
-static void llvm_add(struct unw_state *u, arena *a)
+static void llvm_add(struct fde_reg_state *fr, arena *a)
 {
-	if (u->llvm_add_section)
-		u->llvm_add_section(eh_frame(a));
-	else if (u->llvm_add_fde)
-		llvm_each_fde(a, u->llvm_add_fde);
-	a->gcc->in_llvm = u->llvm_add_section || u->llvm_add_fde;
+	if (fr->llvm_add_section)
+		fr->llvm_add_section(eh_frame(a));
+	else if (fr->llvm_add_fde)
+		llvm_each_fde(a, fr->llvm_add_fde);
+	a->fde_reg->in_llvm = fr->llvm_add_section || fr->llvm_add_fde;
 }
 
-static void llvm_remove(struct unw_state *u, arena *a)
+static void llvm_remove(struct fde_reg_state *fr, arena *a)
 {
-	if (!a->gcc->in_llvm)
+	if (!a->fde_reg->in_llvm)
 		return;
-	if (u->llvm_remove_section)
-		u->llvm_remove_section(eh_frame(a));
+	if (fr->llvm_remove_section)
+		fr->llvm_remove_section(eh_frame(a));
 	else
-		llvm_each_fde(a, u->llvm_remove_fde);
-	a->gcc->in_llvm = false;
+		llvm_each_fde(a, fr->llvm_remove_fde);
+	a->fde_reg->in_llvm = false;
 }
 
-static void gcc_add(struct unw_state *u, arena *a)
+static void gcc_add(struct fde_reg_state *fr, arena *a)
 {
-	if (!u->gcc_register)
+	if (!fr->gcc_register)
 		return;
-	u->gcc_register(eh_frame(a), &a->gcc->ob);
-	a->gcc->in_gcc = true;
+	fr->gcc_register(eh_frame(a), &a->fde_reg->ob);
+	a->fde_reg->in_gcc = true;
 }
 
-static void gcc_remove(struct unw_state *u, arena *a)
+static void gcc_remove(struct fde_reg_state *fr, arena *a)
 {
-	if (!a->gcc->in_gcc)
+	if (!a->fde_reg->in_gcc)
 		return;
 	/* Only ever what we registered: GCC 13+ aborts on anything else. */
-	u->gcc_deregister(eh_frame(a));
-	a->gcc->in_gcc = false;
+	fr->gcc_deregister(eh_frame(a));
+	a->fde_reg->in_gcc = false;
 }
 
-/* Unregister; the state itself is freed by unw_discard once arena.c frees
+/* Unregister; the state itself is freed by fde_reg_discard once arena.c frees
  * the retired arena: libgcc's _Unwind_Find_FDE reads the object after
  * unlocking. */
-static void retire(struct unw_state *u, arena *a)
+static void retire(struct fde_reg_state *fr, arena *a)
 {
-	if (!a->gcc)
+	if (!a->fde_reg)
 		return;
-	gcc_remove(u, a);
-	llvm_remove(u, a);
+	gcc_remove(fr, a);
+	llvm_remove(fr, a);
 }
 
-static void unw_swap(struct ju_ctx *ctx, arena *const *add, size_t n_add, arena *const *del,
+static void fde_reg_swap(struct ju_ctx *ctx, arena *const *add, size_t n_add, arena *const *del,
 		     size_t n_del)
 {
-	struct unw_state *u = ctx->unw;
-	if (u->gcc_btree) {
+	struct fde_reg_state *fr = ctx->fde_reg;
+	if (fr->gcc_btree) {
 		/* The b-tree would refuse a new object with an old one's key. */
 		for (size_t i = 0; i < n_del; i++)
 			for (size_t k = 0; k < n_add; k++)
-				if (del[i]->gcc && del[i]->lo == add[k]->lo)
-					gcc_remove(u, del[i]);
+				if (del[i]->fde_reg && del[i]->lo == add[k]->lo)
+					gcc_remove(fr, del[i]);
 	}
 	for (size_t k = 0; k < n_add; k++) {
-		gcc_add(u, add[k]);
-		llvm_add(u, add[k]);
+		gcc_add(fr, add[k]);
+		llvm_add(fr, add[k]);
 	}
 	/* Lowest address first.  A list-design lookup stops at the first object
 	 * (by descending lowest pc) whose lowest pc is <= the pc.  An old arena
@@ -258,29 +262,29 @@ static void unw_swap(struct ju_ctx *ctx, arena *const *add, size_t n_add, arena 
 	 * pcs above its own hull.  Going up, the remaining old arenas all start
 	 * above any pc that already depends on a new one. */
 	for (size_t i = 0; i < n_del; i++)
-		retire(u, del[i]);
+		retire(fr, del[i]);
 }
 
-static void unw_blob_dead(struct ju_ctx *ctx, arena *a, blob_rec *r)
+static void fde_reg_blob_dead(struct ju_ctx *ctx, arena *a, blob_rec *r)
 {
 	(void)r;
-	struct unw_state *u = ctx->unw;
+	struct fde_reg_state *fr = ctx->fde_reg;
 	/* libgcc reads pc_range from the FDE on each lookup, so the tombstone
 	 * already hides the blob.  LLVM libunwind cached the ranges when the
 	 * section was added: add it again so it re-reads them. */
-	if (a->gcc && a->gcc->in_llvm) {
-		llvm_remove(u, a);
-		llvm_add(u, a);
+	if (a->fde_reg && a->fde_reg->in_llvm) {
+		llvm_remove(fr, a);
+		llvm_add(fr, a);
 	}
 }
 
 const ju_channel_ops ju_ch_unwinder = {
 	.bit = JU_CH_UNWINDER,
 	.name = "unwinder",
-	.open = unw_open,
-	.close = unw_close,
-	.arena_prepare = unw_prepare,
-	.arena_discard = unw_discard,
-	.arena_swap = unw_swap,
-	.blob_dead = unw_blob_dead,
+	.open = fde_reg_open,
+	.close = fde_reg_close,
+	.arena_prepare = fde_reg_prepare,
+	.arena_discard = fde_reg_discard,
+	.arena_swap = fde_reg_swap,
+	.blob_dead = fde_reg_blob_dead,
 };

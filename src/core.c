@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-const ju_channel_ops *const ju_channel_table[5] = {
+const ju_channel_ops *const ju_channel_table[JU_N_CHANNELS] = {
 	&ju_ch_unwinder, &ju_ch_libunwind, &ju_ch_gdb, &ju_ch_perfmap, &ju_ch_jitdump,
 };
 
@@ -26,7 +26,7 @@ static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
 const char *ju_channel_name(uint32_t channel)
 {
-	for (size_t i = 0; i < 5; i++)
+	for (size_t i = 0; i < JU_N_CHANNELS; i++)
 		if (ju_channel_table[i]->bit == channel)
 			return ju_channel_table[i]->name;
 	return NULL;
@@ -121,7 +121,7 @@ static int check_blob(const struct ju_ctx *ctx, const ju_blob *b, size_t i)
 /* ---- staging --------------------------------------------------------------- */
 
 typedef struct staged {
-	ju_buf buf;        /* CIE, then each blob's FDEs, line unit and name */
+	byte_buf buf;        /* CIE, then each blob's FDEs, line unit and name */
 	blob_rec *recs;    /* sorted by start */
 	size_t *order;     /* recs[k] came from blobs[order[k]] */
 } staged;
@@ -166,7 +166,7 @@ static int sort_order(const ju_blob *blobs, size_t n, size_t *order)
 static int stage(struct ju_ctx *ctx, const ju_blob *blobs, size_t n, staged *s)
 {
 	memset(s, 0, sizeof *s);
-	buf_init_grow(&s->buf);
+	buf_init_grow(&s->buf, BUF_UNBOUNDED);
 	s->recs = ju__malloc(n * sizeof *s->recs);
 	s->order = ju__malloc(n * sizeof *s->order);
 	if (!s->recs || !s->order || sort_order(blobs, n, s->order))
@@ -359,7 +359,7 @@ static int parse_env(const char *v, uint32_t *mask, bool *strict)
 	while (*p) {
 		size_t len = strcspn(p, ",");
 		uint32_t bit = 0;
-		for (size_t i = 0; i < 5; i++) {
+		for (size_t i = 0; i < JU_N_CHANNELS; i++) {
 			const char *name = ju_channel_table[i]->name;
 			if (strlen(name) == len && !strncmp(name, p, len))
 				bit = ju_channel_table[i]->bit;
@@ -379,7 +379,7 @@ static int parse_env(const char *v, uint32_t *mask, bool *strict)
 
 static void close_channels(struct ju_ctx *ctx)
 {
-	for (size_t i = 5; i-- > 0;) {
+	for (size_t i = JU_N_CHANNELS; i-- > 0;) {
 		const ju_channel_ops *ops = ju_channel_table[i];
 		if ((ctx->channels & ops->bit) && ops->close)
 			ops->close(ctx);
@@ -405,7 +405,7 @@ static int after_fork_locked(struct ju_ctx *ctx)
 {
 	int first = 0;
 	ctx->pid = getpid();
-	for (size_t i = 0; i < 5; i++) {
+	for (size_t i = 0; i < JU_N_CHANNELS; i++) {
 		const ju_channel_ops *ops = ju_channel_table[i];
 		if ((ctx->channels & ops->bit) && ops->after_fork) {
 			int err = ops->after_fork(ctx);
@@ -447,7 +447,7 @@ int ju_after_fork(ju_ctx *ctx)
 
 static int open_channels(struct ju_ctx *ctx, uint32_t want, bool strict)
 {
-	for (size_t i = 0; i < 5; i++) {
+	for (size_t i = 0; i < JU_N_CHANNELS; i++) {
 		const ju_channel_ops *ops = ju_channel_table[i];
 		if (!(want & ops->bit))
 			continue;

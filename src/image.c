@@ -3,6 +3,7 @@
  */
 #include "image.h"
 #include "cfi.h"
+#include "formats/elfhdr.h"
 
 #include <dwarf.h>
 #include <elf.h>
@@ -23,14 +24,14 @@ static const uint8_t std_opcode_lengths[OPCODE_BASE - 1] = { 0, 1, 1, 1, 1, 0, 0
  * include_directories list. */
 enum { LINE_FILE_OFF = 4 + 2 + 4 + 6 + (OPCODE_BASE - 1) + 1 };
 
-static void lne(ju_buf *b, uint8_t op, size_t operand_len)
+static void lne(byte_buf *b, uint8_t op, size_t operand_len)
 {
 	buf_u8(b, 0);                       /* extended opcode */
 	buf_uleb(b, 1 + operand_len);
 	buf_u8(b, op);
 }
 
-void image_write_line_unit(ju_buf *b, const char *file, const ju_line *lines, size_t n,
+void image_write_line_unit(byte_buf *b, const char *file, const ju_line *lines, size_t n,
 			   uint64_t start, uint64_t size)
 {
 	size_t unit = buf_len32_begin(b);
@@ -98,48 +99,31 @@ long image_decode_line_unit(const uint8_t *unit, size_t len, uint64_t start, ju_
 	uint64_t addr = 0;
 	int64_t line = 1;
 	size_t n = 0;
+	byte_rd r = rd_make(p, (size_t)(end - p));
 	/* Only the opcodes image_write_line_unit emits are understood. */
-	while (p < end) {
-		uint8_t op = *p++;
-		uint64_t u = 0;
-		int64_t s = 0;
-		unsigned shift = 0;
+	while (rd_left(&r)) {
+		uint8_t op = rd_u8(&r);
 		if (op >= OPCODE_BASE) {
 			uint8_t adj = op - OPCODE_BASE;
 			addr += adj / LINE_RANGE;
 			line += LINE_BASE + adj % LINE_RANGE;
-		} else if (op == DW_LNS_copy) {
-			/* row below */
-		} else if (op == DW_LNS_advance_pc || op == DW_LNS_advance_line || op == 0) {
-			uint8_t byte;
-			do {
-				if (p >= end || shift > 63)
-					return -1;
-				byte = *p++;
-				u |= (uint64_t)(byte & 0x7f) << shift;
-				shift += 7;
-			} while (byte & 0x80);
-			s = (int64_t)u;
-			if (op == DW_LNS_advance_line && shift < 64 && (byte & 0x40))
-				s = (int64_t)(u | (~(uint64_t)0 << shift));
-			if (op == DW_LNS_advance_pc) {
-				addr += u;
-				continue;
-			}
-			if (op == DW_LNS_advance_line) {
-				line += s;
-				continue;
-			}
-			/* extended opcode of u bytes */
-			if (u == 0 || u > (uint64_t)(end - p))
-				return -1;
-			if (*p == DW_LNE_end_sequence)
-				return (long)n;
-			if (*p == DW_LNE_set_address && u == 9)
-				addr = load_u64(p + 1) - start;
-			p += u;
+		} else if (op == DW_LNS_advance_pc) {
+			addr += rd_uleb(&r);
 			continue;
-		} else {
+		} else if (op == DW_LNS_advance_line) {
+			line += rd_sleb(&r);
+			continue;
+		} else if (op == 0) {
+			uint64_t len = rd_uleb(&r); /* an extended opcode of len bytes */
+			if (len == 0 || len > rd_left(&r))
+				return -1;
+			const uint8_t *x = rd_skip(&r, (size_t)len);
+			if (x[0] == DW_LNE_end_sequence)
+				return (long)n;
+			if (x[0] == DW_LNE_set_address && len == 9)
+				addr = load_u64(x + 1) - start;
+			continue;
+		} else if (op != DW_LNS_copy) {
 			return -1;
 		}
 		if (n < max_rows && line > 0 && line <= UINT32_MAX && addr <= UINT32_MAX)
@@ -154,7 +138,7 @@ long image_decode_line_unit(const uint8_t *unit, size_t len, uint64_t start, ju_
 /* Abbreviation codes of our two DIE shapes. */
 enum { ABBREV_CU = 1, ABBREV_SUBPROGRAM = 2 };
 
-static void write_abbrevs(ju_buf *b)
+static void write_abbrevs(byte_buf *b)
 {
 	buf_uleb(b, ABBREV_CU);
 	buf_uleb(b, DW_TAG_compile_unit);
@@ -184,7 +168,7 @@ static size_t cu_size(const src_rec *s)
 	       + 1;                                      /* end of children */
 }
 
-static void write_cu(ju_buf *b, const src_rec *s, uint32_t stmt_list)
+static void write_cu(byte_buf *b, const src_rec *s, uint32_t stmt_list)
 {
 	const blob_rec *r = s->rec;
 	size_t unit = buf_len32_begin(b);
@@ -210,7 +194,7 @@ static const char shstrtab[] = "\0.text\0.eh_frame\0.symtab\0.strtab\0.debug_abb
 /* One address range set per compile unit (DWARF 4 section 6.1.2). */
 enum { ARANGES_SET_SIZE = 4 + 2 + 4 + 1 + 1 + 4 + 16 + 16 };
 
-static void write_aranges(ju_buf *b, uint32_t cu_off, uint64_t start, uint64_t size)
+static void write_aranges(byte_buf *b, uint32_t cu_off, uint64_t start, uint64_t size)
 {
 	size_t set = buf_len32_begin(b);
 	buf_u16(b, 2);                                    /* version */
@@ -263,7 +247,7 @@ static const templates *templates_for(const ju_arch *arch)
 	pthread_mutex_lock(&lock);
 	int i = t[0].arch && t[0].arch != arch;
 	if (t[i].arch != arch) {
-		ju_buf b;
+		byte_buf b;
 		buf_init(&b, t[i].cie, sizeof t[i].cie);
 		cfi_write_cie(arch, &b, CFI_ENC_ABS8);
 		t[i].cie_len = b.len;
@@ -307,25 +291,6 @@ static void plan(const templates *tp, const src_rec *src, size_t n, layout *L)
 	L->total = L->shoff + SEC_COUNT * sizeof(Elf64_Shdr);
 }
 
-static void write_ehdr(ju_buf *b, const ju_arch *arch, const layout *L)
-{
-	Elf64_Ehdr h = { 0 };
-	memcpy(h.e_ident, ELFMAG, SELFMAG);
-	h.e_ident[EI_CLASS] = ELFCLASS64;
-	h.e_ident[EI_DATA] = ELFDATA2LSB;
-	h.e_ident[EI_VERSION] = EV_CURRENT;
-	h.e_ident[EI_OSABI] = ELFOSABI_SYSV;
-	h.e_type = ET_REL;
-	h.e_machine = arch->elf_machine;
-	h.e_version = EV_CURRENT;
-	h.e_shoff = L->shoff;
-	h.e_ehsize = sizeof(Elf64_Ehdr);
-	h.e_shentsize = sizeof(Elf64_Shdr);
-	h.e_shnum = SEC_COUNT;
-	h.e_shstrndx = SEC_SHSTRTAB;
-	buf_bytes(b, &h, sizeof h);
-}
-
 static void shdr_templates(Elf64_Shdr *out)
 {
 	static const struct {
@@ -355,7 +320,7 @@ static void shdr_templates(Elf64_Shdr *out)
 	out[SEC_SYMTAB].sh_info = 1; /* all symbols after the null one are global */
 }
 
-static void write_shdrs(ju_buf *b, const templates *tp, const layout *L, uint64_t lo, uint64_t hi,
+static void write_shdrs(byte_buf *b, const templates *tp, const layout *L, uint64_t lo, uint64_t hi,
 			uint64_t image_addr)
 {
 	Elf64_Shdr sh[SEC_COUNT];
@@ -457,7 +422,7 @@ void image_free(arena *a)
 }
 
 /* Copy a record's FDEs, pointing each at the CIE at cie_off. */
-static void copy_fdes(ju_buf *b, const src_rec *s, size_t cie_off)
+static void copy_fdes(byte_buf *b, const src_rec *s, size_t cie_off)
 {
 	const uint8_t *p = s->base + s->rec->fde_off, *end = p + s->rec->fde_len;
 	while (p + 4 <= end) {
@@ -504,9 +469,11 @@ int image_build(const ju_arch *arch, const src_rec *src, size_t n, image_alloc h
 	a->eh_size = (uint32_t)L.size[SEC_EH_FRAME];
 	a->symtab_off = (uint32_t)L.off[SEC_SYMTAB];
 
-	ju_buf b;
+	byte_buf b;
 	buf_init(&b, img, L.total);
-	write_ehdr(&b, arch, &L);
+	elf_write_ehdr(&b, &(elf_ehdr_desc){ .type = ET_REL, .machine = arch->elf_machine,
+					      .shoff = L.shoff, .shnum = SEC_COUNT,
+					      .shstrndx = SEC_SHSTRTAB });
 
 	/* .eh_frame */
 	size_t cie = b.len;

@@ -57,7 +57,7 @@ void image_release(uint8_t *image, size_t size, bool mapped);
 
 /* Write a DWARF 4 .debug_line unit for a blob at `start` (the whole unit,
  * header included).  Lines must have passed image_check_lines. */
-void image_write_line_unit(ju_buf *b, const char *file, const ju_line *lines, size_t n,
+void image_write_line_unit(byte_buf *b, const char *file, const ju_line *lines, size_t n,
 			   uint64_t start, uint64_t size);
 /* Validate a line table for a blob of `size` bytes: 0 or JU_ELINES with msg. */
 int image_check_lines(const char *file, const ju_line *lines, size_t n, uint64_t size, char *msg,

@@ -22,7 +22,7 @@
 #define JU_INTERNAL_H
 
 #include "arch.h"
-#include "buf.h"
+#include "formats/bytes.h"
 #include "jitunwind.h"
 
 #include <pthread.h>
@@ -73,7 +73,7 @@ typedef struct blob_rec {
 } blob_rec;
 
 /* Per-arena state of each arena channel. */
-struct gcc_reg;
+struct fde_reg;  /* ch_unwinder.c: registered with libgcc and/or LLVM libunwind */
 struct lu_reg;
 struct gdb_reg;
 
@@ -87,7 +87,7 @@ typedef struct arena {
 	uint32_t eh_off;      /* .eh_frame section: CIE, FDEs, 4-byte terminator */
 	uint32_t eh_size;
 	uint32_t symtab_off;  /* .symtab, one symbol per record after the null one */
-	struct gcc_reg *gcc;  /* channel states, NULL when the channel is off */
+	struct fde_reg *fde_reg; /* channel states, NULL when the channel is off */
 	struct lu_reg *lu;
 	struct gdb_reg *gdb;
 	struct arena *grave_next; /* once retired: the next retired arena */
@@ -157,7 +157,7 @@ struct ju_ctx {
 	pid_t pid;                     /* process the files belong to */
 	struct ju_ctx *next;           /* all contexts, for fork handling */
 	/* channel private state */
-	struct unw_state *unw;
+	struct fde_reg_state *fde_reg;
 	struct lu_state *lu;
 	struct pm_state *pm;
 	struct jd_state *jd;
@@ -165,7 +165,9 @@ struct ju_ctx {
 };
 
 /* Channel table order; index with the bit's position. */
-extern const ju_channel_ops *const ju_channel_table[5];
+#define JU_N_CHANNELS 5
+_Static_assert(JU_CH_ALL == (1u << JU_N_CHANNELS) - 1, "one JU_CH_* bit per channel");
+extern const ju_channel_ops *const ju_channel_table[JU_N_CHANNELS];
 
 /* ---- arena operations (arena.c) ------------------------------------------ */
 

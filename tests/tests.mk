@@ -32,9 +32,9 @@ $(TEST_DIR)/child-llvm: tests/child.c $(LIB_A)
 	$(CC) $(CHILD_CFLAGS) $(CHILD_LDFLAGS) -o $@ $< -Wl,--no-as-needed $(LLVM_LIBUNWIND) \
 		-Wl,--as-needed $(LIB_A) -ldl -pthread
 
-$(TEST_DIR)/%: tests/unit/%.c $(wildcard tests/unit/*.h src/formats/*.h) $(LIB_INTERNAL)
+$(TEST_DIR)/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(FMT_HDRS) $(LIB_INTERNAL)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Iinclude -Isrc -Itests/unit -o $@ $< $(LIB_INTERNAL) -ldw -lelf -ldl -pthread
+	$(CC) $(ALL_CFLAGS) -Iinclude -Isrc -I. -Itests/unit -o $@ $< $(LIB_INTERNAL) -ldw -lelf -ldl -pthread
 
 # GDB JIT interface tests that need the shared library's dynamic linking
 # (the host's __jit_debug_* symbols interpose the library's): linked with
@@ -43,7 +43,7 @@ GDB_SO_TESTS := $(TEST_DIR)/test-gdb-interposed $(TEST_DIR)/test-gdb-foreign-des
 	$(TEST_DIR)/test-gdb-copy-relocation
 $(GDB_SO_TESTS): $(TEST_DIR)/%: tests/unit/%.c tests/unit/unit.h tests/unit/test-gdb-reader.h $(LIB_SO)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Iinclude -Isrc -Itests/unit -o $@ $< -L$(BUILD) \
+	$(CC) $(ALL_CFLAGS) -Iinclude -Isrc -I. -Itests/unit -o $@ $< -L$(BUILD) \
 		-Wl,-rpath,$(abspath $(BUILD)) -ljitunwind -lelf -ldl -pthread
 $(TEST_DIR)/test-gdb-descriptor: tests/unit/test-gdb-reader.h
 # Two copies of the library in one process: the archive linked in (exporting
@@ -52,7 +52,7 @@ $(TEST_DIR)/test-gdb-descriptor: tests/unit/test-gdb-reader.h
 $(TEST_DIR)/test-gdb-two-copies: tests/unit/test-gdb-two-copies.c tests/unit/unit.h \
 		tests/unit/test-gdb-reader.h $(LIB_A) $(LIB_SO)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Iinclude -Isrc -Itests/unit -DJU_SO_PATH='"$(abspath $(LIB_SO)).$(SOVER)"' \
+	$(CC) $(ALL_CFLAGS) -Iinclude -Isrc -I. -Itests/unit -DJU_SO_PATH='"$(abspath $(LIB_SO)).$(SOVER)"' \
 		-o $@ $< $(LIB_A) -Wl,--export-dynamic-symbol=__jit_debug_descriptor \
 		-Wl,--export-dynamic-symbol=__jit_debug_register_code -lelf -ldl -pthread
 
@@ -62,15 +62,19 @@ $(TEST_DIR)/test-gdb-two-copies: tests/unit/test-gdb-two-copies.c tests/unit/uni
 A64_DIR    := $(BUILD)/aarch64
 A64_PREFIX ?= aarch64-linux-gnu-
 A64_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -O2 -g -pthread
-A64_OBJS   := $(LIB_SRCS:src/%.c=$(A64_DIR)/obj/%.o)
+A64_OBJS   := $(patsubst %.c,$(A64_DIR)/obj/%.o,$(LIB_SRCS:src/%=%))
 
 .PHONY: tests-aarch64
 tests-aarch64: $(A64_DIR)/child
 tests: tests-aarch64
 
-$(A64_DIR)/obj/%.o: src/%.c $(wildcard src/*.h src/formats/*.h) include/jitunwind.h | test-deps
+$(A64_DIR)/obj/%.o: src/%.c $(wildcard src/*.h) $(FMT_HDRS) include/jitunwind.h | test-deps
 	@mkdir -p $(dir $@)
-	$(A64_PREFIX)gcc $(A64_CFLAGS) -fPIC -fvisibility=hidden -Iinclude -Isrc -c -o $@ $<
+	$(A64_PREFIX)gcc $(A64_CFLAGS) -fPIC -fvisibility=hidden -Iinclude -Isrc -I. -c -o $@ $<
+
+$(A64_DIR)/obj/formats/%.o: formats/%.c $(FMT_HDRS) | test-deps
+	@mkdir -p $(dir $@)
+	$(A64_PREFIX)gcc $(A64_CFLAGS) -fPIC -fvisibility=hidden -I. -c -o $@ $<
 
 $(A64_DIR)/libjitunwind.a: $(A64_OBJS)
 	rm -f $@

@@ -34,11 +34,19 @@ TJ_B := $(BUILD)/tinyjit
 TJ_BIN := $(TJ_B)/tinyjit
 
 # ---- build-time tools (run on the build machine) ----
-TJ_GEN_OBJS := $(addprefix $(TJ_B)/gen/,elfobj.o ehframe.o x86.o fpcheck.o)
-TJ_TOOL_CFLAGS = $(CFLAGS) $(TJ_WARN) $(SANFLAGS) -std=gnu11 -I$(TJ)
+# The generator reads the objects' .eh_frame with the tree's one reader
+# (formats/, at the top of the tree).
+TJ_FMT_HDRS := $(wildcard formats/*.h)
+TJ_GEN_OBJS := $(addprefix $(TJ_B)/gen/,elfobj.o stencil_cfi.o x86.o fpcheck.o) \
+	$(addprefix $(TJ_B)/gen/formats/,bytes.o ehframe.o)
+TJ_TOOL_CFLAGS = $(CFLAGS) $(TJ_WARN) $(SANFLAGS) -std=gnu11 -I$(TJ) -I.
 TJ_TOOL_LIBS := -lelf -lcapstone
 
-$(TJ_B)/gen/%.o: $(TJ)/gen/%.c $(wildcard $(TJ)/gen/*.h) $(TJ)/runtime/stencil.h $(TJ)/vm/vm.h $(TJ)/vm/opcodes.def
+$(TJ_B)/gen/%.o: $(TJ)/gen/%.c $(wildcard $(TJ)/gen/*.h) $(TJ_FMT_HDRS) $(TJ)/runtime/stencil.h $(TJ)/vm/vm.h $(TJ)/vm/opcodes.def
+	@mkdir -p $(dir $@)
+	$(CC) $(TJ_TOOL_CFLAGS) -c $< -o $@
+
+$(TJ_B)/gen/formats/%.o: formats/%.c $(TJ_FMT_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TJ_TOOL_CFLAGS) -c $< -o $@
 
@@ -87,7 +95,7 @@ $(TJ_B)/stencils_nofp.h: $(TJ_STENCIL_DEPS) $(TJ_TOOLS) $(TJ_B)/runtime/shim.o
 # Host and runtime C keep frame pointers and unwind tables (and -fexceptions:
 # probe's C++ exception crosses them), so every unwinder can walk them.
 TJ_RT_CFLAGS = $(CFLAGS) $(TJ_WARN) $(SANFLAGS) -std=gnu11 -fexceptions -funwind-tables -fno-omit-frame-pointer \
-	-I$(TJ) -I$(TJ_B) -I$(JU_INCLUDE)
+	-I$(TJ) -I$(TJ_B) -I$(JU_INCLUDE) -I.
 TJ_VM_SRCS := $(addprefix $(TJ)/vm/,parse.c verify.c interp.c vm.c)
 TJ_RT_SRCS := $(addprefix $(TJ)/runtime/,jit.c patch.c rt.c stencil_sets.c)
 TJ_HOST_SRCS := $(addprefix $(TJ)/host/,main.c hostfns.c)

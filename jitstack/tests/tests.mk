@@ -23,9 +23,9 @@ $(JS_TB)/jitobj-df.o: $(JS)/tests/jitobj.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -fomit-frame-pointer -fno-asynchronous-unwind-tables -fno-unwind-tables -c -o $@ $<
 
-$(JS_TB)/hostile: $(JS)/tests/hostile.c src/formats/gdbjit.h
+$(JS_TB)/hostile: $(JS)/tests/hostile.c formats/gdbjit.h
 	@mkdir -p $(dir $@)
-	$(CC) $(JS_TEST_CFLAGS) -Isrc -rdynamic -o $@ $< -ldl -pthread
+	$(CC) $(JS_TEST_CFLAGS) -I. -rdynamic -o $@ $< -ldl -pthread
 
 $(JS_TB)/threads: $(JS)/tests/threads.c
 	@mkdir -p $(dir $@)
@@ -41,11 +41,12 @@ $(JS_TB)/pprofdump: $(JS)/tests/pprofdump.c $(JS_B)/obj/profile.pb-c.o $(JS_PROT
 	$(CC) $(JS_TEST_CFLAGS) -I$(JS_B) -o $@ $< $(JS_B)/obj/profile.pb-c.o -lprotobuf-c -lz
 
 # The fuzz target and the reader it drives, instrumented (clang-19).
-JS_FUZZ_SRCS := $(addprefix $(JS)/,fuzz_reader.c desc.c mem.c jitimage.c elfin.c ehframe.c aranges.c buf.c arch.c)
+JS_FUZZ_SRCS := $(addprefix $(JS)/,fuzz_reader.c desc.c mem.c jitimage.c elfin.c cfi_convert.c aranges.c \
+	grow.c machine.c) $(FMT_SRCS)
 $(JS_TB)/fuzz_reader: $(JS_FUZZ_SRCS) $(JS_HDRS)
 	@mkdir -p $(dir $@)
 	$(CLANG) -std=gnu11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=undefined -I$(JS) -Isrc -o $@ $(JS_FUZZ_SRCS) -ldw -lelf
+		-fno-sanitize-recover=undefined -I$(JS) -I. -o $@ $(JS_FUZZ_SRCS) -ldw -lelf
 
 JS_CHECK_BUILD := $(JS_BIN) $(JS_TEST_PROGS) $(JS_TB)/fuzz_reader $(TEST_DIR)/child $(A64_DIR)/child $(TJ_BIN)
 CHECK_BUILD += $(JS_CHECK_BUILD)

@@ -6,7 +6,6 @@
 #endif
 #include "jitimages.h"
 
-#include <dwarf.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -17,6 +16,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "formats/ehframe.h"
 #include "formats/gdbjit.h"
 
 /* Bounds on what the target may make us do. */
@@ -41,89 +41,46 @@ int mx_read_live(void *ctx, uint64_t addr, void *buf, size_t len)
 
 /* ---- .eh_frame ------------------------------------------------------------- */
 
-/* A cursor over a byte range; any read past its end sets `bad`. */
-typedef struct rd {
-	const uint8_t *p, *end;
-	int bad;
-} rd;
-
-static uint64_t rd_n(rd *r, size_t n)
+/* A DW_EH_PE-encoded pointer; `at` is the target address of the field (for
+ * pcrel).  Only what .eh_frame writers use: absolute and pcrel. */
+static uint64_t rd_ptr(byte_rd *r, uint8_t enc, uint64_t at)
 {
 	uint64_t v = 0;
-	if ((size_t)(r->end - r->p) < n) {
-		r->bad = 1;
-		r->p = r->end;
+	if (!rd_eh_value(r, enc, &v) || (enc & 0x70 && (enc & 0x70) != DW_EH_PE_pcrel)) {
+		r->failed = true;
 		return 0;
 	}
-	memcpy(&v, r->p, n); /* little-endian targets only (x86-64) */
-	r->p += n;
-	return v;
-}
-
-static uint64_t rd_uleb(rd *r)
-{
-	uint64_t v = 0;
-	for (unsigned shift = 0; shift < 64; shift += 7) {
-		uint8_t b = (uint8_t)rd_n(r, 1);
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80) || r->bad)
-			return v;
-	}
-	r->bad = 1;
-	return v;
-}
-
-/* A DW_EH_PE-encoded pointer; `at` is the target address of the field (for
- * pcrel).  Only what .eh_frame writers use: absptr, udata/sdata 4/8, pcrel. */
-static uint64_t rd_ptr(rd *r, uint8_t enc, uint64_t at)
-{
-	uint64_t v;
-	switch (enc & 0x0f) {
-	case DW_EH_PE_absptr:
-	case DW_EH_PE_udata8:
-	case DW_EH_PE_sdata8: v = rd_n(r, 8); break;
-	case DW_EH_PE_udata4: v = rd_n(r, 4); break;
-	case DW_EH_PE_sdata4: v = (uint64_t)(int64_t)(int32_t)rd_n(r, 4); break;
-	default: r->bad = 1; return 0;
-	}
-	if ((enc & 0x70) == DW_EH_PE_pcrel)
-		v += at;
-	else if (enc & 0x70)
-		r->bad = 1;
-	return v;
+	return (enc & 0x70) == DW_EH_PE_pcrel ? v + at : v;
 }
 
 /* The FDE pointer encoding of the CIE at c ("zR..." augmentation). */
-static int cie_encoding(rd c, uint8_t *enc)
+static int cie_encoding(byte_rd c, uint8_t *enc)
 {
 	*enc = DW_EH_PE_absptr;
-	uint8_t version = (uint8_t)rd_n(&c, 1);
-	const char *aug = (const char *)c.p;
-	size_t alen = strnlen(aug, (size_t)(c.end - c.p));
-	if (alen == (size_t)(c.end - c.p))
+	uint8_t version = rd_u8(&c);
+	const char *aug = rd_cstr(&c, rd_left(&c));
+	if (!aug)
 		return -1;
-	c.p += alen + 1;
 	rd_uleb(&c); /* code alignment */
-	rd_uleb(&c); /* data alignment (sleb, skipped alike) */
+	rd_sleb(&c); /* data alignment */
 	if (version == 1)
-		rd_n(&c, 1);
+		rd_u8(&c);
 	else
 		rd_uleb(&c);
 	if (aug[0] != 'z')
-		return c.bad ? -1 : 0;
+		return c.failed ? -1 : 0;
 	rd_uleb(&c);
-	for (const char *a = aug + 1; *a && !c.bad; a++) {
+	for (const char *a = aug + 1; *a && !c.failed; a++) {
 		if (*a == 'R')
-			*enc = (uint8_t)rd_n(&c, 1);
+			*enc = rd_u8(&c);
 		else if (*a == 'L')
-			rd_n(&c, 1);
-		else if (*a == 'P') {
-			uint8_t penc = (uint8_t)rd_n(&c, 1);
-			rd_ptr(&c, penc, 0);
-		} else if (*a != 'S')
+			rd_u8(&c);
+		else if (*a == 'P')
+			rd_ptr(&c, rd_u8(&c), 0);
+		else if (*a != 'S')
 			return -1;
 	}
-	return c.bad ? -1 : 0;
+	return c.failed ? -1 : 0;
 }
 
 static int cmp_fde(const void *a, const void *b)
@@ -139,34 +96,32 @@ static int read_fdes(mx_image *img, const uint8_t *eh, size_t size)
 	if (!img->fdes)
 		return -1;
 	while (off + 4 <= size) {
-		rd r = { eh + off, eh + size, 0 };
-		uint64_t len = rd_n(&r, 4);
+		byte_rd r = rd_make(eh + off, size - off);
+		uint64_t len = rd_u32(&r);
 		if (len == 0)
 			break; /* the terminator */
-		if (len == 0xffffffff || len > size - off - 4)
+		if (len == DWARF64_ESCAPE || len > size - off - 4)
 			return -1;
-		rd rec = { r.p, r.p + len, 0 };
+		byte_rd rec = rd_make(r.p, len);
 		uint64_t id_at = off + 4;
-		uint32_t cie_ptr = (uint32_t)rd_n(&rec, 4);
-		if (cie_ptr != 0) {
+		uint32_t cie_ptr = rd_u32(&rec);
+		if (cie_ptr != EH_CIE_ID) {
 			if (cie_ptr > id_at)
 				return -1;
 			size_t cie_off = id_at - cie_ptr;
 			if (cie_off + 8 > size)
 				return -1;
-			uint64_t cie_len;
-			memcpy(&cie_len, eh + cie_off, 4);
-			cie_len &= 0xffffffff;
-			if (cie_len > size - cie_off - 4)
+			uint64_t cie_len = load_u32(eh + cie_off);
+			if (cie_len < 4 || cie_len > size - cie_off - 4)
 				return -1;
-			rd cie = { eh + cie_off + 8, eh + cie_off + 4 + cie_len, 0 };
+			byte_rd cie = rd_make(eh + cie_off + 8, cie_len - 4);
 			uint8_t enc;
 			if (cie_encoding(cie, &enc))
 				return -1;
 			uint64_t at = img->eh_addr + (uint64_t)(rec.p - eh);
 			uint64_t lo = rd_ptr(&rec, enc, at);
 			uint64_t range = rd_ptr(&rec, enc & 0x0f, 0);
-			if (rec.bad)
+			if (rec.failed)
 				return -1;
 			if (range) { /* range 0: unpublished (docs/OUTSIDE_READER.md) */
 				if (img->n_fdes == cap) {

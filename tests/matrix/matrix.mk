@@ -14,11 +14,13 @@
 
 MX_B := $(BUILD)/matrix
 MX := tests/matrix
-MX_CFLAGS = $(ALL_CFLAGS) -Isrc -I$(MX)
+MX_CFLAGS = $(ALL_CFLAGS) -I. -I$(MX)
 MX_DWFL_LIBS := -ldw -lelf
 MX_UNW_LIBS := -lunwind-ptrace -lunwind-generic -lelf
-MX_HDRS := $(MX)/remote.h $(MX)/jitimages.h src/formats/gdbjit.h
+MX_HDRS := $(MX)/remote.h $(MX)/jitimages.h $(FMT_HDRS)
 
+# jitimages.o reads .eh_frame with formats/ (bytes, ehframe).
+MX_FMT_OBJS := $(MX_B)/formats/bytes.o $(MX_B)/formats/ehframe.o
 MX_TOOLS := $(MX_B)/mx-dwfl $(MX_B)/mx-unw-ptrace $(MX_B)/mx-fpwalk \
 	$(MX_B)/mx-step-dwfl $(MX_B)/mx-step-unw-ptrace
 # The workloads: tinyjit three ways (libgcc; nongnu libunwind linked in; LLVM
@@ -32,13 +34,17 @@ $(MX_B)/%.o: $(MX)/%.c $(MX_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(MX_CFLAGS) -c -o $@ $<
 
-$(MX_B)/mx-dwfl: $(MX_B)/mx-remote.o $(MX_B)/remote_dwfl.o $(MX_B)/jitimages.o
+$(MX_B)/formats/%.o: formats/%.c $(FMT_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(MX_CFLAGS) -c -o $@ $<
+
+$(MX_B)/mx-dwfl: $(MX_B)/mx-remote.o $(MX_B)/remote_dwfl.o $(MX_B)/jitimages.o $(MX_FMT_OBJS)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(MX_DWFL_LIBS)
-$(MX_B)/mx-unw-ptrace: $(MX_B)/mx-remote.o $(MX_B)/remote_unw.o $(MX_B)/jitimages.o
+$(MX_B)/mx-unw-ptrace: $(MX_B)/mx-remote.o $(MX_B)/remote_unw.o $(MX_B)/jitimages.o $(MX_FMT_OBJS)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(MX_UNW_LIBS)
-$(MX_B)/mx-step-dwfl: $(MX_B)/mx-step.o $(MX_B)/remote_dwfl.o $(MX_B)/jitimages.o
+$(MX_B)/mx-step-dwfl: $(MX_B)/mx-step.o $(MX_B)/remote_dwfl.o $(MX_B)/jitimages.o $(MX_FMT_OBJS)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(MX_DWFL_LIBS)
-$(MX_B)/mx-step-unw-ptrace: $(MX_B)/mx-step.o $(MX_B)/remote_unw.o $(MX_B)/jitimages.o
+$(MX_B)/mx-step-unw-ptrace: $(MX_B)/mx-step.o $(MX_B)/remote_unw.o $(MX_B)/jitimages.o $(MX_FMT_OBJS)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(MX_UNW_LIBS)
 $(MX_B)/mx-fpwalk: $(MX_B)/mx-fpwalk.o
 	$(CC) $(ALL_CFLAGS) -o $@ $^

@@ -19,16 +19,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "formats/clock.h"
 #include "remote.h"
 
 enum { MAX_FRAMES = 1024 };
-
-static int64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
 
 static int cmp_i64(const void *a, const void *b)
 {

@@ -13,6 +13,7 @@
 #ifndef TEST_GDB_READER_H
 #define TEST_GDB_READER_H
 
+#include "formats/clock.h"
 #include "formats/gdbjit.h"
 #include "jitunwind.h"
 #include "unit.h"
@@ -39,13 +40,6 @@
 enum { SLOT = 64, N_SLOTS = 4096, MAX_ENTRIES = 4096 };
 #define REGION_SIZE ((size_t)4 << 20)
 static uint8_t *region; /* reserved, never executed: only addresses matter */
-
-static TG_UNUSED uint64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 /* Blob in slot i: size and name derived from i, a line table on every third. */
 static TG_UNUSED uint32_t slot_size(size_t i)
@@ -177,7 +171,7 @@ static TG_UNUSED int rd(const reader *r, uint64_t addr, void *buf, size_t len)
 	return process_vm_readv(r->pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
 }
 
-static TG_UNUSED int rd_u64(const reader *r, uint64_t addr, uint64_t *v)
+static TG_UNUSED int read_u64(const reader *r, uint64_t addr, uint64_t *v)
 {
 	return rd(r, addr, v, sizeof *v);
 }
@@ -205,7 +199,7 @@ static TG_UNUSED int read_once(reader *r, snap_entry *ents)
 {
 	uint64_t s1, s2, reclaim;
 	gdbjit_descriptor d;
-	if (rd_u64(r, r->desc + offsetof(gdbjit_descriptor, seq), &s1))
+	if (read_u64(r, r->desc + offsetof(gdbjit_descriptor, seq), &s1))
 		return -1;
 	if (s1 & 1)
 		return 0;                      /* a change is under way */
@@ -221,7 +215,7 @@ static TG_UNUSED int read_once(reader *r, snap_entry *ents)
 		n++;
 	}
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (rd_u64(r, r->desc + offsetof(gdbjit_descriptor, seq), &s2))
+	if (read_u64(r, r->desc + offsetof(gdbjit_descriptor, seq), &s2))
 		return -1;
 	if (s2 != s1)
 		return 0;
@@ -262,7 +256,7 @@ static TG_UNUSED int read_once(reader *r, snap_entry *ents)
 		at += size;
 	}
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (rd_u64(r, r->desc + offsetof(gdbjit_descriptor, reclaim_seq), &reclaim))
+	if (read_u64(r, r->desc + offsetof(gdbjit_descriptor, reclaim_seq), &reclaim))
 		return -1;
 	if (reclaim > s1) {
 		r->reclaimed++;

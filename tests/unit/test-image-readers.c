@@ -411,8 +411,8 @@ static void aarch64_image(void)
 	char msg[200];
 	for (int i = 0; i < 2; i++)
 		CHECK(cfi_check_frame(arch, &m[i].frame, m[i].size, msg, sizeof msg) == 0, "%s", msg);
-	ju_buf st;
-	buf_init_grow(&st);
+	byte_buf st;
+	buf_init_grow(&st, BUF_UNBOUNDED);
 	size_t cie = cfi_write_cie(arch, &st, CFI_ENC_ABS8);
 	blob_rec recs[2];
 	src_rec src[2];

@@ -25,7 +25,7 @@
 
 #include "../runtime/stencil.h"
 #include "../vm/vm.h" /* enum tj_op, for TJ_OP_COUNT */
-#include "ehframe.h"
+#include "stencil_cfi.h"
 #include "elfobj.h"
 #include "fpcheck.h"
 #include "x86.h"

@@ -46,6 +46,7 @@
 #define TJ_HAVE_LIBUNWIND_H 1
 #endif
 
+#include "formats/clock.h"
 #include "../runtime/jit.h"
 #include "../vm/vm.h"
 #include "host.h"
@@ -185,13 +186,6 @@ static int write_expect(tj_vm *vm, const char *action)
 /* ---- the probe's actions --------------------------------------------------- */
 
 typedef int (*unwind_fn)(void **pcs, int max);
-
-static int64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
 
 static int cmp_i64(const void *a, const void *b)
 {
@@ -360,7 +354,7 @@ static NOINLINE int64_t probe_spin(void)
 	printf("tinyjit probe: pid %ld spinning %.1f s\n", (long)getpid(), secs);
 	fflush(stdout);
 	volatile uint64_t x = 0;
-	int64_t end = now_ns() + (int64_t)(secs * 1e9);
+	uint64_t end = now_ns() + (uint64_t)(secs > 0 ? secs * 1e9 : 0);
 	do {
 		for (int i = 0; i < 1000000; i++)
 			x += (uint64_t)i * 2654435761u;

@@ -36,7 +36,7 @@ TJ_FUZZ_SRCS := $(TJ)/tests/fuzz_parse.c $(TJ_VM_SRCS) $(TJ)/host/hostfns.c
 $(TJ_TEST_B)/fuzz_parse: $(TJ_FUZZ_SRCS) $(TJ_HDRS)
 	@mkdir -p $(dir $@)
 	$(TJ_CLANG) -g -O1 -std=gnu11 -Wall -Wextra -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=undefined -I$(TJ) $(TJ_FUZZ_SRCS) -o $@
+		-fno-sanitize-recover=undefined -I$(TJ) -I. $(TJ_FUZZ_SRCS) -o $@
 
 # the sanitizer build: every C file of tinyjit instrumented (the stencils,
 # being machine-code templates, are not)
@@ -49,12 +49,12 @@ TJ_SAN_ENGINE := $(filter-out $(TJ_SAN_B)/obj/host/main.o $(TJ_SAN_B)/obj/runtim
 $(TJ_SAN_B)/obj/%.o: $(TJ)/%.c $(TJ_HDRS) $(TJ_B)/stencils_fp.h $(TJ_B)/stencils_nofp.h
 	@mkdir -p $(dir $@)
 	$(TJ_SAN_CC) -O1 -g -std=gnu11 -Wall -Wextra $(TJ_SAN_FLAGS) -fexceptions -funwind-tables \
-		-I$(TJ) -I$(TJ_B) -I$(JU_INCLUDE) -c $< -o $@
+		-I$(TJ) -I$(TJ_B) -I$(JU_INCLUDE) -I. -c $< -o $@
 
 $(TJ_SAN_B)/obj/runtime/publish-%.o: $(TJ)/runtime/publish.c $(TJ_HDRS)
 	@mkdir -p $(dir $@)
 	$(TJ_SAN_CC) -O1 -g -std=gnu11 -Wall -Wextra $(TJ_SAN_FLAGS) $(if $(filter 0,$*),-DTJ_NO_PUBLISH) \
-		-I$(TJ) -I$(TJ_B) -I$(JU_INCLUDE) -c $< -o $@
+		-I$(TJ) -I$(TJ_B) -I$(JU_INCLUDE) -I. -c $< -o $@
 
 $(TJ_SAN_B)/obj/host/cxx.o: $(TJ)/host/cxx.cc $(TJ)/host/host.h
 	@mkdir -p $(dir $@)

@@ -1,4 +1,4 @@
-/* ehframe.h - turn the call frame information of a JIT image, whatever its
+/* cfi_convert.h - turn the call frame information of a JIT image, whatever its
  * shape, into one canonical .eh_frame that libdw reads at any address.
  *
  * JITs register CFI in many encodings: absolute pointers (jitunwind),
@@ -15,10 +15,10 @@
  * unpublished in place) and is treated as absent; its pc_begin is reported
  * so the symbol it described can be dropped too.
  */
-#ifndef JS_EHFRAME_H
-#define JS_EHFRAME_H
+#ifndef JS_CFI_CONVERT_H
+#define JS_CFI_CONVERT_H
 
-#include "buf.h"
+#include "formats/ehframe.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -43,7 +43,7 @@ typedef struct cfi_fde_out {
 } cfi_fde_out;
 
 typedef struct cfi_out {
-	jbuf eh;            /* the canonical .eh_frame, terminator included */
+	byte_buf eh;            /* the canonical .eh_frame, terminator included */
 	cfi_fde_out *fde;   /* sorted by pc, disjoint */
 	size_t n_fde;
 	uint64_t *tomb;     /* pc_begin of each tombstone */
@@ -61,6 +61,6 @@ void cfi_out_free(cfi_out *o);
 size_t cfi_hdr_size(const cfi_out *o);
 /* Write the .eh_frame_hdr (LSB 10.6.2) for o's .eh_frame placed at eh_addr,
  * the header at hdr_addr; both within 2 GiB of every FDE's pc. */
-void cfi_write_hdr(jbuf *b, const cfi_out *o, uint64_t hdr_addr, uint64_t eh_addr);
+void cfi_write_hdr(byte_buf *b, const cfi_out *o, uint64_t hdr_addr, uint64_t eh_addr);
 
 #endif

@@ -1,4 +1,4 @@
-/* arch.h - what jitstack needs to know per machine: how to apply the
+/* machine.h - what jitstack needs to know per machine: how to apply the
  * relocations JIT images carry in their CFI and DWARF, and how a stopped
  * thread's registers map to DWARF register numbers.
  *
@@ -6,8 +6,8 @@
  * so the AArch64 relocation path is built and fuzzed even where only x86-64
  * processes can be unwound.
  */
-#ifndef JS_ARCH_H
-#define JS_ARCH_H
+#ifndef JS_MACHINE_H
+#define JS_MACHINE_H
 
 #include <stdbool.h>
 #include <stdint.h>

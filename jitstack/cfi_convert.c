@@ -1,19 +1,16 @@
-/* ehframe.c - decode any JIT image's CFI and re-emit it canonically (see
- * ehframe.h).  Formats: DWARF 4 section 6.4 (.debug_frame) and the LSB's
- * .eh_frame ("Exception Frames", 10.6.1), pointer encodings from LSB
- * 10.5.1 ("DWARF Exception Header Encoding").
+/* cfi_convert.c - decode any JIT image's CFI and re-emit it canonically
+ * (see cfi_convert.h).  Formats: DWARF 4 section 6.4 (.debug_frame) and the
+ * LSB's .eh_frame ("Exception Frames", 10.6.1), pointer encodings from LSB
+ * 10.5.1 ("DWARF Exception Header Encoding"); the records are written and
+ * the instructions walked by formats/ehframe.h.
  */
-#include "ehframe.h"
+#include "cfi_convert.h"
 #include "bounds.h"
-#include "rd.h"
+#include "grow.h"
 
-#include <dwarf.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define CIE_ID_EH 0u
-#define CIE_ID_DEBUG 0xffffffffu
-#define DWARF64_ESCAPE 0xffffffffu
 #define NOT_EMITTED ((size_t)-1)
 
 typedef struct cie {
@@ -56,31 +53,12 @@ typedef struct conv {
 
 /* ---- pointers ------------------------------------------------------------ */
 
-/* Read a value in the format part of a DW_EH_PE encoding. */
-static bool read_format(rd *r, uint8_t enc, uint64_t *v)
+/* Add the base the application part of `enc` names to *v, a value read
+ * from a field at address `field`.  Only the applications JITs use for code
+ * addresses are accepted: absolute, pc-relative (LLVM, GCC) and
+ * text-relative (LuaJIT). */
+static bool apply_address(uint8_t enc, uint64_t field, const cfi_ctx *ctx, uint64_t *v)
 {
-	switch (enc & 0x0f) {
-	case DW_EH_PE_absptr: *v = rd_u64(r); break;
-	case DW_EH_PE_uleb128: *v = rd_uleb(r); break;
-	case DW_EH_PE_udata2: *v = rd_u16(r); break;
-	case DW_EH_PE_udata4: *v = rd_u32(r); break;
-	case DW_EH_PE_udata8: *v = rd_u64(r); break;
-	case DW_EH_PE_sleb128: *v = (uint64_t)rd_sleb(r); break;
-	case DW_EH_PE_sdata2: *v = (uint64_t)(int64_t)(int16_t)rd_u16(r); break;
-	case DW_EH_PE_sdata4: *v = (uint64_t)(int64_t)(int32_t)rd_u32(r); break;
-	case DW_EH_PE_sdata8: *v = rd_u64(r); break;
-	default: return false;
-	}
-	return !r->err;
-}
-
-/* Read an address encoded with `enc` from a field at address `field`.
- * Only the applications JITs use for code addresses are accepted: absolute,
- * pc-relative (LLVM, GCC) and text-relative (LuaJIT). */
-static bool read_address(rd *r, uint8_t enc, uint64_t field, const cfi_ctx *ctx, uint64_t *v)
-{
-	if (enc == DW_EH_PE_omit || (enc & DW_EH_PE_indirect) || !read_format(r, enc, v))
-		return false;
 	switch (enc & 0x70) {
 	case DW_EH_PE_absptr: return true;
 	case DW_EH_PE_pcrel: *v += field; return true;
@@ -93,6 +71,24 @@ static bool read_address(rd *r, uint8_t enc, uint64_t field, const cfi_ctx *ctx,
 	}
 }
 
+/* Read an address encoded with `enc` from a field at address `field`. */
+static bool read_address(byte_rd *r, uint8_t enc, uint64_t field, const cfi_ctx *ctx, uint64_t *v)
+{
+	if (enc == DW_EH_PE_omit || (enc & DW_EH_PE_indirect) || !rd_eh_value(r, enc, v))
+		return false;
+	return apply_address(enc, field, ctx, v);
+}
+
+/* Step over a ULEB128 length and that many bytes (augmentation data). */
+static void skip_block(byte_rd *r)
+{
+	uint64_t len = rd_uleb(r);
+	if (len > rd_left(r))
+		r->failed = true;
+	else
+		rd_skip(r, (size_t)len);
+}
+
 /* ---- CFA instructions ---------------------------------------------------- */
 
 typedef struct insn_ctx {
@@ -102,118 +98,49 @@ typedef struct insn_ctx {
 	const cfi_ctx *ctx;
 } insn_ctx;
 
-static void skip_block(rd *r)
+/* Validate a CFA instruction list (DWARF 4 section 6.4.2), registers within
+ * JS_MAX_CFA_REG, and, when out is not NULL, append it to out: bytes
+ * unchanged except that DW_CFA_set_loc's operand becomes the 8-byte absolute
+ * address the output CIE announces. */
+static bool copy_insns(const uint8_t *p, size_t n, const insn_ctx *ic, byte_buf *out)
 {
-	uint64_t len = rd_uleb(r);
-	if (len > rd_left(r))
-		r->err = true;
-	else
-		rd_skip(r, (size_t)len);
-}
-
-/* A register operand (ULEB128), within JS_MAX_CFA_REG. */
-static void rd_reg(rd *r)
-{
-	if (rd_uleb(r) >= JS_MAX_CFA_REG)
-		r->err = true;
-}
-
-/* Validate a CFA instruction list (DWARF 4 section 6.4.2) and, when out is
- * not NULL, append it to out: bytes unchanged except that DW_CFA_set_loc's
- * operand becomes the 8-byte absolute address the output CIE announces. */
-static bool copy_insns(const uint8_t *p, size_t n, const insn_ctx *ic, jbuf *out)
-{
-	rd r = rd_make(p, n);
-	unsigned count = 0;
-	while (rd_left(&r)) {
-		if (++count > JS_MAX_CFA_INSNS)
+	byte_rd r = rd_make(p, n);
+	/* .debug_frame's set_loc holds a target address; .eh_frame's is
+	 * encoded as the FDE's pc_begin is. */
+	uint8_t loc_enc = !ic->debug_frame ? ic->enc
+			  : ic->addr_size == 8 ? DW_EH_PE_udata8 : DW_EH_PE_udata4;
+	for (unsigned count = 0; rd_left(&r); count++) {
+		cfa_insn in;
+		if (count == JS_MAX_CFA_INSNS || !cfa_next(&r, loc_enc, &in))
+			return false; /* an opcode we cannot size: the rest is unreadable */
+		if (in.reg >= JS_MAX_CFA_REG || in.reg2 >= JS_MAX_CFA_REG)
 			return false;
-		const uint8_t *start = r.p;
-		uint8_t op = rd_u8(&r);
-		switch (op & 0xc0) {
-		case DW_CFA_advance_loc:
-		case DW_CFA_restore: goto copy;
-		case DW_CFA_offset: rd_uleb(&r); goto copy;
-		}
-		switch (op) {
-		case DW_CFA_nop:
-		case DW_CFA_remember_state:
-		case DW_CFA_restore_state:
-		case DW_CFA_GNU_window_save:
-			break;
-		case DW_CFA_set_loc: {
-			uint64_t a;
-			uint64_t field = ic->addr + (uint64_t)(r.p - p);
-			bool ok = ic->debug_frame ? (ic->addr_size == 8 ? (a = rd_u64(&r), true)
-								  : (a = rd_u32(&r), true))
-						  : read_address(&r, ic->enc, field, ic->ctx, &a);
-			if (!ok || r.err)
-				return false;
-			if (out) {
-				jbuf_u8(out, op);
-				jbuf_u64(out, a);
-			}
+		if (in.op != DW_CFA_set_loc) {
+			if (out)
+				buf_bytes(out, in.start, (size_t)(r.p - in.start));
 			continue;
 		}
-		case DW_CFA_advance_loc1: rd_skip(&r, 1); break;
-		case DW_CFA_advance_loc2: rd_skip(&r, 2); break;
-		case DW_CFA_advance_loc4: rd_skip(&r, 4); break;
-		case DW_CFA_MIPS_advance_loc8: rd_skip(&r, 8); break;
-		case DW_CFA_register:
-			rd_reg(&r);
-			rd_reg(&r);
-			break;
-		case DW_CFA_offset_extended:
-		case DW_CFA_def_cfa:
-		case DW_CFA_val_offset:
-		case DW_CFA_GNU_negative_offset_extended:
-			rd_reg(&r);
-			rd_uleb(&r);
-			break;
-		case DW_CFA_restore_extended:
-		case DW_CFA_undefined:
-		case DW_CFA_same_value:
-		case DW_CFA_def_cfa_register:
-			rd_reg(&r);
-			break;
-		case DW_CFA_def_cfa_offset:
-		case DW_CFA_GNU_args_size:
-			rd_uleb(&r);
-			break;
-		case DW_CFA_offset_extended_sf:
-		case DW_CFA_def_cfa_sf:
-		case DW_CFA_val_offset_sf:
-			rd_reg(&r);
-			rd_sleb(&r);
-			break;
-		case DW_CFA_def_cfa_offset_sf: rd_sleb(&r); break;
-		case DW_CFA_def_cfa_expression: skip_block(&r); break;
-		case DW_CFA_expression:
-		case DW_CFA_val_expression:
-			rd_reg(&r);
-			skip_block(&r);
-			break;
-		default:
-			return false; /* an opcode we cannot size: the rest is unreadable */
-		}
-	copy:
-		if (r.err)
+		uint64_t a = in.loc, field = ic->addr + (uint64_t)(in.loc_at - p);
+		if (!ic->debug_frame && ((ic->enc & DW_EH_PE_indirect) ||
+					 !apply_address(ic->enc, field, ic->ctx, &a)))
 			return false;
-		if (out)
-			jbuf_bytes(out, start, (size_t)(r.p - start));
+		if (out) {
+			buf_u8(out, DW_CFA_set_loc);
+			buf_u64(out, a);
+		}
 	}
-	return !r.err;
+	return !r.failed;
 }
 
 /* ---- CIEs ------------------------------------------------------------------ */
 
 /* Parse the augmentation data of an .eh_frame CIE (LSB 10.6.1.1). */
-static bool parse_augmentation(rd *body, const char *aug, cie *c)
+static bool parse_augmentation(byte_rd *body, const char *aug, cie *c)
 {
 	uint64_t alen = rd_uleb(body);
-	if (body->err || alen > rd_left(body))
+	if (body->failed || alen > rd_left(body))
 		return false;
-	rd a = rd_make(rd_skip(body, (size_t)alen), (size_t)alen);
+	byte_rd a = rd_make(rd_skip(body, (size_t)alen), (size_t)alen);
 	for (const char *q = aug + 1; *q; q++) {
 		uint64_t ignored;
 		switch (*q) {
@@ -221,7 +148,7 @@ static bool parse_augmentation(rd *body, const char *aug, cie *c)
 		case 'L': rd_u8(&a); break; /* the FDE's LSDA is skipped with its length */
 		case 'P': {
 			uint8_t pe = rd_u8(&a);
-			if ((pe & 0x70) == DW_EH_PE_aligned || !read_format(&a, pe, &ignored))
+			if ((pe & 0x70) == DW_EH_PE_aligned || !rd_eh_value(&a, pe, &ignored))
 				return false;
 			break;
 		}
@@ -232,7 +159,7 @@ static bool parse_augmentation(rd *body, const char *aug, cie *c)
 		default: return false; /* cannot know what follows it */
 		}
 	}
-	return !a.err;
+	return !a.failed;
 }
 
 static bool parse_cie(conv *cv, cie *c)
@@ -240,13 +167,13 @@ static bool parse_cie(conv *cv, cie *c)
 	const cfi_src *s = &cv->src[c->src];
 	if (c->off > s->size || s->size - c->off < 8)
 		return false;
-	rd r = rd_make(s->data + c->off, s->size - c->off);
+	byte_rd r = rd_make(s->data + c->off, s->size - c->off);
 	uint32_t len = rd_u32(&r);
 	if (len < 4 || len == DWARF64_ESCAPE || len > rd_left(&r))
 		return false;
-	rd body = rd_make(r.p, len);
+	byte_rd body = rd_make(r.p, len);
 	uint64_t body_addr = s->addr + c->off + 4;
-	if (rd_u32(&body) != (s->debug_frame ? CIE_ID_DEBUG : CIE_ID_EH))
+	if (rd_u32(&body) != (s->debug_frame ? DEBUG_FRAME_CIE_ID : EH_CIE_ID))
 		return false;
 	c->version = rd_u8(&body);
 	if (c->version != 1 && c->version != 3 && !(s->debug_frame && c->version == 4))
@@ -273,7 +200,7 @@ static bool parse_cie(conv *cv, cie *c)
 	} else if (aug[0] && strcmp(aug, "eh")) {
 		return false; /* an augmentation without 'z' cannot be skipped */
 	}
-	if (body.err || c->code_align == 0 || c->ra >= JS_MAX_CFA_REG)
+	if (body.failed || c->code_align == 0 || c->ra >= JS_MAX_CFA_REG)
 		return false;
 	c->insns = body.p;
 	c->n_insns = rd_left(&body);
@@ -333,20 +260,20 @@ static bool push_tomb(conv *cv, uint64_t pc)
 static void parse_fde(conv *cv, size_t si, cie *c, uint64_t at, uint64_t end)
 {
 	const cfi_src *s = &cv->src[si];
-	rd r = rd_make(s->data + at, (size_t)(end - at));
+	byte_rd r = rd_make(s->data + at, (size_t)(end - at));
 	uint64_t pc = 0, range = 0;
 	bool ok;
 	if (s->debug_frame) {
 		pc = c->addr_size == 8 ? rd_u64(&r) : rd_u32(&r);
 		range = c->addr_size == 8 ? rd_u64(&r) : rd_u32(&r);
-		ok = !r.err;
+		ok = !r.failed;
 	} else {
 		ok = read_address(&r, c->fde_enc, s->addr + at, cv->ctx, &pc) &&
-		     read_format(&r, c->fde_enc & 0x0f, &range);
+		     rd_eh_value(&r, c->fde_enc & 0x0f, &range);
 	}
 	if (ok && c->has_z)
 		skip_block(&r);
-	if (!ok || r.err) {
+	if (!ok || r.failed) {
 		cv->out->n_invalid++;
 		return;
 	}
@@ -381,7 +308,7 @@ static void walk(conv *cv, size_t si)
 			cv->out->truncated = true;
 			return;
 		}
-		uint32_t len = ld_u32(s->data + off);
+		uint32_t len = load_u32(s->data + off);
 		if (len == 0) {
 			if (!s->debug_frame)
 				return;     /* .eh_frame's terminator */
@@ -393,8 +320,8 @@ static void walk(conv *cv, size_t si)
 			return;
 		}
 		uint64_t end = off + 4 + len;
-		uint32_t id = ld_u32(s->data + off + 4);
-		bool is_cie = id == (s->debug_frame ? CIE_ID_DEBUG : CIE_ID_EH);
+		uint32_t id = load_u32(s->data + off + 4);
+		bool is_cie = id == (s->debug_frame ? DEBUG_FRAME_CIE_ID : EH_CIE_ID);
 		if (!is_cie) {
 			/* .eh_frame: distance back from this field; .debug_frame: offset */
 			uint64_t cie_off = s->debug_frame ? id : off + 4 - id;
@@ -423,53 +350,34 @@ static int by_pc(const void *a, const void *b)
  * the pc as a return address). */
 static void emit_cie(conv *cv, cie *c)
 {
-	jbuf *b = &cv->out->eh;
-	size_t at = b->len;
-	uint8_t version = c->ra < 256 ? 1 : 3;
-	jbuf_u32(b, 0);                          /* length, patched below */
-	jbuf_u32(b, CIE_ID_EH);                  /* CIE id */
-	jbuf_u8(b, version);                     /* version */
-	jbuf_str(b, c->signal ? "zRS" : "zR");   /* augmentation */
-	jbuf_uleb(b, c->code_align);             /* code alignment factor */
-	jbuf_sleb(b, c->data_align);             /* data alignment factor */
-	if (version == 1)
-		jbuf_u8(b, (uint8_t)c->ra);          /* return address register */
-	else
-		jbuf_uleb(b, c->ra);
-	jbuf_uleb(b, 1);                         /* augmentation data length */
-	jbuf_u8(b, DW_EH_PE_absptr);             /* 'R': FDE pointer encoding */
+	byte_buf *b = &cv->out->eh;
+	eh_cie out = { c->code_align, c->data_align, c->ra, DW_EH_PE_absptr, c->signal };
+	size_t at = eh_cie_begin(b, &out);
 	const cfi_src *s = &cv->src[c->src];
 	insn_ctx ic = { s->debug_frame, c->fde_enc, c->addr_size, c->insns_addr, cv->ctx };
 	copy_insns(c->insns, c->n_insns, &ic, b);
-	jbuf_align(b, 8, DW_CFA_nop);
-	jbuf_put_u32(b, at, (uint32_t)(b->len - at - 4));
+	eh_entry_end(b, at);
 	c->out_off = at;
 }
 
 static void emit_fde(conv *cv, const fde *f, cfi_fde_out *o)
 {
-	jbuf *b = &cv->out->eh;
+	byte_buf *b = &cv->out->eh;
 	cie *c = &cv->cies[f->cie];
 	if (c->out_off == NOT_EMITTED)
 		emit_cie(cv, c);
-	size_t at = b->len;
-	jbuf_u32(b, 0);                                  /* length, patched below */
-	jbuf_u32(b, (uint32_t)(b->len - c->out_off));    /* CIE pointer: back to its CIE */
-	jbuf_u64(b, f->pc);                              /* pc_begin */
-	jbuf_u64(b, f->range);                           /* pc_range */
-	jbuf_uleb(b, 0);                                 /* augmentation data length */
+	size_t at = eh_fde_begin(b, c->out_off, DW_EH_PE_absptr, 0, f->pc, f->range);
 	const cfi_src *s = &cv->src[c->src];
 	insn_ctx ic = { s->debug_frame, c->fde_enc, c->addr_size, f->insns_addr, cv->ctx };
 	copy_insns(f->insns, f->n_insns, &ic, b);
-	jbuf_align(b, 8, DW_CFA_nop);
-	jbuf_put_u32(b, at, (uint32_t)(b->len - at - 4));
+	eh_entry_end(b, at);
 	*o = (cfi_fde_out){ f->pc, f->range, at };
 }
 
 int cfi_convert(const cfi_src *src, size_t n_src, const cfi_ctx *ctx, cfi_out *out)
 {
 	memset(out, 0, sizeof *out);
-	jbuf_init(&out->eh, JS_MAX_IMAGE_SIZE * 2);
+	buf_init_grow(&out->eh, JS_MAX_IMAGE_SIZE * 2);
 	conv *cv = calloc(1, sizeof *cv);
 	if (!cv)
 		return -1;
@@ -495,8 +403,8 @@ int cfi_convert(const cfi_src *src, size_t n_src, const cfi_ctx *ctx, cfi_out *o
 		emit_fde(cv, f, &out->fde[out->n_fde++]);
 		prev_end = f->pc + f->range;
 	}
-	jbuf_u32(&out->eh, 0); /* terminator */
-	if (!jbuf_ok(&out->eh))
+	buf_u32(&out->eh, 0); /* terminator */
+	if (!buf_ok(&out->eh))
 		rc = -1;
 	free(cv->fdes);
 	free(cv->cies);
@@ -506,7 +414,7 @@ int cfi_convert(const cfi_src *src, size_t n_src, const cfi_ctx *ctx, cfi_out *o
 
 void cfi_out_free(cfi_out *o)
 {
-	jbuf_free(&o->eh);
+	buf_free(&o->eh);
 	free(o->fde);
 	free(o->tomb);
 	memset(o, 0, sizeof *o);
@@ -514,19 +422,12 @@ void cfi_out_free(cfi_out *o)
 
 size_t cfi_hdr_size(const cfi_out *o)
 {
-	return 4 + 4 + 4 + o->n_fde * 8;
+	return eh_hdr_size(o->n_fde);
 }
 
-void cfi_write_hdr(jbuf *b, const cfi_out *o, uint64_t hdr_addr, uint64_t eh_addr)
+void cfi_write_hdr(byte_buf *b, const cfi_out *o, uint64_t hdr_addr, uint64_t eh_addr)
 {
-	jbuf_u8(b, 1);                                        /* version */
-	jbuf_u8(b, DW_EH_PE_pcrel | DW_EH_PE_sdata4);         /* eh_frame_ptr encoding */
-	jbuf_u8(b, DW_EH_PE_udata4);                          /* fde_count encoding */
-	jbuf_u8(b, DW_EH_PE_datarel | DW_EH_PE_sdata4);       /* table encoding */
-	jbuf_u32(b, (uint32_t)(eh_addr - (hdr_addr + 4)));    /* eh_frame_ptr */
-	jbuf_u32(b, (uint32_t)o->n_fde);                      /* fde_count */
-	for (size_t i = 0; i < o->n_fde; i++) {               /* table: sorted by pc */
-		jbuf_u32(b, (uint32_t)(o->fde[i].pc - hdr_addr));
-		jbuf_u32(b, (uint32_t)(eh_addr + o->fde[i].off - hdr_addr));
-	}
+	eh_hdr_begin(b, hdr_addr, eh_addr, o->n_fde);
+	for (size_t i = 0; i < o->n_fde; i++) /* sorted by pc */
+		eh_hdr_entry(b, hdr_addr, o->fde[i].pc, eh_addr + o->fde[i].off);
 }

@@ -1,6 +1,6 @@
-/* jit.c - JIT images as libdwfl modules (see jit.h). */
-#include "jit.h"
-#include "buf.h"
+/* jitmodules.c - JIT images as libdwfl modules (see jitmodules.h). */
+#include "jitmodules.h"
+#include "grow.h"
 #include "formats/gdbjit.h"
 #include "elfin.h"
 #include "symfind.h"

@@ -1,40 +1,40 @@
-/* buf.c - bounds-checked little-endian byte emitters (see buf.h). */
-#include "buf.h"
+/* bytes.c - the byte emitter of bytes.h (the reader is inline there). */
+#include "bytes.h"
 
 #include <endian.h>
 #include <stdlib.h>
 #include <string.h>
 
-void buf_init(ju_buf *b, void *p, size_t cap)
+void buf_init(byte_buf *b, void *p, size_t cap)
 {
-	*b = (ju_buf){ .p = p, .cap = cap };
+	*b = (byte_buf){ .p = p, .cap = cap, .limit = cap };
 }
 
-void buf_init_grow(ju_buf *b)
+void buf_init_grow(byte_buf *b, size_t limit)
 {
-	*b = (ju_buf){ .grow = true };
+	*b = (byte_buf){ .limit = limit < BUF_UNBOUNDED ? limit : BUF_UNBOUNDED, .grow = true };
 }
 
-void buf_free(ju_buf *b)
+void buf_free(byte_buf *b)
 {
 	if (b->grow)
 		free(b->p);
-	*b = (ju_buf){ 0 };
+	*b = (byte_buf){ 0 };
 }
 
-static bool make_room(ju_buf *b, size_t n)
+static bool make_room(byte_buf *b, size_t n)
 {
 	if (b->failed)
 		return false;
 	if (n <= b->cap - b->len)
 		return true;
-	if (!b->grow || n > SIZE_MAX / 2 - b->len) {
+	if (!b->grow || n > b->limit - b->len) {
 		b->failed = true;
 		return false;
 	}
 	size_t cap = b->cap ? b->cap : 256;
 	while (cap - b->len < n)
-		cap *= 2;
+		cap = cap > b->limit / 2 ? b->limit : cap * 2;
 	uint8_t *p = realloc(b->p, cap);
 	if (!p) {
 		b->failed = true;
@@ -45,7 +45,7 @@ static bool make_room(ju_buf *b, size_t n)
 	return true;
 }
 
-uint8_t *buf_reserve(ju_buf *b, size_t n)
+uint8_t *buf_reserve(byte_buf *b, size_t n)
 {
 	if (!make_room(b, n))
 		return NULL;
@@ -54,39 +54,39 @@ uint8_t *buf_reserve(ju_buf *b, size_t n)
 	return at;
 }
 
-void buf_bytes_slow(ju_buf *b, const void *src, size_t n)
+void buf_bytes_slow(byte_buf *b, const void *src, size_t n)
 {
 	uint8_t *at = buf_reserve(b, n);
 	if (at && n)
 		memcpy(at, src, n);
 }
 
-void buf_zeros(ju_buf *b, size_t n)
+void buf_zeros(byte_buf *b, size_t n)
 {
 	uint8_t *at = buf_reserve(b, n);
 	if (at && n)
 		memset(at, 0, n);
 }
 
-void buf_u16(ju_buf *b, uint16_t v)
+void buf_u16(byte_buf *b, uint16_t v)
 {
 	v = htole16(v);
 	buf_bytes(b, &v, 2);
 }
 
-void buf_u32(ju_buf *b, uint32_t v)
+void buf_u32(byte_buf *b, uint32_t v)
 {
 	v = htole32(v);
 	buf_bytes(b, &v, 4);
 }
 
-void buf_u64(ju_buf *b, uint64_t v)
+void buf_u64(byte_buf *b, uint64_t v)
 {
 	v = htole64(v);
 	buf_bytes(b, &v, 8);
 }
 
-void buf_uleb(ju_buf *b, uint64_t v)
+void buf_uleb(byte_buf *b, uint64_t v)
 {
 	do {
 		uint8_t byte = v & 0x7f;
@@ -95,7 +95,7 @@ void buf_uleb(ju_buf *b, uint64_t v)
 	} while (v);
 }
 
-void buf_sleb(ju_buf *b, int64_t v)
+void buf_sleb(byte_buf *b, int64_t v)
 {
 	for (;;) {
 		uint8_t byte = v & 0x7f;
@@ -107,12 +107,12 @@ void buf_sleb(ju_buf *b, int64_t v)
 	}
 }
 
-void buf_str(ju_buf *b, const char *s)
+void buf_str(byte_buf *b, const char *s)
 {
 	buf_bytes(b, s, strlen(s) + 1);
 }
 
-void buf_align(ju_buf *b, size_t align, uint8_t fill)
+void buf_align(byte_buf *b, size_t align, uint8_t fill)
 {
 	size_t pad = (align - (b->len & (align - 1))) & (align - 1);
 	uint8_t *at = buf_reserve(b, pad);
@@ -120,14 +120,14 @@ void buf_align(ju_buf *b, size_t align, uint8_t fill)
 		memset(at, fill, pad);
 }
 
-size_t buf_len32_begin(ju_buf *b)
+size_t buf_len32_begin(byte_buf *b)
 {
 	size_t slot = b->len;
 	buf_u32(b, 0);
 	return slot;
 }
 
-void buf_len32_end(ju_buf *b, size_t slot)
+void buf_len32_end(byte_buf *b, size_t slot)
 {
 	size_t n = b->len - slot - 4;
 	if (n > UINT32_MAX - 16) { /* 0xfffffff0.. are reserved escape values */
@@ -137,17 +137,22 @@ void buf_len32_end(ju_buf *b, size_t slot)
 	buf_put_u32(b, slot, (uint32_t)n);
 }
 
-void buf_put_u32(ju_buf *b, size_t off, uint32_t v)
+void buf_put(byte_buf *b, size_t off, const void *src, size_t n)
 {
-	if (b->failed || off > b->len || b->len - off < 4) {
+	if (b->failed || off > b->len || b->len - off < n) {
 		b->failed = true;
 		return;
 	}
-	v = htole32(v);
-	memcpy(b->p + off, &v, 4);
+	memcpy(b->p + off, src, n);
 }
 
-void buf_put_u64(ju_buf *b, size_t off, uint64_t v)
+void buf_put_u32(byte_buf *b, size_t off, uint32_t v)
+{
+	v = htole32(v);
+	buf_put(b, off, &v, 4);
+}
+
+void buf_put_u64(byte_buf *b, size_t off, uint64_t v)
 {
 	buf_put_u32(b, off, (uint32_t)v);
 	buf_put_u32(b, off + 4, (uint32_t)(v >> 32));

@@ -1,4 +1,4 @@
-/* jit.h - the target's JIT code as libdwfl modules.
+/* jitmodules.h - the target's JIT code as libdwfl modules.
  *
  * Finds every definition of __jit_debug_descriptor among the target's
  * modules, reads their lists (desc.h), copies each entry's image, rewrites
@@ -10,8 +10,8 @@
  * address, image size) without it; a record session re-reads the list only
  * when the descriptor's seq moved, and copies only new images.
  */
-#ifndef JS_JIT_H
-#define JS_JIT_H
+#ifndef JS_JITMODULES_H
+#define JS_JITMODULES_H
 
 #include "desc.h"
 #include "jitimage.h"

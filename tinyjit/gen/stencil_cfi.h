@@ -1,9 +1,9 @@
-/* ehframe.h - read the compiler's call frame information from an object's
+/* stencil_cfi.h - read the compiler's call frame information from an object's
  * .eh_frame (build time): the FDE of a function, checked against the
  * standard x86-64 CIE, and the frame rule in force at an instruction.
  */
-#ifndef TJ_EHFRAME_H
-#define TJ_EHFRAME_H
+#ifndef TJ_STENCIL_CFI_H
+#define TJ_STENCIL_CFI_H
 
 #include "elfobj.h"
 

@@ -1,8 +1,8 @@
-/* arch.c - per-machine relocation rules (see arch.h).  Relocation numbers
+/* machine.c - per-machine relocation rules (see machine.h).  Relocation numbers
  * are from <elf.h>; their meaning from the x86-64 psABI section 4.4 and
  * the AArch64 ELF ABI section 5.7.
  */
-#include "arch.h"
+#include "machine.h"
 
 #include <elf.h>
 #include <stdio.h>
