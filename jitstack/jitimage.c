@@ -214,56 +214,105 @@ static bool kept_debug(const ein_sec *s)
 	return is_debug(s) && s->addr != (uint64_t)-1;
 }
 
-static int write_image(ein *e, const js_img_out *o, const cfi_out *c, const fsym *syms, size_t n_syms,
-		       byte_buf *b)
+/* .symtab and .strtab: one absolute symbol (an ET_EXEC) per function. */
+static void write_symbols(const fsym *syms, size_t n_syms, byte_buf *symtab, byte_buf *strtab)
 {
-	size_t n_debug = 0;
-	const ein_sec *info = NULL, *abbrev = NULL;
-	bool have_aranges = false;
+	buf_u8(strtab, 0);
+	buf_zeros(symtab, sizeof(Elf64_Sym));
+	for (size_t i = 0; i < n_syms; i++) {
+		Elf64_Sym s = { 0 };
+		s.st_name = (uint32_t)strtab->len;
+		s.st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC);
+		s.st_shndx = OUT_TEXT;
+		s.st_value = syms[i].addr;
+		s.st_size = syms[i].size;
+		buf_bytes(symtab, &s, sizeof s);
+		buf_str(strtab, syms[i].name);
+	}
+}
+
+/* The carried DWARF sections, then ARANGES if it holds any, from S[k] on;
+ * returns the next free index. */
+static size_t debug_sections(const ein *e, const byte_buf *aranges, out_sec *S, size_t k)
+{
 	for (size_t i = 1; i < e->nsec; i++) {
 		const ein_sec *s = &e->sec[i];
-		if (!kept_debug(s))
-			continue;
-		n_debug++;
-		if (!strcmp(s->name, ".debug_info"))
-			info = s;
-		else if (!strcmp(s->name, ".debug_abbrev"))
-			abbrev = s;
-		else if (!strcmp(s->name, ".debug_aranges"))
-			have_aranges = true;
+		if (kept_debug(s))
+			S[k++] = (out_sec){ s->name, SHT_PROGBITS, s->flags & SHF_COMPRESSED, 0, s->size, 8, 0, 0,
+					    0, s->data, 0 };
 	}
-	/* libdw finds a pc's unit only through .debug_aranges: make one when
-	 * the JIT did not (LuaJIT never does). */
-	byte_buf aranges;
-	buf_init_grow(&aranges, JS_MAX_IMAGE_SIZE);
-	if (!have_aranges && info && abbrev && !(info->flags & SHF_COMPRESSED) &&
-	    js_synth_aranges(info->data, info->size, abbrev->data, abbrev->size, &aranges))
-		n_debug++;
+	if (aranges && aranges->len)
+		S[k++] = (out_sec){ ".debug_aranges", SHT_PROGBITS, 0, 0, aranges->len, 8, 0, 0, 0, aranges->p,
+				    0 };
+	return k;
+}
+
+/* Header, program header, section bytes, section headers: S[0..nsec) laid
+ * out after the headers, .shstrtab last. */
+static void emit_elf(byte_buf *b, uint16_t machine, uint64_t lo, uint64_t hi, out_sec *S, size_t nsec,
+		     byte_buf *shstr)
+{
+	uint32_t *name_off = calloc(nsec, sizeof *name_off);
+	if (!name_off) {
+		b->failed = true;
+		return;
+	}
+	buf_u8(shstr, 0);
+	for (size_t i = 1; i < nsec; i++) {
+		name_off[i] = (uint32_t)shstr->len;
+		buf_str(shstr, S[i].name);
+	}
+	S[nsec - 1].data = shstr->p;
+	S[nsec - 1].size = shstr->len;
+	size_t at = sizeof(Elf64_Ehdr) + sizeof(Elf64_Phdr);
+	for (size_t i = OUT_EH_FRAME_HDR; i < nsec; i++) {
+		at = align_up(at, S[i].align);
+		S[i].off = at;
+		at += S[i].size;
+	}
+	size_t shoff = align_up(at, 8);
+
+	/* ET_EXEC: addresses are absolute, so libdwfl's bias is 0 */
+	elf_write_ehdr(b, &(elf_ehdr_desc){ .type = ET_EXEC, .machine = machine, .phnum = 1, .shoff = shoff,
+					    .shnum = (uint16_t)nsec, .shstrndx = (uint16_t)(nsec - 1) });
+	write_phdr(b, lo, hi);
+	for (size_t i = OUT_EH_FRAME_HDR; i < nsec; i++) {
+		buf_zeros(b, S[i].off - b->len);
+		buf_bytes(b, S[i].data, S[i].size);
+	}
+	buf_zeros(b, shoff - b->len);
+	for (size_t i = 0; i < nsec; i++) {
+		Elf64_Shdr h = { 0 };
+		if (i) {
+			h = (Elf64_Shdr){ name_off[i], S[i].type, S[i].flags, S[i].addr, S[i].off, S[i].size,
+					  S[i].link, S[i].info, S[i].align, S[i].entsize };
+			if (i == OUT_TEXT)
+				h.sh_offset = S[OUT_EH_FRAME_HDR].off;
+		}
+		buf_bytes(b, &h, sizeof h);
+	}
+	free(name_off);
+}
+
+/* The ET_EXEC libdwfl loads: NOBITS .text at the code's address, the
+ * converted CFI right after it, the function symbols, the carried DWARF
+ * and ARANGES (NULL: none). */
+static int write_image(const ein *e, const js_img_out *o, const cfi_out *c, const fsym *syms, size_t n_syms,
+		       const byte_buf *aranges, byte_buf *b)
+{
+	size_t n_debug = (aranges && aranges->len) ? 1 : 0;
+	for (size_t i = 1; i < e->nsec; i++)
+		n_debug += kept_debug(&e->sec[i]);
 	size_t nsec = OUT_FIXED + n_debug + 1;
 	out_sec *S = calloc(nsec, sizeof *S);
+	if (!S)
+		return -1;
 	byte_buf strtab, symtab, shstr, hdr;
 	buf_init_grow(&strtab, JS_MAX_IMAGE_SIZE);
 	buf_init_grow(&symtab, JS_MAX_IMAGE_SIZE * 2);
 	buf_init_grow(&shstr, 1 << 20);
 	buf_init_grow(&hdr, JS_MAX_IMAGE_SIZE);
-	if (!S) {
-		buf_free(&aranges);
-		return -1;
-	}
-
-	/* .symtab / .strtab */
-	buf_u8(&strtab, 0);
-	buf_zeros(&symtab, sizeof(Elf64_Sym));
-	for (size_t i = 0; i < n_syms; i++) {
-		Elf64_Sym s = { 0 };
-		s.st_name = (uint32_t)strtab.len;
-		s.st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC);
-		s.st_shndx = OUT_TEXT;
-		s.st_value = syms[i].addr; /* absolute: an ET_EXEC */
-		s.st_size = syms[i].size;
-		buf_bytes(&symtab, &s, sizeof s);
-		buf_str(&strtab, syms[i].name);
-	}
+	write_symbols(syms, n_syms, &symtab, &strtab);
 
 	/* Addresses: the CFI right after the code, so every table entry of
 	 * .eh_frame_hdr fits its 32-bit datarel encoding. */
@@ -281,66 +330,48 @@ static int write_image(ein *e, const js_img_out *o, const cfi_out *c, const fsym
 	S[OUT_SYMTAB] = (out_sec){ ".symtab", SHT_SYMTAB, 0, 0, symtab.len, 8, sizeof(Elf64_Sym),
 				   OUT_STRTAB, 1, symtab.p, 0 };
 	S[OUT_STRTAB] = (out_sec){ ".strtab", SHT_STRTAB, 0, 0, strtab.len, 1, 0, 0, 0, strtab.p, 0 };
-	size_t k = OUT_FIXED;
-	for (size_t i = 1; i < e->nsec; i++) {
-		ein_sec *s = &e->sec[i];
-		if (k < nsec - 1 && kept_debug(s))
-			S[k++] = (out_sec){ s->name, SHT_PROGBITS, s->flags & SHF_COMPRESSED, 0, s->size, 8, 0, 0,
-					    0, s->data, 0 };
-	}
-	if (aranges.len && k < nsec - 1)
-		S[k++] = (out_sec){ ".debug_aranges", SHT_PROGBITS, 0, 0, aranges.len, 8, 0, 0, 0, aranges.p, 0 };
+	debug_sections(e, aranges, S, OUT_FIXED);
 	S[nsec - 1] = (out_sec){ ".shstrtab", SHT_STRTAB, 0, 0, 0, 1, 0, 0, 0, NULL, 0 };
+	emit_elf(b, e->machine, o->lo, o->hi, S, nsec, &shstr);
 
-	/* .shstrtab, then file offsets */
-	uint32_t *name_off = calloc(nsec, sizeof *name_off);
-	if (!name_off)
-		b->failed = true; /* reported below, after the common cleanup */
-	buf_u8(&shstr, 0);
-	for (size_t i = 1; name_off && i < nsec; i++) {
-		name_off[i] = (uint32_t)shstr.len;
-		buf_str(&shstr, S[i].name);
-	}
-	S[nsec - 1].data = shstr.p;
-	S[nsec - 1].size = shstr.len;
-	size_t at = sizeof(Elf64_Ehdr) + sizeof(Elf64_Phdr);
-	for (size_t i = OUT_EH_FRAME_HDR; i < nsec; i++) {
-		at = align_up(at, S[i].align);
-		S[i].off = at;
-		at += S[i].size;
-	}
-	size_t shoff = align_up(at, 8);
-
-	/* ET_EXEC: addresses are absolute, so libdwfl's bias is 0 */
-	elf_write_ehdr(b, &(elf_ehdr_desc){ .type = ET_EXEC, .machine = e->machine, .phnum = 1,
-					    .shoff = shoff, .shnum = (uint16_t)nsec,
-					    .shstrndx = (uint16_t)(nsec - 1) });
-	write_phdr(b, o->lo, o->hi);
-	for (size_t i = OUT_EH_FRAME_HDR; i < nsec; i++) {
-		buf_zeros(b, S[i].off - b->len);
-		buf_bytes(b, S[i].data, S[i].size);
-	}
-	buf_zeros(b, shoff - b->len);
-	for (size_t i = 0; name_off && i < nsec; i++) {
-		Elf64_Shdr h = { 0 };
-		if (i) {
-			h = (Elf64_Shdr){ name_off[i], S[i].type, S[i].flags, S[i].addr, S[i].off, S[i].size,
-					  S[i].link, S[i].info, S[i].align, S[i].entsize };
-			if (i == OUT_TEXT)
-				h.sh_offset = S[OUT_EH_FRAME_HDR].off;
-		}
-		buf_bytes(b, &h, sizeof h);
-	}
-	int rc = buf_ok(&strtab) && buf_ok(&symtab) && buf_ok(&shstr) && buf_ok(&hdr) && buf_ok(&aranges) &&
-			 buf_ok(b) ? 0 : -1;
-	buf_free(&aranges);
+	int rc = buf_ok(&strtab) && buf_ok(&symtab) && buf_ok(&shstr) && buf_ok(&hdr) && buf_ok(b) ? 0 : -1;
 	buf_free(&strtab);
 	buf_free(&symtab);
 	buf_free(&shstr);
 	buf_free(&hdr);
-	free(name_off);
 	free(S);
 	return rc;
+}
+
+/* Write the image; when it has DWARF units but no .debug_aranges, write it
+ * again with one made from what libdw reads in the first (see aranges.h).
+ * Sets the output's image and whether it has source lines to show. */
+static int finish_image(const ein *e, js_img_out *o, const cfi_out *c, const fsym *syms, size_t n_syms)
+{
+	bool have_aranges = false;
+	for (size_t i = 1; i < e->nsec; i++)
+		have_aranges |= kept_debug(&e->sec[i]) && !strcmp(e->sec[i].name, ".debug_aranges");
+	byte_buf b, aranges;
+	buf_init_grow(&b, JS_MAX_IMAGE_SIZE * 4);
+	buf_init_grow(&aranges, JS_MAX_IMAGE_SIZE);
+	int rc = write_image(e, o, c, syms, n_syms, NULL, &b);
+	js_dwarf_scan scan = { 0, 0 };
+	if (!rc && o->n_debug_sections)
+		scan = js_scan_dwarf(b.p, b.len, have_aranges ? NULL : &aranges);
+	if (!rc && scan.units && !have_aranges && buf_ok(&aranges)) {
+		buf_free(&b);
+		buf_init_grow(&b, JS_MAX_IMAGE_SIZE * 4);
+		rc = write_image(e, o, c, syms, n_syms, &aranges, &b);
+	}
+	buf_free(&aranges);
+	if (rc) {
+		buf_free(&b);
+		return -1;
+	}
+	o->has_lines = scan.line_rows > 0;
+	o->elf = b.p;
+	o->elf_size = b.len;
+	return 0;
 }
 
 /* ---- the rewrite ---------------------------------------------------------------- */
@@ -423,8 +454,6 @@ int js_image_rewrite(const js_img_in *in, js_img_out *o)
 			continue;
 		}
 		o->n_debug_sections++;
-		if (!strcmp(s->name, ".debug_line"))
-			o->has_lines = true;
 	}
 
 	size_t n_syms;
@@ -443,15 +472,10 @@ int js_image_rewrite(const js_img_in *in, js_img_out *o)
 		reject(o, "neither function symbols nor CFI for its code");
 		goto out;
 	}
-	byte_buf b;
-	buf_init_grow(&b, JS_MAX_IMAGE_SIZE * 4);
-	if (write_image(&e, o, &c, syms, n_syms, &b)) {
-		buf_free(&b);
+	if (finish_image(&e, o, &c, syms, n_syms)) {
 		reject(o, "out of memory writing the rewritten image");
 		goto out;
 	}
-	o->elf = b.p;
-	o->elf_size = b.len;
 	rc = 0;
 out:
 	free(syms);

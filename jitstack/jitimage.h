@@ -41,7 +41,7 @@ typedef struct js_img_out {
 	size_t elf_size;
 	uint64_t lo, hi;      /* its code hull */
 	unsigned long n_funcs, n_fdes, n_tomb, n_debug_sections;
-	bool has_lines;       /* carries a .debug_line */
+	bool has_lines;       /* libdw finds line rows in its units: frames get source lines */
 	char note[256];       /* what was dropped, for the listing; "" if nothing */
 	char why[256];        /* why the image was rejected */
 } js_img_out;

@@ -2,10 +2,11 @@
 # relocatable object with PROGBITS .text, its .eh_frame (or .debug_frame)
 # and DWARF still needing their relocations, and a LuaJIT-style ET_REL with
 # NOBITS .text, text-relative FDE pointers and no .debug_aranges -- in a
-# plain descriptor (no outside-reader extension).  Every frame named in
-# order, live and from a core, the JIT frames with their source lines.
+# plain descriptor (no outside-reader extension); and clang's DWARF 5, whose
+# unit addresses live in .debug_addr.  Every frame named in order, live and
+# from a core, the JIT frames with their source lines.
 . "$(dirname "$0")/lib.sh"
-for p in foreignjit jitobj.o jitobj-df.o; do need_file "$JTB/$p" "make jitstack-check"; done
+for p in foreignjit jitobj.o jitobj-df.o jitobj-clang.o; do need_file "$JTB/$p" "make jitstack-check"; done
 
 want_lines() { # FILE: TRACE_1 at trace.lua:11, the object's functions in jitobj.c
 	python3 - "$1" <<'PY'
@@ -18,7 +19,7 @@ sys.exit(0 if ok else 1)
 PY
 }
 
-for obj in jitobj.o jitobj-df.o; do
+for obj in jitobj.o jitobj-df.o jitobj-clang.o; do
 	start_child fj.out "$JTB/foreignjit" wait "$JTB/$obj"
 	limit 60 "$JS" -p "$CHILD_PID" --json > js.json || fail "[$obj] jitstack exited $?"
 	json_frames js.json > frames
@@ -35,4 +36,4 @@ for obj in jitobj.o jitobj-df.o; do
 	want_lines js.json || fail "[$obj] core: JIT source lines or CFI missing"
 	note "[$obj] live and core: $(tr '\n' ' ' < child.expect | awk '{for (i = 1; i <= NF; i += 5) printf "%s ", $i}')"
 done
-pass "LLVM-style objects (.eh_frame and .debug_frame) and a LuaJIT-style image, live and core"
+pass "LLVM-style objects (.eh_frame, .debug_frame, clang's DWARF 5) and a LuaJIT-style image, live and core"

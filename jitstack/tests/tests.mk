@@ -9,7 +9,7 @@ JS_TB := $(JS_B)/tests
 JS_FUZZ_TIME ?= 300
 JS_TEST_CFLAGS = -std=gnu11 $(JS_WARN) -O1 -g -fno-omit-frame-pointer $(SANFLAGS)
 
-JS_TEST_PROGS := $(addprefix $(JS_TB)/,foreignjit jitobj.o jitobj-df.o hostile threads tomb churnjit pprofdump)
+JS_TEST_PROGS := $(addprefix $(JS_TB)/,foreignjit jitobj.o jitobj-df.o jitobj-clang.o hostile threads tomb churnjit pprofdump)
 
 # A foreign JIT and the objects it loads (LLVM-style): the objects keep no
 # frame pointer, so only their CFI (.eh_frame, or .debug_frame) unwinds them.
@@ -22,6 +22,11 @@ $(JS_TB)/jitobj.o: $(JS)/tests/jitobj.c
 $(JS_TB)/jitobj-df.o: $(JS)/tests/jitobj.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -fomit-frame-pointer -fno-asynchronous-unwind-tables -fno-unwind-tables -c -o $@ $<
+# DWARF 5 as clang writes it (lli, ORC): the unit's addresses in .debug_addr
+# (DW_FORM_addrx), strings through .debug_str_offsets and .debug_line_str.
+$(JS_TB)/jitobj-clang.o: $(JS)/tests/jitobj.c
+	@mkdir -p $(dir $@)
+	clang-19 -O1 -gdwarf-5 -fomit-frame-pointer -c -o $@ $<
 
 $(JS_TB)/hostile: $(JS)/tests/hostile.c formats/gdbjit.h
 	@mkdir -p $(dir $@)
