@@ -47,10 +47,8 @@ static int64_t find_string(const js_profile *p, const char *s)
 	return 0;
 }
 
-static int build(const js_profile *p, msgs *m)
+static int alloc_msgs(const js_profile *p, msgs *m)
 {
-	Perftools__Profiles__Profile *P = &m->prof;
-	perftools__profiles__profile__init(P);
 	size_t n_ids = 0;
 	for (size_t i = 0; i < p->n_smp; i++)
 		n_ids += p->smp[i].n;
@@ -68,11 +66,16 @@ static int build(const js_profile *p, msgs *m)
 	m->label_p = nalloc(p->n_smp, sizeof *m->label_p);
 	m->ids = nalloc(n_ids, sizeof *m->ids);
 	m->values = nalloc(2 * p->n_smp, sizeof *m->values);
-	if (!m->map || !m->map_p || !m->fn || !m->fn_p || !m->loc || !m->loc_p || !m->line || !m->line_p ||
-	    !m->smp || !m->smp_p || !m->label || !m->label_p || !m->ids || !m->values)
-		return -1;
+	return m->map && m->map_p && m->fn && m->fn_p && m->loc && m->loc_p && m->line && m->line_p && m->smp &&
+			       m->smp_p && m->label && m->label_p && m->ids && m->values
+		       ? 0
+		       : -1;
+}
 
-	/* sample types: how many samples, and the time they stand for */
+/* Sample types: how many samples, and the time they stand for. */
+static void build_types(const js_profile *p, msgs *m)
+{
+	Perftools__Profiles__Profile *P = &m->prof;
 	static const char *const type_names[2][2] = { { "samples", "count" }, { "cpu", "nanoseconds" } };
 	for (int i = 0; i < 2; i++) {
 		perftools__profiles__value_type__init(&m->types[i]);
@@ -89,8 +92,11 @@ static int build(const js_profile *p, msgs *m)
 	P->time_nanos = (int64_t)p->start_ns;
 	P->duration_nanos = (int64_t)p->duration_ns;
 	P->default_sample_type = find_string(p, "cpu");
+}
 
-	/* mappings, the main executable first */
+/* Mappings, the main executable first (pprof names the profile after it). */
+static void build_mappings(const js_profile *p, msgs *m)
+{
 	int64_t main_file = find_string(p, p->main_exe);
 	size_t k = 0;
 	for (int pass = 0; pass < 2; pass++) {
@@ -109,9 +115,12 @@ static int build(const js_profile *p, msgs *m)
 			m->map_p[k++] = o;
 		}
 	}
-	P->n_mapping = k;
-	P->mapping = m->map_p;
+	m->prof.n_mapping = k;
+	m->prof.mapping = m->map_p;
+}
 
+static void build_functions(const js_profile *p, msgs *m)
+{
 	for (size_t i = 0; i < p->n_fn; i++) {
 		Perftools__Profiles__Function *o = &m->fn[i];
 		perftools__profiles__function__init(o);
@@ -120,9 +129,13 @@ static int build(const js_profile *p, msgs *m)
 		o->filename = p->fn[i].file;
 		m->fn_p[i] = o;
 	}
-	P->n_function = p->n_fn;
-	P->function = m->fn_p;
+	m->prof.n_function = p->n_fn;
+	m->prof.function = m->fn_p;
+}
 
+/* Locations, each with its one line (function and source line) if named. */
+static void build_locations(const js_profile *p, msgs *m)
+{
 	for (size_t i = 0; i < p->n_loc; i++) {
 		const pr_location *x = &p->loc[i];
 		Perftools__Profiles__Location *o = &m->loc[i];
@@ -140,9 +153,14 @@ static int build(const js_profile *p, msgs *m)
 		}
 		m->loc_p[i] = o;
 	}
-	P->n_location = p->n_loc;
-	P->location = m->loc_p;
+	m->prof.n_location = p->n_loc;
+	m->prof.location = m->loc_p;
+}
 
+/* Samples: locations leaf first, as pprof wants; two values (count, time);
+ * the thread as a label. */
+static void build_samples(const js_profile *p, msgs *m)
+{
 	int64_t thread_key = find_string(p, "thread");
 	uint64_t *ids = m->ids;
 	for (size_t i = 0; i < p->n_smp; i++) {
@@ -150,7 +168,7 @@ static int build(const js_profile *p, msgs *m)
 		Perftools__Profiles__Sample *o = &m->smp[i];
 		perftools__profiles__sample__init(o);
 		for (size_t j = 0; j < x->n; j++)
-			ids[j] = x->loc[j]; /* leaf first, as pprof wants */
+			ids[j] = x->loc[j];
 		o->n_location_id = x->n;
 		o->location_id = ids;
 		ids += x->n;
@@ -166,46 +184,42 @@ static int build(const js_profile *p, msgs *m)
 		o->label = &m->label_p[i];
 		m->smp_p[i] = o;
 	}
-	P->n_sample = p->n_smp;
-	P->sample = m->smp_p;
-	P->n_string_table = p->n_str;
-	P->string_table = p->str;
+	m->prof.n_sample = p->n_smp;
+	m->prof.sample = m->smp_p;
+}
+
+static int build(const js_profile *p, msgs *m)
+{
+	perftools__profiles__profile__init(&m->prof);
+	if (alloc_msgs(p, m))
+		return -1;
+	build_types(p, m);
+	build_mappings(p, m);
+	build_functions(p, m);
+	build_locations(p, m);
+	build_samples(p, m);
+	m->prof.n_string_table = p->n_str;
+	m->prof.string_table = p->str;
 	return 0;
 }
 
-/* gzip (RFC 1952) through zlib: windowBits 15 + 16 selects the gzip wrapper. */
+/* gzip (RFC 1952) through zlib's gz* file interface. */
 static int write_gzip(const uint8_t *data, size_t len, const char *path)
 {
-	z_stream z;
-	memset(&z, 0, sizeof z);
-	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-		errno = ENOMEM;
-		return -1;
+	gzFile f = gzopen(path, "wbe");
+	if (!f)
+		return -1; /* errno is set (or 0 when zlib ran out of memory) */
+	int rc = 0;
+	for (size_t at = 0; at < len && rc == 0;) {
+		unsigned n = len - at > (1u << 30) ? 1u << 30 : (unsigned)(len - at);
+		if (gzwrite(f, data + at, n) != (int)n)
+			rc = -1;
+		at += n;
 	}
-	size_t cap = deflateBound(&z, len);
-	uint8_t *out = malloc(cap);
-	int rc = -1;
-	if (out) {
-		z.next_in = (Bytef *)data;
-		z.avail_in = (uInt)len;
-		z.next_out = out;
-		z.avail_out = (uInt)cap;
-		if (deflate(&z, Z_FINISH) == Z_STREAM_END) {
-			FILE *f = fopen(path, "wbe");
-			if (f) {
-				size_t n = cap - z.avail_out;
-				rc = fwrite(out, 1, n, f) == n ? 0 : -1;
-				if (fclose(f))
-					rc = -1;
-			}
-		} else {
-			errno = EIO;
-		}
-	} else {
-		errno = ENOMEM;
-	}
-	deflateEnd(&z);
-	free(out);
+	if (gzclose(f) != Z_OK)
+		rc = -1;
+	if (rc && !errno)
+		errno = EIO;
 	return rc;
 }
 
