@@ -376,34 +376,16 @@ static int finish_image(const ein *e, js_img_out *o, const cfi_out *c, const fsy
 
 /* ---- the rewrite ---------------------------------------------------------------- */
 
-int js_image_rewrite(const js_img_in *in, js_img_out *o)
+/* The image's CFI, relocated and converted into one .eh_frame (C);
+ * .eh_frame before .debug_frame so its FDEs win.  Returns -1 only when out
+ * of memory; what it drops is noted. */
+static int convert_cfi(ein *e, const js_arch *arch, js_img_out *o, cfi_out *c)
 {
-	memset(o, 0, sizeof *o);
-	ein e;
-	fsym *syms = NULL;
-	cfi_out c;
-	memset(&c, 0, sizeof c);
-	int rc = -1;
-	if (ein_parse(&e, in->bytes, in->size)) {
-		reject(o, "%s", e.why);
-		goto out;
-	}
-	const js_arch *arch = js_arch_for(e.machine);
-	if (e.machine != in->machine || !arch) {
-		char a[32], b[32];
-		reject(o, "image is for %s, the target is %s", js_machine_name(e.machine, a, sizeof a),
-		       js_machine_name(in->machine, b, sizeof b));
-		goto out;
-	}
-	if (code_hull(&e, in, o))
-		goto out;
-
-	/* CFI sources, relocated; .eh_frame before .debug_frame so its FDEs win. */
 	cfi_src src[2];
 	size_t n_src = 0;
 	static const char *const cfi_names[2] = { ".eh_frame", ".debug_frame" };
 	for (int i = 0; i < 2; i++) {
-		ein_sec *s = ein_section(&e, cfi_names[i]);
+		ein_sec *s = ein_section(e, cfi_names[i]);
 		if (!s || !s->data || s->type == SHT_NOBITS)
 			continue;
 		/* Relocations decide every address in a relocatable object's
@@ -412,72 +394,95 @@ int js_image_rewrite(const js_img_in *in, js_img_out *o)
 		 * JIT's copy of .eh_frame may live anywhere, or have address 0).
 		 * A .debug_frame is not allocated: its address is the base of
 		 * the offsets other relocations make into it, and stays 0. */
-		if (e.type == ET_REL && (s->flags & SHF_ALLOC) && has_relocs(&e, (size_t)(s - e.sec)))
+		if (e->type == ET_REL && (s->flags & SHF_ALLOC) && has_relocs(e, (size_t)(s - e->sec)))
 			s->addr = o->lo;
-		if (!relocate(&e, arch, s)) {
+		if (!relocate(e, arch, s)) {
 			note(o, "%s has relocations that cannot be applied", s->name);
 			continue;
 		}
 		src[n_src++] = (cfi_src){ s->data, s->size, s->addr, i == 1 };
 	}
-	ein_sec *text = ein_section(&e, ".text");
+	ein_sec *text = ein_section(e, ".text");
 	cfi_ctx ctx = { o->lo, o->hi, text && is_code(text) ? text->addr : o->lo };
-	if (cfi_convert(src, n_src, &ctx, &c)) {
-		reject(o, "out of memory converting the CFI");
-		goto out;
-	}
-	if (c.n_outside)
-		note(o, "%lu FDEs outside the code dropped", c.n_outside);
-	if (c.n_invalid || c.n_bad_cie)
-		note(o, "%lu malformed FDEs dropped", c.n_invalid + c.n_bad_cie);
-	if (c.n_overlap)
-		note(o, "%lu overlapping FDEs dropped", c.n_overlap);
-	if (c.truncated)
+	if (cfi_convert(src, n_src, &ctx, c))
+		return -1;
+	if (c->n_outside)
+		note(o, "%lu FDEs outside the code dropped", c->n_outside);
+	if (c->n_invalid || c->n_bad_cie)
+		note(o, "%lu malformed FDEs dropped", c->n_invalid + c->n_bad_cie);
+	if (c->n_overlap)
+		note(o, "%lu overlapping FDEs dropped", c->n_overlap);
+	if (c->truncated)
 		note(o, "CFI cut short");
-	if (c.n_tomb > 1)
-		qsort(c.tomb, c.n_tomb, sizeof *c.tomb, cmp_u64);
+	if (c->n_tomb > 1)
+		qsort(c->tomb, c->n_tomb, sizeof *c->tomb, cmp_u64);
+	return 0;
+}
 
-	/* DWARF: relocated in place; a section whose relocations fail is left
-	 * out (its addresses would be wrong) by marking its address. */
-	for (size_t i = 1; i < e.nsec; i++) {
-		ein_sec *s = &e.sec[i];
+/* DWARF: relocated in place; a section whose relocations fail is left out
+ * (its addresses would be wrong) by marking its address. */
+static void relocate_debug(ein *e, const js_arch *arch, js_img_out *o)
+{
+	for (size_t i = 1; i < e->nsec; i++) {
+		ein_sec *s = &e->sec[i];
 		if (!is_debug(s))
 			continue;
-		if ((s->flags & SHF_COMPRESSED) && has_relocs(&e, i)) {
+		if ((s->flags & SHF_COMPRESSED) && has_relocs(e, i)) {
 			note(o, "%s dropped: relocations of compressed bytes", s->name);
 			s->addr = (uint64_t)-1;
 			continue;
 		}
-		if (!relocate(&e, arch, s)) {
+		if (!relocate(e, arch, s)) {
 			note(o, "%s dropped: relocations that cannot be applied", s->name);
 			s->addr = (uint64_t)-1;
 			continue;
 		}
 		o->n_debug_sections++;
 	}
+}
+
+/* The steps, each of which may reject the image with its reason. */
+static int rewrite(ein *e, const js_img_in *in, js_img_out *o, cfi_out *c, fsym **syms)
+{
+	if (ein_parse(e, in->bytes, in->size))
+		return reject(o, "%s", e->why);
+	const js_arch *arch = js_arch_for(e->machine);
+	if (e->machine != in->machine || !arch) {
+		char a[32], b[32];
+		return reject(o, "image is for %s, the target is %s", js_machine_name(e->machine, a, sizeof a),
+			      js_machine_name(in->machine, b, sizeof b));
+	}
+	if (code_hull(e, in, o))
+		return -1;
+	if (convert_cfi(e, arch, o, c))
+		return reject(o, "out of memory converting the CFI");
+	relocate_debug(e, arch, o);
 
 	size_t n_syms;
 	unsigned long n_dead;
-	syms = pick_symbols(&e, o, &c, &n_syms, &n_dead);
-	if (!syms) {
-		reject(o, "out of memory reading symbols");
-		goto out;
-	}
+	*syms = pick_symbols(e, o, c, &n_syms, &n_dead);
+	if (!*syms)
+		return reject(o, "out of memory reading symbols");
 	o->n_funcs = n_syms;
-	o->n_fdes = c.n_fde;
-	o->n_tomb = c.n_tomb;
+	o->n_fdes = c->n_fde;
+	o->n_tomb = c->n_tomb;
 	if (n_dead)
 		note(o, "%lu unpublished functions left out", n_dead);
-	if (!n_syms && !c.n_fde) {
-		reject(o, "neither function symbols nor CFI for its code");
-		goto out;
-	}
-	if (finish_image(&e, o, &c, syms, n_syms)) {
-		reject(o, "out of memory writing the rewritten image");
-		goto out;
-	}
-	rc = 0;
-out:
+	if (!n_syms && !c->n_fde)
+		return reject(o, "neither function symbols nor CFI for its code");
+	if (finish_image(e, o, c, *syms, n_syms))
+		return reject(o, "out of memory writing the rewritten image");
+	return 0;
+}
+
+int js_image_rewrite(const js_img_in *in, js_img_out *o)
+{
+	memset(o, 0, sizeof *o);
+	ein e = { 0 };
+	fsym *syms = NULL;
+	cfi_out c;
+	memset(&c, 0, sizeof c);
+	int rc = rewrite(&e, in, o, &c, &syms);
 	free(syms);
 	cfi_out_free(&c);
 	ein_free(&e);
