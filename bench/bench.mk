@@ -12,8 +12,14 @@ $(BENCH_DIR)/bench-libunwind: bench/bench-libunwind.c $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -O2 -Iinclude -o $@ $< $(LIB_A) -ldl -pthread
 
+# The anchor: one libgcc object per function, as CPython, Julia and LLVM ORC
+# register (its sections are written with formats/).
+$(BENCH_DIR)/bench-anchor: bench/bench-anchor.c $(LIB_INTERNAL)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -O2 -I. -o $@ $< $(LIB_INTERNAL)
+
 .PHONY: bench bench-full bench-build
-bench-build: $(BENCH_DIR)/bench-publish $(BENCH_DIR)/bench-libunwind
+bench-build: $(BENCH_DIR)/bench-publish $(BENCH_DIR)/bench-libunwind $(BENCH_DIR)/bench-anchor
 bench: test-deps lib bench-build
 	JITDUMPDIR=$(BENCH_DIR) $(BENCH_DIR)/bench-publish publish --max 100000
 	JITDUMPDIR=$(BENCH_DIR) $(BENCH_DIR)/bench-publish backtrace --max 100000
@@ -24,4 +30,5 @@ bench-full: test-deps lib bench-build
 	JITDUMPDIR=$(BENCH_DIR) $(BENCH_DIR)/bench-publish backtrace
 	JITDUMPDIR=$(BENCH_DIR) $(BENCH_DIR)/bench-publish memory
 	JITDUMPDIR=$(BENCH_DIR) $(BENCH_DIR)/bench-publish churn
+	$(BENCH_DIR)/bench-anchor
 	$(BENCH_DIR)/bench-libunwind
