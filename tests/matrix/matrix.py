@@ -76,6 +76,12 @@ def verdict(outcome, fp_only=False):
         return outcome.verdict, outcome.note
     if outcome.samples is not None:
         return judge_samples(outcome.samples, outcome.expect, outcome.names_jit, fp_only)
+    if outcome.stacks is not None:
+        results = [(label,) + J.judge(frames, outcome.expect, outcome.names_jit, fp_only=fp_only)
+                   for label, frames in sorted(outcome.stacks.items())]
+        why = "; ".join("%s: %s%s" % (label, why, "" if ok else " [got: %s]" % J.describe(
+            outcome.stacks[label][:60], outcome.expect)) for label, ok, why in results)
+        return all(ok for _, ok, _ in results), why
     ok, why = J.judge(outcome.frames, outcome.expect, outcome.names_jit, fp_only=fp_only,
                       inline_dups=outcome.inline_dups)
     if ok and unnamed_jit(outcome.frames, outcome.expect):
