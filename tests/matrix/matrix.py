@@ -3,7 +3,8 @@
 the frames the workload itself says it has.
 
   matrix.py --build BUILD --form full|check|quick [--write-doc docs/MATRIX.md]
-            [--jobs N] [--only METHOD,...] [--columns COLUMN,...] [--keep] [--selftest]
+            [--jobs N] [--only METHOD,...] [--columns COLUMN,...] [--steps UNWINDER,...]
+            [--no-steps] [--keep] [--selftest]
   matrix.py --build BUILD --bench tests/matrix/BENCH.md
 
 Rows are unwinders (mxmethods.METHODS), columns a workload in a publishing
@@ -161,7 +162,7 @@ def pct(r):
 def terminal_table(doc, tty):
     cols = doc["columns"]
     cells = {(c["method"], c["column"]): c for c in doc["cells"]}
-    lw = max(len(m["label"]) for m in doc["methods"]) + 2
+    lw = max([len(m["label"]) for m in doc["methods"]] + [len(u[1]) for u in mxsteps.UNWINDERS]) + 2
     out = ["%-*s" % (lw, "") + "".join("%-11s" % c["id"] for c in cols)]
     for m in doc["methods"]:
         row = "%-*s" % (lw, m["label"])
@@ -345,6 +346,7 @@ def main():
     ap.add_argument("--only", help="comma list of method ids")
     ap.add_argument("--columns", help="comma list of column ids")
     ap.add_argument("--no-steps", action="store_true")
+    ap.add_argument("--steps", help="comma list of every-instruction unwinder ids (mxsteps.UNWINDERS)")
     ap.add_argument("--keep", action="store_true", help="keep the scratch directories")
     ap.add_argument("--selftest", action="store_true", help="check the harness itself first")
     args = ap.parse_args()
@@ -382,6 +384,8 @@ def main():
     step_cols = [] if args.no_steps else [c for c in mxsteps.STEP_COLUMNS if c.id in (
         QUICK_STEPS if args.form == "quick" else col_ids)]
     unwinders = mxsteps.UNWINDERS[:2] if args.form == "quick" else mxsteps.UNWINDERS
+    if args.steps:
+        unwinders = [u for u in mxsteps.UNWINDERS if u[0] in args.steps.split(",")]
 
     t0 = time.monotonic()
     tty = sys.stdout.isatty()
