@@ -246,7 +246,12 @@ def tool_versions():
     return [("gdb", first_line(["gdb", "--version"])), ("lldb", first_line(["lldb-16", "--version"])),
             ("perf", first_line(["perf", "--version"])), ("valgrind", first_line(["valgrind", "--version"])),
             ("elfutils (libdwfl, eu-stack)", deb("libdw1")), ("nongnu libunwind", deb("libunwind8")),
-            ("LLVM libunwind", deb("libunwind-14")), ("libgcc", deb("libgcc-s1")), ("glibc", deb("libc6"))]
+            ("LLVM libunwind", deb("libunwind-14")), ("libgcc", deb("libgcc-s1")), ("glibc", deb("libc6")),
+            ("AddressSanitizer (GCC's libasan)", deb("libasan8")),
+            ("libbacktrace (GCC's, in libgcc-12-dev)", deb("libgcc-12-dev")),
+            ("bpftrace", first_line(["bpftrace", "--version"])), ("heaptrack", deb("heaptrack")),
+            ("gperftools (libprofiler)", deb("libgoogle-perftools4")),
+            ("kernel (bpftrace's and perf's frame-pointer walk)", first_line(["uname", "-r"]))]
 
 
 def markdown(doc):
@@ -299,9 +304,11 @@ def markdown(doc):
         scols = [c for c in cols if any(s["column"] == c["id"] for s in doc["steps"])]
         steps = {(s["unwinder"], s["column"]): s for s in doc["steps"]}
         L += ["", "## Every instruction", "",
-              "`tests/matrix/step.tj` stops for a tracer (`mx-step-*`), which single-steps `tj:leaf` from "
+              "`tests/matrix/step.tj` stops for a tracer (`mx-step-*`; gdb and lldb driven by "
+              "`mxstep_gdb.py` and `mxstep_lldb.py`), which single-steps `tj:leaf` from "
               "its first instruction through its body, a native call (`probe(0)`: `tj_rt_host` → `h_probe`) "
-              "and its return, and unwinds the whole stack at every position. Positions whose stack is "
+              "and its return, and unwinds the whole stack at every position (the debuggers: `stepi` or "
+              "`thread step-inst`, then `bt`). Positions whose stack is "
               "right, of all positions; bold: 100 % required. A position in a function's trampolines "
               "has the return address of the call to it on the stack, which the region rule and "
               "frame-pointer walks do not know of.", "",
