@@ -24,8 +24,12 @@ build="$build libclang-rt-19-dev"
 # with nongnu libunwind-dev, and we load it by file name).
 # The AArch64 tests cross-build the library and run it under qemu-user,
 # where gdb-multiarch and lldb read it through qemu's gdb stub.
+# The matrix's eBPF, allocation and CPU profilers: bpftrace, heaptrack (which
+# compresses its data with zstd where that is installed; no dependency of it), and
+# gperftools' libprofiler.so (its raw profile is read without pprof).
 test="gdb lldb-16 elfutils linux-perf valgrind libunwind-14 procps file python3
-      gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user gdb-multiarch"
+      gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user gdb-multiarch
+      bpftrace heaptrack zstd libgoogle-perftools4"
 
 want=""
 for g in "$@"; do

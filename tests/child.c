@@ -31,6 +31,12 @@
  *   trap        write the expect file, then trap in c_inner itself (a core
  *               whose innermost frame is ours, not the C library's)
  *   spin SECS   write the expect file, busy-loop in c_inner (for perf)
+ *   crash       fault in c_inner; a SIGSEGV handler (on its own stack, as
+ *               crash reporters install one) unwinds with _Unwind_Backtrace
+ *               through the signal frame and checks the stack
+ *   malloc      malloc and free one block in c_inner (allocation profilers)
+ *   uaf         a heap use-after-free in c_inner (child-asan only)
+ *   libbacktrace  libbacktrace's backtrace_full (child-libbacktrace only)
  * Options: --depth N, --expect FILE (default child.expect), --spaced (blobs
  * 1 KiB apart at unaligned offsets instead of 64 bytes apart).
  * Exit: 0 when an in-process check passes, 1 when it fails, 2 on usage or
@@ -58,6 +64,9 @@
 #ifdef CHILD_NONGNU
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
+#endif
+#ifdef CHILD_LIBBACKTRACE
+#include <backtrace.h>
 #endif
 
 #define NOINLINE __attribute__((noinline, used))
@@ -498,6 +507,97 @@ static NOINLINE int do_unw_step(void)
 }
 #endif
 
+/* A crash reporter: the handler runs on an alternate stack and unwinds from
+ * there through the kernel's signal frame into c_inner, which faulted.
+ * (judge() uses stdio, which a real handler must not; the fault here is
+ * synchronous, in code that holds no stdio lock.) */
+static char crash_stack[64 * 1024];
+static int *volatile crash_ptr; /* null, unseen by the compiler */
+
+static void crash_handler(int sig)
+{
+	(void)sig;
+	void *pcs[128];
+	struct ub_state s = { pcs, 0, 128 };
+	_Unwind_Backtrace(ub_step, &s);
+	_exit(judge("crash", pcs, s.n));
+}
+
+static NOINLINE int do_crash(void)
+{
+	stack_t ss = { .ss_sp = crash_stack, .ss_size = sizeof crash_stack };
+	struct sigaction sa = { .sa_handler = crash_handler, .sa_flags = SA_ONSTACK | SA_RESETHAND };
+	sigemptyset(&sa.sa_mask);
+	if (sigaltstack(&ss, NULL) || sigaction(SIGSEGV, &sa, NULL))
+		return 2;
+	*crash_ptr = 1;
+	BARRIER();
+	return 2; /* not reached: the handler exits */
+}
+
+/* Volatile: neither the malloc/free pair nor the use after free may be
+ * seen (and removed, or warned of) by the compiler. */
+static char *volatile heap_block;
+
+static NOINLINE int do_malloc(void)
+{
+	heap_block = malloc(123457);
+	if (!heap_block)
+		return 2;
+	heap_block[0] = 1;
+	free(heap_block);
+	BARRIER();
+	return 0;
+}
+
+#ifdef CHILD_ASAN
+static NOINLINE int do_uaf(void)
+{
+	heap_block = malloc(48);
+	if (heap_block)
+		heap_block[0] = 1;
+	free(heap_block);
+	int v = heap_block[7]; /* AddressSanitizer reports here and exits */
+	BARRIER();
+	return v < 0 ? 2 : 1; /* reached only if nothing noticed */
+}
+#endif
+
+#ifdef CHILD_LIBBACKTRACE
+struct lbt_state {
+	void **pcs;
+	int n, max;
+};
+
+static void lbt_error(void *data, const char *msg, int errnum)
+{
+	(void)data;
+	fprintf(stderr, "child: libbacktrace: %s (%d)\n", msg, errnum);
+}
+
+/* libbacktrace reports a pc once per inlined function at it: one frame. */
+static int lbt_frame(void *data, uintptr_t pc, const char *file, int line, const char *fn)
+{
+	(void)file, (void)line, (void)fn;
+	struct lbt_state *s = data;
+	if (s->n > 0 && s->pcs[s->n - 1] == (void *)pc)
+		return 0;
+	s->pcs[s->n++] = (void *)pc;
+	return s->n >= s->max;
+}
+
+static NOINLINE int do_libbacktrace(void)
+{
+	void *pcs[128];
+	struct lbt_state s = { pcs, 0, 128 };
+	struct backtrace_state *state = backtrace_create_state(NULL, 0, lbt_error, NULL);
+	if (!state)
+		return 2;
+	backtrace_full(state, 0, lbt_frame, lbt_error, &s);
+	return judge("libbacktrace", pcs, s.n);
+}
+#endif
+
 static NOINLINE void wait_here(void)
 {
 	printf("ready %d\n", (int)getpid());
@@ -535,6 +635,18 @@ static int run_action(void)
 		cxx_throw();
 		return 1; /* not reached when the exception propagates */
 	}
+#endif
+	if (!strcmp(action, "crash"))
+		return do_crash();
+	if (!strcmp(action, "malloc"))
+		return do_malloc();
+#ifdef CHILD_ASAN
+	if (!strcmp(action, "uaf"))
+		return do_uaf();
+#endif
+#ifdef CHILD_LIBBACKTRACE
+	if (!strcmp(action, "libbacktrace"))
+		return do_libbacktrace();
 #endif
 	if (!strcmp(action, "wait"))
 		wait_here();

@@ -25,7 +25,8 @@ MX_TOOLS := $(MX_B)/mx-dwfl $(MX_B)/mx-unw-ptrace $(MX_B)/mx-fpwalk \
 	$(MX_B)/mx-step-dwfl $(MX_B)/mx-step-unw-ptrace
 # The workloads: tinyjit three ways (libgcc; nongnu libunwind linked in; LLVM
 # libunwind linked ahead of libgcc_s) and the library's test children.
-MX_WORKLOADS := $(TJ_BIN) $(TJ_B)/tinyjit-libunwind $(TEST_DIR)/child $(TEST_DIR)/child-nongnu
+MX_WORKLOADS := $(TJ_BIN) $(TJ_B)/tinyjit-libunwind $(TEST_DIR)/child $(TEST_DIR)/child-nongnu \
+	$(MX_B)/tinyjit-asan $(MX_B)/tinyjit-libbacktrace $(MX_B)/child-asan $(MX_B)/child-libbacktrace
 ifneq ($(wildcard $(LLVM_LIBUNWIND)),)
 MX_WORKLOADS += $(MX_B)/tinyjit-llvm $(TEST_DIR)/child-llvm
 endif
@@ -55,6 +56,35 @@ $(MX_B)/tinyjit-llvm: $(TJ_OBJS) $(TJ_LIBJU_DEP)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CFLAGS) $(SANFLAGS) -o $@ -Wl,--no-as-needed $(LLVM_LIBUNWIND) -Wl,--as-needed \
 		$(TJ_OBJS) $(TJ_LINK_LIBJU)
+
+# tinyjit whose host functions run under AddressSanitizer: probe mode 11's
+# use-after-free happens in C code called from JIT code (the JIT code and
+# the rest of tinyjit are not instrumented, as in a JIT embedded in a
+# sanitized program).
+MX_ASAN := -fsanitize=address -fno-omit-frame-pointer
+$(MX_B)/asan/hostfns.o: $(TJ)/host/hostfns.c $(TJ_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(TJ_RT_CFLAGS) $(MX_ASAN) -c -o $@ $<
+$(MX_B)/tinyjit-asan: $(TJ_OBJS) $(MX_B)/asan/hostfns.o $(TJ_LIBJU_DEP)
+	$(CXX) $(CFLAGS) $(MX_ASAN) -o $@ $(filter-out $(TJ_B)/obj/host/hostfns.o,$(TJ_OBJS)) \
+		$(MX_B)/asan/hostfns.o $(TJ_LINK_LIBJU)
+
+# tinyjit with GCC's libbacktrace (libgcc-12-dev ships it, with backtrace.h
+# in the compiler's own include directory): probe mode 13.
+$(MX_B)/libbacktrace/hostfns.o: $(TJ)/host/hostfns.c $(TJ_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(TJ_RT_CFLAGS) -DTJ_LIBBACKTRACE -c -o $@ $<
+$(MX_B)/tinyjit-libbacktrace: $(TJ_OBJS) $(MX_B)/libbacktrace/hostfns.o $(TJ_LIBJU_DEP)
+	$(CXX) $(CFLAGS) $(SANFLAGS) -o $@ $(filter-out $(TJ_B)/obj/host/hostfns.o,$(TJ_OBJS)) \
+		$(MX_B)/libbacktrace/hostfns.o $(TJ_LINK_LIBJU) -lbacktrace
+
+# The library's test child the same two ways (actions uaf, libbacktrace).
+$(MX_B)/child-asan: tests/child.c $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CHILD_CFLAGS) $(MX_ASAN) -DCHILD_ASAN $(CHILD_LDFLAGS) -o $@ $< $(LIB_A) -ldl -pthread
+$(MX_B)/child-libbacktrace: tests/child.c $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CHILD_CFLAGS) -DCHILD_LIBBACKTRACE $(CHILD_LDFLAGS) -o $@ $< $(LIB_A) -lbacktrace -ldl -pthread
 
 MX_RUN = python3 $(MX)/matrix.py --build $(BUILD)
 

@@ -3,7 +3,8 @@
 the frames the workload itself says it has.
 
   matrix.py --build BUILD --form full|check|quick [--write-doc docs/MATRIX.md]
-            [--jobs N] [--only METHOD,...] [--columns COLUMN,...] [--keep] [--selftest]
+            [--jobs N] [--only METHOD,...] [--columns COLUMN,...] [--steps UNWINDER,...]
+            [--no-steps] [--keep] [--selftest]
   matrix.py --build BUILD --bench tests/matrix/BENCH.md
 
 Rows are unwinders (mxmethods.METHODS), columns a workload in a publishing
@@ -76,6 +77,12 @@ def verdict(outcome, fp_only=False):
         return outcome.verdict, outcome.note
     if outcome.samples is not None:
         return judge_samples(outcome.samples, outcome.expect, outcome.names_jit, fp_only)
+    if outcome.stacks is not None:
+        results = [(label,) + J.judge(frames, outcome.expect, outcome.names_jit, fp_only=fp_only)
+                   for label, frames in sorted(outcome.stacks.items())]
+        why = "; ".join("%s: %s%s" % (label, why, "" if ok else " [got: %s]" % J.describe(
+            outcome.stacks[label][:60], outcome.expect)) for label, ok, why in results)
+        return all(ok for _, ok, _ in results), why
     ok, why = J.judge(outcome.frames, outcome.expect, outcome.names_jit, fp_only=fp_only,
                       inline_dups=outcome.inline_dups)
     if ok and unnamed_jit(outcome.frames, outcome.expect):
@@ -155,7 +162,7 @@ def pct(r):
 def terminal_table(doc, tty):
     cols = doc["columns"]
     cells = {(c["method"], c["column"]): c for c in doc["cells"]}
-    lw = max(len(m["label"]) for m in doc["methods"]) + 2
+    lw = max([len(m["label"]) for m in doc["methods"]] + [len(u[1]) for u in mxsteps.UNWINDERS]) + 2
     out = ["%-*s" % (lw, "") + "".join("%-11s" % c["id"] for c in cols)]
     for m in doc["methods"]:
         row = "%-*s" % (lw, m["label"])
@@ -239,7 +246,12 @@ def tool_versions():
     return [("gdb", first_line(["gdb", "--version"])), ("lldb", first_line(["lldb-16", "--version"])),
             ("perf", first_line(["perf", "--version"])), ("valgrind", first_line(["valgrind", "--version"])),
             ("elfutils (libdwfl, eu-stack)", deb("libdw1")), ("nongnu libunwind", deb("libunwind8")),
-            ("LLVM libunwind", deb("libunwind-14")), ("libgcc", deb("libgcc-s1")), ("glibc", deb("libc6"))]
+            ("LLVM libunwind", deb("libunwind-14")), ("libgcc", deb("libgcc-s1")), ("glibc", deb("libc6")),
+            ("AddressSanitizer (GCC's libasan)", deb("libasan8")),
+            ("libbacktrace (GCC's, in libgcc-12-dev)", deb("libgcc-12-dev")),
+            ("bpftrace", first_line(["bpftrace", "--version"])), ("heaptrack", deb("heaptrack")),
+            ("gperftools (libprofiler)", deb("libgoogle-perftools4")),
+            ("kernel (bpftrace's and perf's frame-pointer walk)", first_line(["uname", "-r"]))]
 
 
 def markdown(doc):
@@ -292,9 +304,11 @@ def markdown(doc):
         scols = [c for c in cols if any(s["column"] == c["id"] for s in doc["steps"])]
         steps = {(s["unwinder"], s["column"]): s for s in doc["steps"]}
         L += ["", "## Every instruction", "",
-              "`tests/matrix/step.tj` stops for a tracer (`mx-step-*`), which single-steps `tj:leaf` from "
+              "`tests/matrix/step.tj` stops for a tracer (`mx-step-*`; gdb and lldb driven by "
+              "`mxstep_gdb.py` and `mxstep_lldb.py`), which single-steps `tj:leaf` from "
               "its first instruction through its body, a native call (`probe(0)`: `tj_rt_host` → `h_probe`) "
-              "and its return, and unwinds the whole stack at every position. Positions whose stack is "
+              "and its return, and unwinds the whole stack at every position (the debuggers: `stepi` or "
+              "`thread step-inst`, then `bt`). Positions whose stack is "
               "right, of all positions; bold: 100 % required. A position in a function's trampolines "
               "has the return address of the call to it on the stack, which the region rule and "
               "frame-pointer walks do not know of.", "",
@@ -339,6 +353,7 @@ def main():
     ap.add_argument("--only", help="comma list of method ids")
     ap.add_argument("--columns", help="comma list of column ids")
     ap.add_argument("--no-steps", action="store_true")
+    ap.add_argument("--steps", help="comma list of every-instruction unwinder ids (mxsteps.UNWINDERS)")
     ap.add_argument("--keep", action="store_true", help="keep the scratch directories")
     ap.add_argument("--selftest", action="store_true", help="check the harness itself first")
     args = ap.parse_args()
@@ -376,6 +391,8 @@ def main():
     step_cols = [] if args.no_steps else [c for c in mxsteps.STEP_COLUMNS if c.id in (
         QUICK_STEPS if args.form == "quick" else col_ids)]
     unwinders = mxsteps.UNWINDERS[:2] if args.form == "quick" else mxsteps.UNWINDERS
+    if args.steps:
+        unwinders = [u for u in mxsteps.UNWINDERS if u[0] in args.steps.split(",")]
 
     t0 = time.monotonic()
     tty = sys.stdout.isatty()

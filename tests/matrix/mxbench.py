@@ -16,20 +16,21 @@ import statistics
 import time
 
 import mxrun
-from mxmethods import COLUMNS, make_core, start_waiting
+import mxsteps
+from mxmethods import ASAN_OPTIONS, COLUMNS, make_core, start_waiting
 
 IN_PROCESS_REPEAT = 2000
 ATTACHED_REPEAT = 200
 REPEATS = 7
 
 
-def median_wall(cell, cmd, n=REPEATS, timeout=120, env=None):
+def median_wall(cell, cmd, n=REPEATS, timeout=120, env=None, ok_rc=(0,), workload=False):
     times = []
     for _ in range(n):
         t0 = time.monotonic()
-        rc, out = cell.run(cmd, timeout=timeout, env=env)
+        rc, out = cell.run(cmd, timeout=timeout, env=env, workload=workload)
         times.append(time.monotonic() - t0)
-        if rc != 0:
+        if rc not in ok_rc:
             raise RuntimeError("%s: exit %d: %s" % (cmd[0], rc, out[-200:]))
     return statistics.median(times) * 1e6
 
@@ -51,7 +52,10 @@ def run(ctx, run_root, path):
                                         ("libgcc _Unwind_Backtrace", "unwind", "plain", 6),
                                         ("LLVM libunwind _Unwind_Backtrace", "unwind", "llvm", 6),
                                         ("nongnu libunwind unw_backtrace", "unw", "nongnu", 7),
-                                        ("nongnu libunwind unw_step", "unwstep", "nongnu", 8)]:
+                                        ("nongnu libunwind unw_step", "unwstep", "nongnu", 8),
+                                        ("crash reporter _Unwind_Backtrace (in a SIGSEGV handler)",
+                                         "crash", "plain", 10),
+                                        ("libbacktrace backtrace_full", "libbacktrace", "libbacktrace", 13)]:
         c = cell(action + flavor)
         try:
             exe = ctx.tinyjit[flavor]
@@ -120,6 +124,52 @@ def run(ctx, run_root, path):
     finally:
         c.cleanup()
 
+    # whole runs of the workloads the sanitizer and allocation-profiler rows
+    # use, beside the same run without the tool
+    c = cell("runs")
+    try:
+        probe = lambda exe, mode: [exe] + col.tj_args + [ctx.probe_tj, str(mode), "8"]
+        plain = median_wall(c, probe(ctx.tinyjit["plain"], 12), workload=True)
+        rows.append(("tinyjit probe, mode 12 (malloc), no tool", "whole run", plain,
+                     "median of %d runs: what the two rows below add to" % REPEATS))
+        runs = [("AddressSanitizer use-after-free report (tinyjit-asan)",
+                 probe(ctx.tinyjit["asan"], 11), c.env({"ASAN_OPTIONS": ASAN_OPTIONS}), (1,),
+                 "three stacks: the access by _Unwind_Backtrace, allocation and free by frame pointers"),
+                ("heaptrack (every allocation's stack by unw_backtrace)",
+                 ["heaptrack"] + probe(ctx.tinyjit["plain"], 12), None, (0,),
+                 "recording only; heaptrack_print's analysis not included")]
+        for label, cmd, env, ok_rc, note in runs:
+            try:
+                rows.append((label, "whole run", median_wall(c, cmd, env=env, ok_rc=ok_rc, workload=True),
+                             "median of %d runs; %s" % (REPEATS, note)))
+            except (RuntimeError, mxrun.Timeout, OSError) as e:
+                rows.append((label, "whole run", None, str(e)[:120]))
+    finally:
+        # the runs under heaptrack were its children: their pids name its files
+        for f in os.listdir(c.dir):
+            m = re.match(r"heaptrack\..*\.(\d+)\.(zst|gz)$", f)
+            if m:
+                c.pids.add(int(m.group(1)))
+        c.cleanup()
+
+    # the debuggers' every-instruction runs, per position
+    for uid in ("dwfl-jit", "gdb", "lldb"):
+        unwinder = next(u for u in mxsteps.UNWINDERS if u[0] == uid)
+        c = cell("steps-" + uid)
+        try:
+            times = []
+            for _ in range(3):
+                t0 = time.monotonic()
+                r = mxsteps.run_one(ctx, col, unwinder, c)
+                times.append((time.monotonic() - t0) / max(r["total"], 1))
+            rows.append(("%s, every instruction" % unwinder[1], "per position", statistics.median(times) * 1e6,
+                         "median of 3 runs of %d positions: one single-step and one whole-stack unwind"
+                         % r["total"]))
+        except (RuntimeError, mxrun.Timeout, mxrun.Skip, OSError) as e:
+            rows.append(("%s, every instruction" % unwinder[1], "per position", None, str(e)[:120]))
+        finally:
+            c.cleanup()
+
     # valgrind's own unwinder, asked through vgdb
     c = cell("valgrind")
     try:
@@ -149,10 +199,12 @@ def run(ctx, run_root, path):
         L.append("| %s | %s | %s | %s |" % (label, kind, fmt_us(us) if us is not None else "–", note))
     L += ["", "In-process numbers are one unwind of the whole stack inside the probe "
           "(`TJ_PROBE_REPEAT=%d`); *attached* is one unwind by a library already attached with modules "
-          "and images read; *whole tool* is the command as typed, start to exit. perf is not listed: "
-          "`perf -g` unwinds in the kernel at each sample and `--call-graph dwarf` at `perf script` time, "
-          "costs not comparable per stack; nor is the C++ exception, whose throw ends the probe." %
-          IN_PROCESS_REPEAT, ""]
+          "and images read; *whole tool* is the command as typed, start to exit; *whole run* the "
+          "workload's run under the tool; *per position* a debugger's every-instruction run divided "
+          "by its positions. Not listed: perf and bpftrace, which unwind in the kernel at each sample "
+          "(perf `--call-graph dwarf` at `perf script` time), and gperftools' profiler, whose "
+          "unwinds happen in its SIGPROF handler during a fixed-length spin: costs not comparable "
+          "per stack; nor the C++ exception, whose throw ends the probe." % IN_PROCESS_REPEAT, ""]
     with open(path, "w") as f:
         f.write("\n".join(L))
     print("\n".join(L))

@@ -227,10 +227,136 @@ def parse_child_names(text):
     """tests/child.c's own report: "backtrace: c_inner jit:region ..." (it
     names each return address from its expect table; ? when none)."""
     for line in text.splitlines():
-        m = re.match(r"(backtrace|_Unwind_Backtrace|unw_backtrace|unw_step): (.*)", line)
+        m = re.match(r"(backtrace|_Unwind_Backtrace|unw_backtrace|unw_step|crash|libbacktrace): (.*)",
+                     line)
         if m:
             return [(None, None if n == "?" else n) for n in m.group(2).split()]
     return []
+
+
+def one_per_pc(frames):
+    """Symbolizing reporters (libbacktrace, ASan) list a pc once per function
+    inlined at it: one frame."""
+    out = []
+    for f in frames:
+        if not out or f[0] is None or out[-1][0] != f[0]:
+            out.append(f)
+    return out
+
+
+def parse_libbacktrace(text):
+    """The probe's libbacktrace report: "NAME [0xPC]" a line.  libbacktrace
+    hands over pc - 1 for a return address (the call), as the judge's own
+    address - 1 does again: still inside the call."""
+    frames = []
+    for line in text.splitlines():
+        m = re.match(r"(\S+) \[(0x[0-9a-f]+)\]$", line)
+        if m:
+            frames.append((int(m.group(2), 16), None))
+    return one_per_pc(frames)
+
+
+def parse_asan(text):
+    """AddressSanitizer's report: {"access": frames, "freed": frames,
+    "allocated": frames}, from its "    #N 0xPC in NAME FILE" lines.  ASan
+    prints return addresses minus one, and JIT frames as "(<unknown
+    module>)": they are judged by address."""
+    stacks, cur = {}, None
+    for line in text.splitlines():
+        if "ERROR: AddressSanitizer" in line:
+            cur = stacks.setdefault("access", [])
+        elif re.match(r"freed by thread", line):
+            cur = stacks.setdefault("freed", [])
+        elif re.match(r"previously allocated by thread", line):
+            cur = stacks.setdefault("allocated", [])
+        elif cur is not None:
+            m = re.match(r"\s+#\d+ (0x[0-9a-f]+)", line)
+            if m:
+                cur.append((int(m.group(1), 16), None))
+            elif cur and not line.strip():
+                cur = None
+    return {k: one_per_pc(v) for k, v in stacks.items()}
+
+
+def parse_bpftrace(text):
+    """bpftrace's map of ustack(perf) keys: "@[", one "\tADDR SYM+OFF
+    (MODULE)" line a frame ("\tADDR 0xADDR ([unknown])" when unnamed),
+    "]: COUNT".  Each stack counts COUNT samples.
+    Addresses are absolute; a JIT frame's name comes from the perf map."""
+    samples, cur = [], None
+    for line in text.splitlines():
+        if line.startswith("@["):
+            cur = []
+            continue
+        m = re.match(r"\]: (\d+)", line)
+        if m and cur is not None:
+            samples += [cur] * int(m.group(1))
+            cur = None
+            continue
+        m = cur is not None and re.match(r"\s+([0-9a-f]+) (\S+?)(?:\+\d+)? \(", line)
+        if m:
+            # an unknown symbol is printed as its address: no name
+            name = None if m.group(2) in UNNAMED or m.group(2).startswith("0x") else m.group(2)
+            cur.append((int(m.group(1), 16), name))
+    return samples
+
+
+def parse_heaptrack(text):
+    """heaptrack_print's first backtrace ("N calls to allocation functions
+    with ... from", then "  NAME" or "  0xADDR" a frame with "    at" and
+    "    in MODULE" lines under it).  Frames without "in" are the functions
+    the frame above was inlined into, the last of them the real one: the
+    group is one frame, by that name.  Named frames are judged by name,
+    unknown ones (JIT code) by address, which heaptrack prints as the
+    return address minus one."""
+    entries, inside = [], False  # [frame, has "in"]
+    for line in text.splitlines():
+        if re.match(r"\d+ calls to allocation functions", line):
+            if inside:
+                break
+            inside = True
+            continue
+        if not inside:
+            continue
+        if line.startswith("    ") and entries:
+            entries[-1][1] = entries[-1][1] or line.strip().startswith("in ")
+            continue
+        if not line.startswith("  ") or not line.strip():
+            if entries:
+                break
+            continue
+        word = line.split()[0]
+        entries.append([(int(word, 16), None) if word.startswith("0x") else (None, word), False])
+    frames = []
+    for frame, has_module in entries:
+        if frames and not has_module:
+            frames[-1] = frame
+        else:
+            frames.append(frame)
+    return frames
+
+
+def parse_cpuprofile(path):
+    """gperftools' raw CPU profile (its docs/cpuprofile-fileformat.html):
+    native-endian words; a header (0, 3, 0, period, 0), then records
+    (count, depth, pc...), ended by (0, 1, 0).  Each record counts `count`
+    samples; its first pc is where the signal landed, the rest return
+    addresses."""
+    import struct
+    with open(path, "rb") as f:
+        data = f.read()
+    words = struct.unpack_from("<%dQ" % (len(data) // 8), data)
+    if len(words) < 5 or words[:3] != (0, 3, 0):
+        raise ValueError("%s is not a CPU profile" % path)
+    samples, i = [], 5
+    while i + 2 <= len(words):
+        count, depth = words[i], words[i + 1]
+        pcs = words[i + 2:i + 2 + depth]
+        i += 2 + depth
+        if count == 0 and depth == 1 and pcs == (0,):
+            break
+        samples += [[(pc, None) for pc in pcs]] * count
+    return samples
 
 
 def parse_addr_name(text):

@@ -21,7 +21,15 @@ SPIN_SECS = "1.5"
 TOOL_TIMEOUT = 120  # seconds a debugger or profiler may take before it is killed
 LLVM_LIBUNWIND = "/usr/lib/llvm-14/lib/libunwind.so.1"  # as tests/tests.mk
 PROBE_MODE = {"backtrace": 1, "wait": 2, "abort": 3, "throw": 4, "spin": 5, "unwind": 6,
-              "unw": 7, "unwstep": 8}
+              "unw": 7, "unwstep": 8, "crash": 10, "uaf": 11, "malloc": 12, "libbacktrace": 13}
+LONG_SPIN = "60"    # for tools that attach to a spinning workload: it is killed when they are done
+# AddressSanitizer's report of the use-after-free: the fatal stack by its
+# slow unwinder (_Unwind_Backtrace), the allocation and free stacks by its
+# fast frame-pointer unwinder, none of them cut short (the default keeps 30
+# frames of an allocation's stack; the probe's has ~40)
+ASAN_OPTIONS = ("detect_leaks=0:fast_unwind_on_fatal=0:fast_unwind_on_malloc=1:"
+                "malloc_context_size=256")
+LIBPROFILER = "/usr/lib/x86_64-linux-gnu/libprofiler.so.0"
 
 
 class Column:
@@ -56,9 +64,11 @@ class Ctx:
         self.root, self.build = root, build
         b = lambda *p: os.path.join(build, *p)
         self.tinyjit = {"plain": b("tinyjit", "tinyjit"), "nongnu": b("tinyjit", "tinyjit-libunwind"),
-                        "llvm": b("matrix", "tinyjit-llvm")}
+                        "llvm": b("matrix", "tinyjit-llvm"), "asan": b("matrix", "tinyjit-asan"),
+                        "libbacktrace": b("matrix", "tinyjit-libbacktrace")}
         self.child = {"plain": b("tests", "child"), "nongnu": b("tests", "child-nongnu"),
-                      "llvm": b("tests", "child-llvm")}
+                      "llvm": b("tests", "child-llvm"), "asan": b("matrix", "child-asan"),
+                      "libbacktrace": b("matrix", "child-libbacktrace")}
         self.probe_tj = os.path.join(root, "tinyjit", "examples", "probe.tj")
         self.step_tj = os.path.join(root, "tests", "matrix", "step.tj")
         self.tool = lambda name: b("matrix", name)
@@ -66,10 +76,15 @@ class Ctx:
 
 
 class Outcome:
+    """What a tool reported: one stack (frames), samples (a share of them
+    must be right), several stacks that must all be right ({label: frames}),
+    or a verdict of its own."""
+
     def __init__(self, expect, frames=None, samples=None, verdict=None, names_jit=False,
-                 inline_dups=False, note=""):
+                 inline_dups=False, note="", stacks=None):
         self.expect, self.frames, self.samples, self.verdict = expect, frames, samples, verdict
         self.names_jit, self.inline_dups, self.note = names_jit, inline_dups, note
+        self.stacks = stacks
 
 
 # ---- workloads -------------------------------------------------------------------
@@ -84,7 +99,7 @@ def need_cmd(name, package):
         raise Skip("%s is not installed (Debian package %s)" % (name, package))
 
 
-def workload(ctx, col, cell, action, flavor="plain", env=None):
+def workload(ctx, col, cell, action, flavor="plain", env=None, spin=SPIN_SECS):
     """(command, environment, executable) of the column's workload doing
     `action`, and where its expect file will be."""
     expect = cell.path("expect")
@@ -95,14 +110,14 @@ def workload(ctx, col, cell, action, flavor="plain", env=None):
     if col.workload == "probe":
         exe = ctx.tinyjit[flavor]
         need_file(exe, "make tinyjit tinyjit-libunwind matrix-tools")
-        extra.update(TJ_PROBE_EXPECT=expect, TJ_PROBE_WAIT="300", TJ_PROBE_SPIN=SPIN_SECS)
+        extra.update(TJ_PROBE_EXPECT=expect, TJ_PROBE_WAIT="300", TJ_PROBE_SPIN=spin)
         cmd = [exe] + col.tj_args + [ctx.probe_tj, str(PROBE_MODE[action]), str(DEPTH)]
     else:
         exe = ctx.child[flavor]
-        need_file(exe, "make tests")
+        need_file(exe, "make tests matrix-tools")
         cmd = [exe, action, "--depth", str(CHILD_DEPTH), "--expect", expect]
         if action == "spin":
-            cmd.append(SPIN_SECS)
+            cmd.append(spin)
     return cmd, cell.env(extra), exe
 
 
@@ -146,18 +161,44 @@ def check_linked(exe, flavor):
         raise RuntimeError("%s does not link LLVM libunwind ahead of libgcc_s: %s" % (exe, libs))
     if flavor == "nongnu" and "libunwind.so.8" not in libs:
         raise RuntimeError("%s does not link nongnu libunwind: %s" % (exe, libs))
+    if flavor == "asan" and not any(l.startswith("libasan.so") for l in libs):
+        raise RuntimeError("%s does not link AddressSanitizer's runtime: %s" % (exe, libs))
 
 
-def in_process(action, flavor="plain"):
+def in_process(action, flavor="plain", parse=J.parse_bracketed):
+    """The workload unwinds itself and prints the frames (the probe as
+    "[0xADDR]" lines, parsed by `parse`; the child names them itself)."""
     def run(ctx, col, cell):
         cmd, env, exe = workload(ctx, col, cell, action, flavor)
         check_linked(exe, flavor)
         rc, out = cell.run(cmd, env=env, workload=True, name="workload")
         expect = load_expect(col, cell, exe)
-        frames = J.parse_bracketed(out) if col.workload == "probe" else J.parse_child_names(out)
+        frames = parse(out) if col.workload == "probe" else J.parse_child_names(out)
         note = "" if rc in (0, 1) else "the workload exited %d" % rc
         return Outcome(expect, frames=frames, note=note)
     return run
+
+
+# ---- AddressSanitizer ------------------------------------------------------------
+
+def asan_report(ctx, col, cell):
+    """Run the use-after-free under AddressSanitizer: (its report's stacks, expect)."""
+    cmd, env, exe = workload(ctx, col, cell, "uaf", "asan", {"ASAN_OPTIONS": ASAN_OPTIONS})
+    check_linked(exe, "asan")
+    rc, out = cell.run(cmd, env=env, workload=True, name="workload")
+    if "AddressSanitizer" not in out:
+        raise RuntimeError("no AddressSanitizer report (exit %d): %s" % (rc, out.strip()[-300:]))
+    return J.parse_asan(out), load_expect(col, cell, exe)
+
+
+def asan_alloc_free(ctx, col, cell):
+    stacks, expect = asan_report(ctx, col, cell)
+    return Outcome(expect, stacks={k: stacks.get(k, []) for k in ("allocated", "freed")})
+
+
+def asan_access(ctx, col, cell):
+    stacks, expect = asan_report(ctx, col, cell)
+    return Outcome(expect, frames=stacks.get("access", []))
 
 
 def cxx_exception(ctx, col, cell):
@@ -327,6 +368,61 @@ def perf_dwarf(ctx, col, cell):
     return Outcome(load_expect(col, cell, exe), samples=samples, names_jit=col.publishes)
 
 
+def bpftrace(ctx, col, cell):
+    """The eBPF profilers' route: a profile probe takes the user stack with
+    the kernel's frame-pointer walk, bpftrace names it (perf map for JIT
+    code) while the workload still runs."""
+    need_cmd("bpftrace", "bpftrace")
+    cmd, env, exe = workload(ctx, col, cell, "spin", spin=LONG_SPIN)
+    ready = r"tinyjit probe: pid (\d+) spinning" if col.workload == "probe" else None
+    proc, pid = cell.start(cmd, ready, env)
+    prog = ("profile:hz:199 /pid == %d/ { @[ustack(perf)] = count(); } "
+            "interval:s:1 { exit(); }" % pid)
+    try:
+        rc, out = cell.run(["bpftrace", "-e", prog], timeout=TOOL_TIMEOUT, name="bpftrace")
+    finally:
+        cell.stop(proc)
+    if rc != 0 and "Attaching" not in out:
+        raise Skip("bpftrace cannot attach here (exit %d): %s" % (rc, out.strip().splitlines()[-1:]))
+    return Outcome(load_expect(col, cell, exe), samples=J.parse_bpftrace(out), names_jit=col.publishes)
+
+
+def heaptrack(ctx, col, cell):
+    """An allocation profiler on nongnu libunwind (memray's route): the
+    stack heaptrack recorded for the workload's one malloc."""
+    need_cmd("heaptrack", "heaptrack")
+    need_cmd("heaptrack_print", "heaptrack")
+    cmd, env, exe = workload(ctx, col, cell, "malloc")
+    rc, out = cell.run(["heaptrack"] + cmd, env=env, timeout=TOOL_TIMEOUT, name="heaptrack")
+    # heaptrack.NAME.PID.zst (or .gz): the workload ran as heaptrack's child
+    data = [f for f in os.listdir(cell.dir) if re.match(r"heaptrack\..*\.\d+\.(zst|gz)$", f)]
+    if not data:
+        raise RuntimeError("heaptrack wrote no data (exit %d): %s" % (rc, out.strip()[-300:]))
+    cell.pids.add(int(data[0].rsplit(".", 2)[1]))
+    expect = load_expect(col, cell, exe)
+    inner = expect.frames[0].name
+    rc, text = cell.run(["heaptrack_print", "-f", cell.path(data[0]), "--print-peaks", "0",
+                         "--print-temporary", "0", "--print-allocators", "1", "--merge-backtraces", "0",
+                         "--filter-bt-function", inner], timeout=TOOL_TIMEOUT, name="heaptrack_print")
+    return Outcome(expect, frames=J.parse_heaptrack(text))
+
+
+def gperftools(ctx, col, cell):
+    """gperftools' CPU profiler (CPUPROFILE=, SIGPROF), read from its raw
+    profile: every sample's pcs as recorded."""
+    need_file(LIBPROFILER, "Debian package libgoogle-perftools4")
+    prof = cell.path("cpu.prof")
+    cmd, env, exe = workload(ctx, col, cell, "spin", env={
+        "LD_PRELOAD": LIBPROFILER, "CPUPROFILE": prof, "CPUPROFILE_FREQUENCY": "500",
+        "TCMALLOC_STACKTRACE_METHOD_VERBOSE": "1"})
+    rc, out = cell.run(cmd, env=env, workload=True, name="workload")
+    if not os.path.exists(prof):
+        raise RuntimeError("no profile written (exit %d): %s" % (rc, out.strip()[-300:]))
+    m = re.search(r"Chosen stacktrace method is (\S+)", out)
+    return Outcome(load_expect(col, cell, exe), samples=J.parse_cpuprofile(prof),
+                   note="unwinder: " + (m.group(1) if m else "?"))
+
+
 def valgrind(ctx, col, cell):
     need_cmd("valgrind", "valgrind")
     need_cmd("vgdb", "valgrind")
@@ -361,6 +457,17 @@ METHODS = [
            "in-process; tinyjit-libunwind mode 8 / child-nongnu unwstep"),
     Method("cxx-exception", "C++ exception", cxx_exception,
            "thrown in the innermost frame, caught near main (probe mode 4 / child throw)"),
+    Method("crash-reporter", "crash reporter (SIGSEGV handler, _Unwind_Backtrace)", in_process("crash"),
+           "in-process; a SIGSEGV handler on an alternate stack unwinds through the signal frame "
+           "(probe mode 10 / child crash)"),
+    Method("asan-access", "AddressSanitizer fatal stack (slow unwinder)", asan_access,
+           "use-after-free under ASan, fast_unwind_on_fatal=0: the access's stack by _Unwind_Backtrace "
+           "(tinyjit-asan mode 11 / child-asan uaf)"),
+    Method("asan-alloc-free", "AddressSanitizer alloc/free stacks (fast unwinder)", asan_alloc_free,
+           "the same report's allocation and free stacks, both by ASan's frame-pointer unwinder"),
+    Method("libbacktrace", "libbacktrace backtrace_full", in_process("libbacktrace", "libbacktrace",
+                                                                     J.parse_libbacktrace),
+           "in-process; GCC's libbacktrace (tinyjit-libbacktrace mode 13 / child-libbacktrace)"),
     Method("fp-walk", "manual frame-pointer walk", fp_walk,
            "mx-fpwalk: 40 ptrace samples of a spinning workload, rbp chain"),
     Method("unw-ptrace", "libunwind-ptrace", live_tool(mx_cmd("mx-unw-ptrace"), J.parse_addr_name),
@@ -389,6 +496,13 @@ METHODS = [
            "perf record -g; perf script; samples in the spinning probe"),
     Method("perf-dwarf", "perf --call-graph dwarf + jitdump", perf_dwarf,
            "perf record -k 1 --call-graph dwarf; perf inject --jit; perf script"),
+    Method("bpftrace", "bpftrace ustack (eBPF, frame pointers + perf map)", bpftrace,
+           "bpftrace profile:hz:199 @[ustack(perf)] on the spinning workload, 1 s"),
+    Method("heaptrack", "heaptrack (nongnu libunwind)", heaptrack,
+           "heaptrack WORKLOAD (probe mode 12 / child malloc); heaptrack_print of the malloc's stack"),
+    Method("gperftools", "gperftools CPU profiler", gperftools,
+           "LD_PRELOAD=libprofiler.so CPUPROFILE=FILE on the spinning workload; the raw profile's "
+           "samples (its unwinder here: nongnu libunwind)"),
     Method("valgrind", "valgrind", valgrind,
            "valgrind --tool=none; vgdb v.info scheduler (valgrind's own unwinder)"),
     Method("jitstack-live", "jitstack live", live_tool(jitstack_cmd, J.parse_jitstack, names=True),

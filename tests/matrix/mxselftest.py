@@ -4,7 +4,9 @@ trusts it (`matrix.py --selftest`, part of `make matrix-check`).
 1. The judge fails what it must fail: a missing JIT frame, a wrong or
    missing name where the tool names JIT code, an extra frame, a truncated
    stack, an address outside the function; it accepts a missing optional
-   frame and nothing else.
+   frame and nothing else.  Of several stacks (ASan's allocation and free)
+   one wrong one fails the cell; the report parsers keep one frame per pc
+   and per inlined group, and count bpftrace's samples.
 2. A tool that hangs is killed after the time limit, with what it started,
    and the cell says so; the workload's /tmp/perf-PID.map is removed and the
    scratch directory with it.
@@ -55,6 +57,36 @@ def judge_cases():
     frames = [(0x505, None), (0x741, None)]
     check("fp_only skips the frames a frame-pointer walk cannot see",
           J.judge(frames, efp, fp_only=True)[0] and not J.judge(frames, efp)[0])
+    parser_cases(e, good)
+
+
+def parser_cases(e, good):
+    """The report parsers keep what the judge must see, and the judge of
+    several stacks fails when one of them is wrong."""
+    from matrix import verdict
+    short = good[:2] + good[3:]
+    both = mxmethods.Outcome(e, stacks={"allocated": good, "freed": good}, names_jit=True)
+    one_bad = mxmethods.Outcome(e, stacks={"allocated": good, "freed": short}, names_jit=True)
+    check("two right stacks pass", verdict(both)[0])
+    check("one wrong stack of two fails", not verdict(one_bad)[0])
+    asan = ("==1==ERROR: AddressSanitizer: heap-use-after-free\n"
+            "    #0 0x505 in inner x.c:1\n    #1 0x1011  (<unknown module>)\n"
+            "    #2 0x1181  (<unknown module>)\n    #3 0x741 in inlined x.c:2\n"
+            "    #4 0x741 in main x.c:3\n\nfreed by thread T0 here:\n    #0 0x505 in inner x.c:1\n"
+            "    #1 0x1181  (<unknown module>)\n")
+    st = J.parse_asan(asan)
+    check("ASan: a pc listed once per inlined function is one frame",
+          [a for a, _ in st["access"]] == [0x505, 0x1011, 0x1181, 0x741])
+    check("ASan: a free stack missing a JIT frame fails", not J.judge(st["freed"], e)[0])
+    heap = ("1 calls to allocation functions with 1B peak consumption from\n"
+            "  inner\n    in /x\n  0x1011\n    in ??\n  0x1181\n    in ??\n"
+            "  inlined\n    at x.c:2\n    in /x\n  main\n    at x.c:3\n")
+    check("heaptrack: an inlined function's frame is the function it is inlined into",
+          J.parse_heaptrack(heap) == [(None, "inner"), (0x1011, None), (0x1181, None), (None, "main")])
+    bpf = "@[\n\t505 inner+5 (/x)\n\t1011 0x1011 ([unknown])\n\t1181 tj:main+129 (/tmp/p.map)\n]: 3\n"
+    samples = J.parse_bpftrace(bpf)
+    check("bpftrace: a stack counts its samples; an address printed as the name is no name",
+          len(samples) == 3 and samples[0][1] == (0x1011, None) and samples[0][2] == (0x1181, "tj:main"))
 
 
 def hang_case(ctx, run_root):

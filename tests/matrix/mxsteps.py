@@ -1,10 +1,12 @@
 """mxsteps.py - every instruction: single-step through one JIT function and
-judge the stack libdwfl and libunwind-ptrace report at each position.
+judge the stack libdwfl, libunwind-ptrace, gdb and lldb report at each
+position.
 
-tests/matrix/step.tj stops for the tracer (mx-step-*) once its code is
-published; the tracer steps tj:leaf from its first instruction through its
-body, its native call (probe(0): tj_rt_host -> h_probe) and its return (the
-shim's epilogue), unwinding at every instruction.
+tests/matrix/step.tj stops for the tracer (mx-step-*, or gdb and lldb
+driven by mxstep_gdb.py and mxstep_lldb.py) once its code is published; the
+tracer steps tj:leaf from its first instruction through its body, its
+native call (probe(0): tj_rt_host -> h_probe) and its return (the shim's
+epilogue), unwinding at every instruction (the debuggers: `bt`).
 
 The expected stack at each position is built from the workload's expect
 file (written when it stopped: the frames from tj:main down to main) and
@@ -15,22 +17,28 @@ where the pc is:
   in h_probe         h_probe, tj_rt_host, tj:leaf, ...
   in tj_shim_call    tj_shim_call, tj:main ...  (tj:leaf has returned)
 """
+import os
 import re
 
 import mxjudge as J
-from mxmethods import COLUMNS, need_file
+from mxmethods import COLUMNS, need_cmd, need_file
 
-UNWINDERS = [  # (id, label, tool, flags)
+UNWINDERS = [  # (id, label, tool, flags); the quick form runs the first two
     ("dwfl-jit", "libdwfl + GDB JIT images", "mx-step-dwfl", ["--jit"]),
     ("unw-ptrace-jit", "libunwind-ptrace + GDB JIT images", "mx-step-unw-ptrace", ["--jit"]),
     ("dwfl", "libdwfl as shipped", "mx-step-dwfl", []),
     ("unw-ptrace", "libunwind-ptrace as shipped", "mx-step-unw-ptrace", []),
+    ("gdb", "gdb (stepi, bt)", "gdb", []),
+    ("lldb", "lldb (thread step-inst, bt)", "lldb", []),
 ]
-# where 100 % is required: the unwinders given the JIT code's CFI, in the
-# modes whose CFI is exact at every instruction
-REQUIRED = {("dwfl-jit", "nofp-exact"), ("dwfl-jit", "fp-exact"),
-            ("unw-ptrace-jit", "nofp-exact"), ("unw-ptrace-jit", "fp-exact")}
+# where 100 % is required: the unwinders given the JIT code's CFI (the
+# debuggers read it from the GDB JIT images), in the modes whose CFI is
+# exact at every instruction
+REQUIRED = {(u, c) for u in ("dwfl-jit", "unw-ptrace-jit", "gdb", "lldb")
+            for c in ("nofp-exact", "fp-exact")}
+DEBUGGERS = {"gdb", "lldb"}
 STEP_COLUMNS = [c for c in COLUMNS if c.workload == "probe"]
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def parse_positions(text):
@@ -66,26 +74,55 @@ def expected_at(pc, expect):
     return None
 
 
-def run_one(ctx, col, unwinder, cell):
-    uid, label, tool, flags = unwinder
+def parse_debugger_positions(text, parse):
+    """mxstep_gdb.py / mxstep_lldb.py: "@ 0xPC", then `bt` as the debugger
+    prints it (parsed by `parse`); a frame #0 printed without its address
+    (gdb, at the start of a line) is at the position's pc."""
+    positions = []
+    for block in re.split(r"^@ ", text, flags=re.M)[1:]:
+        head, _, rest = block.partition("\n")
+        pc = int(head, 16)
+        frames = parse(rest)
+        if frames and frames[0][0] is None:
+            frames[0] = (pc, frames[0][1])
+        positions.append((pc, frames))
+    return positions
+
+
+def step_command(ctx, tool, flags, expect_path, program):
+    """The tracer's command line, and how to read its output."""
+    if tool == "gdb":
+        need_cmd("gdb", "gdb")
+        return (["gdb", "-nx", "-batch", "-x", os.path.join(HERE, "mxstep_gdb.py"), "--args"] + program,
+                lambda out: parse_debugger_positions(out, J.parse_gdb))
+    if tool == "lldb":
+        need_cmd("lldb-16", "lldb-16")
+        return (["lldb-16", "--no-lldbinit", "-b", "-o", "command script import " +
+                 os.path.join(HERE, "mxstep_lldb.py"), "--"] + program,
+                lambda out: parse_debugger_positions(out, J.parse_lldb))
     path = ctx.tool(tool)
     need_file(path, "make matrix-tools")
+    return [path] + flags + ["--expect", expect_path, "--func", "tj:leaf", "--"] + program, parse_positions
+
+
+def run_one(ctx, col, unwinder, cell):
+    uid, label, tool, flags = unwinder
     exe = ctx.tinyjit["plain"]
     expect_path = cell.path("expect")
-    env = cell.env({"TJ_PROBE_EXPECT": expect_path})
-    cmd = [path] + flags + ["--expect", expect_path, "--func", "tj:leaf", "--", exe] + col.tj_args + \
-        [ctx.step_tj, "9"]
+    env = cell.env({"TJ_PROBE_EXPECT": expect_path, "MX_EXPECT": expect_path, "MX_FUNC": "tj:leaf"})
+    cmd, parse = step_command(ctx, tool, flags, expect_path, [exe] + col.tj_args + [ctx.step_tj, "9"])
     rc, out = cell.run(cmd, env=env, timeout=120, name="mx-step")
     m = re.search(r"pid (\d+)", out)
     if m:
         cell.pids.add(int(m.group(1)))
-    if rc != 0:
+    if rc != 0 or "# mx-step: %s: " % tool in out:
         raise RuntimeError("mx-step failed (exit %d): %s" % (rc, out.strip().splitlines()[-1:]))
     expect = J.load_probe_expect(expect_path, exe)
-    names_jit = bool(flags) and col.publishes
+    debugger = tool in DEBUGGERS
+    names_jit = (bool(flags) or debugger) and col.publishes
     res = {"total": 0, "good": 0, "jit_total": 0, "jit_good": 0, "unmodelled": 0, "first_bad": None}
     lo, hi, _ = expect.blobs["tj:leaf"]
-    for pc, frames in parse_positions(out):
+    for pc, frames in parse(out):
         want = expected_at(pc, expect)
         if want is None:  # counted as wrong: the model must know every position
             res["unmodelled"] += 1
@@ -94,7 +131,7 @@ def run_one(ctx, col, unwinder, cell):
                 pc, expect.function_at(pc))
             continue
         ok, why = J.judge(frames, J.Expect(want, expect.blobs, expect.exe, expect.base),
-                          names_jit=names_jit, first_only=True)
+                          names_jit=names_jit, first_only=True, inline_dups=debugger)
         in_jit = lo <= pc < hi
         res["total"] += 1
         res["jit_total"] += in_jit

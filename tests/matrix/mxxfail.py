@@ -21,17 +21,24 @@ XFAIL = [
     (["glibc-backtrace", "libgcc", "llvm-libunwind", "cxx-exception"], NOTHING,
      "nothing registered, and libgcc and LLVM libunwind have no frame-pointer fallback: the walk "
      "stops at the first JIT frame (a C++ exception ends in std::terminate)"),
-    (["unw-backtrace", "unw-step"], ["nofp-none"],
+    (["crash-reporter", "asan-access", "libbacktrace"], NOTHING,
+     "nothing registered: they unwind with libgcc's _Unwind_Backtrace, which has no frame-pointer "
+     "fallback and stops at the first JIT frame"),
+    (["unw-backtrace", "unw-step", "heaptrack", "gperftools"], ["nofp-none"],
      "nothing registered: nongnu libunwind falls back to the rbp chain, which no-FP stencils break "
      "(the CALL stencil uses rbp as a general register)"),
-    (["unw-backtrace", "unw-step"], ["child-none"],
+    (["unw-backtrace", "unw-step", "heaptrack", "gperftools"], ["child-none"],
      "nothing registered: nongnu libunwind falls back to the rbp chain; " + C_MIDDLE, "fp"),
     # -- tools that read no registration at all: frame pointers only
     (["fp-walk"], NOFP, "a frame-pointer walk: no-FP stencils use rbp as a general register"),
     (["fp-walk"], CHILD, "a frame-pointer walk: " + C_MIDDLE, "fp"),
-    (["perf-fp"], NOFP, "the kernel walks frame pointers (the perf map only names frames), and "
+    (["perf-fp", "bpftrace"], NOFP, "the kernel walks frame pointers (the perf map only names "
+     "frames), and no-FP stencils use rbp as a general register"),
+    (["perf-fp", "bpftrace"], CHILD, "the kernel walks frame pointers: " + C_MIDDLE, "fp"),
+    (["asan-alloc-free"], NOFP, "AddressSanitizer's malloc-time unwinder walks frame pointers, and "
      "no-FP stencils use rbp as a general register"),
-    (["perf-fp"], CHILD, "the kernel walks frame pointers: " + C_MIDDLE, "fp"),
+    (["asan-alloc-free"], CHILD, "AddressSanitizer's malloc-time unwinder walks frame pointers: "
+     + C_MIDDLE, "fp"),
     (["valgrind"], NOFP, "valgrind honours no registration: it needs frame pointers in JIT code, "
      "and no-FP stencils use rbp as a general register"),
     (["valgrind"], CHILD, "valgrind honours no registration (frame pointers only): " + C_MIDDLE, "fp"),

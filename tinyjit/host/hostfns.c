@@ -17,13 +17,23 @@
  *                           LLVM libunwind when linked ahead of it);
  *                         7 print nongnu libunwind's unw_backtrace and
  *                         8 an unw_step loop (tinyjit-libunwind only);
- *                         9 raise SIGTRAP for a tracer (tests/matrix).
+ *                         9 raise SIGTRAP for a tracer (tests/matrix);
+ *                        10 crash: a SIGSEGV whose handler (on its own
+ *                           stack, as crash reporters install it) prints
+ *                           _Unwind_Backtrace's frames through the signal
+ *                           frame and exits;
+ *                        11 a heap use-after-free (AddressSanitizer builds
+ *                           only: tinyjit-asan);
+ *                        12 malloc and free one block, for allocation
+ *                           profilers;
+ *                        13 print libbacktrace's backtrace_full (builds
+ *                           with TJ_LIBBACKTRACE only: tinyjit-libbacktrace).
  *
- * With TJ_PROBE_EXPECT=FILE, probe(1..9) first writes FILE: every published
+ * With TJ_PROBE_EXPECT=FILE, probe(1..13) first writes FILE: every published
  * function's code range, and the native frames the stack must hold, derived
  * from the VM's own transitions (see write_expect), never from an unwinder.
- * With TJ_PROBE_REPEAT=N, modes 1, 6, 7 and 8 unwind N times and print the
- * median time of one unwind.
+ * With TJ_PROBE_REPEAT=N, modes 1, 6, 7, 8, 10 and 13 unwind N times and
+ * print the median time of one unwind.
  *
  * Compiled with -fexceptions: a C++ exception thrown by probe(4) unwinds
  * through these frames and the JIT's.
@@ -39,6 +49,10 @@
 #include <time.h>
 #include <unistd.h>
 #include <unwind.h>
+
+#ifdef TJ_LIBBACKTRACE
+#include <backtrace.h>
+#endif
 
 #if __has_include(<libunwind.h>)
 #define UNW_LOCAL_ONLY
@@ -368,10 +382,202 @@ static NOINLINE void probe_trap(void)
 	NOT_A_TAIL_CALL();
 }
 
-static const char *const actions[] = {
-	[1] = "probe_backtrace", [2] = "probe_wait", [3] = "probe_abort", [5] = "probe_spin",
-	[6] = "probe_unwind",    [7] = "probe_unw_backtrace", [8] = "probe_unw_step", [9] = "probe_trap",
+/* ---- a crash reporter ------------------------------------------------------ */
+
+/* What an in-process crash reporter does (Sentry native's inproc backend,
+ * Breakpad's in-process fallback): a SIGSEGV handler on an alternate stack
+ * unwinds with _Unwind_Backtrace from its own frame, through the kernel's
+ * signal frame (glibc's __restore_rt carries CFI that restores the
+ * interrupted registers from the ucontext), into the frames that faulted.
+ * It writes with write(2) alone: printf is not async-signal-safe. */
+static char crash_stack[64 * 1024];
+
+static void put_str(char *buf, size_t *n, size_t cap, const char *s)
+{
+	while (*s && *n < cap)
+		buf[(*n)++] = *s++;
+}
+
+static void put_hex(char *buf, size_t *n, size_t cap, uintptr_t v)
+{
+	char tmp[2 + 2 * sizeof v];
+	size_t k = sizeof tmp;
+	do
+		tmp[--k] = "0123456789abcdef"[v & 15];
+	while ((v >>= 4) && k > 2);
+	tmp[--k] = 'x';
+	tmp[--k] = '0';
+	while (k < sizeof tmp && *n < cap)
+		buf[(*n)++] = tmp[k++];
+}
+
+static void write_all(const char *buf, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(STDOUT_FILENO, buf, n);
+		if (w <= 0)
+			return;
+		buf += w, n -= (size_t)w;
+	}
+}
+
+static void crash_report(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig, (void)uc;
+	if (getenv("TJ_PROBE_REPEAT")) { /* timing, where stdio is safe enough */
+		report("crash reporter _Unwind_Backtrace", unwind_backtrace);
+		_exit(0);
+	}
+	void *pcs[MAX_PCS];
+	int n = unwind_backtrace(pcs, MAX_PCS);
+	char line[128];
+	size_t k = 0;
+	put_str(line, &k, sizeof line, "tinyjit probe: crash reporter: SIGSEGV at ");
+	put_hex(line, &k, sizeof line, (uintptr_t)si->si_addr);
+	put_str(line, &k, sizeof line, ", _Unwind_Backtrace from the handler\n");
+	write_all(line, k);
+	for (int i = 0; i < n; i++) {
+		k = 0;
+		put_str(line, &k, sizeof line, "[");
+		put_hex(line, &k, sizeof line, (uintptr_t)pcs[i]);
+		put_str(line, &k, sizeof line, "]\n");
+		write_all(line, k);
+	}
+	_exit(0);
+}
+
+/* Null, and volatile so that the compiler cannot see it (a store through a
+ * known null pointer would become a trap instruction, not a SIGSEGV). */
+static int *volatile crash_ptr;
+
+static NOINLINE void probe_crash(void)
+{
+	stack_t ss = { .ss_sp = crash_stack, .ss_size = sizeof crash_stack };
+	struct sigaction sa = { .sa_sigaction = crash_report, .sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND };
+	sigemptyset(&sa.sa_mask);
+	if (sigaltstack(&ss, NULL) || sigaction(SIGSEGV, &sa, NULL)) {
+		perror("tinyjit probe: crash reporter");
+		return;
+	}
+	printf("tinyjit probe: faulting with a crash reporter installed\n");
+	fflush(stdout);
+	*crash_ptr = 1;
+	NOT_A_TAIL_CALL();
+}
+
+/* ---- sanitizers and allocation profilers ------------------------------------ */
+
+#if defined(__SANITIZE_ADDRESS__)
+#define TJ_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TJ_ASAN 1
+#endif
+#endif
+
+/* Volatile: the compiler must neither see the use after free (GCC 12 warns
+ * of it) nor drop the malloc and free as a pair with no use. */
+static char *volatile heap_block;
+
+/* Allocated, freed, read: AddressSanitizer reports the read with three
+ * stacks, the access (its fatal unwinder) and the block's allocation and
+ * free (its malloc unwinder), each with this function innermost. */
+static NOINLINE int probe_use_after_free(void)
+{
+	heap_block = malloc(48);
+	if (heap_block)
+		heap_block[0] = 1;
+	free(heap_block);
+	int v = heap_block[7];
+	NOT_A_TAIL_CALL();
+	return v;
+}
+
+/* One block of a size no other allocation in tinyjit has, allocated and
+ * freed here: the allocation profiler's stack of it starts in this frame. */
+enum { PROBE_MALLOC_SIZE = 123457 };
+
+static NOINLINE int probe_malloc(void)
+{
+	heap_block = malloc(PROBE_MALLOC_SIZE);
+	if (!heap_block)
+		return -1;
+	heap_block[0] = 1;
+	free(heap_block);
+	printf("tinyjit probe: malloc(%d) and free\n", PROBE_MALLOC_SIZE);
+	fflush(stdout);
+	return 0;
+}
+
+/* ---- libbacktrace ------------------------------------------------------------ */
+
+#ifdef TJ_LIBBACKTRACE
+/* GCC's libbacktrace (the one std::stacktrace is built on where libstdc++
+ * ships it): backtrace_full unwinds with _Unwind_Backtrace and names each
+ * pc from the executable's DWARF and symbol table. */
+static void lbt_error(void *data, const char *msg, int errnum)
+{
+	(void)data;
+	printf("tinyjit probe: libbacktrace: %s (%d)\n", msg, errnum);
+}
+
+static int lbt_frame(void *data, uintptr_t pc, const char *file, int line, const char *fn)
+{
+	(void)file, (void)line;
+	int *n = data;
+	printf("%s [%#" PRIxPTR "]\n", fn ? fn : "??", pc);
+	return ++*n >= MAX_PCS;
+}
+
+static struct backtrace_state *lbt_state;
+
+struct lbt_pcs {
+	void **pcs;
+	int n, max;
 };
+
+static int lbt_pc(void *data, uintptr_t pc, const char *file, int line, const char *fn)
+{
+	(void)file, (void)line, (void)fn;
+	struct lbt_pcs *s = data;
+	s->pcs[s->n++] = (void *)pc;
+	return s->n >= s->max;
+}
+
+/* backtrace_full as an unwind_fn, for TJ_PROBE_REPEAT: unwinding and the
+ * lookup of every pc's function, as a caller of it pays. */
+static int lbt_unwind(void **pcs, int max)
+{
+	struct lbt_pcs s = { pcs, 0, max };
+	backtrace_full(lbt_state, 0, lbt_pc, lbt_error, &s);
+	return s.n;
+}
+
+static NOINLINE int probe_libbacktrace(void)
+{
+	if (!lbt_state)
+		lbt_state = backtrace_create_state(NULL, 0, lbt_error, NULL);
+	if (lbt_state && getenv("TJ_PROBE_REPEAT")) {
+		int n = report("libbacktrace backtrace_full", lbt_unwind);
+		NOT_A_TAIL_CALL();
+		return n;
+	}
+	int n = 0;
+	printf("tinyjit probe: libbacktrace backtrace_full\n");
+	if (lbt_state)
+		backtrace_full(lbt_state, 0, lbt_frame, lbt_error, &n);
+	fflush(stdout);
+	return n;
+}
+#endif
+
+static const char *const actions[] = {
+	[1] = "probe_backtrace",       [2] = "probe_wait",         [3] = "probe_abort",
+	[5] = "probe_spin",            [6] = "probe_unwind",       [7] = "probe_unw_backtrace",
+	[8] = "probe_unw_step",        [9] = "probe_trap",         [10] = "probe_crash",
+	[11] = "probe_use_after_free", [12] = "probe_malloc",      [13] = "probe_libbacktrace",
+};
+enum { MAX_MODE = sizeof actions / sizeof actions[0] - 1 };
 
 static NOINLINE tj_res h_probe(tj_vm *vm, const int64_t *a)
 {
@@ -379,7 +585,17 @@ static NOINLINE tj_res h_probe(tj_vm *vm, const int64_t *a)
 	if ((mode == 7 || mode == 8) && !have_libunwind())
 		return tj_vm_fail(vm, TJ_ERR_HOST, vm->host_insn,
 				  "probe: nongnu libunwind is not linked in (run tinyjit-libunwind)");
-	if (mode >= 1 && mode <= 9 && actions[mode] && write_expect(vm, actions[mode]))
+#ifndef TJ_ASAN
+	if (mode == 11)
+		return tj_vm_fail(vm, TJ_ERR_HOST, vm->host_insn,
+				  "probe: a use-after-free needs AddressSanitizer (run tinyjit-asan)");
+#endif
+#ifndef TJ_LIBBACKTRACE
+	if (mode == 13)
+		return tj_vm_fail(vm, TJ_ERR_HOST, vm->host_insn,
+				  "probe: libbacktrace is not linked in (run tinyjit-libbacktrace)");
+#endif
+	if (mode >= 1 && mode <= MAX_MODE && actions[mode] && write_expect(vm, actions[mode]))
 		return tj_vm_fail(vm, TJ_ERR_HOST, vm->host_insn, "probe: cannot write TJ_PROBE_EXPECT");
 	switch (mode) {
 	case 0: return ok(0);
@@ -392,8 +608,16 @@ static NOINLINE tj_res h_probe(tj_vm *vm, const int64_t *a)
 	case 7: return ok(probe_unw_backtrace());
 	case 8: return ok(probe_unw_step());
 	case 9: probe_trap(); return ok(0);
+	case 10: probe_crash(); break;
+	case 11: return ok(probe_use_after_free());
+	case 12: return ok(probe_malloc());
+#ifdef TJ_LIBBACKTRACE
+	case 13: return ok(probe_libbacktrace());
+#endif
 	}
-	return tj_vm_fail(vm, TJ_ERR_HOST, vm->host_insn, "probe: mode must be 0..9");
+	if (mode == 10)
+		return tj_vm_fail(vm, TJ_ERR_HOST, vm->host_insn, "probe: the crash reporter did not run");
+	return tj_vm_fail(vm, TJ_ERR_HOST, vm->host_insn, "probe: mode must be 0..13");
 }
 
 const tj_host tj_hosts[] = {

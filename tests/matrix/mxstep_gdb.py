@@ -1,0 +1,60 @@
+"""mxstep_gdb.py - every instruction in gdb: run as gdb's script (gdb -nx
+-batch -x mxstep_gdb.py --args tinyjit ... step.tj 9).
+
+Runs the program to its SIGTRAP (probe mode 9: the expect file MX_EXPECT
+is written and its code published), breaks on the first instruction of
+the JIT function MX_FUNC and single-steps (`stepi`) from there through
+its body, its native call and its return until the pc is back in another
+JIT function.  At every position it prints "@ 0xPC" and then what `bt`
+prints; the harness (mxsteps.py) parses and judges each.
+"""
+import os
+
+import gdb
+
+MAX_STEPS = 20000
+
+
+def blobs(path):
+    """{name: (lo, hi)} from the expect file's "blob NAME LO HI TRAMP" lines."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            p = line.split()
+            if len(p) == 5 and p[0] == "blob":
+                out[p[1]] = (int(p[2], 16), int(p[3], 16))
+    return out
+
+
+def pc():
+    return int(gdb.parse_and_eval("$pc")) & 0xFFFFFFFFFFFFFFFF
+
+
+def main():
+    for setting in ("pagination off", "confirm off", "width 0", "print frame-arguments none"):
+        gdb.execute("set " + setting)
+    gdb.execute("run", to_string=True)  # stops at the program's SIGTRAP
+    print("# mx-step: gdb, pid %d" % gdb.selected_inferior().pid)
+    code = blobs(os.environ["MX_EXPECT"])
+    lo, hi = code[os.environ["MX_FUNC"]]
+    gdb.execute("tbreak *%#x" % lo, to_string=True)
+    gdb.execute("continue", to_string=True)
+    if pc() != lo:
+        raise gdb.GdbError("the breakpoint at %#x was not hit (pc %#x)" % (lo, pc()))
+    for step in range(MAX_STEPS):
+        here = pc()
+        elsewhere = any(a <= here < b for a, b in code.values()) and not lo <= here < hi
+        if step > 0 and elsewhere:
+            break  # back in the caller's code
+        print("@ %#x" % here)
+        print(gdb.execute("bt", to_string=True), end="")
+        gdb.execute("stepi", to_string=True)
+    print("# %d positions" % step)
+    gdb.execute("kill", to_string=True)
+
+
+try:
+    main()
+except (gdb.error, KeyError, OSError) as e:
+    print("# mx-step: gdb: %s" % e)
+    gdb.execute("quit 1")
