@@ -10,9 +10,10 @@
  *   bench-publish memory [--max N]
  *       bytes per published blob (malloc'd and mapped by the library, and
  *       with libgcc's own sort arrays after the first unwind).
- *   bench-publish churn
- *       the adversarial pattern: blobs unpublished and published again into
- *       the gaps, in random order.
+ *   bench-publish churn [--max N]
+ *       code that is freed and reused: with 1k, 100k, 1M blobs published,
+ *       one unpublished and published again at the same place, the places
+ *       random (the adversarial pattern) or ascending.
  *   bench-publish ir BASE BATCH MASK
  *       for callgrind (bench/callgrind-publish.sh): publish 4096 blobs in
  *       measured_publish() after BASE are published, so
@@ -25,6 +26,7 @@
 #include "jitunwind.h"
 
 #include <execinfo.h>
+#include <stdbool.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -329,26 +331,58 @@ static void bench_memory(size_t max)
 
 /* ---- churn ------------------------------------------------------------------- */
 
-static void bench_churn(void)
+/* One churn measurement: n blobs published, then pairs of unpublish and
+ * publish again at the same place, the places random or ascending, for at
+ * most 2 s or 20000 pairs.  ns per pair. */
+static double churn(uint32_t channels, size_t n, bool ascending)
 {
-	size_t n = 100000, rounds = 20000;
-	ju_ctx *c = open_ctx(all_but_jitdump());
+	ju_ctx *c = open_ctx(channels);
 	fill(c, 0, n, BATCH);
 	srand(42);
-	double t0 = now_ns();
-	for (size_t i = 0; i < rounds; i++) {
-		size_t s = (size_t)rand() % n;
+	size_t rounds = 0;
+	double t0 = now_ns(), t = t0;
+	for (; rounds < 20000 && t - t0 < 2e9; rounds++) {
+		size_t s = ascending ? rounds % n : (size_t)rand() % n;
 		if (ju_unpublish(c, R + s * SLOT))
 			die("churn unpublish", -1);
 		ju_blob b = blob_at(s);
 		int err = ju_publish(c, &b);
 		if (err)
 			die("churn publish", err);
+		if (rounds % 16 == 15)
+			t = now_ns();
 	}
-	printf("# churn: %zu blobs published; unpublish one at random and publish it again: %.0f ns per pair\n",
-	       n, (now_ns() - t0) / (double)rounds);
+	double ns = (now_ns() - t0) / (double)rounds;
 	ju_unpublish_all(c);
 	ju_close(c);
+	return ns;
+}
+
+static void bench_churn(size_t max)
+{
+	static const size_t sizes[] = { 1000, 100000, 1000000 };
+	const struct {
+		const char *name;
+		uint32_t mask;
+	} cfg[] = {
+		{ "in-memory", all_but_jitdump() & (JU_CH_UNWINDER | JU_CH_LIBUNWIND | JU_CH_GDB) },
+		{ "all but jitdump", all_but_jitdump() },
+	};
+	printf("# churn: n blobs published; unpublish one and publish it again at the same place: us per pair\n");
+	printf("%-16s %-10s", "channels", "places");
+	for (size_t i = 0; i < sizeof sizes / sizeof *sizes && sizes[i] <= max; i++)
+		printf(" %10zu", sizes[i]);
+	printf("\n");
+	for (size_t k = 0; k < sizeof cfg / sizeof *cfg; k++) {
+		for (int asc = 0; asc < 2; asc++) {
+			printf("%-16s %-10s", cfg[k].name, asc ? "ascending" : "random");
+			for (size_t i = 0; i < sizeof sizes / sizeof *sizes && sizes[i] <= max; i++) {
+				printf(" %10.1f", churn(cfg[k].mask, sizes[i], asc) / 1e3);
+				fflush(stdout);
+			}
+			printf("\n");
+		}
+	}
 }
 
 /* ---- instruction counts ------------------------------------------------------- */
@@ -424,7 +458,7 @@ int main(int argc, char **argv)
 	} else if (!strcmp(argv[1], "ir") && argc == 5) {
 		bench_ir(max, strtoul(argv[3], NULL, 10), (uint32_t)strtoul(argv[4], NULL, 0));
 	} else if (!strcmp(argv[1], "churn")) {
-		bench_churn();
+		bench_churn(max);
 	} else {
 		return 2;
 	}
