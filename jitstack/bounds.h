@@ -15,6 +15,7 @@
 #define JS_MAX_ENTRIES 1000000u        /* entries walked on one list */
 #define JS_SNAPSHOT_TRIES 1000         /* seqlock retries before giving up */
 #define JS_SNAPSHOT_BUDGET_NS 200000000ull /* and the time they may take */
+#define JS_SNAPSHOT_RECOPIES 8         /* new snapshots when copies were reclaimed under us */
 #define JS_ODD_SEQ_BACKOFF_NS 1000000ull   /* sleep while a change is under way */
 
 /* ---- images ---------------------------------------------------------------- */

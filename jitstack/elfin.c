@@ -7,20 +7,11 @@
 #include "formats/bytes.h"
 
 #include <elf.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int fail(ein *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(ein *e, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(e->why, sizeof e->why, fmt, ap);
-	va_end(ap);
-	return -1;
-}
+#define fail(why, ...) (js_fail((why), JS_EXIT_FAILURE, 0, __VA_ARGS__), -1)
 
 /* [off, off+len) inside a buffer of `size` bytes, without overflow. */
 static bool in_bounds(uint64_t off, uint64_t len, uint64_t size)
@@ -40,43 +31,43 @@ static const char *strtab_at(const ein_sec *s, uint64_t off)
 	return memchr(p, 0, max) ? p : NULL;
 }
 
-int ein_parse(ein *e, uint8_t *img, size_t size)
+int ein_parse(ein *e, uint8_t *img, size_t size, js_err *why)
 {
 	memset(e, 0, sizeof *e);
 	e->img = img;
 	e->size = size;
 	Elf64_Ehdr h;
 	if (size < sizeof h)
-		return fail(e, "%zu bytes: too small for an ELF header", size);
+		return fail(why, "%zu bytes: too small for an ELF header", size);
 	memcpy(&h, img, sizeof h);
 	if (memcmp(h.e_ident, ELFMAG, SELFMAG))
-		return fail(e, "no ELF magic");
+		return fail(why, "no ELF magic");
 	if (h.e_ident[EI_CLASS] != ELFCLASS64 || h.e_ident[EI_DATA] != ELFDATA2LSB)
-		return fail(e, "not a 64-bit little-endian ELF image");
+		return fail(why, "not a 64-bit little-endian ELF image");
 	if (h.e_type != ET_REL && h.e_type != ET_EXEC && h.e_type != ET_DYN)
-		return fail(e, "ELF type %u is not an object, executable or shared object", h.e_type);
+		return fail(why, "ELF type %u is not an object, executable or shared object", h.e_type);
 	e->type = h.e_type;
 	e->machine = h.e_machine;
 	if (h.e_shentsize != sizeof(Elf64_Shdr))
-		return fail(e, "section header size %u", h.e_shentsize);
+		return fail(why, "section header size %u", h.e_shentsize);
 	uint64_t nsec = h.e_shnum;
 	if (nsec == 0 && h.e_shoff) {
 		/* More than SHN_LORESERVE sections: the count is in section 0. */
 		Elf64_Shdr s0;
 		if (!in_bounds(h.e_shoff, sizeof s0, size))
-			return fail(e, "section headers outside the image");
+			return fail(why, "section headers outside the image");
 		memcpy(&s0, img + h.e_shoff, sizeof s0);
 		nsec = s0.sh_size;
 	}
 	if (nsec < 2)
-		return fail(e, "no sections");
+		return fail(why, "no sections");
 	if (nsec > JS_MAX_SECTIONS)
-		return fail(e, "%llu sections (limit %u)", (unsigned long long)nsec, JS_MAX_SECTIONS);
+		return fail(why, "%llu sections (limit %u)", (unsigned long long)nsec, JS_MAX_SECTIONS);
 	if (!in_bounds(h.e_shoff, nsec * sizeof(Elf64_Shdr), size))
-		return fail(e, "section headers outside the image");
+		return fail(why, "section headers outside the image");
 	e->sec = calloc(nsec, sizeof *e->sec);
 	if (!e->sec)
-		return fail(e, "out of memory");
+		return fail(why, "out of memory");
 	e->nsec = nsec;
 	for (size_t i = 0; i < nsec; i++) {
 		Elf64_Shdr s;
@@ -87,7 +78,7 @@ int ein_parse(ein *e, uint8_t *img, size_t size)
 		if (i == 0 || s.sh_type == SHT_NOBITS || s.sh_type == SHT_NULL)
 			continue;
 		if (!in_bounds(s.sh_offset, s.sh_size, size))
-			return fail(e, "section %zu: [%#llx, +%#llx) is outside the image (%zu bytes)", i,
+			return fail(why, "section %zu: [%#llx, +%#llx) is outside the image (%zu bytes)", i,
 				    (unsigned long long)s.sh_offset, (unsigned long long)s.sh_size, size);
 		o->data = img + s.sh_offset;
 	}

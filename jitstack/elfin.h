@@ -10,6 +10,7 @@
 #ifndef JS_ELFIN_H
 #define JS_ELFIN_H
 
+#include "err.h"
 #include "machine.h"
 
 #include <stdbool.h>
@@ -29,12 +30,11 @@ typedef struct ein {
 	uint16_t type, machine;
 	size_t nsec;
 	ein_sec *sec;       /* nsec entries, [0] is the null section */
-	char why[160];      /* why parsing failed */
 } ein;
 
 /* Parse the ELF header and section headers of img (which the caller owns
- * and keeps alive).  Returns 0, or -1 with e->why set. */
-int ein_parse(ein *e, uint8_t *img, size_t size);
+ * and keeps alive).  Returns 0, or -1 with *why set. */
+int ein_parse(ein *e, uint8_t *img, size_t size, js_err *why);
 void ein_free(ein *e);
 
 /* The first section with this name, or NULL. */
