@@ -22,7 +22,7 @@
 #define JS_MAX_IMAGE_SIZE ((size_t)64 << 20)   /* one in-memory ELF image */
 #define JS_MAX_IMAGES 65536u                    /* images kept from one target */
 #define JS_MAX_IMAGES_TOTAL ((size_t)1 << 30)  /* all images copied from one target */
-#define JS_MAX_SECTIONS 4096u
+#define JS_MAX_SECTIONS 4096u                  /* checked before libelf allocates for each (elfin.c) */
 #define JS_MAX_SYMBOLS 4000000u
 #define JS_MAX_NAME 4096u                      /* a symbol or section name */
 #define JS_MAX_CODE_SPAN ((uint64_t)1 << 30)   /* hull of an image's code */

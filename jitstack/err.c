@@ -1,7 +1,6 @@
 /* err.c - the choke point of jitstack's errors and notes (see err.h). */
 #include "err.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,15 +28,20 @@ void js_err_print(const js_err *e)
 		fprintf(stderr, "jitstack: %s\n", msg);
 }
 
-void js_note(char *buf, size_t size, const char *fmt, ...)
+void js_vnote(char *buf, size_t size, const char *fmt, va_list ap)
 {
 	size_t len = strnlen(buf, size);
 	if (len + 3 >= size)
 		return;
 	if (len)
 		len += (size_t)snprintf(buf + len, size - len, "; ");
+	vsnprintf(buf + len, size - len, fmt, ap);
+}
+
+void js_note(char *buf, size_t size, const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf + len, size - len, fmt, ap);
+	js_vnote(buf, size, fmt, ap);
 	va_end(ap);
 }

@@ -15,6 +15,7 @@
 #ifndef JS_ERR_H
 #define JS_ERR_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 enum js_exit {
@@ -51,5 +52,6 @@ void js_err_print(const js_err *e);
 /* Append a clause to the note in buf[size] ("; " after what is there); a
  * clause that does not fit is cut. */
 void js_note(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void js_vnote(char *buf, size_t size, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
 
 #endif

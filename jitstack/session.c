@@ -26,10 +26,10 @@ void js_warn(js_session *s, const char *fmt, ...)
 {
 	if (s->n_warn >= 1000)
 		return;
-	char buf[600];
+	char buf[600] = "";
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
+	js_vnote(buf, sizeof buf, fmt, ap);
 	va_end(ap);
 	for (size_t i = 0; i < s->n_warn; i++)
 		if (!strcmp(s->warn[i], buf))
