@@ -23,11 +23,11 @@ static bool in_bounds(uint64_t off, uint64_t len, uint64_t size)
 }
 
 /* The section headers the image claims, read before libelf sees it:
- * elf_memory allocates an Elf_Scn (some 250 bytes) for every header the
- * image says it has, up to what the image's size allows (a million for a
- * 64 MiB image), before any call returns.  So JS_MAX_SECTIONS is checked
- * first, from e_shnum, or section 0's sh_size when e_shnum is 0 (more than
- * SHN_LORESERVE sections, gABI "Sections"). */
+ * elf_memory (elf_begin.c, file_read_elf) allocates and fills an Elf_Scn
+ * for every header the image says it has, bounded only by the image's size
+ * (a million for a 64 MiB image), before any call returns.  So
+ * JS_MAX_SECTIONS is checked first, from e_shnum, or section 0's sh_size
+ * when e_shnum is 0 (more than SHN_LORESERVE sections, gABI "Sections"). */
 static int claimed_sections(const uint8_t *img, size_t size, js_err *why)
 {
 	Elf64_Ehdr h;
