@@ -15,13 +15,14 @@
 #define JS_MAX_ENTRIES 1000000u        /* entries walked on one list */
 #define JS_SNAPSHOT_TRIES 1000         /* seqlock retries before giving up */
 #define JS_SNAPSHOT_BUDGET_NS 200000000ull /* and the time they may take */
+#define JS_SNAPSHOT_RECOPIES 8         /* new snapshots when copies were reclaimed under us */
 #define JS_ODD_SEQ_BACKOFF_NS 1000000ull   /* sleep while a change is under way */
 
 /* ---- images ---------------------------------------------------------------- */
 #define JS_MAX_IMAGE_SIZE ((size_t)64 << 20)   /* one in-memory ELF image */
 #define JS_MAX_IMAGES 65536u                    /* images kept from one target */
 #define JS_MAX_IMAGES_TOTAL ((size_t)1 << 30)  /* all images copied from one target */
-#define JS_MAX_SECTIONS 4096u
+#define JS_MAX_SECTIONS 4096u                  /* checked before libelf allocates for each (elfin.c) */
 #define JS_MAX_SYMBOLS 4000000u
 #define JS_MAX_NAME 4096u                      /* a symbol or section name */
 #define JS_MAX_CODE_SPAN ((uint64_t)1 << 30)   /* hull of an image's code */

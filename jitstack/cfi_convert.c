@@ -1,13 +1,21 @@
 /* cfi_convert.c - decode any JIT image's CFI and re-emit it canonically
  * (see cfi_convert.h).  Formats: DWARF 4 section 6.4 (.debug_frame) and the
  * LSB's .eh_frame ("Exception Frames", 10.6.1), pointer encodings from LSB
- * 10.5.1 ("DWARF Exception Header Encoding"); the records are written and
- * the instructions walked by formats/ehframe.h.
+ * 10.5.1 ("DWARF Exception Header Encoding").
+ *
+ * libdw's dwarf_next_cfi splits a section into its records and reads each
+ * CIE's fields.  By hand stays what libdw leaves to its caller, and our
+ * policy: the CIE's augmentation data (which encodings we accept), an FDE's
+ * pc_begin and pc_range in the CIE's encoding (libdw does not decode them
+ * there, and never resolves LuaJIT's DW_EH_PE_textrel), and the
+ * instructions, walked, validated and rewritten by formats/ehframe.h.
  */
 #include "cfi_convert.h"
 #include "bounds.h"
 #include "grow.h"
 
+#include <elf.h>
+#include <elfutils/libdw.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +27,7 @@ typedef struct cie {
 	bool ok;
 	bool signal;          /* 'S': a signal frame, the pc is not a return address */
 	bool has_z;           /* FDEs carry augmentation data */
-	uint8_t version, fde_enc, addr_size;
+	uint8_t fde_enc;
 	uint64_t code_align, ra;
 	int64_t data_align;
 	const uint8_t *insns; /* initial instructions */
@@ -40,6 +48,7 @@ enum { CIE_HASH = 8192 }; /* power of two, >= 2 * JS_MAX_CIES */
 
 typedef struct conv {
 	const cfi_src *src;
+	Elf_Data *data;       /* each source as libdw takes it */
 	const cfi_ctx *ctx;
 	cie *cies;
 	size_t n_cie, cap_cie;
@@ -93,7 +102,7 @@ static void skip_block(byte_rd *r)
 
 typedef struct insn_ctx {
 	bool debug_frame;
-	uint8_t enc, addr_size; /* how DW_CFA_set_loc's operand is stored */
+	uint8_t enc;            /* how DW_CFA_set_loc's operand is stored */
 	uint64_t addr;          /* address of the first instruction byte */
 	const cfi_ctx *ctx;
 } insn_ctx;
@@ -105,10 +114,10 @@ typedef struct insn_ctx {
 static bool copy_insns(const uint8_t *p, size_t n, const insn_ctx *ic, byte_buf *out)
 {
 	byte_rd r = rd_make(p, n);
-	/* .debug_frame's set_loc holds a target address; .eh_frame's is
-	 * encoded as the FDE's pc_begin is. */
-	uint8_t loc_enc = !ic->debug_frame ? ic->enc
-			  : ic->addr_size == 8 ? DW_EH_PE_udata8 : DW_EH_PE_udata4;
+	/* .debug_frame's set_loc holds a target address (8 bytes: libdw
+	 * reads CFI with the address size of the ELF class, and jitstack reads
+	 * ELF64 only); .eh_frame's is encoded as the FDE's pc_begin is. */
+	uint8_t loc_enc = ic->debug_frame ? DW_EH_PE_udata8 : ic->enc;
 	for (unsigned count = 0; rd_left(&r); count++) {
 		cfa_insn in;
 		if (count == JS_MAX_CFA_INSNS || !cfa_next(&r, loc_enc, &in))
@@ -134,14 +143,17 @@ static bool copy_insns(const uint8_t *p, size_t n, const insn_ctx *ic, byte_buf 
 
 /* ---- CIEs ------------------------------------------------------------------ */
 
-/* Parse the augmentation data of an .eh_frame CIE (LSB 10.6.1.1). */
-static bool parse_augmentation(byte_rd *body, const char *aug, cie *c)
+/* The address size and byte order libdw reads CFI with: those of the ELF64
+ * little-endian images jitstack reads. */
+static const unsigned char cfi_ident[EI_NIDENT] = { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64, ELFDATA2LSB,
+						    EV_CURRENT };
+
+/* Parse the augmentation data of an .eh_frame CIE (LSB 10.6.1.1): only
+ * letters whose data we can size, and the encodings we can apply. */
+static bool parse_augmentation(const Dwarf_CIE *d, cie *c)
 {
-	uint64_t alen = rd_uleb(body);
-	if (body->failed || alen > rd_left(body))
-		return false;
-	byte_rd a = rd_make(rd_skip(body, (size_t)alen), (size_t)alen);
-	for (const char *q = aug + 1; *q; q++) {
+	byte_rd a = rd_make(d->augmentation_data, d->augmentation_data_size);
+	for (const char *q = d->augmentation + 1; *q; q++) {
 		uint64_t ignored;
 		switch (*q) {
 		case 'R': c->fde_enc = rd_u8(&a); break;
@@ -165,47 +177,34 @@ static bool parse_augmentation(byte_rd *body, const char *aug, cie *c)
 static bool parse_cie(conv *cv, cie *c)
 {
 	const cfi_src *s = &cv->src[c->src];
-	if (c->off > s->size || s->size - c->off < 8)
+	/* dwarf_next_cfi adds 4 to the offset before it compares it with the
+	 * section's size: an FDE's CIE pointer near 2^64 (a 64-bit
+	 * .debug_frame record, whose pointer libdw does not check) would wrap
+	 * that sum and have it read outside the section. */
+	if (c->off >= s->size)
 		return false;
-	byte_rd r = rd_make(s->data + c->off, s->size - c->off);
-	uint32_t len = rd_u32(&r);
-	if (len < 4 || len == DWARF64_ESCAPE || len > rd_left(&r))
-		return false;
-	byte_rd body = rd_make(r.p, len);
-	uint64_t body_addr = s->addr + c->off + 4;
-	if (rd_u32(&body) != (s->debug_frame ? DEBUG_FRAME_CIE_ID : EH_CIE_ID))
-		return false;
-	c->version = rd_u8(&body);
-	if (c->version != 1 && c->version != 3 && !(s->debug_frame && c->version == 4))
-		return false;
-	const char *aug = rd_cstr(&body, 16);
-	if (!aug)
-		return false;
-	c->addr_size = 8;
-	if (c->version == 4) {
-		c->addr_size = rd_u8(&body);
-		if ((c->addr_size != 8 && c->addr_size != 4) || rd_u8(&body) != 0)
-			return false; /* segment selectors: no JIT uses them */
-	}
-	if (!strcmp(aug, "eh"))
-		rd_skip(&body, 8); /* ancient GCC: a pointer to the EH data */
-	c->code_align = rd_uleb(&body);
-	c->data_align = rd_sleb(&body);
-	c->ra = c->version == 1 ? rd_u8(&body) : rd_uleb(&body);
+	Dwarf_Off next;
+	Dwarf_CFI_Entry e;
+	if (dwarf_next_cfi(cfi_ident, &cv->data[c->src], !s->debug_frame, c->off, &next, &e) != 0 ||
+	    e.CIE_id != DW_CIE_ID_64)
+		return false; /* not a CIE, or one libdw cannot read */
+	const Dwarf_CIE *d = &e.cie;
+	const char *aug = d->augmentation;
+	c->code_align = d->code_alignment_factor;
+	c->data_align = d->data_alignment_factor;
+	c->ra = d->return_address_register;
 	c->fde_enc = DW_EH_PE_absptr;
 	c->has_z = aug[0] == 'z';
-	if (c->has_z) {
-		if (!parse_augmentation(&body, aug, c))
-			return false;
-	} else if (aug[0] && strcmp(aug, "eh")) {
-		return false; /* an augmentation without 'z' cannot be skipped */
-	}
-	if (body.failed || c->code_align == 0 || c->ra >= JS_MAX_CFA_REG)
+	if (c->has_z && !parse_augmentation(d, c))
 		return false;
-	c->insns = body.p;
-	c->n_insns = rd_left(&body);
-	c->insns_addr = body_addr + rd_pos(&body);
-	insn_ctx ic = { s->debug_frame, c->fde_enc, c->addr_size, c->insns_addr, cv->ctx };
+	if (!c->has_z && aug[0] && strcmp(aug, "eh"))
+		return false; /* an augmentation without 'z' cannot be skipped ("eh": libdw skips its pointer) */
+	if (c->code_align == 0 || c->ra >= JS_MAX_CFA_REG)
+		return false;
+	c->insns = d->initial_instructions;
+	c->n_insns = (size_t)(d->initial_instructions_end - d->initial_instructions);
+	c->insns_addr = s->addr + (uint64_t)(c->insns - s->data);
+	insn_ctx ic = { s->debug_frame, c->fde_enc, c->insns_addr, cv->ctx };
 	return copy_insns(c->insns, c->n_insns, &ic, NULL);
 }
 
@@ -255,21 +254,21 @@ static bool push_tomb(conv *cv, uint64_t pc)
 	return true;
 }
 
-/* Decode one FDE whose body (after the CIE pointer) is [at, end) of source
+/* Decode one FDE whose body after the CIE pointer is [p, end) of source
  * si, and keep it if it describes code inside the hull. */
-static void parse_fde(conv *cv, size_t si, cie *c, uint64_t at, uint64_t end)
+static void parse_fde(conv *cv, size_t si, cie *c, const uint8_t *p, const uint8_t *end)
 {
 	const cfi_src *s = &cv->src[si];
-	byte_rd r = rd_make(s->data + at, (size_t)(end - at));
+	byte_rd r = rd_make(p, (size_t)(end - p));
+	uint64_t at = s->addr + (uint64_t)(p - s->data); /* the address of pc_begin */
 	uint64_t pc = 0, range = 0;
 	bool ok;
 	if (s->debug_frame) {
-		pc = c->addr_size == 8 ? rd_u64(&r) : rd_u32(&r);
-		range = c->addr_size == 8 ? rd_u64(&r) : rd_u32(&r);
+		pc = rd_u64(&r);
+		range = rd_u64(&r);
 		ok = !r.failed;
 	} else {
-		ok = read_address(&r, c->fde_enc, s->addr + at, cv->ctx, &pc) &&
-		     rd_eh_value(&r, c->fde_enc & 0x0f, &range);
+		ok = read_address(&r, c->fde_enc, at, cv->ctx, &pc) && rd_eh_value(&r, c->fde_enc & 0x0f, &range);
 	}
 	if (ok && c->has_z)
 		skip_block(&r);
@@ -287,9 +286,8 @@ static void parse_fde(conv *cv, size_t si, cie *c, uint64_t at, uint64_t end)
 		cv->out->n_outside++;
 		return;
 	}
-	fde f = { pc, range, (uint32_t)(c - cv->cies), (uint32_t)cv->n_fde, r.p, rd_left(&r),
-		  s->addr + at + rd_pos(&r) };
-	insn_ctx ic = { s->debug_frame, c->fde_enc, c->addr_size, f.insns_addr, x };
+	fde f = { pc, range, (uint32_t)(c - cv->cies), (uint32_t)cv->n_fde, r.p, rd_left(&r), at + rd_pos(&r) };
+	insn_ctx ic = { s->debug_frame, c->fde_enc, f.insns_addr, x };
 	if (!copy_insns(f.insns, f.n_insns, &ic, NULL)) {
 		cv->out->n_invalid++;
 		return;
@@ -298,40 +296,52 @@ static void parse_fde(conv *cv, size_t si, cie *c, uint64_t at, uint64_t end)
 		cv->oom = true;
 }
 
+/* A record libdw could size but not read: is it an FDE?  libdw fails an
+ * FDE only for an .eh_frame CIE pointer that points before the section;
+ * its id field (after a 4- or 12-byte length) is then not 0.  The record's
+ * length is checked by libdw, so its id is inside the section. */
+static bool unreadable_fde(const cfi_src *s, uint64_t off)
+{
+	if (s->debug_frame)
+		return false;
+	if (load_u32(s->data + off) == DWARF64_ESCAPE)
+		return load_u64(s->data + off + 12) != 0;
+	return load_u32(s->data + off + 4) != 0;
+}
+
 /* Walk the records of one section. */
 static void walk(conv *cv, size_t si)
 {
 	const cfi_src *s = &cv->src[si];
-	uint64_t off = 0;
-	while (!cv->oom && s->size >= 4 && off <= s->size - 4) {
+	for (Dwarf_Off off = 0; !cv->oom;) {
 		if (++cv->records > JS_MAX_CFI_RECORDS) {
 			cv->out->truncated = true;
 			return;
 		}
-		uint32_t len = load_u32(s->data + off);
-		if (len == 0) {
-			if (!s->debug_frame)
-				return;     /* .eh_frame's terminator */
-			off += 4;           /* .debug_frame padding */
+		Dwarf_Off next = off; /* libdw leaves it when it cannot size the record */
+		Dwarf_CFI_Entry e;
+		int r = dwarf_next_cfi(cfi_ident, &cv->data[si], !s->debug_frame, off, &next, &e);
+		if (r == 1 && s->debug_frame && s->size >= 4 && off < s->size - 4 && load_u32(s->data + off) == 0) {
+			off += 4; /* libdw ends at a zero length as at .eh_frame's terminator; in
+				   * .debug_frame, which has none, it is padding */
 			continue;
 		}
-		if (len == DWARF64_ESCAPE || len < 4 || len > s->size - off - 4) {
-			cv->out->truncated = true; /* 64-bit DWARF (no JIT emits it) or cut short */
+		if (r == 1)
+			return;
+		if (r < 0 && next == off) {
+			cv->out->truncated = true; /* cut short */
 			return;
 		}
-		uint64_t end = off + 4 + len;
-		uint32_t id = load_u32(s->data + off + 4);
-		bool is_cie = id == (s->debug_frame ? DEBUG_FRAME_CIE_ID : EH_CIE_ID);
-		if (!is_cie) {
-			/* .eh_frame: distance back from this field; .debug_frame: offset */
-			uint64_t cie_off = s->debug_frame ? id : off + 4 - id;
-			cie *c = (!s->debug_frame && id > off + 4) ? NULL : get_cie(cv, si, cie_off);
+		if (r < 0 && unreadable_fde(s, off))
+			cv->out->n_bad_cie++;
+		if (r == 0 && e.CIE_id != DW_CIE_ID_64) {
+			cie *c = get_cie(cv, si, e.fde.CIE_pointer);
 			if (!c || !c->ok)
 				cv->out->n_bad_cie++;
 			else
-				parse_fde(cv, si, c, off + 8, end);
+				parse_fde(cv, si, c, e.fde.start, e.fde.end);
 		}
-		off = end;
+		off = next;
 	}
 }
 
@@ -354,7 +364,7 @@ static void emit_cie(conv *cv, cie *c)
 	eh_cie out = { c->code_align, c->data_align, c->ra, DW_EH_PE_absptr, c->signal };
 	size_t at = eh_cie_begin(b, &out);
 	const cfi_src *s = &cv->src[c->src];
-	insn_ctx ic = { s->debug_frame, c->fde_enc, c->addr_size, c->insns_addr, cv->ctx };
+	insn_ctx ic = { s->debug_frame, c->fde_enc, c->insns_addr, cv->ctx };
 	copy_insns(c->insns, c->n_insns, &ic, b);
 	eh_entry_end(b, at);
 	c->out_off = at;
@@ -368,7 +378,7 @@ static void emit_fde(conv *cv, const fde *f, cfi_fde_out *o)
 		emit_cie(cv, c);
 	size_t at = eh_fde_begin(b, c->out_off, DW_EH_PE_absptr, 0, f->pc, f->range);
 	const cfi_src *s = &cv->src[c->src];
-	insn_ctx ic = { s->debug_frame, c->fde_enc, c->addr_size, f->insns_addr, cv->ctx };
+	insn_ctx ic = { s->debug_frame, c->fde_enc, f->insns_addr, cv->ctx };
 	copy_insns(f->insns, f->n_insns, &ic, b);
 	eh_entry_end(b, at);
 	*o = (cfi_fde_out){ f->pc, f->range, at };
@@ -384,8 +394,16 @@ int cfi_convert(const cfi_src *src, size_t n_src, const cfi_ctx *ctx, cfi_out *o
 	cv->src = src;
 	cv->ctx = ctx;
 	cv->out = out;
-	for (size_t i = 0; i < n_src; i++)
+	cv->data = calloc(n_src ? n_src : 1, sizeof *cv->data);
+	if (!cv->data) {
+		free(cv);
+		return -1;
+	}
+	for (size_t i = 0; i < n_src; i++) {
+		/* libdw only reads through d_buf */
+		cv->data[i] = (Elf_Data){ .d_buf = (void *)src[i].data, .d_size = src[i].size, .d_type = ELF_T_BYTE };
 		walk(cv, i);
+	}
 	int rc = cv->oom ? -1 : 0;
 	if (!rc && cv->n_fde) {
 		qsort(cv->fdes, cv->n_fde, sizeof *cv->fdes, by_pc);
@@ -408,6 +426,7 @@ int cfi_convert(const cfi_src *src, size_t n_src, const cfi_ctx *ctx, cfi_out *o
 		rc = -1;
 	free(cv->fdes);
 	free(cv->cies);
+	free(cv->data);
 	free(cv);
 	return rc;
 }

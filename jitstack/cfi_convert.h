@@ -4,8 +4,9 @@
  * JITs register CFI in many encodings: absolute pointers (jitunwind),
  * pc-relative ones that a relocatable object's relocations complete (LLVM),
  * offsets from .text (LuaJIT's DW_EH_PE_textrel, which libdw does not
- * resolve), or a .debug_frame.  This decodes every CIE and FDE with explicit
- * bounds, keeps the FDEs that describe code inside the image's hull, and
+ * resolve), or a .debug_frame.  This reads the records with libdw
+ * (dwarf_next_cfi), decodes each FDE's pointers in its CIE's encoding with
+ * explicit bounds, keeps the FDEs that describe code inside the image's hull, and
  * re-emits them with 8-byte absolute pointers, sorted, plus an
  * .eh_frame_hdr search table, so libdw neither depends on where the section
  * sits nor scans it linearly.  Instructions are copied unchanged after being

@@ -6,10 +6,10 @@
 #include "grow.h"
 #include "formats/gdbjit.h"
 #include "bounds.h"
+#include "err.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,14 +21,8 @@ static void sleep_ns(uint64_t ns)
 	nanosleep(&t, NULL);
 }
 
-static void dnote(js_desc *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void dnote(js_desc *d, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(d->note, sizeof d->note, fmt, ap);
-	va_end(ap);
-}
+/* What was wrong with the list, one clause of the descriptor's note. */
+#define dnote(d, ...) js_note((d)->note, sizeof (d)->note, __VA_ARGS__)
 
 /* ---- the set of entries seen, for cycle detection ---------------------------- */
 

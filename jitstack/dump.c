@@ -45,9 +45,9 @@ static int dump_live(js_session *s, const js_dump_opts *d, js_out *o)
 	js_proc_stop_all(&s->proc);
 	uint64_t t2 = now_ns();
 	if (fault("kill-after-stop")) {
-		char why[128];
+		pid_t tgid;
 		kill(s->pid, SIGKILL);
-		for (int i = 0; i < 1000 && js_proc_tgid(s->pid, why, sizeof why) >= 0; i++)
+		for (int i = 0; i < 1000 && js_proc_tgid(s->pid, &tgid, NULL) == 0; i++)
 			usleep(1000); /* until it is a zombie: gone for good */
 	}
 	if (js_jit_has_plain(&s->jit) || js_jit_seq_moved(&s->jit, s->mem)) {
@@ -56,7 +56,7 @@ static int dump_live(js_session *s, const js_dump_opts *d, js_out *o)
 	}
 	js_stack *st = calloc(s->proc.n ? s->proc.n : 1, sizeof *st);
 	if (!st)
-		return JS_EXIT_FAILURE;
+		return js_fail(&s->err, JS_EXIT_FAILURE, ENOMEM, "out of memory");
 	size_t n = s->proc.n;
 	for (size_t i = 0; i < n; i++)
 		js_unwind_live(s, &s->proc.t[i], &st[i]);
@@ -67,10 +67,10 @@ static int dump_live(js_session *s, const js_dump_opts *d, js_out *o)
 	uint64_t t3 = now_ns();
 	js_proc_detach(&s->proc);
 	uint64_t t4 = now_ns();
-	char why[128];
-	if (js_proc_gone(&s->proc) || js_proc_tgid(s->pid, why, sizeof why) < 0) {
-		snprintf(s->err, sizeof s->err, "process %d exited while it was being read", (int)s->pid);
-		rc = JS_EXIT_NO_PROCESS;
+	pid_t tgid;
+	if (js_proc_gone(&s->proc) || js_proc_tgid(s->pid, &tgid, NULL)) {
+		rc = js_fail(&s->err, JS_EXIT_NO_PROCESS, ESRCH, "process %d exited while it was being read",
+			     (int)s->pid);
 	} else {
 		out_begin(o, s);
 		if (d->images)
@@ -139,7 +139,7 @@ int js_dump(const js_dump_opts *d)
 	if (!rc)
 		rc = d->core ? dump_core(&s, d, &o) : dump_live(&s, d, &o);
 	if (rc)
-		fprintf(stderr, "jitstack: %s\n", s.err[0] ? s.err : strerror(errno));
+		js_err_print(&s.err);
 	js_close(&s);
 	return rc;
 }

@@ -1,26 +1,20 @@
-/* elfin.c - the bounded ELF reader of elfin.h.  Structure layouts are those
- * of <elf.h> (System V gABI, "Object Files"); fields are loaded through
- * memcpy because a copied image carries no alignment guarantee.
+/* elfin.c - the ELF reader of elfin.h, over libelf (gelf): the headers,
+ * sections and symbols of an image come from libelf, opened with
+ * elf_memory over our copy, which it checks as it reads.  Kept by hand: the
+ * bounds of bounds.h (libelf has none), and the relocations, which libelf
+ * does not apply.
  */
 #include "elfin.h"
 #include "bounds.h"
 #include "formats/bytes.h"
 
 #include <elf.h>
-#include <stdarg.h>
+#include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int fail(ein *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(ein *e, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(e->why, sizeof e->why, fmt, ap);
-	va_end(ap);
-	return -1;
-}
+#define fail(why, ...) (js_fail((why), JS_EXIT_FAILURE, 0, __VA_ARGS__), -1)
 
 /* [off, off+len) inside a buffer of `size` bytes, without overflow. */
 static bool in_bounds(uint64_t off, uint64_t len, uint64_t size)
@@ -28,86 +22,122 @@ static bool in_bounds(uint64_t off, uint64_t len, uint64_t size)
 	return off <= size && len <= size - off;
 }
 
-/* A string at offset `off` of a string table section, bounded. */
-static const char *strtab_at(const ein_sec *s, uint64_t off)
+/* The section headers the image claims, read before libelf sees it:
+ * elf_memory (elf_begin.c, file_read_elf) allocates and fills an Elf_Scn
+ * for every header the image says it has, bounded only by the image's size
+ * (a million for a 64 MiB image), before any call returns.  So
+ * JS_MAX_SECTIONS is checked first, from e_shnum, or section 0's sh_size
+ * when e_shnum is 0 (more than SHN_LORESERVE sections, gABI "Sections"). */
+static int claimed_sections(const uint8_t *img, size_t size, js_err *why)
 {
-	if (!s || !s->data || off >= s->size)
-		return NULL;
-	size_t max = s->size - off;
-	if (max > JS_MAX_NAME + 1)
-		max = JS_MAX_NAME + 1;
-	const char *p = (const char *)s->data + off;
-	return memchr(p, 0, max) ? p : NULL;
+	Elf64_Ehdr h;
+	memcpy(&h, img, sizeof h);
+	uint64_t n = h.e_shnum;
+	if (n == 0 && h.e_shoff) {
+		Elf64_Shdr s0;
+		if (!in_bounds(h.e_shoff, sizeof s0, size))
+			return fail(why, "section headers outside the image");
+		memcpy(&s0, img + h.e_shoff, sizeof s0);
+		n = s0.sh_size;
+	}
+	if (n > JS_MAX_SECTIONS)
+		return fail(why, "%llu sections (limit %u)", (unsigned long long)n, JS_MAX_SECTIONS);
+	return 0;
 }
 
-int ein_parse(ein *e, uint8_t *img, size_t size)
+/* A name from a string table, bounded by JS_MAX_NAME; NULL if there is
+ * none (libelf checks that it ends inside the table). */
+static const char *name_at(Elf *elf, size_t strtab, size_t off)
+{
+	const char *p = elf_strptr(elf, strtab, off);
+	return p && strnlen(p, JS_MAX_NAME + 1) <= JS_MAX_NAME ? p : NULL;
+}
+
+/* The ELF header: what the rewriter reads, and nothing else. */
+static int parse_header(ein *e, js_err *why)
+{
+	/* By hand before libelf sees the image: claimed_sections reads an
+	 * ELF64 header, and the rewriter knows ELF64 little-endian only. */
+	if (e->size < sizeof(Elf64_Ehdr))
+		return fail(why, "%zu bytes: too small for an ELF header", e->size);
+	if (memcmp(e->img, ELFMAG, SELFMAG))
+		return fail(why, "no ELF magic");
+	if (e->img[EI_CLASS] != ELFCLASS64 || e->img[EI_DATA] != ELFDATA2LSB)
+		return fail(why, "not a 64-bit little-endian ELF image");
+	if (claimed_sections(e->img, e->size, why))
+		return -1;
+	e->elf = elf_memory((char *)e->img, e->size);
+	GElf_Ehdr h;
+	if (!e->elf || elf_kind(e->elf) != ELF_K_ELF || !gelf_getehdr(e->elf, &h))
+		return fail(why, "not an ELF image: %s", elf_errmsg(-1));
+	if (h.e_type != ET_REL && h.e_type != ET_EXEC && h.e_type != ET_DYN)
+		return fail(why, "ELF type %u is not an object, executable or shared object", h.e_type);
+	if (h.e_shentsize != sizeof(Elf64_Shdr))
+		return fail(why, "section header size %u", h.e_shentsize);
+	e->type = h.e_type;
+	e->machine = h.e_machine;
+	return 0;
+}
+
+/* Section i from its header; its bytes are the copy's own (relocations are
+ * applied to them in place). */
+static int parse_section(ein *e, size_t i, js_err *why)
+{
+	ein_sec *o = &e->sec[i];
+	o->scn = elf_getscn(e->elf, i);
+	GElf_Shdr s;
+	if (!o->scn || !gelf_getshdr(o->scn, &s))
+		return fail(why, "section %zu: %s", i, elf_errmsg(-1));
+	*o = (ein_sec){ "", s.sh_type, s.sh_link, s.sh_info, s.sh_flags, s.sh_addr, s.sh_offset, s.sh_size,
+			s.sh_entsize, NULL, o->scn };
+	if (i == 0 || s.sh_type == SHT_NOBITS || s.sh_type == SHT_NULL)
+		return 0;
+	/* libelf checks a section's range when it reads its bytes; an empty
+	 * one it does not read, and its offset must still be in the image */
+	if (!elf_rawdata(o->scn, NULL) || !in_bounds(s.sh_offset, s.sh_size, e->size))
+		return fail(why, "section %zu: [%#llx, +%#llx) is outside the image (%zu bytes)", i,
+			    (unsigned long long)s.sh_offset, (unsigned long long)s.sh_size, e->size);
+	/* the copy's own bytes, where relocations are applied in place (a
+	 * memory image's raw bytes are these, libelf makes no copy of them) */
+	o->data = e->img + s.sh_offset;
+	return 0;
+}
+
+int ein_parse(ein *e, uint8_t *img, size_t size, js_err *why)
 {
 	memset(e, 0, sizeof *e);
 	e->img = img;
 	e->size = size;
-	Elf64_Ehdr h;
-	if (size < sizeof h)
-		return fail(e, "%zu bytes: too small for an ELF header", size);
-	memcpy(&h, img, sizeof h);
-	if (memcmp(h.e_ident, ELFMAG, SELFMAG))
-		return fail(e, "no ELF magic");
-	if (h.e_ident[EI_CLASS] != ELFCLASS64 || h.e_ident[EI_DATA] != ELFDATA2LSB)
-		return fail(e, "not a 64-bit little-endian ELF image");
-	if (h.e_type != ET_REL && h.e_type != ET_EXEC && h.e_type != ET_DYN)
-		return fail(e, "ELF type %u is not an object, executable or shared object", h.e_type);
-	e->type = h.e_type;
-	e->machine = h.e_machine;
-	if (h.e_shentsize != sizeof(Elf64_Shdr))
-		return fail(e, "section header size %u", h.e_shentsize);
-	uint64_t nsec = h.e_shnum;
-	if (nsec == 0 && h.e_shoff) {
-		/* More than SHN_LORESERVE sections: the count is in section 0. */
-		Elf64_Shdr s0;
-		if (!in_bounds(h.e_shoff, sizeof s0, size))
-			return fail(e, "section headers outside the image");
-		memcpy(&s0, img + h.e_shoff, sizeof s0);
-		nsec = s0.sh_size;
-	}
+	if (parse_header(e, why))
+		return -1;
+	size_t nsec, shstrndx;
+	if (elf_getshdrnum(e->elf, &nsec))
+		return fail(why, "section headers outside the image");
 	if (nsec < 2)
-		return fail(e, "no sections");
-	if (nsec > JS_MAX_SECTIONS)
-		return fail(e, "%llu sections (limit %u)", (unsigned long long)nsec, JS_MAX_SECTIONS);
-	if (!in_bounds(h.e_shoff, nsec * sizeof(Elf64_Shdr), size))
-		return fail(e, "section headers outside the image");
+		return fail(why, "no sections");
 	e->sec = calloc(nsec, sizeof *e->sec);
 	if (!e->sec)
-		return fail(e, "out of memory");
+		return fail(why, "out of memory");
 	e->nsec = nsec;
-	for (size_t i = 0; i < nsec; i++) {
-		Elf64_Shdr s;
-		memcpy(&s, img + h.e_shoff + i * sizeof s, sizeof s);
-		ein_sec *o = &e->sec[i];
-		*o = (ein_sec){ "", s.sh_type, s.sh_link, s.sh_info, s.sh_flags, s.sh_addr, s.sh_offset,
-				s.sh_size, s.sh_entsize, NULL };
-		if (i == 0 || s.sh_type == SHT_NOBITS || s.sh_type == SHT_NULL)
-			continue;
-		if (!in_bounds(s.sh_offset, s.sh_size, size))
-			return fail(e, "section %zu: [%#llx, +%#llx) is outside the image (%zu bytes)", i,
-				    (unsigned long long)s.sh_offset, (unsigned long long)s.sh_size, size);
-		o->data = img + s.sh_offset;
-	}
-	uint64_t shstrndx = h.e_shstrndx;
-	if (shstrndx == SHN_XINDEX)
-		shstrndx = e->sec[0].link;
-	if (shstrndx && shstrndx < nsec && e->sec[shstrndx].type == SHT_STRTAB) {
-		Elf64_Shdr s;
-		for (size_t i = 1; i < nsec; i++) {
-			memcpy(&s, img + h.e_shoff + i * sizeof s, sizeof s);
-			const char *name = strtab_at(&e->sec[shstrndx], s.sh_name);
-			e->sec[i].name = name ? name : "";
-		}
+	for (size_t i = 0; i < nsec; i++)
+		if (parse_section(e, i, why))
+			return -1;
+	if (elf_getshdrstrndx(e->elf, &shstrndx))
+		return 0; /* no section names */
+	for (size_t i = 1; i < nsec; i++) {
+		GElf_Shdr s;
+		const char *name = gelf_getshdr(e->sec[i].scn, &s) ? name_at(e->elf, shstrndx, s.sh_name) : NULL;
+		e->sec[i].name = name ? name : "";
 	}
 	return 0;
 }
 
 void ein_free(ein *e)
 {
+	if (e->elf)
+		elf_end(e->elf);
 	free(e->sec);
+	e->elf = NULL;
 	e->sec = NULL;
 	e->nsec = 0;
 }
@@ -145,18 +175,17 @@ ein_sec *ein_symtab(ein *e, size_t *count)
 
 bool ein_sym_get(ein *e, ein_sec *st, size_t i, ein_sym *out)
 {
-	if ((i + 1) * sizeof(Elf64_Sym) > st->size)
+	GElf_Sym s;
+	Elf_Data *d = elf_getdata(st->scn, NULL);
+	if (i > INT32_MAX || !d || !gelf_getsym(d, (int)i, &s))
 		return false;
-	Elf64_Sym s;
-	memcpy(&s, st->data + i * sizeof s, sizeof s);
-	const char *name = s.st_name ? strtab_at(&e->sec[st->link], s.st_name) : "";
+	const char *name = s.st_name ? name_at(e->elf, st->link, s.st_name) : "";
 	if (!name)
 		return false;
-	*out = (ein_sym){ name, s.st_value, s.st_size, s.st_shndx, ELF64_ST_TYPE(s.st_info),
-			  ELF64_ST_BIND(s.st_info) };
+	*out = (ein_sym){ name, s.st_value, s.st_size, s.st_shndx, GELF_ST_TYPE(s.st_info),
+			  GELF_ST_BIND(s.st_info) };
 	return true;
 }
-
 bool ein_sym_addr(ein *e, const ein_sym *s, uint64_t *addr)
 {
 	if (s->shndx == SHN_UNDEF)
@@ -243,16 +272,21 @@ int ein_relocate(ein *e, const js_arch *arch, size_t target, ein_reloc_stats *st
 		if (symtab && (symtab->entsize != sizeof(Elf64_Sym) || symtab->link >= e->nsec))
 			symtab = NULL;
 		found++;
-		size_t n = r->size / ent; /* bounded by the image size */
-		for (size_t k = 0; k < n; k++) {
-			Elf64_Rela x = { 0 };
-			memcpy(&x, r->data + k * ent, ent);
+		Elf_Data *d = elf_getdata(r->scn, NULL);
+		size_t n = d ? d->d_size / ent : 0; /* bounded by the image size */
+		for (size_t k = 0; k < n && k <= INT32_MAX; k++) {
+			GElf_Rela x = { 0 };
+			GElf_Rel rel;
+			if (rela ? !gelf_getrela(d, (int)k, &x) : !gelf_getrel(d, (int)k, &rel))
+				break;
+			if (!rela)
+				x = (GElf_Rela){ rel.r_offset, rel.r_info, 0 };
 			uint64_t S;
-			if (!reloc_symbol(e, symtab, ELF64_R_SYM(x.r_info), &S)) {
+			if (!reloc_symbol(e, symtab, GELF_R_SYM(x.r_info), &S)) {
 				st->bad_symbol++;
 				continue;
 			}
-			apply_one(t, arch, ELF64_R_TYPE(x.r_info), x.r_offset, rela ? x.r_addend : 0, rela, S, st);
+			apply_one(t, arch, GELF_R_TYPE(x.r_info), x.r_offset, rela ? x.r_addend : 0, rela, S, st);
 		}
 	}
 	return found;

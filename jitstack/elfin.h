@@ -1,17 +1,19 @@
-/* elfin.h - a bounded reader for ELF images copied out of a target.
+/* elfin.h - the ELF images copied out of a target, read with libelf.
  *
- * The images a JIT registers are untrusted bytes, so they are not handed to
- * libelf: this reader checks every offset, size, count and string against
- * the copy and the limits of bounds.h, and only ever reads inside it.  It
- * knows ELF64 little-endian (the only layout of the machines jitstack
- * unwinds) and what a JIT image needs: sections, one symbol table, and
- * REL/RELA relocations, which it applies in place to the copy.
+ * The images a JIT registers are untrusted bytes in our own memory: libelf
+ * (elf_memory) reads their headers, sections and symbols and checks each
+ * against the copy; this layer adds the limits of bounds.h, which libelf
+ * does not have, and keeps what the rewriter needs: ELF64 little-endian
+ * (the only layout of the machines jitstack unwinds), sections, one symbol
+ * table, and REL/RELA relocations, which it applies in place to the copy.
  */
 #ifndef JS_ELFIN_H
 #define JS_ELFIN_H
 
+#include "err.h"
 #include "machine.h"
 
+#include <libelf.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,20 +23,22 @@ typedef struct ein_sec {
 	uint32_t type, link, info;
 	uint64_t flags, addr, off, size, entsize;
 	uint8_t *data;      /* the section's bytes in the copy; NULL for NOBITS */
+	Elf_Scn *scn;
 } ein_sec;
 
 typedef struct ein {
+	Elf *elf;           /* libelf over the copy */
 	uint8_t *img;       /* the copy (relocations are applied in place) */
 	size_t size;
 	uint16_t type, machine;
 	size_t nsec;
 	ein_sec *sec;       /* nsec entries, [0] is the null section */
-	char why[160];      /* why parsing failed */
 } ein;
 
 /* Parse the ELF header and section headers of img (which the caller owns
- * and keeps alive).  Returns 0, or -1 with e->why set. */
-int ein_parse(ein *e, uint8_t *img, size_t size);
+ * and keeps alive; libelf must be initialised, elf_version).  Returns 0,
+ * or -1 with *why set.  ein_free it either way. */
+int ein_parse(ein *e, uint8_t *img, size_t size, js_err *why);
 void ein_free(ein *e);
 
 /* The first section with this name, or NULL. */

@@ -11,7 +11,6 @@
 
 #include <elf.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,29 +20,10 @@
  * the code from wrapping. */
 #define CODE_ADDR_LIMIT ((uint64_t)1 << 57)
 
-static int reject(js_img_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int reject(js_img_out *o, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(o->why, sizeof o->why, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-static void note(js_img_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note(js_img_out *o, const char *fmt, ...)
-{
-	size_t len = strlen(o->note);
-	if (len + 3 >= sizeof o->note)
-		return;
-	if (len)
-		len += (size_t)snprintf(o->note + len, sizeof o->note - len, "; ");
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(o->note + len, sizeof o->note - len, fmt, ap);
-	va_end(ap);
-}
+/* Why the image is rejected; returns -1 for the caller to return. */
+#define reject(o, ...) (js_fail(&(o)->why, JS_EXIT_FAILURE, 0, __VA_ARGS__), -1)
+/* What the rewrite dropped, one clause of the image's note. */
+#define note(o, ...) js_note((o)->note, sizeof (o)->note, __VA_ARGS__)
 
 static bool is_code(const ein_sec *s)
 {
@@ -444,8 +424,8 @@ static void relocate_debug(ein *e, const js_arch *arch, js_img_out *o)
 /* The steps, each of which may reject the image with its reason. */
 static int rewrite(ein *e, const js_img_in *in, js_img_out *o, cfi_out *c, fsym **syms)
 {
-	if (ein_parse(e, in->bytes, in->size))
-		return reject(o, "%s", e->why);
+	if (ein_parse(e, in->bytes, in->size, &o->why))
+		return -1;
 	const js_arch *arch = js_arch_for(e->machine);
 	if (e->machine != in->machine || !arch) {
 		char a[32], b[32];

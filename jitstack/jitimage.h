@@ -24,6 +24,8 @@
 #ifndef JS_JITIMAGE_H
 #define JS_JITIMAGE_H
 
+#include "err.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -42,8 +44,8 @@ typedef struct js_img_out {
 	uint64_t lo, hi;      /* its code hull */
 	unsigned long n_funcs, n_fdes, n_tomb, n_debug_sections;
 	bool has_lines;       /* libdw finds line rows in its units: frames get source lines */
-	char note[256];       /* what was dropped, for the listing; "" if nothing */
-	char why[256];        /* why the image was rejected */
+	char note[256];       /* what was dropped, for the listing (js_note); "" if nothing */
+	js_err why;           /* why the image was rejected, or is not used */
 } js_img_out;
 
 /* Returns 0 with out->elf set, or -1 with out->why. */

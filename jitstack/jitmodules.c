@@ -164,23 +164,24 @@ static js_image *load_image(js_jit *j, js_mem *m, const js_entry *e, unsigned de
 			 e->symfile_addr, e->symfile_size);
 	js_img_out *o = &im->out;
 	if (e->symfile_size == 0 || e->symfile_size > JS_MAX_IMAGE_SIZE) {
-		snprintf(o->why, sizeof o->why, "image size %" PRIu64 " bytes (limit %zu)", e->symfile_size,
-			 (size_t)JS_MAX_IMAGE_SIZE);
+		js_fail(&o->why, JS_EXIT_FAILURE, 0, "image size %" PRIu64 " bytes (limit %zu)", e->symfile_size,
+			(size_t)JS_MAX_IMAGE_SIZE);
 		goto done;
 	}
 	if (e->symfile_size > *budget) {
-		snprintf(o->why, sizeof o->why, "over the %zu-byte budget for all images",
-			 (size_t)JS_MAX_IMAGES_TOTAL);
+		js_fail(&o->why, JS_EXIT_FAILURE, 0, "over the %zu-byte budget for all images",
+			(size_t)JS_MAX_IMAGES_TOTAL);
 		goto done;
 	}
 	uint8_t *copy = malloc(e->symfile_size);
 	if (!copy) {
-		snprintf(o->why, sizeof o->why, "out of memory for a %" PRIu64 "-byte image", e->symfile_size);
+		js_fail(&o->why, JS_EXIT_FAILURE, ENOMEM, "out of memory for a %" PRIu64 "-byte image",
+			e->symfile_size);
 		goto done;
 	}
 	if (js_mem_read(m, e->symfile_addr, copy, e->symfile_size)) {
-		snprintf(o->why, sizeof o->why, "image at %#" PRIx64 " (%" PRIu64 " bytes) is unreadable: %s",
-			 e->symfile_addr, e->symfile_size, strerror(errno));
+		js_fail(&o->why, JS_EXIT_FAILURE, errno, "image at %#" PRIx64 " (%" PRIu64 " bytes) is unreadable: %s",
+			e->symfile_addr, e->symfile_size, strerror(errno));
 		free(copy);
 		goto done;
 	}
@@ -201,102 +202,164 @@ done:
 	return im;
 }
 
-/* Read every descriptor into j->desc; -1 if memory is unreadable. */
-static int read_lists(js_jit *j, js_mem *m, read_mode mode)
+/* The images of one read of the lists that were not cached: added to the
+ * set when the read is good, freed when it must be taken again. */
+typedef struct batch {
+	js_image **v;
+	size_t n, cap;
+} batch;
+
+static void batch_free(batch *b)
 {
-	int ok = 0;
-	for (size_t i = 0; i < j->n_desc; i++) {
-		j->desc[i].budget_ns = j->snapshot_budget_ns;
-		if (js_desc_read(m, &j->desc[i], mode) == 0)
-			ok++;
-		else if (errno == ESRCH)
-			return -1;
-	}
-	j->reads++;
-	return j->n_desc && !ok ? -1 : 0;
+	for (size_t i = 0; i < b->n; i++)
+		image_free(b->v[i]);
+	free(b->v);
+	*b = (batch){ 0 };
 }
 
-int js_jit_refresh(js_jit *j, js_mem *m, read_mode mode)
+static int out_of_memory(js_err *err)
+{
+	return js_fail(err, JS_EXIT_FAILURE, ENOMEM, "out of memory");
+}
+
+/* Read every descriptor into j->desc.  A target whose memory cannot be
+ * read at all fails it (JS_EXIT_NO_PROCESS when it is gone); a descriptor
+ * that alone cannot be read is left empty. */
+static int read_lists(js_jit *j, js_mem *m, read_mode mode, js_err *err)
+{
+	int ok = 0, e = 0;
+	for (size_t i = 0; i < j->n_desc; i++) {
+		j->desc[i].budget_ns = j->snapshot_budget_ns;
+		if (js_desc_read(m, &j->desc[i], mode) == 0) {
+			ok++;
+			continue;
+		}
+		e = errno;
+		if (e == ESRCH)
+			break;
+	}
+	j->reads++;
+	if (e == ESRCH)
+		return js_fail(err, JS_EXIT_NO_PROCESS, e, "%s", strerror(e));
+	if (j->n_desc && !ok)
+		return e == ENOMEM ? out_of_memory(err) : js_fail(err, JS_EXIT_FAILURE, e, "%s", strerror(e));
+	return 0;
+}
+
+/* The cached images by entry address, each marked not listed until the
+ * walk of the lists finds it; -1 when out of memory. */
+static int map_images(js_jit *j, imap *map)
+{
+	size_t listed = 0;
+	for (size_t d = 0; d < j->n_desc; d++)
+		listed += j->desc[d].n;
+	if (imap_init(map, j->n_img + listed))
+		return -1;
+	for (size_t i = 0; i < j->n_img; i++) {
+		j->img[i]->live = false;
+		imap_put(map, j->img[i]);
+	}
+	return 0;
+}
+
+/* Walk the lists: mark the cached images they hold, copy and rewrite the
+ * others into *fresh (bounded by JS_MAX_IMAGES and JS_MAX_IMAGES_TOTAL).
+ * -1 when out of memory. */
+static int copy_new(js_jit *j, js_mem *m, imap *map, batch *fresh)
+{
+	size_t budget = JS_MAX_IMAGES_TOTAL;
+	j->empty = j->over_limit = 0;
+	for (size_t d = 0; d < j->n_desc; d++) {
+		for (size_t k = 0; k < j->desc[d].n; k++) {
+			const js_entry *e = &j->desc[d].ents[k];
+			if (!e->symfile_addr && !e->symfile_size) {
+				j->empty++; /* a placeholder: nothing to read */
+				continue;
+			}
+			js_image *im = imap_get(map, e);
+			if (!im && j->n_img + fresh->n >= JS_MAX_IMAGES) {
+				j->over_limit++;
+				continue;
+			}
+			if (!im) {
+				im = load_image(j, m, e, (unsigned)d, &budget);
+				if (!im || keep(&fresh->v, &fresh->n, &fresh->cap, im)) {
+					image_free(im);
+					return -1;
+				}
+				imap_put(map, im);
+			}
+			im->live = true;
+		}
+	}
+	return 0;
+}
+
+/* One read of the lists, with the images not cached yet in *fresh. */
+static int read_snapshot(js_jit *j, js_mem *m, read_mode mode, batch *fresh, js_err *err)
+{
+	int rc = read_lists(j, m, mode, err);
+	if (rc)
+		return rc;
+	imap map;
+	if (map_images(j, &map))
+		return out_of_memory(err);
+	rc = copy_new(j, m, &map, fresh) ? out_of_memory(err) : 0;
+	free(map.v);
+	return rc;
+}
+
+/* Are the images copied after the last read still what the lists named? */
+static bool copies_valid(js_jit *j, js_mem *m)
+{
+	bool valid = true;
+	for (size_t d = 0; d < j->n_desc; d++)
+		valid &= js_desc_copies_valid(m, &j->desc[d]);
+	return valid;
+}
+
+/* Drop what the lists no longer hold (to j->dead: libdwfl may still point
+ * into it), add what is new; a change is counted in j->changes. */
+static void commit(js_jit *j, batch *fresh)
+{
+	bool changed = fresh->n > 0;
+	size_t w = 0;
+	for (size_t i = 0; i < j->n_img; i++) {
+		if (j->img[i]->live) {
+			j->img[w++] = j->img[i];
+			continue;
+		}
+		changed = true;
+		if (keep(&j->dead, &j->n_dead, &j->cap_dead, j->img[i]))
+			image_free(j->img[i]); /* out of memory: libdwfl may still hold it, leak it */
+	}
+	j->n_img = w;
+	for (size_t f = 0; f < fresh->n; f++)
+		if (keep(&j->img, &j->n_img, &j->cap_img, fresh->v[f]))
+			image_free(fresh->v[f]);
+	free(fresh->v);
+	*fresh = (batch){ 0 };
+	if (changed)
+		j->changes++;
+}
+
+int js_jit_refresh(js_jit *j, js_mem *m, read_mode mode, js_err *err)
 {
 	/* Copies made after a snapshot are good if reclaim_seq has not passed
 	 * its seq; otherwise read a new snapshot (bounded). */
 	for (int attempt = 0;; attempt++) {
-		if (read_lists(j, m, mode))
-			return -1;
-		size_t listed = 0;
-		for (size_t d = 0; d < j->n_desc; d++)
-			listed += j->desc[d].n;
-		imap map;
-		if (imap_init(&map, j->n_img + listed)) {
-			errno = ENOMEM;
-			return -1;
-		}
-		j->empty = j->over_limit = 0;
-		for (size_t i = 0; i < j->n_img; i++) {
-			j->img[i]->live = false;
-			imap_put(&map, j->img[i]);
-		}
-		js_image **fresh = NULL;
-		size_t n_fresh = 0, cap_fresh = 0, budget = JS_MAX_IMAGES_TOTAL;
-		bool oom = false;
-		for (size_t d = 0; d < j->n_desc && !oom; d++) {
-			for (size_t k = 0; k < j->desc[d].n; k++) {
-				const js_entry *e = &j->desc[d].ents[k];
-				if (!e->symfile_addr && !e->symfile_size) {
-					j->empty++; /* a placeholder: nothing to read */
-					continue;
-				}
-				js_image *im = imap_get(&map, e);
-				if (!im && j->n_img + n_fresh >= JS_MAX_IMAGES) {
-					j->over_limit++;
-					continue;
-				}
-				if (!im) {
-					im = load_image(j, m, e, (unsigned)d, &budget);
-					if (!im || keep(&fresh, &n_fresh, &cap_fresh, im)) {
-						image_free(im);
-						oom = true;
-						break;
-					}
-					imap_put(&map, im);
-				}
-				im->live = true;
-			}
-		}
-		free(map.v);
-		bool valid = true;
-		for (size_t d = 0; d < j->n_desc; d++)
-			valid &= js_desc_copies_valid(m, &j->desc[d]);
-		if (oom || (!valid && attempt < 8)) {
-			for (size_t f = 0; f < n_fresh; f++)
-				image_free(fresh[f]);
-			free(fresh);
-			if (oom) {
-				errno = ENOMEM;
-				return -1;
-			}
+		batch fresh = { 0 };
+		int rc = read_snapshot(j, m, mode, &fresh, err);
+		if (!rc && !copies_valid(j, m) && attempt < JS_SNAPSHOT_RECOPIES) {
+			batch_free(&fresh);
 			continue;
 		}
-		/* Drop what the lists no longer hold, add what is new. */
-		bool changed = n_fresh > 0;
-		size_t w = 0;
-		for (size_t i = 0; i < j->n_img; i++) {
-			if (j->img[i]->live) {
-				j->img[w++] = j->img[i];
-			} else {
-				changed = true;
-				if (keep(&j->dead, &j->n_dead, &j->cap_dead, j->img[i]))
-					image_free(j->img[i]); /* out of memory: libdwfl may still hold it, leak it */
-			}
+		if (rc) {
+			batch_free(&fresh);
+			return rc;
 		}
-		j->n_img = w;
-		for (size_t f = 0; f < n_fresh; f++)
-			if (keep(&j->img, &j->n_img, &j->cap_img, fresh[f]))
-				image_free(fresh[f]);
-		free(fresh);
-		if (changed)
-			j->changes++;
-		return changed;
+		commit(j, &fresh);
+		return 0;
 	}
 }
 
@@ -365,8 +428,8 @@ static int image_by_lo(const void *a, const void *b)
 static void shadow(js_image *im, const char *by)
 {
 	im->shadowed = true;
-	snprintf(im->out.why, sizeof im->out.why, "its code [%#" PRIx64 ", %#" PRIx64 ") overlaps %s", im->out.lo,
-		 im->out.hi, by);
+	js_fail(&im->out.why, JS_EXIT_FAILURE, 0, "its code [%#" PRIx64 ", %#" PRIx64 ") overlaps %s", im->out.lo,
+		im->out.hi, by);
 }
 
 /* The native module overlapping [lo, hi), or NULL (r sorted by lo). */
@@ -472,7 +535,7 @@ int js_jit_drop_cfi(js_jit *j, js_image *im)
 	/* Our own output: an empty .eh_frame (its terminator first) and an
 	 * empty search table make libdw find no FDE here. */
 	ein e;
-	if (ein_parse(&e, elf, im->out.elf_size) == 0) {
+	if (ein_parse(&e, elf, im->out.elf_size, NULL) == 0) {
 		ein_sec *eh = ein_section(&e, ".eh_frame"), *hdr = ein_section(&e, ".eh_frame_hdr");
 		if (eh && eh->data && eh->size >= 4)
 			memset(eh->data, 0, 4);
@@ -483,7 +546,8 @@ int js_jit_drop_cfi(js_jit *j, js_image *im)
 	nu->out.n_fdes = 0;
 	size_t len = strlen(nu->modname);
 	snprintf(nu->modname + (len < sizeof nu->modname - 4 ? len : sizeof nu->modname - 4), 4, "~fp");
-	snprintf(nu->out.note, sizeof nu->out.note, "its CFI made a frame its own caller: dropped");
+	nu->out.note[0] = 0;
+	js_note(nu->out.note, sizeof nu->out.note, "its CFI made a frame its own caller: dropped");
 	j->img[at] = nu;
 	j->changes++;
 	return 0;

@@ -14,6 +14,7 @@
 #define JS_JITMODULES_H
 
 #include "desc.h"
+#include "err.h"
 #include "jitimage.h"
 #include "bounds.h"
 #include "mem.h"
@@ -65,10 +66,11 @@ void js_jit_free(js_jit *j);
  * Returns the number found. */
 size_t js_jit_find_descriptors(js_jit *j, Dwfl *dwfl);
 
-/* Read the lists and bring the images up to date.  Returns 1 when the set
- * changed (report again), 0 when not, -1 when the target's memory cannot be
- * read (errno set). */
-int js_jit_refresh(js_jit *j, js_mem *m, read_mode mode);
+/* Read the lists and bring the images up to date; a change of the set
+ * (report again) bumps j->changes.  Returns 0, or a js_exit code with *err
+ * when the target's memory cannot be read (JS_EXIT_NO_PROCESS: it is gone)
+ * or memory runs out. */
+int js_jit_refresh(js_jit *j, js_mem *m, read_mode mode, js_err *err);
 
 /* Has any extension descriptor's seq moved since the last refresh?  (An
  * error reading it counts as moved.)  Without the extension, false. */

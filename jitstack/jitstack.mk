@@ -4,12 +4,16 @@
 #   jitstack-check   its tests (tests/run.sh jitstack; part of make check)
 #   fuzz-jitstack    libFuzzer on the descriptor and image reader (JS_FUZZ_TIME s)
 #   bench-jitstack   the benchmarks of jitstack/BENCH.md
+#   JS_DEBUG=1       error messages carry the file and line that made them
 
 JS := jitstack
 JS_B := $(BUILD)/jitstack
 JS_BIN := $(JS_B)/jitstack
 JS_WARN := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
-JS_CFLAGS = -std=c11 -D_GNU_SOURCE $(JS_WARN) $(CFLAGS) $(SANFLAGS) -I$(JS) -I$(JS_B) -I.
+# JS_DEBUG=1: every error message says where in the source it was made (err.h)
+JS_DEBUG ?=
+JS_CFLAGS = -std=c11 -D_GNU_SOURCE $(JS_WARN) $(CFLAGS) $(SANFLAGS) $(if $(filter 1,$(JS_DEBUG)),-DJS_DEBUG) \
+	-I$(JS) -I$(JS_B) -I.
 JS_LIBS := -ldw -lelf -lprotobuf-c -lz
 
 # profile.proto -> profile.pb-c.[ch] at build time (protoc-c)

@@ -71,10 +71,11 @@ static const struct option long_opts[] = {
 
 static int bad_usage(const char *fmt, const char *arg)
 {
-	fprintf(stderr, "jitstack: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\nTry 'jitstack --help'.\n");
-	return JS_EXIT_USAGE;
+	js_err e;
+	js_fail(&e, JS_EXIT_USAGE, 0, fmt, arg);
+	js_err_print(&e);
+	fprintf(stderr, "Try 'jitstack --help'.\n");
+	return e.code;
 }
 
 static bool parse_long(const char *s, long lo, long hi, long *out)

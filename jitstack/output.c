@@ -162,7 +162,7 @@ void out_begin(js_out *o, js_session *s)
 				im->out.n_funcs, im->out.n_fdes, im->out.has_lines ? "true" : "false");
 		} else {
 			fputs(", \"status\": \"rejected\", \"reason\": ", f);
-			json_str(f, im->out.why);
+			json_str(f, im->out.why.msg);
 		}
 		fputs(", \"note\": ", f);
 		json_str(f, im->out.note[0] ? im->out.note : NULL);
@@ -217,10 +217,10 @@ static void jit_warnings(js_session *s)
 			continue;
 		if (im->superseded)
 			js_warn(s, "JIT image %#" PRIx64 " (entry %#" PRIx64 ") not used: %s", im->symfile_addr,
-				im->entry, im->out.why);
+				im->entry, im->out.why.msg);
 		else
 			js_warn(s, "JIT image %#" PRIx64 " (entry %#" PRIx64 ") rejected: %s; frames in its code "
-				"are found by frame pointers", im->symfile_addr, im->entry, im->out.why);
+				"are found by frame pointers", im->symfile_addr, im->entry, im->out.why.msg);
 	}
 	if (rejected > SHOWN)
 		js_warn(s, "%zu more JIT images rejected (--images lists them)", rejected - SHOWN);
@@ -281,7 +281,7 @@ void out_images(js_out *o, js_session *s)
 		fprintf(f, "\n%s entry %#" PRIx64 ", image %#" PRIx64 " (%" PRIu64 " bytes), code %#" PRIx64 "-%#" PRIx64 "\n",
 			im->label, im->entry, im->symfile_addr, im->symfile_size, im->code_lo, im->code_hi);
 		if (!js_image_usable(im)) {
-			fprintf(f, "  rejected: %s\n", im->out.why);
+			fprintf(f, "  rejected: %s\n", im->out.why.msg);
 			continue;
 		}
 		fprintf(f, "  %lu functions, %lu FDEs%s%s%s\n", im->out.n_funcs, im->out.n_fdes,

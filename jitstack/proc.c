@@ -62,45 +62,38 @@ static int read_small(const char *path, char *buf, size_t len)
 	return 0;
 }
 
-pid_t js_proc_tgid(pid_t pid, char *why, size_t whylen)
+int js_proc_tgid(pid_t pid, pid_t *tgid, js_err *err)
 {
 	char path[64], status[4096], v[64];
 	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
 	if (read_small(path, status, sizeof status)) {
-		int e = errno;
-		snprintf(why, whylen, "no process %d", (int)pid);
-		errno = e == ENOENT ? ESRCH : e;
-		return -1;
+		int e = errno == ENOENT ? ESRCH : errno;
+		return js_fail(err, e == ESRCH ? JS_EXIT_NO_PROCESS : e == EACCES ? JS_EXIT_PERMISSION
+				    : JS_EXIT_FAILURE, e, "no process %d", (int)pid);
 	}
-	if (status_field(status, "State", v, sizeof v) && (v[0] == 'Z' || v[0] == 'X')) {
-		snprintf(why, whylen, "process %d has exited (it is a zombie)", (int)pid);
-		errno = ESRCH;
-		return -1;
-	}
-	if (!status_field(status, "Tgid", v, sizeof v)) {
-		snprintf(why, whylen, "cannot read /proc/%d/status", (int)pid);
-		errno = EIO;
-		return -1;
-	}
-	return (pid_t)atoi(v);
+	if (status_field(status, "State", v, sizeof v) && (v[0] == 'Z' || v[0] == 'X'))
+		return js_fail(err, JS_EXIT_NO_PROCESS, ESRCH, "process %d has exited (it is a zombie)", (int)pid);
+	if (!status_field(status, "Tgid", v, sizeof v))
+		return js_fail(err, JS_EXIT_FAILURE, EIO, "cannot read /proc/%d/status", (int)pid);
+	*tgid = (pid_t)atoi(v);
+	return 0;
 }
 
-/* Why a seize failed with EPERM, in words a user can act on. */
-static void explain_eperm(js_proc *p)
+/* A seize failed with EPERM: say why in words a user can act on. */
+static int fail_eperm(js_proc *p, js_err *err)
 {
 	char path[64], status[4096], v[64];
 	snprintf(path, sizeof path, "/proc/%d/status", (int)p->pid);
 	if (!read_small(path, status, sizeof status) && status_field(status, "TracerPid", v, sizeof v) &&
-	    atoi(v) != 0) {
-		snprintf(p->why, sizeof p->why, "process %d is already traced by process %s (a debugger?)",
-			 (int)p->pid, v);
-		return;
-	}
+	    atoi(v) != 0)
+		return js_fail(err, JS_EXIT_PERMISSION, EPERM,
+			       "process %d is already traced by process %s (a debugger?)", (int)p->pid, v);
 	char scope[16] = "";
 	read_small("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof scope);
-	snprintf(p->why, sizeof p->why,
-		 "not allowed to trace process %d: run as its user or as root (CAP_SYS_PTRACE)%s%.*s",
-		 (int)p->pid, scope[0] ? "; kernel.yama.ptrace_scope is " : "", (int)strcspn(scope, "\n"), scope);
+	return js_fail(err, JS_EXIT_PERMISSION, EPERM,
+		       "not allowed to trace process %d: run as its user or as root (CAP_SYS_PTRACE)%s%.*s",
+		       (int)p->pid, scope[0] ? "; kernel.yama.ptrace_scope is " : "", (int)strcspn(scope, "\n"),
+		       scope);
 }
 
 static js_thread *find(js_proc *p, pid_t tid)
@@ -120,21 +113,21 @@ static void read_comm(js_proc *p, js_thread *t)
 	t->comm[strcspn(t->comm, "\n")] = 0;
 }
 
-/* List /proc/PID/task: add new threads, mark the ones listed.  Returns the
- * number added, or -1 (ESRCH when the process is gone). */
-static int scan(js_proc *p)
+/* List /proc/PID/task: add new threads (counted in *added), mark the ones
+ * listed.  Returns 0, or a js_exit code with *err (the process is gone). */
+static int scan(js_proc *p, int *added, js_err *err)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/task", (int)p->pid);
 	DIR *d = opendir(path);
+	*added = 0;
 	if (!d) {
-		p->err = errno == ENOENT ? ESRCH : errno;
-		snprintf(p->why, sizeof p->why, "process %d is gone", (int)p->pid);
-		return -1;
+		int e = errno == ENOENT ? ESRCH : errno;
+		return js_fail(err, e == ESRCH ? JS_EXIT_NO_PROCESS : JS_EXIT_FAILURE, e, "process %d is gone",
+			       (int)p->pid);
 	}
 	for (size_t i = 0; i < p->n; i++)
 		p->t[i].seen = false;
-	int added = 0;
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		if (!isdigit((unsigned char)de->d_name[0]))
@@ -150,15 +143,16 @@ static int scan(js_proc *p)
 			memset(t, 0, sizeof *t);
 			t->tid = tid;
 			read_comm(p, t);
-			added++;
+			++*added;
 		}
 		t->seen = true;
 	}
 	closedir(d);
-	return added;
+	return 0;
 }
 
-static int seize_new(js_proc *p)
+/* Seize the threads not seized yet: 0, or a js_exit code with *err. */
+static int seize_new(js_proc *p, js_err *err)
 {
 	for (size_t i = 0; i < p->n; i++) {
 		js_thread *t = &p->t[i];
@@ -173,17 +167,15 @@ static int seize_new(js_proc *p)
 			t->why = "exited";
 			continue;
 		}
-		p->err = errno;
 		if (errno == EPERM)
-			explain_eperm(p);
-		else
-			snprintf(p->why, sizeof p->why, "cannot trace thread %d: %s", (int)t->tid, strerror(errno));
-		return -1;
+			return fail_eperm(p, err);
+		return js_fail(err, JS_EXIT_FAILURE, errno, "cannot trace thread %d: %s", (int)t->tid,
+			       strerror(errno));
 	}
 	return 0;
 }
 
-int js_proc_attach(js_proc *p, pid_t pid)
+int js_proc_attach(js_proc *p, pid_t pid, js_err *err)
 {
 	memset(p, 0, sizeof *p);
 	p->pid = pid;
@@ -196,24 +188,26 @@ int js_proc_attach(js_proc *p, pid_t pid)
 	sigprocmask(SIG_BLOCK, &chld, NULL);
 	/* Threads may be created while we attach: scan until no new ones. */
 	for (int round = 0; round < 16; round++) {
-		int added = scan(p);
-		if (added < 0 || seize_new(p))
-			return -1;
+		int added;
+		int rc = scan(p, &added, err);
+		if (!rc)
+			rc = seize_new(p, err);
+		if (rc)
+			return rc;
 		if (!added)
 			break;
 	}
-	if (js_proc_gone(p)) {
-		p->err = ESRCH;
-		snprintf(p->why, sizeof p->why, "process %d exited while being attached to", (int)pid);
-		return -1;
-	}
+	if (js_proc_gone(p))
+		return js_fail(err, JS_EXIT_NO_PROCESS, ESRCH, "process %d exited while being attached to", (int)pid);
 	return 0;
 }
 
-int js_proc_rescan(js_proc *p)
+int js_proc_rescan(js_proc *p, js_err *err)
 {
-	if (scan(p) < 0)
-		return -1;
+	int added;
+	int rc = scan(p, &added, err);
+	if (rc)
+		return rc;
 	for (size_t i = 0; i < p->n; i++)
 		if (!p->t[i].seen && !p->t[i].gone) {
 			p->t[i].gone = true;
@@ -225,7 +219,7 @@ int js_proc_rescan(js_proc *p)
 		if (!p->t[i].gone || p->t[i].stopped)
 			p->t[w++] = p->t[i];
 	p->n = w;
-	return seize_new(p);
+	return seize_new(p, err);
 }
 
 bool js_proc_gone(js_proc *p)

@@ -13,6 +13,8 @@
 #ifndef JS_PROC_H
 #define JS_PROC_H
 
+#include "err.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -40,15 +42,15 @@ typedef struct js_proc {
 	js_thread *t;
 	size_t n, cap;
 	uint64_t stop_timeout_ns;
-	char why[256];       /* the error of a failing call */
-	int err;             /* its errno */
 } js_proc;
 
-/* Seize every thread.  Returns 0, or -1 with p->err (ESRCH: no such
- * process; EPERM: not allowed, p->why says why) and p->why. */
-int js_proc_attach(js_proc *p, pid_t pid);
-/* Seize threads that appeared, forget those that exited.  0 or -1. */
-int js_proc_rescan(js_proc *p);
+/* Seize every thread.  Returns 0, or a js_exit code with *err:
+ * JS_EXIT_NO_PROCESS (gone), JS_EXIT_PERMISSION (not allowed, saying what
+ * stands in the way), JS_EXIT_FAILURE. */
+int js_proc_attach(js_proc *p, pid_t pid, js_err *err);
+/* Seize threads that appeared, forget those that exited.  0, or a js_exit
+ * code with *err (err may be NULL). */
+int js_proc_rescan(js_proc *p, js_err *err);
 /* Stop one thread and read its registers (bounded wait).  0, or -1 if it
  * exited or did not stop (t->why). */
 int js_proc_stop(js_proc *p, js_thread *t);
@@ -64,8 +66,9 @@ void js_proc_free(js_proc *p);
 /* Is the process itself gone? */
 bool js_proc_gone(js_proc *p);
 
-/* The thread group of a pid (a thread id given for a process), or -1 with
- * errno (ESRCH also for a zombie). */
-pid_t js_proc_tgid(pid_t pid, char *why, size_t whylen);
+/* The thread group of a pid (a thread id given for a process) in *tgid.
+ * Returns 0, or a js_exit code with *err (err may be NULL):
+ * JS_EXIT_NO_PROCESS also for a zombie. */
+int js_proc_tgid(pid_t pid, pid_t *tgid, js_err *err);
 
 #endif

@@ -141,24 +141,19 @@ static int write_profile(js_session *s, const js_record_opts *r, js_profile *pro
 	if (r->format == FMT_PPROF) {
 		if (!out)
 			out = "jitstack.pb.gz";
-		if (js_profile_write_pprof(prof, out)) {
-			snprintf(s->err, sizeof s->err, "cannot write %s: %s", out, strerror(errno));
-			return JS_EXIT_FAILURE;
-		}
+		if (js_profile_write_pprof(prof, out))
+			return js_fail(&s->err, JS_EXIT_FAILURE, errno, "cannot write %s: %s", out, strerror(errno));
 		return 0;
 	}
 	FILE *f = out && strcmp(out, "-") ? fopen(out, "we") : stdout;
-	if (!f) {
-		snprintf(s->err, sizeof s->err, "cannot write %s: %s", out, strerror(errno));
-		return JS_EXIT_FAILURE;
-	}
+	if (!f)
+		return js_fail(&s->err, JS_EXIT_FAILURE, errno, "cannot write %s: %s", out, strerror(errno));
 	int bad = js_profile_write_collapsed(prof, f);
 	if (f != stdout)
 		bad |= fclose(f);
-	if (bad) {
-		snprintf(s->err, sizeof s->err, "cannot write %s: %s", out ? out : "stdout", strerror(errno));
-		return JS_EXIT_FAILURE;
-	}
+	if (bad)
+		return js_fail(&s->err, JS_EXIT_FAILURE, errno, "cannot write %s: %s", out ? out : "stdout",
+			       strerror(errno));
 	return 0;
 }
 
@@ -198,7 +193,7 @@ static int record(js_session *s, const js_record_opts *r, const sigset_t *set)
 		if (now - last_scan >= RESCAN_NS) {
 			last_scan = now;
 			tm.rescans++;
-			if (js_proc_rescan(&s->proc) && js_proc_gone(&s->proc))
+			if (js_proc_rescan(&s->proc, NULL) && js_proc_gone(&s->proc))
 				break;
 		}
 		if (js_proc_gone(&s->proc))
@@ -225,7 +220,7 @@ static int record(js_session *s, const js_record_opts *r, const sigset_t *set)
 	}
 	prof.duration_ns = mono_ns() - start;
 	js_stack_free(&st);
-	rc = prof.oom ? (snprintf(s->err, sizeof s->err, "out of memory for the profile"), JS_EXIT_FAILURE)
+	rc = prof.oom ? js_fail(&s->err, JS_EXIT_FAILURE, ENOMEM, "out of memory for the profile")
 		      : write_profile(s, r, &prof);
 	fprintf(stderr, "jitstack: %llu samples in %.2f s%s%s\n", (unsigned long long)prof.total,
 		prof.duration_ns / 1e9, js_proc_gone(&s->proc) ? " (the process exited)" : "",
@@ -261,7 +256,7 @@ int js_record(const js_record_opts *r)
 	if (!rc)
 		rc = record(&s, r, &set);
 	if (rc)
-		fprintf(stderr, "jitstack: %s\n", s.err[0] ? s.err : strerror(errno));
+		js_err_print(&s.err);
 	js_close(&s);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return rc;

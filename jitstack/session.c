@@ -22,24 +22,14 @@
 #include <string.h>
 #include <unistd.h>
 
-static int fail(js_session *s, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(js_session *s, int code, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(s->err, sizeof s->err, fmt, ap);
-	va_end(ap);
-	return code;
-}
-
 void js_warn(js_session *s, const char *fmt, ...)
 {
 	if (s->n_warn >= 1000)
 		return;
-	char buf[600];
+	char buf[600] = "";
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
+	js_vnote(buf, sizeof buf, fmt, ap);
 	va_end(ap);
 	for (size_t i = 0; i < s->n_warn; i++)
 		if (!strcmp(s->warn[i], buf))
@@ -140,16 +130,16 @@ static int check_arch(js_session *s, Elf *elf, const char *what)
 {
 	GElf_Ehdr eh;
 	if (!gelf_getehdr(elf, &eh))
-		return fail(s, JS_EXIT_BAD_CORE, "%s: not an ELF file", what);
+		return js_fail(&s->err, JS_EXIT_BAD_CORE, 0, "%s: not an ELF file", what);
 	char buf[32], hbuf[32];
 	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || !js_arch_for(eh.e_machine))
-		return fail(s, JS_EXIT_ARCH, "%s is for %s%s; jitstack unwinds x86-64 and AArch64 (64-bit) programs",
+		return js_fail(&s->err, JS_EXIT_ARCH, 0, "%s is for %s%s; jitstack unwinds x86-64 and AArch64 (64-bit) programs",
 			    what, js_machine_name(eh.e_machine, buf, sizeof buf),
 			    eh.e_ident[EI_CLASS] == ELFCLASS32 ? " (32-bit)" : "");
 	/* Cores of either machine are read anywhere; a live thread's registers
 	 * come from ptrace in the host's own layout. */
 	if (!s->core && (eh.e_machine != js_host_machine() || js_host_machine() != EM_X86_64))
-		return fail(s, JS_EXIT_ARCH, "%s is for %s: live processes are unwound on x86-64 hosts, of "
+		return js_fail(&s->err, JS_EXIT_ARCH, 0, "%s is for %s: live processes are unwound on x86-64 hosts, of "
 			    "x86-64 programs (this host: %s)", what, js_machine_name(eh.e_machine, buf, sizeof buf),
 			    js_machine_name(js_host_machine(), hbuf, sizeof hbuf));
 	s->machine = eh.e_machine;
@@ -178,12 +168,14 @@ static int report_core_native(js_session *s)
 /* Report the native modules (from /proc/PID/maps or the core's notes). */
 static int report_native(js_session *s)
 {
+	if (s->core && report_core_native(s) <= 0)
+		return js_fail(&s->err, JS_EXIT_FAILURE, 0, "cannot list the modules: %s", dwfl_errmsg(-1));
 	if (s->core)
-		return report_core_native(s) > 0 ? 0 : -1;
-	int r = js_report_proc_maps(s->dwfl, s->pid, s->mem, &s->vdso);
-	if (r > 0)
-		errno = r;
-	return r ? -1 : 0;
+		return 0;
+	int e = js_report_proc_maps(s->dwfl, s->pid, s->mem, &s->vdso);
+	if (e == ENOENT)
+		return js_fail(&s->err, JS_EXIT_NO_PROCESS, e, "process %d exited", (int)s->pid);
+	return e ? js_fail(&s->err, JS_EXIT_FAILURE, e, "cannot list the modules: %s", dwfl_errmsg(-1)) : 0;
 }
 
 int js_refresh_modules(js_session *s)
@@ -193,25 +185,22 @@ int js_refresh_modules(js_session *s)
 	js_jit_report(&s->jit, s->dwfl);
 	dwfl_report_end(s->dwfl, NULL, NULL);
 	js_jit_reap(&s->jit);
-	if (rc && !s->core && errno == ENOENT)
-		return fail(s, JS_EXIT_NO_PROCESS, "process %d exited", (int)s->pid);
-	return rc ? fail(s, JS_EXIT_FAILURE, "cannot list the modules: %s", dwfl_errmsg(-1)) : 0;
+	return rc;
 }
 
 int js_refresh_jit(js_session *s, read_mode mode)
 {
 	if (!s->jit.n_desc)
 		return 0;
-	int r = js_jit_refresh(&s->jit, s->mem, mode);
-	if (r < 0) {
-		if (errno == ESRCH)
-			return fail(s, JS_EXIT_NO_PROCESS, "process %d exited while its JIT descriptor was read",
-				    (int)s->pid);
-		js_warn(s, "cannot read the JIT descriptor: %s; JIT frames are unwound by frame pointers",
-			strerror(errno));
-		return 0;
-	}
-	if (!r)
+	uint64_t before = s->jit.changes;
+	js_err why = { 0 };
+	int rc = js_jit_refresh(&s->jit, s->mem, mode, &why);
+	if (rc == JS_EXIT_NO_PROCESS)
+		return js_fail(&s->err, rc, why.errnum, "process %d exited while its JIT descriptor was read",
+			       (int)s->pid);
+	if (rc) /* the run goes on without the JIT's help */
+		js_warn(s, "cannot read the JIT descriptor: %s; JIT frames are unwound by frame pointers", why.msg);
+	if (rc || s->jit.changes == before)
 		return 0;
 	if (!s->jit.n_dead) { /* only additions: keep every module as it is */
 		dwfl_report_begin_add(s->dwfl);
@@ -235,16 +224,16 @@ static int open_exe_live(js_session *s)
 	s->exe_fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (s->exe_fd < 0) {
 		if (errno == EACCES || errno == EPERM)
-			return fail(s, JS_EXIT_PERMISSION, "not allowed to read process %d's executable "
+			return js_fail(&s->err, JS_EXIT_PERMISSION, errno, "not allowed to read process %d's executable "
 				    "(run as its user or as root)", (int)s->pid);
 		if (errno == ENOENT && !kill(s->pid, 0))
-			return fail(s, JS_EXIT_FAILURE, "process %d has no executable (a kernel thread?)",
+			return js_fail(&s->err, JS_EXIT_FAILURE, ENOENT, "process %d has no executable (a kernel thread?)",
 				    (int)s->pid);
-		return fail(s, JS_EXIT_NO_PROCESS, "process %d exited", (int)s->pid);
+		return js_fail(&s->err, JS_EXIT_NO_PROCESS, ESRCH, "process %d exited", (int)s->pid);
 	}
 	s->exe_elf = elf_begin(s->exe_fd, ELF_C_READ_MMAP, NULL);
 	if (!s->exe_elf)
-		return fail(s, JS_EXIT_FAILURE, "%s: %s", s->exe_path, elf_errmsg(-1));
+		return js_fail(&s->err, JS_EXIT_FAILURE, 0, "%s: %s", s->exe_path, elf_errmsg(-1));
 	char what[4200];
 	snprintf(what, sizeof what, "process %d (%s)", (int)s->pid, s->exe_path);
 	return check_arch(s, s->exe_elf, what);
@@ -256,11 +245,10 @@ int js_open_live(js_session *s, pid_t pid, const js_opts *opt)
 	s->opt = opt;
 	s->exe_fd = s->core_fd = -1;
 	elf_version(EV_CURRENT);
-	char why[256];
-	pid_t tgid = js_proc_tgid(pid, why, sizeof why);
-	if (tgid < 0)
-		return fail(s, errno == ESRCH ? JS_EXIT_NO_PROCESS
-				: errno == EACCES ? JS_EXIT_PERMISSION : JS_EXIT_FAILURE, "%s", why);
+	pid_t tgid;
+	int rc = js_proc_tgid(pid, &tgid, &s->err);
+	if (rc)
+		return rc;
 	if (tgid != pid)
 		js_warn(s, "%d is a thread of process %d: showing the whole process", (int)pid, (int)tgid);
 	s->pid = tgid;
@@ -272,20 +260,16 @@ int js_open_live(js_session *s, pid_t pid, const js_opts *opt)
 			s->comm[strcspn(s->comm, "\n")] = 0;
 		fclose(f);
 	}
-	int rc = open_exe_live(s);
-	if (rc)
+	if ((rc = open_exe_live(s)) || (rc = js_proc_attach(&s->proc, tgid, &s->err)))
 		return rc;
-	if (js_proc_attach(&s->proc, tgid))
-		return fail(s, s->proc.err == ESRCH ? JS_EXIT_NO_PROCESS
-			       : s->proc.err == EPERM ? JS_EXIT_PERMISSION : JS_EXIT_FAILURE, "%s", s->proc.why);
 	s->mem = js_mem_live(tgid);
 	s->dwfl = dwfl_begin(&callbacks);
 	if (!s->mem || !s->dwfl)
-		return fail(s, JS_EXIT_FAILURE, "out of memory");
+		return js_fail(&s->err, JS_EXIT_FAILURE, ENOMEM, "out of memory");
 	if ((rc = js_refresh_modules(s)))
 		return rc;
 	if (!dwfl_attach_state(s->dwfl, s->exe_elf, tgid, &thread_callbacks, s))
-		return fail(s, JS_EXIT_FAILURE, "libdwfl: %s", dwfl_errmsg(-1));
+		return js_fail(&s->err, JS_EXIT_FAILURE, 0, "libdwfl: %s", dwfl_errmsg(-1));
 	return read_jit_descriptors(s);
 }
 
@@ -324,14 +308,14 @@ int js_open_core(js_session *s, const char *core, const char *exe, const js_opts
 	elf_version(EV_CURRENT);
 	s->core_fd = open(core, O_RDONLY | O_CLOEXEC);
 	if (s->core_fd < 0)
-		return fail(s, errno == EACCES || errno == EPERM ? JS_EXIT_PERMISSION : JS_EXIT_BAD_CORE,
-			    "cannot open %s: %s", core, strerror(errno));
+		return js_fail(&s->err, errno == EACCES || errno == EPERM ? JS_EXIT_PERMISSION : JS_EXIT_BAD_CORE,
+			       errno, "cannot open %s: %s", core, strerror(errno));
 	s->core_elf = elf_begin(s->core_fd, ELF_C_READ_MMAP, NULL);
 	GElf_Ehdr eh;
 	if (!s->core_elf || elf_kind(s->core_elf) != ELF_K_ELF || !gelf_getehdr(s->core_elf, &eh))
-		return fail(s, JS_EXIT_BAD_CORE, "%s is not a core file (not ELF)", core);
+		return js_fail(&s->err, JS_EXIT_BAD_CORE, 0, "%s is not a core file (not ELF)", core);
 	if (eh.e_type != ET_CORE)
-		return fail(s, JS_EXIT_BAD_CORE, "%s is an ELF %s, not a core file", core,
+		return js_fail(&s->err, JS_EXIT_BAD_CORE, 0, "%s is an ELF %s, not a core file", core,
 			    eh.e_type == ET_EXEC ? "executable" : eh.e_type == ET_DYN ? "shared object"
 				    : eh.e_type == ET_REL ? "object file" : "file");
 	char what[4200];
@@ -342,8 +326,8 @@ int js_open_core(js_session *s, const char *core, const char *exe, const js_opts
 	/* maps text names files by absolute path (libdwfl skips others) */
 	char exe_abs[PATH_MAX];
 	if (exe && (access(exe, R_OK) || !realpath(exe, exe_abs)))
-		return fail(s, errno == EACCES ? JS_EXIT_PERMISSION : JS_EXIT_USAGE, "--exe %s: %s", exe,
-			    strerror(errno));
+		return js_fail(&s->err, errno == EACCES ? JS_EXIT_PERMISSION : JS_EXIT_USAGE, errno, "--exe %s: %s",
+			       exe, strerror(errno));
 	if (exe)
 		exe = exe_abs;
 	snprintf(s->exe_path, sizeof s->exe_path, "%s", exe ? exe : "");
@@ -351,7 +335,8 @@ int js_open_core(js_session *s, const char *core, const char *exe, const js_opts
 	s->dwfl = dwfl_begin(&callbacks);
 	s->mem = js_mem_core(s->core_elf);
 	if (!s->dwfl || !s->mem)
-		return fail(s, s->dwfl ? JS_EXIT_BAD_CORE : JS_EXIT_FAILURE, "%s: cannot read its segments", core);
+		return js_fail(&s->err, s->dwfl ? JS_EXIT_BAD_CORE : JS_EXIT_FAILURE, 0, "%s: cannot read its segments",
+			       core);
 	dwfl_report_begin(s->dwfl);
 	s->core_exe = exe ? s->exe_path : NULL;
 	int n = report_core_native(s);
@@ -362,7 +347,7 @@ int js_open_core(js_session *s, const char *core, const char *exe, const js_opts
 	s->pid = dwfl_core_file_attach(s->dwfl, s->core_elf);
 	if (s->pid < 0) {
 		const char *why = dwfl_errmsg(-1);
-		return fail(s, JS_EXIT_BAD_CORE, "%s: no thread state in it (a truncated core?)%s%s", core,
+		return js_fail(&s->err, JS_EXIT_BAD_CORE, 0, "%s: no thread state in it (a truncated core?)%s%s", core,
 			    why ? ": " : "", why ? why : "");
 	}
 	read_jit_descriptors(s);

@@ -3,12 +3,13 @@
  * images reported, the memory reader, and for a live process the ptrace
  * state of its threads.
  *
- * Exit codes (documented in jitstack(1)) are decided here, where the
- * failures are recognised.
+ * Exit codes (err.h, documented in jitstack(1)) are decided here, where
+ * the failures are recognised.
  */
 #ifndef JS_SESSION_H
 #define JS_SESSION_H
 
+#include "err.h"
 #include "jitmodules.h"
 #include "mem.h"
 #include "modules.h"
@@ -17,16 +18,6 @@
 #include <elfutils/libdwfl.h>
 #include <stdbool.h>
 #include <stdint.h>
-
-enum js_exit {
-	JS_EXIT_OK = 0,
-	JS_EXIT_FAILURE = 1,   /* anything else: out of memory, libdwfl failure, I/O */
-	JS_EXIT_USAGE = 2,
-	JS_EXIT_NO_PROCESS = 3, /* no such process, or it exited while being read */
-	JS_EXIT_PERMISSION = 4, /* not allowed to trace it, or to read the core */
-	JS_EXIT_BAD_CORE = 5,   /* not a core file, or an unreadable one */
-	JS_EXIT_ARCH = 6,       /* a process or core of an architecture we cannot unwind */
-};
 
 typedef struct js_opts {
 	unsigned max_frames;
@@ -54,7 +45,7 @@ typedef struct js_session {
 	char **warn;
 	size_t n_warn;
 	/* the failure, when a call returns nonzero */
-	char err[512];
+	js_err err;
 	/* module -> "its main file carries DWARF" memo for line lookups */
 	struct dwarf_memo *memo;
 	size_t n_memo, cap_memo;
@@ -66,14 +57,14 @@ typedef struct js_session {
 
 /* Open a live process: attach to its threads (seized, not stopped), report
  * its modules and read its JIT descriptor when it has the extension.
- * Returns a js_exit code; s->err says why when nonzero. */
+ * Returns 0, or a js_exit code with s->err. */
 int js_open_live(js_session *s, pid_t pid, const js_opts *opt);
 /* Open a core file (exe: the executable, or NULL to use the core's notes). */
 int js_open_core(js_session *s, const char *core, const char *exe, const js_opts *opt);
 void js_close(js_session *s);
 
 /* Re-read the JIT lists and report what changed (mode as desc.h).
- * Returns 0, or a js_exit code. */
+ * Returns 0, or a js_exit code with s->err. */
 int js_refresh_jit(js_session *s, read_mode mode);
 /* Report the native modules again (after the target mapped new files). */
 int js_refresh_modules(js_session *s);

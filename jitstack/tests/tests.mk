@@ -46,7 +46,7 @@ $(JS_TB)/pprofdump: $(JS)/tests/pprofdump.c $(JS_B)/obj/profile.pb-c.o $(JS_PROT
 	$(CC) $(JS_TEST_CFLAGS) -I$(JS_B) -o $@ $< $(JS_B)/obj/profile.pb-c.o -lprotobuf-c -lz
 
 # The fuzz target and the reader it drives, instrumented (clang-19).
-JS_FUZZ_SRCS := $(addprefix $(JS)/,fuzz_reader.c desc.c mem.c jitimage.c elfin.c cfi_convert.c aranges.c \
+JS_FUZZ_SRCS := $(addprefix $(JS)/,fuzz_reader.c desc.c mem.c jitimage.c elfin.c cfi_convert.c aranges.c err.c \
 	grow.c machine.c) $(FMT_SRCS)
 $(JS_TB)/fuzz_reader: $(JS_FUZZ_SRCS) $(JS_HDRS)
 	@mkdir -p $(dir $@)
