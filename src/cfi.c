@@ -64,17 +64,6 @@ void cfi_offset(const ju_arch *a, byte_buf *b, unsigned reg, int64_t cfa_off)
 	}
 }
 
-void cfi_restore(const ju_arch *a, byte_buf *b, unsigned reg)
-{
-	(void)a;
-	if (reg < 64) {
-		buf_u8(b, DW_CFA_restore | reg);
-	} else {
-		buf_u8(b, DW_CFA_restore_extended);
-		buf_uleb(b, reg);
-	}
-}
-
 void cfi_advance(const ju_arch *a, byte_buf *b, uint32_t bytes)
 {
 	uint64_t d = factor_code(a, bytes);

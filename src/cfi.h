@@ -25,7 +25,6 @@ void cfi_def_cfa(const ju_arch *a, byte_buf *b, unsigned reg, int64_t off);
 void cfi_def_cfa_offset(const ju_arch *a, byte_buf *b, int64_t off);
 void cfi_def_cfa_register(const ju_arch *a, byte_buf *b, unsigned reg);
 void cfi_offset(const ju_arch *a, byte_buf *b, unsigned reg, int64_t cfa_off);
-void cfi_restore(const ju_arch *a, byte_buf *b, unsigned reg);
 void cfi_advance(const ju_arch *a, byte_buf *b, uint32_t bytes);
 void cfi_same_value(byte_buf *b, unsigned reg);
 void cfi_remember_state(byte_buf *b);

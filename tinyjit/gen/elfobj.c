@@ -31,7 +31,7 @@ static Elf_Data *section_data(Elf_Scn *scn)
 	return elf_getdata(scn, NULL);
 }
 
-/* Read the relocations of section `target` (from a SHT_RELA section). */
+/* Read the relocations a SHT_RELA section holds, naming each symbol. */
 static int read_relocs(eo_object *o, Elf_Scn *rela, Elf_Data *symtab, size_t strtab,
 		       eo_reloc **out, size_t *n, char *err, size_t errlen)
 {
