@@ -51,7 +51,7 @@ LIB_A        := $(BUILD)/libjitunwind.a
 LIB_INTERNAL := $(BUILD)/libjitunwind-internal.a
 PC           := $(BUILD)/jitunwind.pc
 
-.PHONY: all lib deps test-deps fresh-deps check check-run check-fresh demo install uninstall clean bench fuzz format
+.PHONY: all lib deps test-deps fresh-deps check check-run check-fresh demo install uninstall clean bench fuzz format format-check
 
 all: lib
 lib: $(LIB_SO) $(LIB_A) $(LIB_INTERNAL) $(PC)
@@ -153,12 +153,15 @@ demo: test-deps lib examples
 # Longer fuzzing runs of every part (libFuzzer, clang-19); check runs short ones.
 fuzz: test-deps fuzz-tinyjit fuzz-jitstack
 
-# clang-format (style: .clang-format) on the C files changed since HEAD, or
-# on FILES=...; hand-aligned tables (DWARF bytes, instruction encodings)
-# are kept as they are written, so the tree is not reformatted wholesale.
-FILES ?= $(shell git diff --name-only HEAD -- '*.c' '*.h' '*.cc' 2>/dev/null)
-format:
-	@$(if $(strip $(FILES)),clang-format -i $(FILES),echo "format: no changed C files")
+# clang-format-19 (style: .clang-format) on the C lines changed since the
+# format base (.ci/format-base): the tree's hand-aligned tables (DWARF bytes,
+# instruction encodings) are kept as they are written, so the tree is not
+# reformatted wholesale.  format-check (in .ci/run) fails on such a line
+# left unformatted.
+format: test-deps
+	@git-clang-format-19 --binary clang-format-19 --extensions c,h,cc $$(cat .ci/format-base) -- .
+format-check: test-deps
+	@sh scripts/check-format.sh
 
 clean:
 	rm -rf build build-san

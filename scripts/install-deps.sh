@@ -30,6 +30,8 @@ build="$build libclang-rt-19-dev"
 test="gdb lldb-16 elfutils linux-perf valgrind libunwind-14 procps file python3
       gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user gdb-multiarch
       bpftrace heaptrack zstd libgoogle-perftools4"
+# make format and the format check of .ci/run (git-clang-format-19)
+test="$test clang-format-19"
 
 want=""
 for g in "$@"; do
