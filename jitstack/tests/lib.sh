@@ -1,42 +1,16 @@
 # lib.sh - sourced by jitstack's test drivers (jitstack/tests/t-*.sh).
 #
-# The conventions of the library's tests/lib.sh: a driver exits 0 when its
-# checks pass, 1 when one fails, 77 when it cannot run here (saying why);
-# it runs in a fresh temporary directory removed afterwards.  Programs:
+# The conventions are tests/driver.sh's.  Programs:
 #   $JS   the jitstack binary         $TB   the library's test programs
 #   $JTB  jitstack's test programs    $TJ   tinyjit
-set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-. "$ROOT/tests/kill-tree.sh"
-BUILD=${BUILD:-build}
-case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+SCRATCH=jitstack-test
+. "$ROOT/tests/driver.sh"
 JS=$BUILD/jitstack/jitstack
 JTB=$BUILD/jitstack/tests
-TB=$BUILD/tests
 TJ=$BUILD/tinyjit/tinyjit
-T=$(mktemp -d "${TMPDIR:-/tmp}/jitstack-test.XXXXXX")
-cleanup() {
-	kill_tree ${CLEANUP_PIDS:-}
-	# reap them, so that a dying child does not count as alive below
-	for p in ${CLEANUP_PIDS:-}; do wait "$p" 2>/dev/null; done
-	# perf maps of processes that ran during the test and are gone
-	sh "$ROOT/scripts/reap-perf-maps.sh" "$T/.start"
-	rm -rf "$T"
-}
-trap cleanup EXIT INT TERM
-touch "$T/.start"
-cd "$T" || exit 1
-export JITDUMPDIR=$T
 # SAN=1 builds: leaks inside system libraries are not ours (lsan.supp)
 export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$ROOT/jitstack/tests/lsan.supp:print_suppressions=0"
-
-pass() { echo "pass: $*"; exit 0; }
-fail() { echo "FAIL: $*"; exit 1; }
-skip() { echo "skip: $*"; exit 77; }
-need_file() { [ -e "$1" ] || skip "$1 is missing${2:+ ($2)}"; }
-need_cmd() { command -v "$1" >/dev/null 2>&1 || skip "$1 is not installed"; }
-# A time limit on a command; a hang becomes a failure (exit 124).
-limit() { t=$1; shift; timeout -k 5 "$t" "$@"; }
 note() { echo "  $*"; }
 
 need_file "$JS" "make jitstack"
