@@ -21,6 +21,7 @@
  * code addresses are in an inaccessible reservation: lookups never read
  * code.
  */
+#include "formats/clock.h"
 #include "formats/ehframe.h"
 
 #include <dwarf.h>
@@ -40,13 +41,6 @@ enum { SLOT = 64, SECTION = 64 };
 
 static uint8_t *R;       /* the code reservation */
 static uint8_t *S;       /* the sections, SECTION bytes each */
-
-static double now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e9 + t.tv_nsec;
-}
 
 /* One CIE and one FDE for [pc, pc + 48) with a frame-pointer rule, then
  * the zero terminator __register_frame wants. */

@@ -24,6 +24,7 @@
  * therefore measured apart, with real readable bytes).
  */
 #include "jitunwind.h"
+#include "formats/clock.h"
 
 #include <execinfo.h>
 #include <stdbool.h>
@@ -40,13 +41,6 @@ enum { SLOT = 64, BATCH = 64 };
 static uint8_t *R;          /* reservation for fake blobs */
 static size_t R_slots;
 static char (*names)[32];
-
-static double now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e9 + t.tv_nsec;
-}
 
 static ju_blob blob_at(size_t slot)
 {

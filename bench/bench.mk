@@ -6,7 +6,7 @@ BENCH_DIR := $(BUILD)/bench
 
 $(BENCH_DIR)/bench-publish: bench/bench-publish.c $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -O2 -fno-omit-frame-pointer -Iinclude -o $@ $< $(LIB_A) -ldl -pthread
+	$(CC) $(ALL_CFLAGS) -O2 -fno-omit-frame-pointer -Iinclude -I. -o $@ $< $(LIB_A) -ldl -pthread
 
 $(BENCH_DIR)/bench-libunwind: bench/bench-libunwind.c $(LIB_A)
 	@mkdir -p $(dir $@)
