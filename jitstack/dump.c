@@ -138,6 +138,9 @@ int js_dump(const js_dump_opts *d)
 	js_out o = { stdout, d->json, 0, false };
 	if (!rc)
 		rc = d->core ? dump_core(&s, d, &o) : dump_live(&s, d, &o);
+	/* what was printed must have been written (a full disk, a closed pipe) */
+	if (!rc && (fflush(stdout) != 0 || ferror(stdout)))
+		rc = js_fail(&s.err, JS_EXIT_FAILURE, errno, "writing the output: %s", strerror(errno));
 	if (rc)
 		js_err_print(&s.err);
 	js_close(&s);

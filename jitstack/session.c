@@ -13,6 +13,7 @@
 
 #include <elf.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 void js_warn(js_session *s, const char *fmt, ...)
@@ -299,6 +301,41 @@ static void core_comm(js_session *s)
 	}
 }
 
+/* The core's loadable segments against its size: gdb warns of a segment
+ * "extending past end of file".  A core cut right after its notes (a
+ * crash handler that ran out of disk) still gives each thread's
+ * registers, but no memory to unwind with: that core counts as
+ * unreadable.  Returns 0, or a js_exit code. */
+static int check_truncation(js_session *s, const char *core)
+{
+	struct stat st;
+	size_t n;
+	if (fstat(s->core_fd, &st) || elf_getphdrnum(s->core_elf, &n))
+		return 0; /* libdwfl says what it can of a core this far gone */
+	size_t loads = 0, cut = 0;
+	uint64_t need = 0;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(s->core_elf, (int)i, &ph) || ph.p_type != PT_LOAD || !ph.p_filesz)
+			continue;
+		loads++;
+		uint64_t end = ph.p_offset + ph.p_filesz;
+		if (end < ph.p_offset || end > (uint64_t)st.st_size) {
+			cut++;
+			need = end > need ? end : need;
+		}
+	}
+	if (loads && cut == loads)
+		return js_fail(&s->err, JS_EXIT_BAD_CORE, 0,
+			       "%s is truncated: %jd bytes, and none of its %zu memory segments is in them", core,
+			       (intmax_t)st.st_size, loads);
+	if (cut)
+		js_warn(s, "the core is truncated: %zu of its %zu memory segments extend past its end (%jd bytes, "
+			   "%" PRIu64 " needed); stacks in them cannot be read",
+			cut, loads, (intmax_t)st.st_size, need);
+	return 0;
+}
+
 int js_open_core(js_session *s, const char *core, const char *exe, const js_opts *opt)
 {
 	memset(s, 0, sizeof *s);
@@ -306,10 +343,14 @@ int js_open_core(js_session *s, const char *core, const char *exe, const js_opts
 	s->core = true;
 	s->exe_fd = s->core_fd = -1;
 	elf_version(EV_CURRENT);
-	s->core_fd = open(core, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO given for a core must not block us in open() */
+	s->core_fd = open(core, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (s->core_fd < 0)
 		return js_fail(&s->err, errno == EACCES || errno == EPERM ? JS_EXIT_PERMISSION : JS_EXIT_BAD_CORE,
 			       errno, "cannot open %s: %s", core, strerror(errno));
+	struct stat st;
+	if (fstat(s->core_fd, &st) || !S_ISREG(st.st_mode))
+		return js_fail(&s->err, JS_EXIT_BAD_CORE, 0, "%s is not a core file (not a regular file)", core);
 	s->core_elf = elf_begin(s->core_fd, ELF_C_READ_MMAP, NULL);
 	GElf_Ehdr eh;
 	if (!s->core_elf || elf_kind(s->core_elf) != ELF_K_ELF || !gelf_getehdr(s->core_elf, &eh))
@@ -321,13 +362,15 @@ int js_open_core(js_session *s, const char *core, const char *exe, const js_opts
 	char what[4200];
 	snprintf(what, sizeof what, "core %s", core);
 	int rc = check_arch(s, s->core_elf, what);
-	if (rc)
+	if (rc || (rc = check_truncation(s, core)))
 		return rc;
 	/* maps text names files by absolute path (libdwfl skips others) */
 	char exe_abs[PATH_MAX];
 	if (exe && (access(exe, R_OK) || !realpath(exe, exe_abs)))
 		return js_fail(&s->err, errno == EACCES ? JS_EXIT_PERMISSION : JS_EXIT_USAGE, errno, "--exe %s: %s",
 			       exe, strerror(errno));
+	if (exe && (stat(exe_abs, &st) || !S_ISREG(st.st_mode))) /* libdwfl would block on a FIFO */
+		return js_fail(&s->err, JS_EXIT_USAGE, 0, "--exe %s: not a regular file", exe);
 	if (exe)
 		exe = exe_abs;
 	snprintf(s->exe_path, sizeof s->exe_path, "%s", exe ? exe : "");

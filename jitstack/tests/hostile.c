@@ -19,6 +19,7 @@
  *              names it jit:blob, the older jit:olde (a JIT that registers
  *              new code before it unregisters the old lists both a moment);
  *              HOSTILE_ORDER=reverse lists the newer one first
+ *   badname    a valid image whose symbol's name is not UTF-8
  *   version    descriptor version 2
  *   long       a list of 1.2 million entries (more than jitstack reads)
  *   odd        the jitunwind extension with seq odd forever (a writer
@@ -297,6 +298,12 @@ static void setup(const char *mode)
 		v[1] = rev ? older : newer;
 		link_list(v, 2);
 		set_extension(8, 2);
+	} else if (!strcmp(mode, "badname")) {
+		char *name = memmem(good.p, good.n, "jit:blob", 8);
+		if (name)
+			memcpy(name, "jit:\xff\xfe\x80" "b", 8); /* a lead byte, a non-byte, a lone continuation */
+		v[0] = entry(good.p, good.n);
+		link_list(v, 1);
 	} else if (!strcmp(mode, "outside")) {
 		img bad = make_image(good_cfi, sizeof good_cfi, (uintptr_t)code + 0x100000);
 		v[0] = entry(bad.p, bad.n);

@@ -1,7 +1,9 @@
 # Targets jitstack cannot read fail with a clear message and the exit code
-# jitstack(1) documents: 2 usage, 3 no such process (or it exited while
-# being read), 4 permission denied, 5 not a core file, 6 another
-# architecture.
+# jitstack(1) documents: 1 output that cannot be written, 2 usage, 3 no
+# such process (or it exited while being read), 4 permission denied, 5 not
+# a core file (a FIFO, a core cut after its notes), 6 another
+# architecture; and a core cut in its memory segments is read with a
+# warning.
 . "$(dirname "$0")/lib.sh"
 need_file "$TB/child" "make tests"
 
@@ -10,9 +12,18 @@ expect() { # CODE MESSAGE-REGEX COMMAND...
 	limit 30 "$@" > out 2> err
 	rc=$?
 	[ $rc -eq "$code" ] || { cat out err; fail "'$*': exit $rc, expected $code"; }
-	grep -qE "$re" err || { cat err; fail "'$*': no message matching '$re'"; }
+	grep -qE -e "$re" err || { cat err; fail "'$*': no message matching '$re'"; }
 	note "exit $code: $(head -1 err)"
 }
+
+# output that cannot be written
+start_child child.out "$TB/child" wait
+limit 30 "$JS" -p "$CHILD_PID" > /dev/full 2> err
+rc=$?
+[ $rc -eq 1 ] || { cat err; fail "stacks written to a full disk: exit $rc, expected 1"; }
+grep -q "writing the output" err || { cat err; fail "no message for the output that failed"; }
+note "exit 1: $(head -1 err)"
+kill_tree "$CHILD_PID"
 
 # usage
 expect 2 "either -p PID or --core" "$JS"
@@ -66,6 +77,32 @@ expect 5 "cannot open" "$JS" --core does-not-exist
 make_core "$TB/child" abort
 head -c 2000 "$CORE" > cut
 expect 5 "no thread state|not a core" "$JS" --core cut
+# a FIFO, as the core or as --exe, must not block jitstack in open()
+mkfifo fifo
+expect 5 "not a regular file" "$JS" --core fifo
+expect 2 "--exe .*not a regular file" "$JS" --core "$CORE" --exe fifo
+# cut right after its notes (threads' registers, no memory), then halfway
+# through its memory: the first is unreadable, the second warned about
+python3 - "$CORE" <<'PY'
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+phoff, = struct.unpack_from("<Q", b, 0x20)
+phentsize, phnum = struct.unpack_from("<HH", b, 0x36)
+notes_end, loads = 0, []
+for i in range(phnum):
+    t, _, off, _, _, filesz = struct.unpack_from("<IIQQQQ", b, phoff + i * phentsize)
+    if t == 4:
+        notes_end = max(notes_end, off + filesz)
+    elif t == 1 and filesz:
+        loads.append((off, filesz))
+open("cut-after-notes", "wb").write(b[:notes_end])
+last = max(off + size for off, size in loads)
+open("cut-in-memory", "wb").write(b[:last - 4096])
+PY
+expect 5 "truncated.*none of its [0-9]* memory segments" "$JS" --core cut-after-notes
+limit 60 "$JS" --core cut-in-memory > out 2> err || { cat err; fail "a core cut in its last segment: exit $?"; }
+grep -q "warning: the core is truncated" err || { cat err; fail "no warning for a core cut in its memory"; }
+note "cut in its memory: $(grep truncated err)"
 
 # another architecture: a RISC-V core and a 32-bit i386 core (headers only;
 # AArch64 cores are read: t-aarch64-core-under-qemu.sh)
@@ -83,4 +120,4 @@ core("core.i386", 1, 3)
 PY
 expect 6 "RISC-V" "$JS" --core core.riscv
 expect 6 "i386 \\(32-bit\\)" "$JS" --core core.i386
-pass "usage 2, no process 3 (gone, zombie, exits mid-read), permission 4, not a core 5, arch 6"
+pass "output 1, usage 2, no process 3 (gone, zombie, exits mid-read), permission 4, not a core 5 (FIFO, cut after notes), arch 6; a core cut in its memory warned about"

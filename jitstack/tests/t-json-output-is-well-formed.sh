@@ -1,12 +1,13 @@
 # --json output parses and has the documented shape (jitstack(1)), live and
 # from a core: target, jit.descriptors, jit.images, threads[].frames[] with
-# pc/function/offset/module/jit/unwound_by, warnings.
+# pc/function/offset/module/jit/unwound_by, warnings; and it stays valid
+# JSON (UTF-8) when the target names a function with bytes that are not.
 . "$(dirname "$0")/lib.sh"
 need_file "$TB/child" "make tests"
 check_shape() {
 	python3 - "$1" <<'PY'
 import json, sys
-d = json.load(open(sys.argv[1]))
+d = json.loads(open(sys.argv[1], "rb").read().decode("utf-8"))  # strict: JSON is UTF-8
 assert set(d) == {"target", "jit", "threads", "warnings"}, d.keys()
 assert isinstance(d["target"]["pid"], int) and isinstance(d["target"]["core"], bool)
 for x in d["jit"]["descriptors"]:
@@ -35,4 +36,13 @@ check_shape live.json || fail "live JSON shape"
 make_core "$TB/child" abort
 limit 60 "$JS" --core "$CORE" --json > core.json || fail "core: exit $?"
 check_shape core.json || fail "core JSON shape"
-pass "JSON output has the documented shape, live and from a core"
+need_file "$JTB/hostile" "make jitstack-check"
+start_child h.out "$JTB/hostile" badname wait
+limit 60 "$JS" -p "$CHILD_PID" --json > bad.json || fail "badname: exit $?"
+check_shape bad.json || fail "a name that is not UTF-8 made invalid JSON"
+python3 -c '
+import json, sys
+names = [f["function"] for t in json.load(open(sys.argv[1], encoding="utf-8"))["threads"] for f in t["frames"]]
+sys.exit(0 if "jit:\ufffd\ufffd\ufffdb" in names else 1)' bad.json ||
+	{ grep -a '"jit": true' bad.json; fail "the bad bytes of the JIT name are not U+FFFD each"; }
+pass "JSON output has the documented shape, live and from a core, whatever bytes the target's names hold"
