@@ -41,12 +41,13 @@ static const char usage[] =
 	"                       jitstack.pb.gz for pprof)\n"
 	"      --format FMT     collapsed (flamegraph.pl, speedscope) or pprof (gzipped protobuf)\n"
 	"      --idle           also count threads blocked in a system call\n"
+	"      --addresses      collapsed: frames with their addresses (one line per pc stack)\n"
 	"  -h, --help           this text;  --version  the version\n"
 	"\n"
 	"Exit status: 0 success, 1 failure, 2 usage, 3 no such process (or it exited),\n"
 	"4 permission denied, 5 not a core file, 6 unsupported architecture.\n";
 
-enum { O_CORE = 256, O_EXE, O_JSON, O_IMAGES, O_MAX_FRAMES, O_NO_JIT, O_STATS, O_FORMAT, O_IDLE,
+enum { O_CORE = 256, O_EXE, O_JSON, O_IMAGES, O_MAX_FRAMES, O_NO_JIT, O_STATS, O_FORMAT, O_IDLE, O_ADDRESSES,
        O_VERSION };
 
 static const struct option long_opts[] = {
@@ -64,6 +65,7 @@ static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "format", required_argument, NULL, O_FORMAT },
 	{ "idle", no_argument, NULL, O_IDLE },
+	{ "addresses", no_argument, NULL, O_ADDRESSES },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, O_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -140,6 +142,7 @@ int main(int argc, char **argv)
 		case 'o': r.out = optarg; break;
 		case O_FORMAT: format = optarg; break;
 		case O_IDLE: r.idle = true; break;
+		case O_ADDRESSES: r.addresses = true; break;
 		case 'h': printf(usage, JS_DEFAULT_MAX_FRAMES, JS_MAX_FRAMES); return 0;
 		case O_VERSION: printf("jitstack %s\n", JS_VERSION); return 0;
 		default: fprintf(stderr, "Try 'jitstack --help'.\n"); return JS_EXIT_USAGE;
@@ -164,8 +167,8 @@ int main(int argc, char **argv)
 		r.pid = d.pid;
 		return js_record(&r);
 	}
-	if (format || r.out || r.secs || r.idle || hz_given)
-		return bad_usage("%s", "-F, -d, -o, --format and --idle belong to 'jitstack record'");
+	if (format || r.out || r.secs || r.idle || r.addresses || hz_given)
+		return bad_usage("%s", "-F, -d, -o, --format, --idle and --addresses belong to 'jitstack record'");
 	if (!pid_arg == !d.core)
 		return bad_usage("%s", "give either -p PID or --core FILE");
 	if (d.exe && !d.core)

@@ -1,7 +1,9 @@
 /* profile.c - sample aggregation and the collapsed writer (profile.h). */
 #include "profile.h"
 #include "grow.h"
+#include "formats/bytes.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -359,23 +361,73 @@ void js_profile_add(js_profile *p, js_session *s, const js_stack *st)
 
 /* A frame name as the format allows: ';' separates frames and the count
  * follows the last space, so ';' and line breaks are replaced. */
-static void put_frame(FILE *f, const char *s)
+static void put_frame(byte_buf *b, const char *s)
 {
 	for (; *s; s++)
-		fputc(*s == ';' ? ':' : (*s == '\n' || *s == '\r') ? ' ' : *s, f);
+		buf_u8(b, *s == ';' ? ':' : (*s == '\n' || *s == '\r') ? ' ' : (uint8_t)*s);
 }
 
-int js_profile_write_collapsed(const js_profile *p, FILE *f)
+typedef struct cline {
+	char *stack; /* "thread;root;...;leaf" */
+	uint64_t count;
+} cline;
+
+static int cmp_cline(const void *a, const void *b)
 {
-	for (size_t i = 0; i < p->n_smp; i++) {
-		const pr_sample *x = &p->smp[i];
-		put_frame(f, p->str[x->thread]);
-		for (size_t k = x->n; k-- > 0;) { /* root first */
-			const pr_location *l = x->loc[k] ? &p->loc[x->loc[k] - 1] : NULL;
-			fputc(';', f);
-			put_frame(f, l && l->function ? p->str[p->fn[l->function - 1].name] : "[unknown]");
+	return strcmp(((const cline *)a)->stack, ((const cline *)b)->stack);
+}
+
+/* One sample's line without its count; NULL when out of memory. */
+static char *stack_line(const js_profile *p, const pr_sample *x, bool addresses)
+{
+	byte_buf b;
+	buf_init_grow(&b, (size_t)1 << 30);
+	put_frame(&b, p->str[x->thread]);
+	for (size_t k = x->n; k-- > 0;) { /* root first */
+		const pr_location *l = x->loc[k] ? &p->loc[x->loc[k] - 1] : NULL;
+		buf_u8(&b, ';');
+		put_frame(&b, l && l->function ? p->str[p->fn[l->function - 1].name] : "[unknown]");
+		if (addresses && l) {
+			char a[24];
+			snprintf(a, sizeof a, " [%#" PRIx64 "]", l->address);
+			put_frame(&b, a);
 		}
-		fprintf(f, " %" PRIu64 "\n", x->count);
 	}
-	return fflush(f) ? -1 : 0;
+	buf_u8(&b, 0);
+	if (!buf_ok(&b)) {
+		buf_free(&b);
+		return NULL;
+	}
+	return (char *)b.p;
+}
+
+/* Samples are kept per distinct pc stack; the format wants one line per
+ * distinct stack of names, so lines that read the same are summed (sorted:
+ * flamegraph.pl sorts anyway, and the output is the same for the same
+ * profile). */
+int js_profile_write_collapsed(const js_profile *p, FILE *f, bool addresses)
+{
+	cline *v = calloc(p->n_smp ? p->n_smp : 1, sizeof *v);
+	int rc = v ? 0 : -1;
+	size_t n = 0;
+	for (size_t i = 0; !rc && i < p->n_smp; i++) {
+		v[n] = (cline){ stack_line(p, &p->smp[i], addresses), p->smp[i].count };
+		rc = v[n++].stack ? 0 : -1;
+	}
+	if (!rc)
+		qsort(v, n, sizeof *v, cmp_cline);
+	for (size_t i = 0; !rc && i < n;) {
+		size_t j = i;
+		uint64_t count = 0;
+		for (; j < n && !strcmp(v[j].stack, v[i].stack); j++)
+			count += v[j].count;
+		fprintf(f, "%s %" PRIu64 "\n", v[i].stack, count);
+		i = j;
+	}
+	for (size_t i = 0; i < n; i++)
+		free(v[i].stack);
+	free(v);
+	if (rc)
+		errno = ENOMEM;
+	return fflush(f) || rc ? -1 : 0;
 }

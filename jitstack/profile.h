@@ -68,9 +68,10 @@ void js_profile_free(js_profile *p);
 /* Add one stack (already unwound) of a thread. */
 void js_profile_add(js_profile *p, js_session *s, const js_stack *st);
 
-/* flamegraph.pl's collapsed format: "root;...;leaf count" per line, the
- * thread's name as the root frame. */
-int js_profile_write_collapsed(const js_profile *p, FILE *f);
+/* flamegraph.pl's collapsed format: "thread;root;...;leaf count", one line
+ * per distinct stack of names (with ADDRESSES, of names and addresses:
+ * "name [0xADDR]"), counts summed. */
+int js_profile_write_collapsed(const js_profile *p, FILE *f, bool addresses);
 /* pprof: the profile.proto message, gzip-compressed.  0 or -1 (errno). */
 int js_profile_write_pprof(const js_profile *p, const char *path);
 

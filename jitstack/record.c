@@ -148,7 +148,7 @@ static int write_profile(js_session *s, const js_record_opts *r, js_profile *pro
 	FILE *f = out && strcmp(out, "-") ? fopen(out, "we") : stdout;
 	if (!f)
 		return js_fail(&s->err, JS_EXIT_FAILURE, errno, "cannot write %s: %s", out, strerror(errno));
-	int bad = js_profile_write_collapsed(prof, f);
+	int bad = js_profile_write_collapsed(prof, f, r->addresses);
 	if (f != stdout)
 		bad |= fclose(f);
 	if (bad)

@@ -14,6 +14,7 @@ typedef struct js_record_opts {
 	const char *out;    /* NULL: stdout (collapsed) or jitstack.pb.gz (pprof) */
 	js_format format;
 	bool idle;          /* count threads blocked in system calls too */
+	bool addresses;     /* collapsed: each frame's address too */
 } js_record_opts;
 
 /* Returns a js_exit code. */

@@ -1,8 +1,9 @@
 # jitstack record on tinyjit running progs/hot.tj, whose function `hot`
 # does ten times the work of `cool`: in every JIT mode, the collapsed
-# profile's hottest JIT leaf is tj:hot, well ahead of tj:cool; the pprof
-# profile is gzip, decodes (protobuf-c's unpack of profile.proto), holds
-# consistent tables and says the same.
+# profile's hottest JIT leaf is tj:hot, well ahead of tj:cool, and it holds
+# each stack of names on one line (with --addresses, each stack of names
+# and addresses); the pprof profile is gzip, decodes (protobuf-c's unpack
+# of profile.proto), holds consistent tables and says the same.
 . "$(dirname "$0")/lib.sh"
 need_file "$TJ" "make tinyjit"
 need_file "$JTB/pprofdump" "make jitstack-check"
@@ -28,6 +29,13 @@ for mode in "fp region" "fp exact" "nofp exact" "nofp region"; do
 	hot=$(awk '$2 == "tj:hot" {print $1}' leaves)
 	cool=$(awk '$2 == "tj:cool" {print $1}' leaves)
 	[ "$hot" -gt $((3 * ${cool:-0})) ] || fail "[$mode] tj:hot $hot samples, tj:cool ${cool:-0}: not 3x apart"
+	dup=$(awk '{ $NF = ""; print }' prof.txt | sort | uniq -d | head -3)
+	[ -z "$dup" ] || fail "[$mode] collapsed: the same stack on several lines: $dup"
+	limit 60 "$JS" record -p $pid -F 250 -d 0.5 --addresses -o addr.txt 2> rec.err ||
+		{ cat rec.err; fail "[$mode] record --addresses exited $?"; }
+	grep -q ';tj:hot \[0x[0-9a-f]*\]' addr.txt || { head -3 addr.txt; fail "[$mode] --addresses: no address on tj:hot"; }
+	dup=$(awk '{ $NF = ""; print }' addr.txt | sort | uniq -d | head -3)
+	[ -z "$dup" ] || fail "[$mode] collapsed --addresses: the same stack on several lines: $dup"
 	limit 60 "$JS" record -p $pid -F 250 -d 1.5 --format pprof -o prof.pb.gz 2> rec.err
 	rc=$?
 	[ $rc -eq 0 ] || { cat rec.err; fail "[$mode] pprof record exited $rc"; }
@@ -35,6 +43,6 @@ for mode in "fp region" "fp exact" "nofp exact" "nofp region"; do
 	top=$(awk '$1 == "leaf" && $2 ~ /^tj:/ {print $3, $2}' dump | sort -rn | head -1 | cut -d' ' -f2)
 	[ "$top" = tj:hot ] || { cat dump; fail "[$mode] pprof: hottest JIT leaf is $top"; }
 	note "[$mode] collapsed: tj:hot $hot, tj:cool ${cool:-0} samples; pprof: $(head -1 dump), hottest $top"
-	kill -9 $pid
+	kill_tree $pid
 done
 pass "record: tj:hot is the hottest JIT function in every mode, collapsed and pprof"
