@@ -15,10 +15,11 @@
 #define JS_VERSION "0.1.0"
 
 static const char usage[] =
-	"usage: jitstack -p PID [--json] [-s] [--images] [--max-frames N] [--no-jit] [--stats]\n"
+	"usage: jitstack -p PID [--json] [-s] [--images] [--max-frames N] [--no-jit] [--no-demangle] [--stats]\n"
 	"       jitstack --core FILE [--exe PATH] [--json] [-s] [--images] [--max-frames N] [--no-jit]\n"
+	"                       [--no-demangle]\n"
 	"       jitstack record -p PID [-F HZ] [-d SECONDS] [-o FILE] [--format collapsed|pprof]\n"
-	"                       [--idle] [--max-frames N] [--no-jit] [--stats]\n"
+	"                       [--idle] [--addresses] [--max-frames N] [--no-jit] [--no-demangle] [--stats]\n"
 	"\n"
 	"Print the stack of every thread of a live process or a core file, through JIT\n"
 	"code registered with the GDB JIT interface (named, with source lines, unwound\n"
@@ -33,6 +34,7 @@ static const char usage[] =
 	"      --images         list the JIT images and their functions instead of stacks\n"
 	"      --max-frames N   frames per thread (default %u, at most %u)\n"
 	"      --no-jit         ignore the JIT interface: JIT frames by frame pointers only\n"
+	"      --no-demangle    C++ and Rust names as the symbol tables hold them\n"
 	"      --stats          timings and counters on stderr\n"
 	"  record:\n"
 	"  -F, --frequency HZ   samples per second (default 99, at most 10000)\n"
@@ -47,7 +49,7 @@ static const char usage[] =
 	"Exit status: 0 success, 1 failure, 2 usage, 3 no such process (or it exited),\n"
 	"4 permission denied, 5 not a core file, 6 unsupported architecture.\n";
 
-enum { O_CORE = 256, O_EXE, O_JSON, O_IMAGES, O_MAX_FRAMES, O_NO_JIT, O_STATS, O_FORMAT, O_IDLE, O_ADDRESSES,
+enum { O_CORE = 256, O_EXE, O_JSON, O_IMAGES, O_MAX_FRAMES, O_NO_JIT, O_STATS, O_FORMAT, O_IDLE, O_ADDRESSES, O_NO_DEMANGLE,
        O_VERSION };
 
 static const struct option long_opts[] = {
@@ -59,6 +61,7 @@ static const struct option long_opts[] = {
 	{ "images", no_argument, NULL, O_IMAGES },
 	{ "max-frames", required_argument, NULL, O_MAX_FRAMES },
 	{ "no-jit", no_argument, NULL, O_NO_JIT },
+	{ "no-demangle", no_argument, NULL, O_NO_DEMANGLE },
 	{ "stats", no_argument, NULL, O_STATS },
 	{ "frequency", required_argument, NULL, 'F' },
 	{ "duration", required_argument, NULL, 'd' },
@@ -129,6 +132,7 @@ int main(int argc, char **argv)
 			d.opt.max_frames = (unsigned)v;
 			break;
 		case O_NO_JIT: d.opt.no_jit = true; break;
+		case O_NO_DEMANGLE: d.opt.no_demangle = true; break;
 		case O_STATS: d.opt.stats = true; break;
 		case 'F':
 			if (!parse_double(optarg, 0.1, 10000, &r.hz))

@@ -8,6 +8,7 @@
  * our page cache, which a record session keeps across samples.
  */
 #include "session.h"
+#include "demangle.h"
 #include "machine.h"
 #include "bounds.h"
 
@@ -420,5 +421,6 @@ void js_close(js_session *s)
 	free(s->warn);
 	free(s->memo);
 	free(s->names);
+	js_demangle_free(s);
 	memset(s, 0, sizeof *s);
 }

@@ -23,6 +23,7 @@ typedef struct js_opts {
 	unsigned max_frames;
 	bool source_all;     /* -s: source lines of every frame (loads separate debuginfo) */
 	bool no_jit;         /* --no-jit: ignore the JIT interface (frame pointers only) */
+	bool no_demangle;    /* --no-demangle: names as the symbol tables hold them */
 	bool stats;
 } js_opts;
 
@@ -53,6 +54,7 @@ typedef struct js_session {
 	struct sym_memo *names;
 	size_t names_cap, names_n;
 	uint64_t names_changes;  /* jit.changes it was filled under */
+	struct demangle_cache *demangled; /* demangle.c */
 } js_session;
 
 /* Open a live process: attach to its threads (seized, not stopped), report

@@ -1,5 +1,6 @@
 /* stack.c - unwinding threads with libdwfl and naming frames (stack.h). */
 #include "stack.h"
+#include "demangle.h"
 #include "grow.h"
 #include "machine.h"
 #include "bounds.h"
@@ -354,7 +355,7 @@ static void symbolize(js_session *s, const js_frame *f, js_sym *o)
 	GElf_Sym sym;
 	const char *fn = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
 	if (fn) {
-		o->func = fn;
+		o->func = js_demangle(s, fn);
 		o->func_off = f->pc - (pc - off);
 	}
 	if (!(o->jit || s->opt->source_all || embedded_dwarf(s, mod)))

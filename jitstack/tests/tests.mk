@@ -9,7 +9,7 @@ JS_TB := $(JS_B)/tests
 JS_FUZZ_TIME ?= 300
 JS_TEST_CFLAGS = -std=gnu11 $(JS_WARN) -O1 -g -fno-omit-frame-pointer $(SANFLAGS)
 
-JS_TEST_PROGS := $(addprefix $(JS_TB)/,foreignjit jitobj.o jitobj-df.o jitobj-clang.o hostile threads tomb churnjit pprofdump)
+JS_TEST_PROGS := $(addprefix $(JS_TB)/,foreignjit jitobj.o jitobj-df.o jitobj-clang.o cxxwait hostile threads tomb churnjit pprofdump)
 
 # A foreign JIT and the objects it loads (LLVM-style): the objects keep no
 # frame pointer, so only their CFI (.eh_frame, or .debug_frame) unwinds them.
@@ -27,6 +27,10 @@ $(JS_TB)/jitobj-df.o: $(JS)/tests/jitobj.c
 $(JS_TB)/jitobj-clang.o: $(JS)/tests/jitobj.c
 	@mkdir -p $(dir $@)
 	clang-19 -O1 -gdwarf-5 -fomit-frame-pointer -c -o $@ $<
+
+$(JS_TB)/cxxwait: $(JS)/tests/cxxwait.cc
+	@mkdir -p $(dir $@)
+	$(CXX) -O1 -g -fno-omit-frame-pointer $(SANFLAGS) -o $@ $<
 
 $(JS_TB)/hostile: $(JS)/tests/hostile.c formats/gdbjit.h
 	@mkdir -p $(dir $@)
