@@ -18,12 +18,54 @@
 #define MAX_MAPS_TEXT ((size_t)64 << 20)
 #define MAX_VDSO_SIZE ((size_t)1 << 20)
 
-/* Feed maps text to libdwfl. */
-static int report_text(Dwfl *dwfl, char *text, size_t len)
+/* Does the maps line's mapping hold no file libdwfl could read?  Shared
+ * anonymous memory (/dev/zero (deleted)), SysV shared memory (/SYSV...),
+ * huge pages and AIO rings are in no file, and a memfd holds an ELF file
+ * only if its first page starts like one (a JIT that dlopens a memfd).
+ * PHP's opcache JIT keeps its code in shared memory: reported as modules,
+ * those mappings would hide the JIT images of the code in them. */
+static bool not_a_file(const char *line, size_t n, js_mem *mem)
 {
-	if (!len)
+	unsigned long lo, hi, off;
+	int path_at = -1;
+	if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %n", &lo, &hi, &off, &path_at) < 3 || path_at < 0 ||
+	    (size_t)path_at >= n)
+		return false;
+	const char *p = line + path_at;
+	static const char *const none[] = { "/dev/zero ", "/SYSV", "/anon_hugepage ", "/[aio] " };
+	for (size_t i = 0; i < sizeof none / sizeof *none; i++)
+		if (!strncmp(p, none[i], strlen(none[i])))
+			return true;
+	if (strncmp(p, "/memfd:", 7))
+		return false;
+	uint8_t magic[SELFMAG];
+	return off != 0 || !mem || js_mem_read(mem, lo, magic, sizeof magic) || memcmp(magic, ELFMAG, SELFMAG);
+}
+
+/* Remove the lines of mappings that are in no file, in place. */
+static size_t drop_non_files(char *text, size_t len, js_mem *mem)
+{
+	size_t out = 0;
+	for (size_t at = 0; at < len;) {
+		char *nl = memchr(text + at, '\n', len - at);
+		size_t n = nl ? (size_t)(nl - (text + at)) + 1 : len - at;
+		if (!not_a_file(text + at, n, mem)) {
+			memmove(text + out, text + at, n);
+			out += n;
+		}
+		at += n;
+	}
+	return out;
+}
+
+/* Feed maps text to libdwfl, less the mappings in no file (*len is
+ * updated). */
+static int report_text(Dwfl *dwfl, char *text, size_t *len, js_mem *mem)
+{
+	*len = drop_non_files(text, *len, mem);
+	if (!*len)
 		return 0;
-	FILE *f = fmemopen(text, len, "r");
+	FILE *f = fmemopen(text, *len, "r");
 	if (!f)
 		return errno;
 	int r = dwfl_linux_proc_maps_report(dwfl, f);
@@ -91,7 +133,7 @@ int js_report_proc_maps(Dwfl *dwfl, pid_t pid, js_mem *mem, js_memelf *vdso)
 		free(text);
 		return ENOENT;
 	}
-	int r = report_text(dwfl, text, len);
+	int r = report_text(dwfl, text, &len, mem);
 	vdso->magic = JS_MEMELF_MAGIC;
 	vdso->mem = mem;
 	for (char *l = text; l < text + len;) {
@@ -225,7 +267,7 @@ int js_report_core_files(Dwfl *dwfl, Elf *core, const char *exe, js_mem *mem, js
 		len += (size_t)w;
 		p = nul + 1;
 	}
-	int rc = report_text(dwfl, text, len);
+	int rc = report_text(dwfl, text, &len, mem);
 	free(text);
 	report_vdso(dwfl, vdso);
 	return rc ? -1 : 0;

@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
 #include <unistd.h>
 
 #define NOINLINE __attribute__((noinline, used))
@@ -475,6 +476,36 @@ static void write_expect(const char *path, const loaded *l, uint8_t *trace)
 	fclose(f);
 }
 
+/* The code's memory, of the kind FOREIGNJIT_CODE names: private anonymous
+ * (unset), or shared as PHP's opcache JIT keeps it: "shared" (anonymous
+ * shared, /dev/zero (deleted) in maps), "sysv" (SysV shared memory,
+ * /SYSV... (deleted)) or "memfd" (/memfd:... (deleted)). */
+static uint8_t *code_memory(const char *kind)
+{
+	void *p = MAP_FAILED;
+	if (!kind || !*kind) {
+		p = mmap(NULL, CODE_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	} else if (!strcmp(kind, "shared")) {
+		p = mmap(NULL, CODE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	} else if (!strcmp(kind, "sysv")) {
+		int id = shmget(IPC_PRIVATE, CODE_SIZE, IPC_CREAT | 0600);
+		p = id < 0 ? MAP_FAILED : shmat(id, NULL, SHM_EXEC);
+		if (p == (void *)-1)
+			p = MAP_FAILED;
+		if (id >= 0)
+			shmctl(id, IPC_RMID, NULL); /* gone with the last detach */
+	} else if (!strcmp(kind, "memfd")) {
+		int fd = memfd_create("jitcode", MFD_CLOEXEC);
+		if (fd >= 0 && ftruncate(fd, CODE_SIZE) == 0)
+			p = mmap(NULL, CODE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (fd >= 0)
+			close(fd);
+	}
+	if (p == MAP_FAILED)
+		fail("code memory");
+	return p;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -483,9 +514,7 @@ int main(int argc, char **argv)
 	}
 	action = argv[1];
 	const char *expect = argc > 4 && !strcmp(argv[3], "--expect") ? argv[4] : "child.expect";
-	code = mmap(NULL, CODE_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (code == MAP_FAILED)
-		fail("mmap");
+	code = code_memory(getenv("FOREIGNJIT_CODE"));
 	memset(code, 0xcc, CODE_SIZE);
 	loaded l;
 	load_object(argv[2], &l);
