@@ -55,8 +55,10 @@ static int code_hull(ein *e, const js_img_in *in, js_img_out *o)
 		if (s->addr + s->size > hi)
 			hi = s->addr + s->size;
 	}
-	if (!n)
+	if (!n) {
+		o->no_code = true;
 		return reject(o, "no code section");
+	}
 	if (hi - lo > JS_MAX_CODE_SPAN)
 		return reject(o, "code spans %#" PRIx64 " bytes (limit %#" PRIx64 ")", hi - lo,
 			      (uint64_t)JS_MAX_CODE_SPAN);
@@ -424,8 +426,10 @@ static void relocate_debug(ein *e, const js_arch *arch, js_img_out *o)
 /* The steps, each of which may reject the image with its reason. */
 static int rewrite(ein *e, const js_img_in *in, js_img_out *o, cfi_out *c, fsym **syms)
 {
-	if (ein_parse(e, in->bytes, in->size, &o->why))
+	if (ein_parse(e, in->bytes, in->size, &o->why)) {
+		o->not_elf = in->size < SELFMAG || memcmp(in->bytes, ELFMAG, SELFMAG) != 0;
 		return -1;
+	}
 	const js_arch *arch = js_arch_for(e->machine);
 	if (e->machine != in->machine || !arch) {
 		char a[32], b[32];

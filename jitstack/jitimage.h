@@ -44,6 +44,9 @@ typedef struct js_img_out {
 	uint64_t lo, hi;      /* its code hull */
 	unsigned long n_funcs, n_fdes, n_tomb, n_debug_sections;
 	bool has_lines;       /* libdw finds line rows in its units: frames get source lines */
+	bool not_elf;         /* rejected: not an ELF image (a JIT's own symbol-file format) */
+	bool no_code;         /* rejected: an ELF image with no code section (data, or debug
+			       * information for code in other images) */
 	char note[256];       /* what was dropped, for the listing (js_note); "" if nothing */
 	js_err why;           /* why the image was rejected, or is not used */
 } js_img_out;

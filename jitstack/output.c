@@ -241,10 +241,19 @@ static void jit_warnings(js_session *s)
 		if (s->jit.desc[i].note[0])
 			js_warn(s, "JIT descriptor %#" PRIx64 ": %s", s->jit.desc[i].addr, s->jit.desc[i].note);
 	enum { SHOWN = 5 }; /* a hostile list can hold a million bad entries */
-	size_t rejected = 0;
+	size_t rejected = 0, not_elf = 0, no_code = 0;
 	for (size_t i = 0; i < s->jit.n_img; i++) {
 		const js_image *im = s->jit.img[i];
-		if (js_image_usable(im) || rejected++ >= SHOWN)
+		if (js_image_usable(im))
+			continue;
+		/* not failures of ours: another format (Erlang's BEAM JIT writes
+		 * its own), or data for code in other images (ORC's lazy JIT) */
+		if (!im->superseded && (im->out.not_elf || im->out.no_code)) {
+			not_elf += im->out.not_elf;
+			no_code += im->out.no_code;
+			continue;
+		}
+		if (rejected++ >= SHOWN)
 			continue;
 		if (im->superseded)
 			js_warn(s, "JIT image %#" PRIx64 " (entry %#" PRIx64 ") not used: %s", im->symfile_addr,
@@ -255,6 +264,11 @@ static void jit_warnings(js_session *s)
 	}
 	if (rejected > SHOWN)
 		js_warn(s, "%zu more JIT images rejected (--images lists them)", rejected - SHOWN);
+	if (not_elf)
+		js_warn(s, "%zu JIT entries hold symbol files that are not ELF (a JIT's own format): not read",
+			not_elf);
+	if (no_code)
+		js_warn(s, "%zu JIT images hold no code (data or debug information for other images)", no_code);
 	if (s->jit.empty)
 		js_warn(s, "%lu JIT entries have no image", s->jit.empty);
 	if (s->jit.over_limit)

@@ -11,7 +11,7 @@ need_file "$JTB/hostile" "make jitstack-check"
 cases='cycle|loops back
 huge|image size 1152921504606846976
 unmapped|is unreadable
-garbage|rejected: no ELF magic
+garbage|2 JIT entries hold symbol files that are not ELF
 badcfi|its own caller
 hugereg|1 malformed FDEs dropped
 outside|
