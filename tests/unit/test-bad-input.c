@@ -175,6 +175,16 @@ static void frames(void)
 		b.frame = bad[i].f;
 		expect_refused(&b, JU_ECFI, bad[i].why, "bad frame");
 	}
+	/* A range with no instructions (insns NULL, len 0) is legal: the CIE's
+	 * rule holds there.  The checker and the writer must not do pointer
+	 * arithmetic on the NULL (clang's UBSan reports NULL + 0). */
+	static const ju_cfi_range cr_empty[] = { { 0, 16, NULL, 0 } };
+	ju_blob b = good(0x200, 16, "no instructions");
+	b.frame = (ju_frame){ .kind = JU_FRAME_CFI, .u.cfi = { cr_empty, 1 } };
+	CHECK_RC(ju_publish(ctx, &b), 0);
+	CHECK(unwinder_finds(R + 0x208), "libgcc does not find a blob whose range has no instructions");
+	CHECK_RC(ju_unpublish(ctx, b.start), 0);
+	anchors_intact("a range with no instructions");
 }
 
 static void lines(void)
