@@ -23,6 +23,10 @@ const ju_channel_ops *const ju_channel_table[JU_N_CHANNELS] = {
 static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ju_ctx *all_ctx;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+/* Held while a publish appends to the perf map and the jitdump (taken inside
+ * a context's lock, so the fork handlers, which hold every context's lock,
+ * never copy it held). */
+static pthread_mutex_t files_lock = PTHREAD_MUTEX_INITIALIZER;
 
 const char *ju_channel_name(uint32_t channel)
 {
@@ -233,13 +237,19 @@ static int log_files(struct ju_ctx *ctx, const ju_blob *blobs, const staged *s, 
 			.file = b->n_lines ? b->file : NULL, .lines = b->lines, .n_lines = b->n_lines,
 		};
 	}
+	/* All or nothing across the two files: when the jitdump fails after the
+	 * perf map took its lines, the lines are taken back.  The lock keeps
+	 * other contexts' appends out of the way in between. */
+	pthread_mutex_lock(&files_lock);
 	int err = 0;
 	if (files & JU_CH_PERFMAP)
 		err = ju_ch_perfmap.log_blobs(ctx, v, n);
-	if (!err && (files & JU_CH_JITDUMP))
+	if (!err && (files & JU_CH_JITDUMP)) {
 		err = ju_ch_jitdump.log_blobs(ctx, v, n);
-	/* A jitdump failure after the perf map was written leaves those perf map
-	 * lines: harmless, perf only names addresses it samples. */
+		if (err && (files & JU_CH_PERFMAP))
+			ju_ch_perfmap.unlog_last(ctx);
+	}
+	pthread_mutex_unlock(&files_lock);
 	free(v);
 	return err;
 }

@@ -131,6 +131,10 @@ typedef struct ju_channel_ops {
 	/* File channels: append records for n new blobs; on failure leave the
 	 * file as it was and return an error. */
 	int (*log_blobs)(struct ju_ctx *ctx, const blob_view *v, size_t n);
+	/* Take back what this context's last successful log_blobs appended (a
+	 * file channel after it failed).  Called with core.c's file lock held
+	 * since that log_blobs, so no other context wrote in between. */
+	void (*unlog_last)(struct ju_ctx *ctx);
 	/* In a forked child: start this process's own files. */
 	int (*after_fork)(struct ju_ctx *ctx);
 } ju_channel_ops;
