@@ -504,7 +504,7 @@ int ju_open(const ju_options *opt, ju_ctx **out)
 	ctx->arch = arch;
 	ctx->opt = o;
 	ctx->pid = getpid();
-	if (o.jitdump_dir && !(ctx->jitdump_dir = strdup(o.jitdump_dir))) {
+	if (o.jitdump_dir && !(ctx->jitdump_dir = ju__strdup(o.jitdump_dir))) {
 		free(ctx);
 		return JU_FAIL(JU_ENOMEM, "out of memory");
 	}

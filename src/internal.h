@@ -210,6 +210,7 @@ int arena_relog(struct ju_ctx *ctx, int (*log_blobs)(struct ju_ctx *, const blob
 void *ju__malloc(size_t n);
 void *ju__calloc(size_t n, size_t size);
 void *ju__realloc(void *p, size_t n);
+char *ju__strdup(const char *s);
 /* Every allocation and file write asks here first; tests set a countdown so
  * the n-th one fails (SQLite-style fault injection). */
 bool ju__fault(void);

@@ -36,6 +36,14 @@ $(TEST_DIR)/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(FMT_HDRS) $(LIB_INTER
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Iinclude -Isrc -I. -Itests/unit -o $@ $< $(LIB_INTERNAL) -ldw -lelf -ldl -pthread
 
+# The library's own allocations come to the test's wrappers.
+WRAP_ALLOC := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=mmap
+$(TEST_DIR)/test-allocations-ask-the-fault-injector: tests/unit/test-allocations-ask-the-fault-injector.c \
+		tests/unit/unit.h $(LIB_INTERNAL)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Iinclude -Isrc -I. -Itests/unit -o $@ $< $(WRAP_ALLOC) $(LIB_INTERNAL) \
+		-ldl -pthread
+
 # GDB JIT interface tests that need the shared library's dynamic linking
 # (the host's __jit_debug_* symbols interpose the library's): linked with
 # libjitunwind.so rather than the internal archive.
@@ -74,7 +82,7 @@ $(A64_DIR)/obj/%.o: src/%.c $(wildcard src/*.h) $(FMT_HDRS) include/jitunwind.h 
 
 $(A64_DIR)/obj/formats/%.o: formats/%.c $(FMT_HDRS) | test-deps
 	@mkdir -p $(dir $@)
-	$(A64_PREFIX)gcc $(A64_CFLAGS) -fPIC -fvisibility=hidden -I. -c -o $@ $<
+	$(A64_PREFIX)gcc $(A64_CFLAGS) -fPIC -fvisibility=hidden -I. -DBYTES_REALLOC=ju__realloc -c -o $@ $<
 
 $(A64_DIR)/libjitunwind.a: $(A64_OBJS)
 	rm -f $@
