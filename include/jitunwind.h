@@ -85,11 +85,11 @@ enum { JU_LOG_ERROR = 0, JU_LOG_WARN = 1, JU_LOG_INFO = 2, JU_LOG_DEBUG = 3 };
 
 typedef struct ju_options {
 	/* Channels wanted (JU_CH_* mask); 0 means JU_CH_ALL.  The environment
-	 * variable JITUNWIND, when set, overrides it: "all", "none", or a comma
-	 * separated list of channel names ("unwinder", "libunwind", "gdb",
-	 * "perfmap", "jitdump"). */
+	 * variable JITUNWIND, when set and not empty, overrides it: "all",
+	 * "none", or a comma separated list of channel names ("unwinder",
+	 * "libunwind", "gdb", "perfmap", "jitdump"). */
 	uint32_t channels;
-	uint32_t flags; /* JU_OPT_* */
+	uint32_t flags; /* JU_OPT_*; other bits fail ju_open with JU_EINVAL */
 	/* Directory for jit-<pid>.dump; NULL means $JITDUMPDIR, then
 	 * $HOME/.debug/jit/jitunwind-<date>.XXXXXX as perf's agents do. */
 	const char *jitdump_dir;
@@ -177,8 +177,9 @@ typedef struct ju_blob {
 	size_t size;       /* bytes of code, > 0, < 4 GiB */
 	const char *name;  /* UTF-8, no control characters, 1..JU_NAME_MAX bytes */
 	ju_frame frame;
-	/* Optional source position: file name (UTF-8) and rows sorted by
-	 * offset.  NULL/0 when there is none. */
+	/* Optional source position: file name (UTF-8 like `name`, up to 4096
+	 * bytes; JU_ENAME otherwise) and rows sorted by offset.  NULL/0 when
+	 * there is none. */
 	const char *file;
 	const ju_line *lines;
 	size_t n_lines;

@@ -358,13 +358,14 @@ static int scan_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len
 		uint8_t op = p[at];
 		cfa_insn in;
 		/* DW_CFA_set_loc depends on the pointer encoding (omitted here);
-		 * vendor opcodes mean nothing to other unwinders. */
+		 * vendor opcodes (DW_CFA_low_user..high_user, the GNU ones
+		 * included) mean nothing to some unwinders. */
 		bool known = cfa_next(&r, DW_EH_PE_omit, &in);
 		if (r.failed) {
 			snprintf(msg, msglen, "instructions end in the middle of an operand");
 			return -1;
 		}
-		if (!known || in.op == DW_CFA_GNU_window_save || in.op == DW_CFA_MIPS_advance_loc8) {
+		if (!known || (in.op >= DW_CFA_low_user && in.op <= DW_CFA_high_user)) {
 			snprintf(msg, msglen, "unsupported CFA opcode 0x%02x at byte %zu", op, at);
 			return -1;
 		}

@@ -19,6 +19,11 @@ const ju_channel_ops *const ju_channel_table[JU_N_CHANNELS] = {
 	&ju_ch_unwinder, &ju_ch_libunwind, &ju_ch_gdb, &ju_ch_perfmap, &ju_ch_jitdump,
 };
 
+/* The JU_OPT_* bits this version knows. */
+#define JU_OPT_KNOWN (JU_OPT_NO_ENV | JU_OPT_STRICT)
+/* Longest source file name accepted, in bytes. */
+#define JU_FILE_MAX 4096
+
 /* All open contexts, so a fork handler can give the child its own files. */
 static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ju_ctx *all_ctx;
@@ -114,9 +119,12 @@ static int check_blob(const struct ju_ctx *ctx, const ju_blob *b, size_t i)
 	if (!b->lines)
 		return JU_FAIL(JU_ELINES, "blob %zu (%s): n_lines is %zu but lines is NULL", i, b->name,
 			       b->n_lines);
-	err = check_text("file", i, b->file, 4096, &len);
+	if (!b->file)
+		return JU_FAIL(JU_ELINES, "blob %zu (%s): %zu line rows but file is NULL", i, b->name,
+			       b->n_lines);
+	err = check_text("file name", i, b->file, JU_FILE_MAX, &len);
 	if (err)
-		return err == JU_ENAME ? JU_ELINES : err;
+		return err;
 	if (image_check_lines(b->file, b->lines, b->n_lines, b->size, msg, sizeof msg))
 		return JU_FAIL(JU_ELINES, "blob %zu (%s): %s", i, b->name, msg);
 	return 0;
@@ -485,9 +493,14 @@ int ju_open(const ju_options *opt, ju_ctx **out)
 	ju_options o = opt ? *opt : (ju_options){ 0 };
 	if (o.channels & ~(uint32_t)JU_CH_ALL)
 		return JU_FAIL(JU_EINVAL, "unknown channel bits %#x", o.channels & ~(uint32_t)JU_CH_ALL);
+	if (o.flags & ~(uint32_t)JU_OPT_KNOWN)
+		return JU_FAIL(JU_EINVAL, "unknown flag bits %#x", o.flags & ~(uint32_t)JU_OPT_KNOWN);
 	uint32_t want = o.channels ? o.channels : JU_CH_ALL;
 	bool strict = (o.flags & JU_OPT_STRICT) || (o.channels && o.channels != JU_CH_ALL);
 	const char *env = (o.flags & JU_OPT_NO_ENV) ? NULL : getenv("JITUNWIND");
+	bool env_empty = env && !*env;
+	if (env_empty)
+		env = NULL; /* `JITUNWIND= prog`: set but empty is the same as unset */
 	if (env) {
 		int err = parse_env(env, &want, &strict);
 		if (err)
@@ -509,6 +522,8 @@ int ju_open(const ju_options *opt, ju_ctx **out)
 		return JU_FAIL(JU_ENOMEM, "out of memory");
 	}
 	ctx->opt.jitdump_dir = ctx->jitdump_dir;
+	if (env_empty)
+		ju__log(ctx, JU_LOG_INFO, "JITUNWIND is empty: treated as unset, the options choose the channels");
 	int err = open_channels(ctx, want, strict);
 	if (err) {
 		free(ctx->jitdump_dir);

@@ -131,12 +131,16 @@ static void frames(void)
 	static const ju_range out_epi[] = { { 30, 40 } };
 	static const uint8_t set_loc[] = { 0x01, 0, 0, 0, 0, 0, 0, 0, 0 };
 	static const uint8_t vendor[] = { 0x3f };
+	static const uint8_t args_size[] = { 0x2e, 0x10 };              /* DW_CFA_GNU_args_size 16 */
+	static const uint8_t neg_offset[] = { 0x2f, 0x03, 0x01 };       /* GNU_negative_offset_extended */
 	static const uint8_t truncated[] = { 0x0c, 0x07 };           /* def_cfa reg, no offset */
 	static const uint8_t bad_reg[] = { 0x0d, 0xc8, 0x01 };       /* def_cfa_register 200 */
 	static const uint8_t far[] = { 0x02, 200 };                  /* advance past the range */
 	static const uint8_t unbalanced[] = { 0x0b };                /* restore_state alone */
 	static const ju_cfi_range cr_set_loc[] = { { 0, 16, set_loc, sizeof set_loc } };
 	static const ju_cfi_range cr_vendor[] = { { 0, 16, vendor, 1 } };
+	static const ju_cfi_range cr_args_size[] = { { 0, 16, args_size, sizeof args_size } };
+	static const ju_cfi_range cr_neg_offset[] = { { 0, 16, neg_offset, sizeof neg_offset } };
 	static const ju_cfi_range cr_trunc[] = { { 0, 16, truncated, 2 } };
 	static const ju_cfi_range cr_reg[] = { { 0, 16, bad_reg, 3 } };
 	static const ju_cfi_range cr_far[] = { { 0, 16, far, 2 } };
@@ -165,6 +169,8 @@ static void frames(void)
 		{ { .kind = JU_FRAME_CFI, .u.cfi = { cr_nulls, 1 } }, "insns is NULL" },
 		{ { .kind = JU_FRAME_CFI, .u.cfi = { cr_set_loc, 1 } }, "opcode 0x01" },
 		{ { .kind = JU_FRAME_CFI, .u.cfi = { cr_vendor, 1 } }, "opcode 0x3f" },
+		{ { .kind = JU_FRAME_CFI, .u.cfi = { cr_args_size, 1 } }, "opcode 0x2e" },
+		{ { .kind = JU_FRAME_CFI, .u.cfi = { cr_neg_offset, 1 } }, "opcode 0x2f" },
 		{ { .kind = JU_FRAME_CFI, .u.cfi = { cr_trunc, 1 } }, "middle of an operand" },
 		{ { .kind = JU_FRAME_CFI, .u.cfi = { cr_reg, 1 } }, "not a x86-64 DWARF register" },
 		{ { .kind = JU_FRAME_CFI, .u.cfi = { cr_far, 1 } }, "past the range" },
@@ -205,7 +211,9 @@ static void lines(void)
 	b.lines = ok, b.n_lines = 2, b.file = NULL;
 	expect_refused(&b, JU_ELINES, "file is NULL", "rows without a file");
 	b.file = "bad\xff.tj";
-	expect_refused(&b, JU_ELINES, "UTF-8", "file name not UTF-8");
+	expect_refused(&b, JU_ENAME, "file name is not valid UTF-8", "file name not UTF-8");
+	b.file = "";
+	expect_refused(&b, JU_ENAME, "file name is empty", "empty file name");
 	b.file = "f.tj", b.lines = NULL, b.n_lines = 0;
 	expect_refused(&b, JU_ELINES, "without line rows", "a file without rows");
 }
@@ -261,6 +269,18 @@ static void opening(void)
 		CHECK_RC(ju_open(NULL, &c), JU_EENV);
 		CHECK(strstr(ju_errmsg(), "JITUNWIND"), "message: %s", ju_errmsg());
 	}
+	/* set but empty is the same as unset: the options choose */
+	setenv("JITUNWIND", "", 1);
+	o = (ju_options){ .channels = JU_CH_UNWINDER };
+	CHECK_RC(ju_open(&o, &c), 0);
+	CHECK(ju_channels(c) == JU_CH_UNWINDER, "JITUNWIND=\"\": channels %#x, want the options' %#x",
+	      ju_channels(c), JU_CH_UNWINDER);
+	CHECK_RC(ju_close(c), 0);
+	setenv("JITUNWIND", "bogus", 1);
+	/* flag bits this version does not know */
+	o = (ju_options){ .flags = JU_OPT_NO_ENV | 1u << 7 };
+	CHECK_RC(ju_open(&o, &c), JU_EINVAL);
+	CHECK(strstr(ju_errmsg(), "unknown flag bits 0x80"), "message: %s", ju_errmsg());
 	/* JU_OPT_NO_ENV ignores it */
 	o = (ju_options){ .channels = JU_CH_UNWINDER, .flags = JU_OPT_NO_ENV };
 	CHECK_RC(ju_open(&o, &c), 0);
