@@ -90,8 +90,9 @@ typedef struct ju_options {
 	 * "libunwind", "gdb", "perfmap", "jitdump"). */
 	uint32_t channels;
 	uint32_t flags; /* JU_OPT_*; other bits fail ju_open with JU_EINVAL */
-	/* Directory for jit-<pid>.dump; NULL means $JITDUMPDIR, then
-	 * $HOME/.debug/jit/jitunwind-<date>.XXXXXX as perf's agents do. */
+	/* Directory for jit-<pid>.dump.  NULL means a new directory
+	 * $JITDUMPDIR/.debug/jit/jitunwind-<YYYYMMDD>.XXXXXX, as perf's agents
+	 * make it, with $HOME (then ".") in place of $JITDUMPDIR when unset. */
 	const char *jitdump_dir;
 	/* Optional log sink; called with the context lock held, must not call
 	 * back into the library. */
@@ -106,8 +107,9 @@ typedef struct ju_range {
 	uint32_t start, end;
 } ju_range;
 
-/* Raw DWARF call frame instructions for [start, end) of a blob.  They are
- * read as if they followed the architecture's standard CIE (see
+/* Raw DWARF call frame instructions for [start, end) of a blob.  Each range
+ * starts from the CIE's (function-entry) state, whatever the range before it
+ * did.  They are read as if they followed the architecture's standard CIE (see
  * docs/API.md): x86-64 code alignment 1, data alignment -8, return address
  * column 16, initial CFA rsp+8; AArch64 code alignment 4, data alignment -8,
  * return address column 30, initial CFA sp+0.  Advance opcodes are relative to
