@@ -221,7 +221,9 @@ JU_API size_t ju_count(const ju_ctx *ctx);
 
 /* Rewrite this process's perf map and jitdump files after fork(), with every
  * blob inherited from the parent.  Done automatically by a fork handler; call
- * it only if you fork with a raw clone() that skips pthread_atfork handlers. */
+ * it only if you fork with a raw clone() that skips pthread_atfork handlers.
+ * A file channel whose file cannot be written in this process turns off (as
+ * at ju_open; logged); see ju_channels(). */
 JU_API int ju_after_fork(ju_ctx *ctx);
 
 /* A fixed string describing an error code. */

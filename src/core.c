@@ -419,19 +419,23 @@ static void each_ctx_unlock(void)
 	pthread_mutex_unlock(&all_lock);
 }
 
-static int after_fork_locked(struct ju_ctx *ctx)
+/* A child's own files.  A channel whose file cannot be had turns off, as at
+ * open, and the others go on: any local user can plant a file at the path of
+ * an upcoming pid (/tmp/perf-<pid>.map), and that must not stop the child's
+ * publishes into memory. */
+static void after_fork_locked(struct ju_ctx *ctx)
 {
-	int first = 0;
 	ctx->pid = getpid();
 	for (size_t i = 0; i < JU_N_CHANNELS; i++) {
 		const ju_channel_ops *ops = ju_channel_table[i];
-		if ((ctx->channels & ops->bit) && ops->after_fork) {
-			int err = ops->after_fork(ctx);
-			if (err && !first)
-				first = err;
-		}
+		if (!(ctx->channels & ops->bit) || !ops->after_fork || !ops->after_fork(ctx))
+			continue;
+		ju__log(ctx, JU_LOG_WARN, "channel %s is off in process %d: %s", ops->name, (int)ctx->pid,
+			ju_errmsg());
+		ops->close(ctx);
+		ctx->channels &= ~ops->bit;
 	}
-	return first;
+	ju__clear_error();
 }
 
 /* In the child: unlock, then give every context this process's own perf map
@@ -458,9 +462,9 @@ int ju_after_fork(ju_ctx *ctx)
 	if (!ctx)
 		return JU_FAIL(JU_EINVAL, "context is NULL");
 	pthread_mutex_lock(&ctx->lock);
-	int err = after_fork_locked(ctx);
+	after_fork_locked(ctx);
 	pthread_mutex_unlock(&ctx->lock);
-	return err;
+	return 0;
 }
 
 static int open_channels(struct ju_ctx *ctx, uint32_t want, bool strict)
