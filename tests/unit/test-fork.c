@@ -425,6 +425,82 @@ static void planted_map_turns_only_that_channel_off_in_the_child(void)
 	unlink(pdump);
 }
 
+/* After open, the jitdump directory is renamed away and a symbolic link to
+ * a decoy put in its place: a forked child writes its dump into the
+ * directory the parent opened (held by a descriptor), never into the decoy.
+ * Both for a directory the context names and for the default one. */
+static void swapped_dump_dir_does_not_redirect_a_child(const char *named)
+{
+	char base[128], orig[256], moved[300], decoy[256];
+	snprintf(base, sizeof base, "%s/swap%s", dir, named ? "-named" : "-default");
+	mkdir(base, 0755);
+	snprintf(decoy, sizeof decoy, "%s/decoy", base);
+	mkdir(decoy, 0755);
+	ju_options o = { .channels = JU_CH_JITDUMP, .flags = JU_OPT_NO_ENV };
+	if (named) {
+		snprintf(orig, sizeof orig, "%s/%s", base, named);
+		mkdir(orig, 0755);
+		o.jitdump_dir = orig;
+	} else {
+		setenv("JITDUMPDIR", base, 1);
+	}
+	ju_ctx *a = NULL;
+	CHECK_RC(ju_open(&o, &a), 0);
+	if (!a)
+		return;
+	if (!named) { /* the directory the library made: the one our dump is in */
+		char want[64], line[4200];
+		snprintf(want, sizeof want, "/jit-%d.dump\n", (int)getpid());
+		orig[0] = 0;
+		FILE *f = fopen("/proc/self/maps", "r");
+		while (f && fgets(line, sizeof line, f)) {
+			char *slash = strstr(line, want), *path = strchr(line, '/');
+			if (slash && path && strstr(line, " r-xp "))
+				snprintf(orig, sizeof orig, "%.*s", (int)(slash - path), path);
+		}
+		if (f)
+			fclose(f);
+		unsetenv("JITDUMPDIR");
+		CHECK(orig[0], "no mapped dump of this process");
+	}
+	ju_blob b0 = blob(0x7000, "swapped", false);
+	CHECK_RC(ju_publish(a, &b0), 0);
+	snprintf(moved, sizeof moved, "%s.moved", orig);
+	CHECK(rename(orig, moved) == 0 && symlink(decoy, orig) == 0, "swap %s: %s", orig, strerror(errno));
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(0); /* the fork handler did the work */
+	reap(pid, "child after the swap");
+	char in_decoy[400], in_moved[400];
+	snprintf(in_decoy, sizeof in_decoy, "%s/jit-%d.dump", decoy, (int)pid);
+	snprintf(in_moved, sizeof in_moved, "%s/jit-%d.dump", moved, (int)pid);
+	CHECK(size_of(in_decoy) < 0, "%s: the child followed the swapped-in link to %s",
+	      named ? "named directory" : "default directory", in_decoy);
+	CHECK(size_of(in_moved) > 0, "%s: the child's dump is not in the directory the parent opened (%s)",
+	      named ? "named directory" : "default directory", in_moved);
+	CHECK_RC(ju_unpublish_all(a), 0);
+	CHECK_RC(ju_close(a), 0);
+	unlink(in_decoy);
+	unlink(in_moved);
+	char p[400];
+	snprintf(p, sizeof p, "%s/jit-%d.dump", moved, (int)getpid());
+	unlink(p);
+	unlink(orig);
+	rmdir(moved);
+	rmdir(decoy);
+	if (!named) {
+		snprintf(p, sizeof p, "%s/.debug/jit", base);
+		rmdir(p);
+		snprintf(p, sizeof p, "%s/.debug", base);
+		rmdir(p);
+	}
+	rmdir(base);
+	char cmap[64];
+	map_path(cmap, sizeof cmap, pid);
+	unlink(cmap);
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof dir, "/tmp/test-fork.XXXXXX");
@@ -435,6 +511,8 @@ int main(void)
 	raw_clone_child_catches_up_with_ju_after_fork();
 	fork_while_another_thread_publishes();
 	planted_map_turns_only_that_channel_off_in_the_child();
+	swapped_dump_dir_does_not_redirect_a_child("named");
+	swapped_dump_dir_does_not_redirect_a_child(NULL);
 	rmdir(dir);
 	return unit_done("test-fork");
 }

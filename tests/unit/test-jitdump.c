@@ -417,6 +417,36 @@ static void symlinks_and_foreign_files_are_refused(void)
 	}
 }
 
+/* A symbolic link at any step of the jitdump directory's path is refused,
+ * not only at the file: a directory on the way swapped for a link must not
+ * send the dump elsewhere. */
+static void symlink_on_the_directory_path_is_refused(void)
+{
+	char real[300], link[300], via[400], path[500];
+	snprintf(real, sizeof real, "%s/real", top);
+	snprintf(link, sizeof link, "%s/link", top);
+	mkdir(real, 0755);
+	snprintf(via, sizeof via, "%s/sub", real);
+	mkdir(via, 0755);
+	CHECK(symlink(real, link) == 0, "symlink: %s", strerror(errno));
+	snprintf(via, sizeof via, "%s/sub", link);
+	open_dump(via, JU_EPERM);
+	CHECK(strstr(ju_errmsg(), "symbolic link") && strstr(ju_errmsg(), link),
+	      "message should name %s as a symbolic link: %s", link, ju_errmsg());
+	open_dump(link, JU_EPERM); /* the last component too */
+	path_of_dump(path, sizeof path, real, getpid());
+	CHECK(file_size(path) < 0, "a dump was made through the link");
+	snprintf(path, sizeof path, "%s/sub/jit-%d.dump", real, (int)getpid());
+	CHECK(file_size(path) < 0, "a dump was made through the link in the middle");
+	/* and $JITDUMPDIR through a link: the default directory is not made */
+	setenv("JITDUMPDIR", link, 1);
+	open_dump(NULL, JU_EPERM);
+	snprintf(path, sizeof path, "%s/.debug", real);
+	CHECK(file_size(path) < 0, "%s was made through the link", path);
+	unsetenv("JITDUMPDIR");
+	unlink(link);
+}
+
 /* The main round trip: batches in any order, neighbours with and without
  * room, unpublishing, a second context, a failed publish, closing. */
 static void records_round_trip(void)
@@ -621,6 +651,7 @@ int main(int argc, char **argv)
 
 	default_directory_is_like_perfs_agents();
 	symlinks_and_foreign_files_are_refused();
+	symlink_on_the_directory_path_is_refused();
 	records_round_trip();
 
 	char cmd[400];
