@@ -21,7 +21,8 @@
  *
  * Thread safety: all calls on one context may be made from any thread; they
  * are serialised internally.  Other threads may unwind through published code
- * at any time.  Contexts must not publish overlapping code.
+ * at any time.  Code one context published is refused to the others
+ * (JU_EOVERLAP).
  */
 #ifndef JITUNWIND_H
 #define JITUNWIND_H

@@ -226,6 +226,45 @@ static int check_overlaps(struct ju_ctx *ctx, const ju_blob *blobs, const staged
 	return 0;
 }
 
+/* ---- other contexts --------------------------------------------------------- */
+
+/* Contexts share the process's unwinders, which cannot tell whose code a pc
+ * is, so no two may publish overlapping code.  A publish checks the other
+ * contexts' blobs and commits with cross_lock held, and every change to a
+ * context's arenas holds it, so a check never reads an arena set mid-change
+ * and two contexts cannot both pass a check and then publish over each
+ * other.  Order: all_lock, then a context's lock, then cross_lock (a leaf). */
+static pthread_mutex_t cross_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ju_ctx *cross_ctx; /* every open context, by cross_next */
+
+void ju__cross_lock(void)
+{
+	pthread_mutex_lock(&cross_lock);
+}
+
+void ju__cross_unlock(void)
+{
+	pthread_mutex_unlock(&cross_lock);
+}
+
+static int check_other_contexts(struct ju_ctx *ctx, const ju_blob *blobs, const staged *s, size_t n)
+{
+	for (struct ju_ctx *o = cross_ctx; o; o = o->cross_next) {
+		if (o == ctx || !o->n_live)
+			continue;
+		for (size_t k = 0; k < n; k++) {
+			const blob_rec *r = &s->recs[k];
+			if (arena_overlaps(o, r->start, r->start + r->size))
+				return JU_FAIL(JU_EOVERLAP,
+					       "blob %zu (%s) [%#llx, %#llx) overlaps code another context "
+					       "of this process published",
+					       s->order[k], blobs[s->order[k]].name, (unsigned long long)r->start,
+					       (unsigned long long)(r->start + r->size));
+		}
+	}
+	return 0;
+}
+
 /* ---- file channels --------------------------------------------------------- */
 
 static int log_files(struct ju_ctx *ctx, const ju_blob *blobs, const staged *s, size_t n)
@@ -280,14 +319,18 @@ static int publish_locked(struct ju_ctx *ctx, const ju_blob *blobs, size_t n)
 	if (!err)
 		err = arena_prepare_publish(ctx, s.recs, n, s.buf.p, &plan);
 	if (!err) {
-		err = log_files(ctx, blobs, &s, n);
-		if (err)
+		pthread_mutex_lock(&cross_lock);
+		err = check_other_contexts(ctx, blobs, &s, n);
+		if (!err)
+			err = log_files(ctx, blobs, &s, n);
+		if (err) {
 			arena_abort_publish(ctx, plan);
-		else
+		} else {
 			arena_commit_publish(ctx, plan);
+			ctx->n_live += n;
+		}
+		pthread_mutex_unlock(&cross_lock);
 	}
-	if (!err)
-		ctx->n_live += n;
 	stage_free(&s);
 	return err;
 }
@@ -323,11 +366,13 @@ int ju_unpublish(ju_ctx *ctx, const void *start)
 	if (!ctx)
 		return JU_FAIL(JU_EINVAL, "context is NULL");
 	pthread_mutex_lock(&ctx->lock);
+	pthread_mutex_lock(&cross_lock);
 	arena *a;
 	blob_rec *r = arena_find(ctx, (uintptr_t)start, &a);
 	int err = r ? arena_unpublish(ctx, a, r)
 		    : JU_FAIL(JU_ENOENT, "nothing is published at %p (never published, or unpublished already)",
 			      start);
+	pthread_mutex_unlock(&cross_lock);
 	pthread_mutex_unlock(&ctx->lock);
 	return err;
 }
@@ -338,7 +383,9 @@ int ju_unpublish_all(ju_ctx *ctx)
 	if (!ctx)
 		return JU_FAIL(JU_EINVAL, "context is NULL");
 	pthread_mutex_lock(&ctx->lock);
+	pthread_mutex_lock(&cross_lock);
 	arena_retire_all(ctx);
+	pthread_mutex_unlock(&cross_lock);
 	pthread_mutex_unlock(&ctx->lock);
 	return 0;
 }
@@ -539,6 +586,10 @@ int ju_open(const ju_options *opt, ju_ctx **out)
 	pthread_mutex_lock(&all_lock);
 	ctx->next = all_ctx;
 	all_ctx = ctx;
+	pthread_mutex_lock(&cross_lock);
+	ctx->cross_next = cross_ctx;
+	cross_ctx = ctx;
+	pthread_mutex_unlock(&cross_lock);
 	pthread_mutex_unlock(&all_lock);
 	*out = ctx;
 	return 0;
@@ -563,6 +614,13 @@ int ju_close(ju_ctx *ctx)
 			*p = ctx->next;
 			break;
 		}
+	pthread_mutex_lock(&cross_lock);
+	for (struct ju_ctx **p = &cross_ctx; *p; p = &(*p)->cross_next)
+		if (*p == ctx) {
+			*p = ctx->cross_next;
+			break;
+		}
+	pthread_mutex_unlock(&cross_lock);
 	arena_reclaim_all(ctx); /* channel states go before the channels close */
 	close_channels(ctx);
 	pthread_mutex_unlock(&ctx->lock);

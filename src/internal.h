@@ -160,6 +160,7 @@ struct ju_ctx {
 	size_t n_live;                 /* published blobs */
 	pid_t pid;                     /* process the files belong to */
 	struct ju_ctx *next;           /* all contexts, for fork handling */
+	struct ju_ctx *cross_next;     /* all contexts, for overlap checks (core.c) */
 	/* channel private state */
 	struct fde_reg_state *fde_reg;
 	struct lu_state *lu;
@@ -172,6 +173,12 @@ struct ju_ctx {
 #define JU_N_CHANNELS 5
 _Static_assert(JU_CH_ALL == (1u << JU_N_CHANNELS) - 1, "one JU_CH_* bit per channel");
 extern const ju_channel_ops *const ju_channel_table[JU_N_CHANNELS];
+
+/* Held around every change to any context's arena table, so that a publish
+ * can check the other contexts' blobs (core.c).  Taken inside a context's
+ * lock; takes no other lock. */
+void ju__cross_lock(void);
+void ju__cross_unlock(void);
 
 /* ---- arena operations (arena.c) ------------------------------------------ */
 

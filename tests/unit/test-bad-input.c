@@ -93,6 +93,35 @@ static void ranges(void)
 	CHECK_RC(ju_publish_batch(ctx, batch, 0), 0);
 }
 
+/* Two contexts share the process's unwinders, which cannot tell whose code
+ * a pc is: code one context published is refused to another, all of a batch;
+ * touching is fine, and the range is free again once unpublished. */
+static void overlap_with_another_context(void)
+{
+	ju_options o = { .channels = JU_CH_UNWINDER, .flags = JU_OPT_NO_ENV };
+	ju_ctx *other = NULL;
+	CHECK_RC(ju_open(&o, &other), 0);
+	if (!other)
+		return;
+	ju_blob b = good(0x104, 4, "inside anchor1");
+	CHECK_RC(ju_publish(other, &b), JU_EOVERLAP);
+	CHECK(strstr(ju_errmsg(), "another context"), "message: %s", ju_errmsg());
+	ju_blob batch[2] = { good(0x300, 16, "free"), good(0x8f8, 16, "over anchor2") };
+	CHECK_RC(ju_publish_batch(other, batch, 2), JU_EOVERLAP);
+	CHECK(ju_count(other) == 0 && !unwinder_finds(R + 0x308), "part of a refused batch was published");
+	anchors_intact("overlap from another context");
+	b = good(0x110, 16, "touching anchor1");
+	CHECK_RC(ju_publish(other, &b), 0);
+	/* and the other way round */
+	ju_blob mine = good(0x118, 4, "inside the other's");
+	CHECK_RC(ju_publish(ctx, &mine), JU_EOVERLAP);
+	CHECK_RC(ju_unpublish(other, b.start), 0);
+	CHECK_RC(ju_publish(ctx, &mine), 0);
+	CHECK_RC(ju_unpublish(ctx, mine.start), 0);
+	CHECK_RC(ju_close(other), 0);
+	anchors_intact("overlap from another context");
+}
+
 static void names(void)
 {
 	static char longest[JU_NAME_MAX + 2];
@@ -341,6 +370,7 @@ int main(void)
 	CHECK_RC(ju_publish_batch(ctx, anchors, 2), 0);
 	anchors_intact("setup");
 	ranges();
+	overlap_with_another_context();
 	names();
 	frames();
 	lines();
