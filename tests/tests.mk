@@ -10,7 +10,8 @@ LLVM_LIBUNWIND := /usr/lib/llvm-14/lib/libunwind.so.1
 UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(TEST_DIR)/%)
 
-TEST_BINS := $(TEST_DIR)/child $(TEST_DIR)/child-nongnu $(TEST_DIR)/child-llvm $(UNIT_BINS)
+TEST_BINS := $(TEST_DIR)/child $(TEST_DIR)/child-nongnu $(TEST_DIR)/child-llvm $(TEST_DIR)/two-jits \
+	$(UNIT_BINS)
 
 .PHONY: tests
 tests: $(TEST_BINS)
@@ -25,6 +26,14 @@ $(TEST_DIR)/child: tests/child.c tests/child_cxx.cc $(LIB_A)
 $(TEST_DIR)/child-nongnu: tests/child.c $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CHILD_CFLAGS) -DCHILD_NONGNU $(CHILD_LDFLAGS) -o $@ $< $(LIB_A) -lunwind -ldl -pthread
+
+# The static library beside a second JIT that defines the GDB JIT interface
+# itself (strong symbols, as LLVM ORC does); the second JIT compiles its own
+# copy of the byte and ELF header writers (the archive keeps its copy local).
+$(TEST_DIR)/two-jits: tests/two_jits.c tests/second_jit.c tests/second_jit.h $(LIB_A) $(FMT_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Iinclude -I. -Itests $(CHILD_LDFLAGS) -o $@ tests/two_jits.c tests/second_jit.c \
+		formats/bytes.c formats/elfhdr.c $(LIB_A) -ldl -pthread
 
 # LLVM libunwind linked ahead of libgcc_s, so _Unwind_Backtrace is LLVM's.
 $(TEST_DIR)/child-llvm: tests/child.c $(LIB_A)
