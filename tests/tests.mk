@@ -11,6 +11,7 @@ UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(TEST_DIR)/%)
 
 TEST_BINS := $(TEST_DIR)/child $(TEST_DIR)/child-nongnu $(TEST_DIR)/child-llvm $(TEST_DIR)/two-jits \
+	$(TEST_DIR)/two-jits-shared \
 	$(UNIT_BINS)
 
 .PHONY: tests
@@ -34,6 +35,12 @@ $(TEST_DIR)/two-jits: tests/two_jits.c tests/second_jit.c tests/second_jit.h $(L
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Iinclude -I. -Itests $(CHILD_LDFLAGS) -o $@ tests/two_jits.c tests/second_jit.c \
 		formats/bytes.c formats/elfhdr.c $(LIB_A) -ldl -pthread
+
+$(TEST_DIR)/two-jits-shared: tests/two_jits.c tests/second_jit.c tests/second_jit.h $(LIB_SO) $(FMT_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Iinclude -I. -Itests -DSECOND_JIT_NO_DESCRIPTOR $(CHILD_LDFLAGS) -o $@ \
+		tests/two_jits.c tests/second_jit.c formats/bytes.c formats/elfhdr.c -L$(BUILD) \
+		-Wl,-rpath,$(abspath $(BUILD)) -ljitunwind -ldl -pthread
 
 # LLVM libunwind linked ahead of libgcc_s, so _Unwind_Backtrace is LLVM's.
 $(TEST_DIR)/child-llvm: tests/child.c $(LIB_A)
@@ -62,6 +69,14 @@ $(GDB_SO_TESTS): $(TEST_DIR)/%: tests/unit/%.c tests/unit/unit.h tests/unit/test
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Iinclude -Isrc -I. -Itests/unit -o $@ $< -L$(BUILD) \
 		-Wl,-rpath,$(abspath $(BUILD)) -ljitunwind -lelf -ldl -pthread
+# A second JIT writing the library's own descriptor: its references bound to
+# libjitunwind.so's definition.
+$(TEST_DIR)/test-gdb-foreign-writer-is-flagged: tests/unit/test-gdb-foreign-writer-is-flagged.c \
+		tests/unit/unit.h tests/unit/test-gdb-reader.h tests/second_jit.c tests/second_jit.h $(LIB_SO)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Iinclude -Isrc -I. -Itests -Itests/unit -DSECOND_JIT_NO_DESCRIPTOR -o $@ $< \
+		tests/second_jit.c formats/bytes.c formats/elfhdr.c -L$(BUILD) -Wl,-rpath,$(abspath $(BUILD)) \
+		-ljitunwind -lelf -ldl -pthread
 $(TEST_DIR)/test-gdb-descriptor: tests/unit/test-gdb-reader.h
 # Two copies of the library in one process: the archive linked in (exporting
 # only the GDB symbols, as a library built with it would) and the shared one

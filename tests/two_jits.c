@@ -11,7 +11,11 @@
  * waits to be killed, so that gdb, lldb and jitstack can be asked for the
  * name at each address.
  *
- * Usage: two_jits [--seconds S] [--expect FILE]; exit 2 on setup errors.
+ * Usage: two_jits [--seconds S] [--sequential] [--expect FILE]; exit 2 on
+ * setup errors.  --sequential runs the second JIT's churn first, then ours.
+ * Built as two-jits-shared it links libjitunwind.so and a second JIT that
+ * defines no descriptor: the dynamic linker binds its references to the
+ * library's, and it writes that list without the sequence lock.
  */
 #include "jitunwind.h"
 #include "second_jit.h"
@@ -29,6 +33,7 @@
 enum { SLOTS = 512, SLOT = 64, JU_LIVE = 120, ORC_LIVE = 60 };
 
 static double seconds = 1;
+static bool sequential;
 static ju_ctx *ctx;
 static uint8_t *ju_code, *orc_code;
 static bool ju_live[SLOTS];
@@ -51,6 +56,8 @@ static void on_log(void *arg, int level, const char *msg)
 	(void)level;
 	if (!strncmp(msg, "gdb channel:", 12))
 		snprintf(gdb_mode, sizeof gdb_mode, "%s", msg);
+	if (strstr(msg, "without its sequence lock"))
+		printf("%s\n", msg);
 }
 
 static unsigned next_rand(unsigned *s)
@@ -121,8 +128,10 @@ int main(int argc, char **argv)
 			seconds = atof(argv[++i]);
 		else if (!strcmp(argv[i], "--expect") && i + 1 < argc)
 			expect = argv[++i];
+		else if (!strcmp(argv[i], "--sequential"))
+			sequential = true;
 		else if (strcmp(argv[i], "wait"))
-			return fprintf(stderr, "usage: two_jits [wait] [--seconds S] [--expect FILE]\n"), 2;
+			return fprintf(stderr, "usage: two_jits [wait] [--seconds S] [--sequential] [--expect FILE]\n"), 2;
 	}
 	ju_code = mmap(NULL, SLOTS * SLOT, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	orc_code = mmap(NULL, SLOTS * SLOT, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -136,11 +145,16 @@ int main(int argc, char **argv)
 	if (ju_open(&o, &ctx))
 		return fprintf(stderr, "ju_open: %s\n", ju_errmsg()), 2;
 	printf("%s\n", gdb_mode);
-	pthread_t a, b;
-	pthread_create(&a, NULL, ju_thread, NULL);
-	pthread_create(&b, NULL, orc_thread, NULL);
-	pthread_join(a, NULL);
-	pthread_join(b, NULL);
+	if (sequential) { /* one JIT at a time; ours last, so it sees the other's entries */
+		orc_thread(NULL);
+		ju_thread(NULL);
+	} else {
+		pthread_t a, b;
+		pthread_create(&a, NULL, ju_thread, NULL);
+		pthread_create(&b, NULL, orc_thread, NULL);
+		pthread_join(a, NULL);
+		pthread_join(b, NULL);
+	}
 	if (failures)
 		return 2;
 
