@@ -11,8 +11,11 @@ UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(TEST_DIR)/%)
 
 TEST_BINS := $(TEST_DIR)/child $(TEST_DIR)/child-nongnu $(TEST_DIR)/child-llvm $(TEST_DIR)/two-jits \
-	$(TEST_DIR)/two-jits-shared \
-	$(UNIT_BINS)
+	$(TEST_DIR)/two-jits-shared $(TEST_DIR)/child-static-libgcc $(UNIT_BINS)
+# AddressSanitizer has no static runtime: no -static child under SAN.
+ifneq ($(SAN),1)
+TEST_BINS += $(TEST_DIR)/child-static
+endif
 
 .PHONY: tests
 tests: $(TEST_BINS)
@@ -22,6 +25,24 @@ $(TEST_DIR)/child: tests/child.c tests/child_cxx.cc $(LIB_A)
 	$(CC) $(CHILD_CFLAGS) -DCHILD_CXX -c -o $@.o tests/child.c
 	$(CXX) -O1 -g -fno-omit-frame-pointer $(SANFLAGS) -c -o $@-cxx.o tests/child_cxx.cc
 	$(CXX) $(CHILD_LDFLAGS) -o $@ $@.o $@-cxx.o $(LIB_A) -ldl -pthread
+
+# Static links with the archive: the program's own copy of libgcc's unwinder
+# (-static-libgcc -static-libstdc++: its exceptions use that copy, glibc's
+# backtrace() the libgcc_s it loads), and everything static (one copy for
+# both).
+$(TEST_DIR)/child-static-libgcc: tests/child.c tests/child_cxx.cc $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CHILD_CFLAGS) -DCHILD_CXX -c -o $@.o tests/child.c
+	$(CXX) -O1 -g -fno-omit-frame-pointer $(SANFLAGS) -c -o $@-cxx.o tests/child_cxx.cc
+	$(CXX) -static-libgcc -static-libstdc++ $(CHILD_LDFLAGS) -o $@ $@.o $@-cxx.o $(LIB_A) -ldl -pthread
+
+$(TEST_DIR)/child-static: tests/child.c tests/child_cxx.cc $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CHILD_CFLAGS) -DCHILD_CXX -DCHILD_STATIC -c -o $@.o tests/child.c
+	$(CXX) -O1 -g -fno-omit-frame-pointer -c -o $@-cxx.o tests/child_cxx.cc
+	$(CXX) -static -o $@ $@.o $@-cxx.o $(LIB_A) -ldl -pthread 2>&1 | \
+		{ grep -v "statically linked applications requires at runtime\|in function" || true; }
+	@test -x $@
 
 # nongnu libunwind, linked in: memray and heaptrack do the same.
 $(TEST_DIR)/child-nongnu: tests/child.c $(LIB_A)
