@@ -209,6 +209,14 @@ JU_API int ju_publish(ju_ctx *ctx, const ju_blob *blob);
  * blob than n single calls. */
 JU_API int ju_publish_batch(ju_ctx *ctx, const ju_blob *blobs, size_t n);
 
+/* How many bytes after the blob's end must stay free of other published
+ * code for `perf inject --jit` to map the blob's unwind tables after it, so
+ * that perf --call-graph dwarf unwinds through it (jitdump channel; the room
+ * depends on the frame description, not on where the blob is).  A JIT that
+ * wants that leaves the room when it allocates code.  The blob is checked as
+ * ju_publish would; nothing is published.  0 or a negative JU_E* code. */
+JU_API int ju_room_after(const ju_ctx *ctx, const ju_blob *blob, size_t *room);
+
 /* Unpublish the blob that starts at `start`.  In-process unwinders stop using
  * it before the call returns.  perf map and jitdump files are append-only
  * logs and keep their records. */

@@ -26,8 +26,9 @@
  *     steal the neighbour's first bytes.  We therefore never let a mapping
  *     reach the next published blob: the unwind tables are mapped only if
  *     the gap after the blob has room for them (JITs that want perf's DWARF
- *     unwinding through every blob leave that padding after each blob: the
- *     tables' size rounded up to 8, plus up to 7), and blobs of a batch are
+ *     unwinding through every blob leave the room ju_room_after reports:
+ *     the salt and the tables, each rounded up to 8; a blob published with
+ *     too little is logged once per context), and blobs of a batch are
  *     logged in address order so later mappings only trim earlier ones'
  *     tails.
  *   - perf names each synthesized ELF by a build-id; built with libcrypto it
@@ -101,7 +102,8 @@ static struct {
 
 /* A context's part. */
 struct jd_state {
-	pid_t logged; /* the process whose file has this context's blobs */
+	pid_t logged;     /* the process whose file has this context's blobs */
+	bool warned_room; /* logged that a blob left perf too little room */
 };
 
 /* See ch_perfmap.c: the mutex must not be copied held into a child. */
@@ -337,6 +339,13 @@ static jd_plan plan(uint64_t size, uint64_t unwinding_size, uint64_t room)
 	return (jd_plan){ size, 0 };
 }
 
+/* What the fullest plan needs after the blob: the salt, then its unwind
+ * tables mapped after the code. */
+static uint64_t full_room(uint64_t size, uint64_t unwinding_size)
+{
+	return JD_ALIGN8(size + JD_SALT_SIZE) + JD_ALIGN8(unwinding_size) - size;
+}
+
 /* The blob's .eh_frame for perf's ELF whose code is code_size bytes: our CIE,
  * its FDEs pc-relative, a terminator.  Addresses handled here are the
  * blob's real ones; `bias` turns an ELF address into one. */
@@ -506,7 +515,17 @@ static int write_batch(struct ju_ctx *ctx, byte_buf *out, const blob_view *v, si
 			err = JU_FAIL(JU_ENOMEM, "out of memory for the .eh_frame of %s", b->name);
 			break;
 		}
-		jd_plan p = plan(b->size, f.len + eh_hdr_size(count_fdes(&f)), next - end);
+		uint64_t unwinding = f.len + eh_hdr_size(count_fdes(&f));
+		jd_plan p = plan(b->size, unwinding, next - end);
+		if (!p.mapped_size && !ctx->jd->warned_room) {
+			/* perf's libunwind glue reads the tables through the mapping;
+			 * without them it guesses a frame where the caller should be. */
+			ctx->jd->warned_room = true;
+			ju__log(ctx, JU_LOG_WARN, "jitdump: %s leaves %llu bytes before the next blob; perf "
+				"--call-graph dwarf needs %llu to unwind through it (ju_room_after; said once)",
+				b->name, (unsigned long long)(next - end),
+				(unsigned long long)full_room(b->size, unwinding));
+		}
 		write_eh_frame(&f, ctx->arch, b, p.code_size);
 		uint64_t ts = now_ns();
 		if (b->n_lines)
@@ -523,11 +542,23 @@ static int write_batch(struct ju_ctx *ctx, byte_buf *out, const blob_view *v, si
 	return err;
 }
 
+int ju__jd_room_after(const ju_arch *arch, const blob_view *v, uint64_t *room)
+{
+	byte_buf f;
+	buf_init_grow(&f, BUF_UNBOUNDED);
+	write_eh_frame(&f, arch, v, v->size);
+	int err = buf_ok(&f) ? 0 : JU_FAIL(JU_ENOMEM, "out of memory for the .eh_frame of %s", v->name);
+	if (!err)
+		*room = full_room(v->size, f.len + eh_hdr_size(count_fdes(&f)));
+	buf_free(&f);
+	return err;
+}
+
 /* ---- the channel -------------------------------------------------------- */
 
 static int jd_open(struct ju_ctx *ctx)
 {
-	struct jd_state *s = ju__malloc(sizeof *s);
+	struct jd_state *s = ju__calloc(1, sizeof *s);
 	if (!s)
 		return JU_FAIL(JU_ENOMEM, "out of memory for the jitdump channel");
 	pthread_mutex_lock(&jd.lock);

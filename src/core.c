@@ -360,6 +360,30 @@ int ju_publish(ju_ctx *ctx, const ju_blob *blob)
 	return ju_publish_batch(ctx, blob, 1);
 }
 
+int ju_room_after(const ju_ctx *ctx, const ju_blob *blob, size_t *room)
+{
+	ju__clear_error();
+	if (!ctx || !blob || !room)
+		return JU_FAIL(JU_EINVAL, "%s is NULL", !ctx ? "context" : !blob ? "blob" : "room");
+	int err = check_blob(ctx, blob, 0);
+	if (err)
+		return err;
+	byte_buf fde;
+	buf_init_grow(&fde, BUF_UNBOUNDED);
+	cfi_write_blob_fdes(ctx->arch, &fde, 0, CFI_ENC_ABS8, 0, (uintptr_t)blob->start, blob->size, &blob->frame);
+	uint64_t need = 0;
+	if (!buf_ok(&fde))
+		err = JU_FAIL(JU_ENOMEM, "out of memory for the FDEs of %s", blob->name);
+	else
+		err = ju__jd_room_after(ctx->arch, &(blob_view){ .start = (uintptr_t)blob->start,
+						       .size = blob->size, .name = blob->name,
+						       .fde = fde.p, .fde_len = fde.len }, &need);
+	buf_free(&fde);
+	if (!err)
+		*room = (size_t)need;
+	return err;
+}
+
 int ju_unpublish(ju_ctx *ctx, const void *start)
 {
 	ju__clear_error();

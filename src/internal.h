@@ -144,6 +144,9 @@ extern const ju_channel_ops ju_ch_libunwind; /* ch_libunwind.c: nongnu libunwind
 extern const ju_channel_ops ju_ch_gdb;       /* ch_gdb.c: GDB JIT interface */
 extern const ju_channel_ops ju_ch_perfmap;   /* ch_perfmap.c */
 extern const ju_channel_ops ju_ch_jitdump;   /* ch_jitdump.c */
+/* Bytes perf inject's synthesized ELF of the blob takes after its code (salt
+ * and mapped unwind tables): what ju_room_after reports. */
+int ju__jd_room_after(const ju_arch *arch, const blob_view *v, uint64_t *room);
 
 /* ---- the context --------------------------------------------------------- */
 
