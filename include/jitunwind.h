@@ -137,6 +137,18 @@ enum ju_frame_kind {
 	JU_FRAME_CFI,
 };
 
+/* A callee-saved register a frame-pointer frame's prologue saves after the
+ * frame pointer is set (asmjit's `push rbx; push r12`): its DWARF number
+ * (x86-64: rbx 3, r12..r15 12..15; AArch64: x19..x28 19..28), where it is
+ * saved as an offset from the CFA (x86-64: the first push after `mov
+ * %rsp,%rbp` saves at -24), and the offset just after the instruction that
+ * saves it. */
+typedef struct ju_saved_reg {
+	uint32_t reg;
+	int32_t cfa_offset;
+	uint32_t saved_end;
+} ju_saved_reg;
+
 typedef struct ju_frame {
 	enum ju_frame_kind kind;
 	union {
@@ -152,6 +164,12 @@ typedef struct ju_frame {
 			 * after the return or tail jump.  May be NULL/0. */
 			const ju_range *epilogues;
 			size_t n_epilogues;
+			/* Callee-saved registers saved in the frame, sorted by
+			 * saved_end, all saved before the first epilogue; the caller's
+			 * values are found there from saved_end on (and are back in
+			 * the registers inside the epilogues).  May be NULL/0. */
+			const ju_saved_reg *saved;
+			size_t n_saved;
 		} fp;
 		struct {
 			int32_t cfa_offset; /* x86-64 shim frame: 16 */

@@ -157,6 +157,10 @@ static void names(void)
 static void frames(void)
 {
 	static const ju_range bad_epi[] = { { 10, 12 }, { 8, 9 } };
+	static const ju_saved_reg save_rbp[] = { { 6, -24, 5 } };       /* the frame pointer itself */
+	static const ju_saved_reg save_high[] = { { 3, -16, 5 } };      /* over the saved rbp */
+	static const ju_saved_reg save_early[] = { { 3, -24, 4 } };     /* not after set_end */
+	static const ju_saved_reg save_twice[] = { { 3, -24, 5 }, { 3, -32, 7 } };
 	static const ju_range out_epi[] = { { 30, 40 } };
 	static const uint8_t set_loc[] = { 0x01, 0, 0, 0, 0, 0, 0, 0, 0 };
 	static const uint8_t vendor[] = { 0x3f };
@@ -189,6 +193,11 @@ static void frames(void)
 		{ { .kind = JU_FRAME_FP, .u.fp = { 1, 4, NULL, 1 } }, "epilogues is NULL" },
 		{ { .kind = JU_FRAME_FP, .u.fp = { 1, 4, bad_epi, 2 } }, "epilogue 1" },
 		{ { .kind = JU_FRAME_FP, .u.fp = { 1, 4, out_epi, 1 } }, "epilogue 0" },
+		{ { .kind = JU_FRAME_FP, .u.fp = { 1, 4, NULL, 0, NULL, 1 } }, "saved is NULL" },
+		{ { .kind = JU_FRAME_FP, .u.fp = { 1, 4, NULL, 0, save_rbp, 1 } }, "not a callee-saved" },
+		{ { .kind = JU_FRAME_FP, .u.fp = { 1, 4, NULL, 0, save_high, 1 } }, "below the saved frame pointer" },
+		{ { .kind = JU_FRAME_FP, .u.fp = { 1, 4, NULL, 0, save_early, 1 } }, "must follow set_end" },
+		{ { .kind = JU_FRAME_FP, .u.fp = { 1, 4, NULL, 0, save_twice, 2 } }, "saved twice" },
 		{ { .kind = JU_FRAME_REGION, .u.region = { -8, -16, -8 } }, "cfa_offset" },
 		{ { .kind = JU_FRAME_REGION, .u.region = { 16, -12, -8 } }, "multiples" },
 		{ { .kind = JU_FRAME_REGION, .u.region = { 16, -8, -8 } }, "both" },
