@@ -47,12 +47,13 @@
 
 /* ---- the process-wide symbols --------------------------------------------- */
 
-/* Weak, so that a program linking the static library beside another JIT
- * that defines the interface (LLVM ORC, CPython 3.15) links, and one
- * definition wins; which one is told at open (detect_mode). */
-#define GDBJIT_EXPORT __attribute__((visibility("default"), used, weak))
-
-GDBJIT_EXPORT gdbjit_descriptor __jit_debug_descriptor = {
+/* The storage is ours and hidden; the interface's names are weak aliases of
+ * default visibility, so that a program linking the static library beside
+ * another JIT that defines the interface (LLVM ORC, CPython 3.15) links, and
+ * one definition wins; which one is told at open (detect_mode).  (The other
+ * way round -- a weak definition with a hidden alias -- makes clang's
+ * AddressSanitizer report the two names as an ODR violation.) */
+__attribute__((visibility("hidden"), used)) gdbjit_descriptor ju__gdb_own_descriptor = {
 	.version = GDBJIT_VERSION,
 	.action_flag = GDBJIT_NOACTION,
 	.magic = { 'J', 'I', 'T', 'U', 'N', 'W', 'N', 'D' },
@@ -63,16 +64,15 @@ GDBJIT_EXPORT gdbjit_descriptor __jit_debug_descriptor = {
 };
 _Static_assert(sizeof GDBJIT_EXT_MAGIC - 1 == GDBJIT_EXT_MAGIC_LEN, "magic length");
 
+extern gdbjit_descriptor __jit_debug_descriptor
+	__attribute__((weak, alias("ju__gdb_own_descriptor"), visibility("default")));
+
 /* Debuggers put a breakpoint here; the asm keeps the compiler from deciding
  * the call does nothing. */
-GDBJIT_EXPORT __attribute__((noinline)) void __jit_debug_register_code(void)
+__attribute__((visibility("default"), used, weak, noinline)) void __jit_debug_register_code(void)
 {
 	__asm__ volatile("" ::: "memory");
 }
-
-/* Our own definition, whatever the dynamic linker bound the name to. */
-extern gdbjit_descriptor ju__gdb_own_descriptor
-	__attribute__((alias("__jit_debug_descriptor"), visibility("hidden")));
 
 /* ---- channel state ---------------------------------------------------------- */
 
