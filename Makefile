@@ -60,9 +60,10 @@ $(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h) $(FMT_HDRS) include/jitunwind.h
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) -c -o $@ $<
 
+# Inside the library, buffers grow through its fault-injecting allocator.
 $(BUILD)/obj/formats/%.o: formats/%.c $(FMT_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LIB_CFLAGS) -c -o $@ $<
+	$(CC) $(LIB_CFLAGS) -DBYTES_REALLOC=ju__realloc -c -o $@ $<
 
 $(LIB_SO): $(LIB_OBJS)
 	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,libjitunwind.so.$(SOVER) -Wl,--no-undefined \

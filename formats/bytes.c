@@ -5,6 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A part may route the growth of its buffers through its own allocator: the
+ * library compiles this file with -DBYTES_REALLOC=ju__realloc, so that a
+ * growing buffer asks its fault injector like every other allocation. */
+#ifdef BYTES_REALLOC
+void *BYTES_REALLOC(void *p, size_t n);
+#else
+#define BYTES_REALLOC realloc
+#endif
+
 void buf_init(byte_buf *b, void *p, size_t cap)
 {
 	*b = (byte_buf){ .p = p, .cap = cap, .limit = cap };
@@ -35,7 +44,7 @@ static bool make_room(byte_buf *b, size_t n)
 	size_t cap = b->cap ? b->cap : 256;
 	while (cap - b->len < n)
 		cap = cap > b->limit / 2 ? b->limit : cap * 2;
-	uint8_t *p = realloc(b->p, cap);
+	uint8_t *p = BYTES_REALLOC(b->p, cap);
 	if (!p) {
 		b->failed = true;
 		return false;

@@ -47,6 +47,15 @@ enum {
  * (new fields are announced by larger sizes instead). */
 #define GDBJIT_EXT_VERSION 1
 
+/* Descriptor flags. */
+enum {
+	/* Someone else writes this list without taking `seq` (another JIT with
+	 * a lock of its own): the sequence lock no longer covers the list, and
+	 * not every entry carries the extension.  Read the list as without the
+	 * extension (docs/OUTSIDE_READER.md). */
+	GDBJIT_FLAG_FOREIGN_WRITER = 1u << 0,
+};
+
 /* The symbols a process exports (default visibility, one per process after
  * the dynamic linker's interposition). */
 #define GDBJIT_DESCRIPTOR_SYMBOL "__jit_debug_descriptor"
@@ -77,7 +86,7 @@ typedef struct gdbjit_descriptor {
 	/* extension */
 	char magic[GDBJIT_EXT_MAGIC_LEN]; /* GDBJIT_EXT_MAGIC, no NUL */
 	uint32_t ext_version;        /* GDBJIT_EXT_VERSION */
-	uint32_t flags;              /* 0; reserved */
+	uint32_t flags;              /* GDBJIT_FLAG_* */
 	uint32_t sizeof_descriptor;  /* sizeof(gdbjit_descriptor) of the writer */
 	uint32_t sizeof_entry;       /* sizeof(gdbjit_entry) of the writer */
 	uint64_t seq;                /* sequence lock: odd while the list changes */

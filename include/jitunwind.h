@@ -21,7 +21,8 @@
  *
  * Thread safety: all calls on one context may be made from any thread; they
  * are serialised internally.  Other threads may unwind through published code
- * at any time.  Contexts must not publish overlapping code.
+ * at any time.  Code one context published is refused to the others
+ * (JU_EOVERLAP).
  */
 #ifndef JITUNWIND_H
 #define JITUNWIND_H
@@ -85,13 +86,14 @@ enum { JU_LOG_ERROR = 0, JU_LOG_WARN = 1, JU_LOG_INFO = 2, JU_LOG_DEBUG = 3 };
 
 typedef struct ju_options {
 	/* Channels wanted (JU_CH_* mask); 0 means JU_CH_ALL.  The environment
-	 * variable JITUNWIND, when set, overrides it: "all", "none", or a comma
-	 * separated list of channel names ("unwinder", "libunwind", "gdb",
-	 * "perfmap", "jitdump"). */
+	 * variable JITUNWIND, when set and not empty, overrides it: "all",
+	 * "none", or a comma separated list of channel names ("unwinder",
+	 * "libunwind", "gdb", "perfmap", "jitdump"). */
 	uint32_t channels;
-	uint32_t flags; /* JU_OPT_* */
-	/* Directory for jit-<pid>.dump; NULL means $JITDUMPDIR, then
-	 * $HOME/.debug/jit/jitunwind-<date>.XXXXXX as perf's agents do. */
+	uint32_t flags; /* JU_OPT_*; other bits fail ju_open with JU_EINVAL */
+	/* Directory for jit-<pid>.dump.  NULL means a new directory
+	 * $JITDUMPDIR/.debug/jit/jitunwind-<YYYYMMDD>.XXXXXX, as perf's agents
+	 * make it, with $HOME (then ".") in place of $JITDUMPDIR when unset. */
 	const char *jitdump_dir;
 	/* Optional log sink; called with the context lock held, must not call
 	 * back into the library. */
@@ -106,8 +108,9 @@ typedef struct ju_range {
 	uint32_t start, end;
 } ju_range;
 
-/* Raw DWARF call frame instructions for [start, end) of a blob.  They are
- * read as if they followed the architecture's standard CIE (see
+/* Raw DWARF call frame instructions for [start, end) of a blob.  Each range
+ * starts from the CIE's (function-entry) state, whatever the range before it
+ * did.  They are read as if they followed the architecture's standard CIE (see
  * docs/API.md): x86-64 code alignment 1, data alignment -8, return address
  * column 16, initial CFA rsp+8; AArch64 code alignment 4, data alignment -8,
  * return address column 30, initial CFA sp+0.  Advance opcodes are relative to
@@ -134,6 +137,18 @@ enum ju_frame_kind {
 	JU_FRAME_CFI,
 };
 
+/* A callee-saved register a frame-pointer frame's prologue saves after the
+ * frame pointer is set (asmjit's `push rbx; push r12`): its DWARF number
+ * (x86-64: rbx 3, r12..r15 12..15; AArch64: x19..x28 19..28), where it is
+ * saved as an offset from the CFA (x86-64: the first push after `mov
+ * %rsp,%rbp` saves at -24), and the offset just after the instruction that
+ * saves it. */
+typedef struct ju_saved_reg {
+	uint32_t reg;
+	int32_t cfa_offset;
+	uint32_t saved_end;
+} ju_saved_reg;
+
 typedef struct ju_frame {
 	enum ju_frame_kind kind;
 	union {
@@ -149,6 +164,12 @@ typedef struct ju_frame {
 			 * after the return or tail jump.  May be NULL/0. */
 			const ju_range *epilogues;
 			size_t n_epilogues;
+			/* Callee-saved registers saved in the frame, sorted by
+			 * saved_end, all saved before the first epilogue; the caller's
+			 * values are found there from saved_end on (and are back in
+			 * the registers inside the epilogues).  May be NULL/0. */
+			const ju_saved_reg *saved;
+			size_t n_saved;
 		} fp;
 		struct {
 			int32_t cfa_offset; /* x86-64 shim frame: 16 */
@@ -177,8 +198,9 @@ typedef struct ju_blob {
 	size_t size;       /* bytes of code, > 0, < 4 GiB */
 	const char *name;  /* UTF-8, no control characters, 1..JU_NAME_MAX bytes */
 	ju_frame frame;
-	/* Optional source position: file name (UTF-8) and rows sorted by
-	 * offset.  NULL/0 when there is none. */
+	/* Optional source position: file name (UTF-8 like `name`, up to 4096
+	 * bytes; JU_ENAME otherwise) and rows sorted by offset.  NULL/0 when
+	 * there is none. */
 	const char *file;
 	const ju_line *lines;
 	size_t n_lines;
@@ -205,6 +227,14 @@ JU_API int ju_publish(ju_ctx *ctx, const ju_blob *blob);
  * blob than n single calls. */
 JU_API int ju_publish_batch(ju_ctx *ctx, const ju_blob *blobs, size_t n);
 
+/* How many bytes after the blob's end must stay free of other published
+ * code for `perf inject --jit` to map the blob's unwind tables after it, so
+ * that perf --call-graph dwarf unwinds through it (jitdump channel; the room
+ * depends on the frame description, not on where the blob is).  A JIT that
+ * wants that leaves the room when it allocates code.  The blob is checked as
+ * ju_publish would; nothing is published.  0 or a negative JU_E* code. */
+JU_API int ju_room_after(const ju_ctx *ctx, const ju_blob *blob, size_t *room);
+
 /* Unpublish the blob that starts at `start`.  In-process unwinders stop using
  * it before the call returns.  perf map and jitdump files are append-only
  * logs and keep their records. */
@@ -218,7 +248,9 @@ JU_API size_t ju_count(const ju_ctx *ctx);
 
 /* Rewrite this process's perf map and jitdump files after fork(), with every
  * blob inherited from the parent.  Done automatically by a fork handler; call
- * it only if you fork with a raw clone() that skips pthread_atfork handlers. */
+ * it only if you fork with a raw clone() that skips pthread_atfork handlers.
+ * A file channel whose file cannot be written in this process turns off (as
+ * at ju_open; logged); see ju_channels(). */
 JU_API int ju_after_fork(ju_ctx *ctx);
 
 /* A fixed string describing an error code. */

@@ -214,13 +214,21 @@ int js_desc_read(js_mem *m, js_desc *d, read_mode mode)
 	}
 	/* The extension, when the symbol is big enough and the read succeeds. */
 	gdbjit_descriptor full;
+	bool foreign_writer = false;
 	if (!js_mem_read(m, d->addr, &full, sizeof full) && has_extension(d, &full)) {
-		d->ext = true;
+		/* Another JIT writes the list without the sequence lock, and its
+		 * entries lack the extension: read it as a plain list. */
+		foreign_writer = full.flags & GDBJIT_FLAG_FOREIGN_WRITER;
+		d->ext = !foreign_writer;
 		d->sizeof_entry = full.sizeof_entry;
-		h = full;
-	} else {
-		h.seq = h.reclaim_seq = h.n_entries = 0;
+		if (d->ext)
+			h = full;
 	}
+	if (!d->ext)
+		h.seq = h.reclaim_seq = h.n_entries = 0;
+	if (foreign_writer)
+		dnote(d, "another JIT writes this jitunwind descriptor's list without its sequence lock "
+			 "(descriptor flags): read as a plain GDB JIT list, with the process stopped");
 	if (!d->ext && mode == READ_RUNNING) {
 		/* A list without the seqlock is read with the target stopped
 		 * (js_jit_has_plain tells the caller); walking it now would be

@@ -472,12 +472,15 @@ static bool reserve_arenas(struct ju_ctx *ctx, size_t need)
 	size_t cap = ctx->cap_arenas ? ctx->cap_arenas : 16;
 	while (cap < need)
 		cap *= 2;
+	/* Other contexts may be reading the table (core.c's overlap check). */
+	ju__cross_lock();
 	arena **p = ju__realloc(ctx->arenas, cap * sizeof *p);
-	if (!p)
-		return false;
-	ctx->arenas = p;
-	ctx->cap_arenas = cap;
-	return true;
+	if (p) {
+		ctx->arenas = p;
+		ctx->cap_arenas = cap;
+	}
+	ju__cross_unlock();
+	return p != NULL;
 }
 
 /* Rebuild arenas [a0, a1) as one (live records only); on failure nothing

@@ -116,11 +116,22 @@ static void fp_program(const ju_arch *a, byte_buf *b, const ju_frame *f, uint64_
 	cfi_advance(a, b, f->u.fp.set_end - f->u.fp.push_end);
 	a->fp_set(a, b);
 	at = f->u.fp.set_end;
+	for (size_t i = 0; i < f->u.fp.n_saved; i++) {
+		const ju_saved_reg *r = &f->u.fp.saved[i];
+		cfi_advance(a, b, r->saved_end - at);
+		cfi_offset(a, b, r->reg, r->cfa_offset);
+		at = r->saved_end;
+	}
 	for (size_t i = 0; i < f->u.fp.n_epilogues; i++) {
 		const ju_range *e = &f->u.fp.epilogues[i];
 		cfi_advance(a, b, e->start - at);
 		cfi_remember_state(b);
 		a->fp_restored(a, b);
+		/* The epilogue popped them before the frame pointer: the caller's
+		 * values are in the registers again.  Not DW_CFA_restore (see
+		 * ARCHITECTURE.md). */
+		for (size_t k = 0; k < f->u.fp.n_saved; k++)
+			cfi_same_value(b, f->u.fp.saved[k].reg);
 		at = e->start;
 		if (e->end < size) {
 			cfi_advance(a, b, e->end - at);
@@ -246,7 +257,31 @@ static int check_fp(const ju_arch *a, const ju_frame *f, uint64_t size, char *ms
 	      "frame pointer frame: offsets must be multiples of %u on %s", a->insn_align, a->name);
 	CHECK(f->u.fp.n_epilogues == 0 || f->u.fp.epilogues,
 	      "frame pointer frame: n_epilogues is %zu but epilogues is NULL", f->u.fp.n_epilogues);
+	CHECK(f->u.fp.n_saved == 0 || f->u.fp.saved,
+	      "frame pointer frame: n_saved is %zu but saved is NULL", f->u.fp.n_saved);
+	CHECK(f->u.fp.n_saved <= 32, "frame pointer frame: %zu saved registers (at most 32)", f->u.fp.n_saved);
 	uint32_t at = set;
+	uint64_t seen[2] = { 0, 0 };
+	int d = -a->data_align;
+	for (size_t i = 0; i < f->u.fp.n_saved; i++) {
+		const ju_saved_reg *r = &f->u.fp.saved[i];
+		CHECK(r->reg < a->n_regs && r->reg < 128 && r->reg != a->fp_reg && r->reg != a->ra_reg &&
+		      r->reg != a->sp_reg,
+		      "frame pointer frame: saved register %zu (%u) is not a callee-saved %s register", i, r->reg,
+		      a->name);
+		CHECK(!(seen[r->reg / 64] >> (r->reg % 64) & 1), "frame pointer frame: register %u saved twice",
+		      r->reg);
+		seen[r->reg / 64] |= (uint64_t)1 << (r->reg % 64);
+		CHECK(r->cfa_offset < -2 * d && r->cfa_offset % d == 0,
+		      "frame pointer frame: saved register %u at CFA%+d: must be below the saved frame pointer "
+		      "and return address, a multiple of %d", r->reg, r->cfa_offset, d);
+		/* >= the one before: AArch64's stp saves two in one instruction */
+		CHECK(r->saved_end > set && r->saved_end >= at && r->saved_end <= size &&
+		      r->saved_end % a->insn_align == 0,
+		      "frame pointer frame: saved register %zu: saved_end %u must follow set_end and the saves "
+		      "before it, inside the blob", i, r->saved_end);
+		at = r->saved_end;
+	}
 	for (size_t i = 0; i < f->u.fp.n_epilogues; i++) {
 		const ju_range *e = &f->u.fp.epilogues[i];
 		CHECK(e->start >= at && e->start < e->end && e->end <= size,
@@ -347,13 +382,14 @@ static int scan_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len
 		uint8_t op = p[at];
 		cfa_insn in;
 		/* DW_CFA_set_loc depends on the pointer encoding (omitted here);
-		 * vendor opcodes mean nothing to other unwinders. */
+		 * vendor opcodes (DW_CFA_low_user..high_user, the GNU ones
+		 * included) mean nothing to some unwinders. */
 		bool known = cfa_next(&r, DW_EH_PE_omit, &in);
 		if (r.failed) {
 			snprintf(msg, msglen, "instructions end in the middle of an operand");
 			return -1;
 		}
-		if (!known || in.op == DW_CFA_GNU_window_save || in.op == DW_CFA_MIPS_advance_loc8) {
+		if (!known || (in.op >= DW_CFA_low_user && in.op <= DW_CFA_high_user)) {
 			snprintf(msg, msglen, "unsupported CFA opcode 0x%02x at byte %zu", op, at);
 			return -1;
 		}

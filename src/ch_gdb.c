@@ -29,23 +29,31 @@
  * (aligned 8-byte stores; see docs/OUTSIDE_READER.md).
  */
 #include "formats/clock.h"
+#include "formats/elfhdr.h"
 #include "formats/gdbjit.h"
 #include "image.h"
 #include "internal.h"
 
 #include <dlfcn.h>
 #include <elf.h>
+#include <errno.h>
 #include <link.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ---- the process-wide symbols --------------------------------------------- */
 
-#define GDBJIT_EXPORT __attribute__((visibility("default"), used))
-
-GDBJIT_EXPORT gdbjit_descriptor __jit_debug_descriptor = {
+/* The storage is ours and hidden; the interface's names are weak aliases of
+ * default visibility, so that a program linking the static library beside
+ * another JIT that defines the interface (LLVM ORC, CPython 3.15) links, and
+ * one definition wins; which one is told at open (detect_mode).  (The other
+ * way round -- a weak definition with a hidden alias -- makes clang's
+ * AddressSanitizer report the two names as an ODR violation.) */
+__attribute__((visibility("hidden"), used)) gdbjit_descriptor ju__gdb_own_descriptor = {
 	.version = GDBJIT_VERSION,
 	.action_flag = GDBJIT_NOACTION,
 	.magic = { 'J', 'I', 'T', 'U', 'N', 'W', 'N', 'D' },
@@ -56,16 +64,15 @@ GDBJIT_EXPORT gdbjit_descriptor __jit_debug_descriptor = {
 };
 _Static_assert(sizeof GDBJIT_EXT_MAGIC - 1 == GDBJIT_EXT_MAGIC_LEN, "magic length");
 
+extern gdbjit_descriptor __jit_debug_descriptor
+	__attribute__((weak, alias("ju__gdb_own_descriptor"), visibility("default")));
+
 /* Debuggers put a breakpoint here; the asm keeps the compiler from deciding
  * the call does nothing. */
-GDBJIT_EXPORT __attribute__((noinline)) void __jit_debug_register_code(void)
+__attribute__((visibility("default"), used, weak, noinline)) void __jit_debug_register_code(void)
 {
 	__asm__ volatile("" ::: "memory");
 }
-
-/* Our own definition, whatever the dynamic linker bound the name to. */
-extern gdbjit_descriptor ju__gdb_own_descriptor
-	__attribute__((alias("__jit_debug_descriptor"), visibility("hidden")));
 
 /* ---- channel state ---------------------------------------------------------- */
 
@@ -79,12 +86,32 @@ struct gdb_reg {
 _Static_assert(offsetof(struct gdb_reg, entry) == 0, "the entry starts the block");
 
 /* Process-wide, like the descriptor.  gdb_lock serialises this copy's
- * writers; it is taken only under a context's lock, never in open, so the
- * core's fork handler (which holds every context lock) never forks with it
- * held. */
+ * writers (a fork handler below keeps fork() from copying it held). */
 static pthread_mutex_t gdb_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long n_open;      /* contexts with the channel on (atomic) */
 static int mode;                  /* enum desc_mode (atomic) */
+static bool told_foreign_writer;  /* logged that another JIT writes our list (gdb_lock) */
+
+/* On a foreign descriptor our entries hang behind an anchor of our own, the
+ * last entry of the list (see link_anchor).  Its image is an ELF header and a
+ * section-name table: debuggers load it as an empty object. */
+static gdbjit_entry anchor;
+static struct {
+	Elf64_Ehdr ehdr;
+	Elf64_Shdr shdr[2];     /* null, .shstrtab */
+	char shstrtab[16];
+} anchor_image;
+static int anchored;              /* 0 not tried, 1 linked, -1 failed (gdb_lock) */
+
+/* gdb_lock is taken in gdb_open, outside any context lock: fork() must not
+ * copy it held. */
+static void gdb_fork_prepare(void) { pthread_mutex_lock(&gdb_lock); }
+static void gdb_fork_release(void) { pthread_mutex_unlock(&gdb_lock); }
+
+__attribute__((constructor)) static void gdb_init(void)
+{
+	pthread_atfork(gdb_fork_prepare, gdb_fork_release, gdb_fork_release);
+}
 
 /* The descriptor every JIT of the process uses: a reference through the
  * interposable name (-fPIC, default visibility: GOT). */
@@ -183,6 +210,117 @@ static void unlink_entry(gdbjit_descriptor *d, gdbjit_entry *e)
 		__atomic_store_n(&d->first_entry, next, __ATOMIC_RELEASE);
 }
 
+/* ---- beside a foreign writer ------------------------------------------------
+
+ * The owner of a foreign descriptor (LLVM ORC's GDBRegistrationListener and
+ * the like) serialises its writers with a lock nobody else can take, links
+ * at the head with plain stores, unlinks by splicing its entries' neighbours
+ * and frees an entry as soon as it is unlinked.  Two writers under two locks
+ * corrupt a list where their stores meet: the owner's store of first_entry
+ * drops an entry we linked at the head a moment before, and splices of
+ * neighbouring entries by both lose one.  But the owner only ever inserts at
+ * the head and writes nothing but its own entries and their neighbours' links.
+ * So every entry of ours hangs behind one anchor entry of our own, linked
+ * once, at the tail of the list, when the channel first opens on the
+ * descriptor: the owner may then write the anchor's prev_entry (which we
+ * never read) and nothing after it, and we write only the anchor's
+ * next_entry and our own entries, never first_entry or the owner's entries.
+ *
+ * Linking the anchor walks the owner's list without its lock, once.  The walk
+ * reads through process_vm_readv, so an entry freed under it fails the read
+ * instead of crashing; the walk is then retried.  The link itself can still
+ * meet an owner's change at that instant (then the anchor, and our entries
+ * with it, are off the list): a limit of an interface that has no lock. */
+
+static bool read_self(void *dst, uint64_t src, size_t n)
+{
+	struct iovec local = { dst, n }, remote = { (void *)(uintptr_t)src, n };
+	ssize_t got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+	if (got == (ssize_t)n)
+		return true;
+	if (got < 0 && (errno == ENOSYS || errno == EPERM)) {
+		memcpy(dst, (const void *)(uintptr_t)src, n); /* all the system allows */
+		return true;
+	}
+	return false;
+}
+
+/* The last entry of the list (0 when it is empty); false if the walk met an
+ * unreadable entry or did not end. */
+static bool find_tail(const gdbjit_descriptor *d, uint64_t *tail)
+{
+	uint64_t p = __atomic_load_n(&d->first_entry, __ATOMIC_ACQUIRE);
+	*tail = 0;
+	for (size_t n = 0; p; n++) {
+		uint64_t next;
+		if (n > (1u << 22) || !read_self(&next, p + offsetof(gdbjit_entry, next_entry), sizeof next))
+			return false;
+		*tail = p;
+		p = next;
+	}
+	return true;
+}
+
+static void notify(gdbjit_descriptor *d, gdbjit_entry *e, uint32_t action);
+
+/* With gdb_lock held.  False if no stable tail could be found: our entries
+ * then go at the head, as without an anchor. */
+static bool link_anchor(gdbjit_descriptor *d, uint16_t machine)
+{
+	byte_buf b;
+	buf_init(&b, &anchor_image.ehdr, sizeof anchor_image.ehdr);
+	elf_write_ehdr(&b, &(elf_ehdr_desc){ .type = ET_REL, .machine = machine,
+					     .shoff = offsetof(__typeof__(anchor_image), shdr), .shnum = 2,
+					     .shstrndx = 1 });
+	memcpy(anchor_image.shstrtab, "\0.shstrtab", sizeof "\0.shstrtab");
+	anchor_image.shdr[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_STRTAB,
+					     .sh_offset = offsetof(__typeof__(anchor_image), shstrtab),
+					     .sh_size = sizeof "\0.shstrtab", .sh_addralign = 1 };
+	anchor = (gdbjit_entry){ .symfile_addr = (uint64_t)(uintptr_t)&anchor_image,
+				 .symfile_size = sizeof anchor_image };
+	for (int tries = 0; tries < 100; tries++) {
+		uint64_t tail;
+		if (!find_tail(d, &tail))
+			continue;
+		anchor.prev_entry = tail;
+		if (tail) {
+			uint64_t none = 0;
+			if (!__atomic_compare_exchange_n(&entry_at(tail)->next_entry, &none,
+							 (uint64_t)(uintptr_t)&anchor, false, __ATOMIC_RELEASE,
+							 __ATOMIC_RELAXED))
+				continue;
+		} else {
+			uint64_t none = 0;
+			if (!__atomic_compare_exchange_n(&d->first_entry, &none, (uint64_t)(uintptr_t)&anchor,
+							 false, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+				continue;
+		}
+		notify(d, &anchor, GDBJIT_REGISTER_FN);
+		return true;
+	}
+	return false;
+}
+
+static void link_behind_anchor(gdbjit_entry *e)
+{
+	uint64_t next = anchor.next_entry;
+	e->prev_entry = (uint64_t)(uintptr_t)&anchor;
+	e->next_entry = next;
+	if (next)
+		store_ptr(&entry_at(next)->prev_entry, e);
+	__atomic_store_n(&anchor.next_entry, (uint64_t)(uintptr_t)e, __ATOMIC_RELEASE);
+}
+
+/* Entries on the list, at most max + 1: more than the descriptor's count says
+ * means someone writes the list without taking its sequence lock. */
+static uint64_t list_length(const gdbjit_descriptor *d, uint64_t max)
+{
+	uint64_t n = 0;
+	for (uint64_t p = __atomic_load_n(&d->first_entry, __ATOMIC_ACQUIRE); p && n <= max; n++)
+		p = __atomic_load_n(&entry_at(p)->next_entry, __ATOMIC_ACQUIRE);
+	return n;
+}
+
 /* Tell an attached debugger: it stops on the call and reads relevant_entry. */
 static void notify(gdbjit_descriptor *d, gdbjit_entry *e, uint32_t action)
 {
@@ -197,11 +335,21 @@ static void notify(gdbjit_descriptor *d, gdbjit_entry *e, uint32_t action)
 
 static int gdb_open(struct ju_ctx *ctx)
 {
-	(void)ctx;
 	/* The consumer is whatever debugger attaches, now or later, or reads a
-	 * core: always there.  No lock here (see gdb_lock). */
+	 * core: always there. */
 	__atomic_store_n(&mode, (int)detect_mode(desc()), __ATOMIC_RELAXED);
 	__atomic_add_fetch(&n_open, 1, __ATOMIC_RELAXED);
+	if (mode == DESC_FOREIGN) {
+		pthread_mutex_lock(&gdb_lock);
+		if (!anchored) {
+			anchored = link_anchor(desc(), ctx->arch->elf_machine) ? 1 : -1;
+			if (anchored < 0)
+				ju__log(ctx, JU_LOG_WARN, "gdb channel: the foreign descriptor's list could not be "
+							  "walked to its end; entries go at its head, where the other "
+							  "JIT's writes can drop them");
+		}
+		pthread_mutex_unlock(&gdb_lock);
+	}
 	ju__log(ctx, JU_LOG_INFO, "gdb channel: %s descriptor",
 		mode == DESC_OWN ? "own"
 		: mode == DESC_SHARED ? "shared (a jitunwind descriptor defined elsewhere: another copy "
@@ -252,25 +400,48 @@ static void gdb_discard(struct ju_ctx *ctx, arena *a)
 /* New images first, then the old ones go: a debugger briefly sees both,
  * which is harmless, and never sees neither.  One change of seq covers the
  * whole swap, so outside readers see the arena set switch at once. */
+/* Our descriptor, and a JIT that writes its list without the sequence lock
+ * (one whose references the dynamic linker bound to our definition, with
+ * its own lock): the lock no longer covers the list.  Say so in the
+ * descriptor, so outside readers fall back to reading the list as without the
+ * extension, and once in the log.  Called inside a change. */
+static void note_foreign_writer(struct ju_ctx *ctx, gdbjit_descriptor *d)
+{
+	if (d->flags & GDBJIT_FLAG_FOREIGN_WRITER)
+		return;
+	uint64_t n = __atomic_load_n(&d->n_entries, __ATOMIC_RELAXED);
+	if (list_length(d, n) <= n)
+		return;
+	__atomic_store_n(&d->flags, d->flags | GDBJIT_FLAG_FOREIGN_WRITER, __ATOMIC_RELAXED);
+	if (!told_foreign_writer)
+		ju__log(ctx, JU_LOG_WARN, "gdb channel: another JIT writes the GDB JIT list without its "
+					  "sequence lock; outside readers are told (descriptor flags)");
+	told_foreign_writer = true;
+}
+
 static void gdb_swap(struct ju_ctx *ctx, arena *const *add, size_t n_add, arena *const *del,
 		     size_t n_del)
 {
-	(void)ctx;
 	pthread_mutex_lock(&gdb_lock);
 	gdbjit_descriptor *d = desc();
 	bool ext = __atomic_load_n(&mode, __ATOMIC_RELAXED) != DESC_FOREIGN;
 	uint64_t end = ext ? write_begin(d) : 0;
 	uint64_t now = now_ns();
 	int64_t delta = 0;
-	if (ext)
+	if (ext) {
 		__atomic_store_n(&d->timestamp_ns, now, __ATOMIC_RELAXED);
+		note_foreign_writer(ctx, d);
+	}
 	for (size_t k = 0; k < n_add; k++) {
 		struct gdb_reg *g = add[k]->gdb;
 		if (!g)
 			continue;
 		g->entry.reg_seq = end;
 		g->entry.reg_time_ns = now;
-		link_entry(d, &g->entry);
+		if (!ext && anchored > 0)
+			link_behind_anchor(&g->entry);
+		else
+			link_entry(d, &g->entry);
 		notify(d, &g->entry, GDBJIT_REGISTER_FN);
 		delta++;
 	}

@@ -26,8 +26,9 @@
  *     steal the neighbour's first bytes.  We therefore never let a mapping
  *     reach the next published blob: the unwind tables are mapped only if
  *     the gap after the blob has room for them (JITs that want perf's DWARF
- *     unwinding through every blob leave that padding after each blob: the
- *     tables' size rounded up to 8, plus up to 7), and blobs of a batch are
+ *     unwinding through every blob leave the room ju_room_after reports:
+ *     the salt and the tables, each rounded up to 8; a blob published with
+ *     too little is logged once per context), and blobs of a batch are
  *     logged in address order so later mappings only trim earlier ones'
  *     tails.
  *   - perf names each synthesized ELF by a build-id; built with libcrypto it
@@ -52,7 +53,10 @@
  * mutex), created as safely as the perf map (ch_perfmap.c): opt.jitdump_dir
  * if given, else a new directory $JITDUMPDIR/.debug/jit/jitunwind-<date>.XXXXXX,
  * with $HOME (then ".") in place of $JITDUMPDIR when it is unset -- where
- * perf's own agents put theirs.  Records of a batch are built in memory and
+ * perf's own agents put theirs.  The directory is opened without following a
+ * symbolic link at any component and then held open: the file is created
+ * with openat() in it, in this process and in forked children, so a
+ * directory swapped for a link later redirects nobody.  Records of a batch are built in memory and
  * appended with checked writes; a failure truncates the file back.  A forked
  * child writes its own jit-<pid>.dump into the same directory, starting with
  * every blob it inherited.
@@ -77,6 +81,8 @@
 #include <unistd.h>
 
 #define JD_SALT_SIZE 8
+/* subdir(): the name exists already, try another (never returned). */
+#define JU_EEXIST_RETRY (-1000)
 
 /* The process's file. */
 static struct {
@@ -86,16 +92,18 @@ static struct {
 	unsigned refs;          /* contexts with the channel on */
 	pid_t started;          /* process whose file `dir` holds (append, never truncate) */
 	pid_t finished;         /* process that ended its file with CLOSE */
-	char dir[PATH_MAX];     /* "" until a directory was chosen */
+	char dir[PATH_MAX];     /* "" until a directory was chosen (for messages) */
+	int dirfd;              /* that directory, -1 until chosen */
 	void *marker;           /* the executable mapping perf records */
 	size_t marker_len;
 	uint64_t next_index;    /* code_index of the next CODE_LOAD */
 	uint64_t salt;
-} jd = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
+} jd = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .dirfd = -1 };
 
 /* A context's part. */
 struct jd_state {
-	pid_t logged; /* the process whose file has this context's blobs */
+	pid_t logged;     /* the process whose file has this context's blobs */
+	bool warned_room; /* logged that a blob left perf too little room */
 };
 
 /* See ch_perfmap.c: the mutex must not be copied held into a child. */
@@ -109,7 +117,33 @@ __attribute__((constructor)) static void jd_init(void)
 
 /* ---- the directory and the file ------------------------------------------ */
 
-/* $base/.debug/jit/jitunwind-<date>.XXXXXX, made like perf's agents do. */
+static uint64_t new_salt(void)
+{
+	uint64_t s;
+	if (getrandom(&s, sizeof s, GRND_NONBLOCK) == (ssize_t)sizeof s)
+		return s;
+	return now_ns() ^ (uint64_t)getpid() << 32 ^ (uint64_t)(uintptr_t)&s;
+}
+
+/* Make (or find) directory `name` in the one open at `at` and open it, never
+ * through a symbolic link. */
+static int subdir(int at, const char *name, const char *shown, mode_t mode, bool fresh)
+{
+	if (mkdirat(at, name, mode) && (fresh || errno != EEXIST))
+		return JU_FAIL(errno == EEXIST ? JU_EEXIST_RETRY : JU_EIO, "cannot create %s: %s", shown,
+			       strerror(errno));
+	int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && ju__is_symlink_at(at, name))
+		return JU_FAIL(JU_EPERM, "%s: %s on the way is a symbolic link; refusing to follow it", shown,
+			       name);
+	if (fd < 0)
+		return JU_FAIL(JU_EIO, "cannot open %s: %s: %s", shown, name, strerror(errno));
+	return fd;
+}
+
+/* $base/.debug/jit/jitunwind-<date>.XXXXXX, made like perf's agents do (a
+ * mkdtemp-style name, mode 0700), each step opened without following links.
+ * Returns the new directory's descriptor and its path in dir. */
 static int make_default_dir(char *dir)
 {
 	const char *base = getenv("JITDUMPDIR");
@@ -122,51 +156,62 @@ static int make_default_dir(char *dir)
 	struct tm tm;
 	if (!localtime_r(&t, &tm) || !strftime(date, sizeof date, "%Y%m%d", &tm))
 		strcpy(date, "0");
-	const char *parts[] = { "/.debug", "/.debug/jit" };
-	for (size_t i = 0; i < 2; i++) {
-		if (snprintf(dir, PATH_MAX, "%s%s", base, parts[i]) >= PATH_MAX)
-			return JU_FAIL(JU_ERANGE, "jitdump directory under %s: path too long", base);
-		if (mkdir(dir, 0755) && errno != EEXIST)
-			return JU_FAIL(JU_EIO, "cannot create %s: %s", dir, strerror(errno));
-	}
 	if (snprintf(dir, PATH_MAX, "%s/.debug/jit/jitunwind-%s.XXXXXX", base, date) >= PATH_MAX)
 		return JU_FAIL(JU_ERANGE, "jitdump directory under %s: path too long", base);
-	int e = ju__fault() ? EIO : mkdtemp(dir) ? 0 : errno;
-	if (e)
-		return JU_FAIL(JU_EIO, "cannot create a directory like %s: %s", dir, strerror(e));
-	return 0;
+	int fd = ju__dir_open_nofollow(base);
+	const char *steps[] = { ".debug", "jit" };
+	for (size_t i = 0; i < 2 && fd >= 0; i++) {
+		int next = subdir(fd, steps[i], dir, 0755, false);
+		close(fd);
+		fd = next;
+	}
+	if (fd < 0)
+		return fd;
+	static const char letters[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+	char *name = strrchr(dir, '/') + 1, *x = dir + strlen(dir) - 6;
+	int got = JU_EEXIST_RETRY;
+	for (int tries = 0; got == JU_EEXIST_RETRY && tries < 100; tries++) {
+		uint64_t r = new_salt();
+		for (int i = 0; i < 6; i++, r /= 62)
+			x[i] = letters[r % 62];
+		got = ju__fault() ? JU_FAIL(JU_EIO, "cannot create %s: %s", dir, strerror(EIO))
+				  : subdir(fd, name, dir, 0700, true);
+	}
+	close(fd);
+	if (got == JU_EEXIST_RETRY)
+		return JU_FAIL(JU_EIO, "cannot create a directory like %s: every name taken", dir);
+	return got;
 }
 
-/* Pick the file's directory: the context's, or the one this process (or its
- * parent, before a fork) already uses, or a new default one -- also when
- * this process finished its file, so that a later session gets a dump of its
- * own.  (In a directory the context names, the file is jit-<pid>.dump
- * whatever happened before: a later session appends after the CLOSE, and
- * perf injects the earlier records once more, which changes nothing.) */
+/* The directory for this process's file, as a descriptor the caller owns:
+ * the one this process (or its parent, before a fork) already uses -- held
+ * open, never looked up by path again, so that swapping it for a symbolic
+ * link cannot redirect a child -- or the context's, or a new default one
+ * (also when this process finished its file, so that a later session gets a
+ * dump of its own).  (In a directory the context names, the file is
+ * jit-<pid>.dump whatever happened before: a later session appends after the
+ * CLOSE, and perf injects the earlier records once more, which changes
+ * nothing.) */
 static int choose_dir(const struct ju_ctx *ctx, char *dir)
 {
 	const char *want = ctx->opt.jitdump_dir;
-	if (!want && (!jd.dir[0] || jd.finished == getpid()))
-		return make_default_dir(dir);
+	bool reuse = jd.dirfd >= 0 && (want ? !strcmp(want, jd.dir) : jd.finished != getpid());
+	if (reuse) {
+		strcpy(dir, jd.dir);
+		int fd = fcntl(jd.dirfd, F_DUPFD_CLOEXEC, 0);
+		return fd >= 0 ? fd : JU_FAIL(JU_EIO, "cannot duplicate a descriptor: %s", strerror(errno));
+	}
 	if (!want)
-		want = jd.dir;
+		return make_default_dir(dir);
 	if (strlen(want) >= PATH_MAX)
 		return JU_FAIL(JU_ERANGE, "jitdump_dir is longer than %d bytes", PATH_MAX - 1);
 	strcpy(dir, want);
-	return 0;
+	return ju__dir_open_nofollow(want);
 }
 
 static int append(const void *p, size_t len)
 {
 	return ju__ownfile_append(jd.fd, p, len, "the jitdump");
-}
-
-static uint64_t new_salt(void)
-{
-	uint64_t s;
-	if (getrandom(&s, sizeof s, GRND_NONBLOCK) == (ssize_t)sizeof s)
-		return s;
-	return now_ns() ^ (uint64_t)getpid() << 32 ^ (uint64_t)(uintptr_t)&s;
 }
 
 /* Open (or, in the process that began it, reopen) this process's file,
@@ -176,22 +221,27 @@ static int open_file(const struct ju_ctx *ctx)
 {
 	pid_t pid = getpid();
 	char dir[PATH_MAX];
-	int err = choose_dir(ctx, dir);
-	if (err)
-		return err;
+	int dirfd = choose_dir(ctx, dir);
+	if (dirfd < 0)
+		return dirfd;
 	/* A file this process began is appended to; anything else found at the
 	 * path is an earlier process's. */
 	bool fresh = jd.started != pid || strcmp(dir, jd.dir);
-	char path[PATH_MAX + 32];
-	snprintf(path, sizeof path, "%s/" JD_FILE_FMT, dir, (int)pid);
+	char name[32], path[PATH_MAX + 32];
+	snprintf(name, sizeof name, JD_FILE_FMT, (int)pid);
+	snprintf(path, sizeof path, "%s/%s", dir, name);
 	struct stat st;
-	int fd = ju__ownfile_open(path, O_RDWR, &st);
-	if (fd < 0)
+	int err = 0;
+	int fd = ju__ownfile_openat(dirfd, name, path, O_RDWR, &st);
+	if (fd < 0) {
+		close(dirfd);
 		return fd;
+	}
 	if (fresh && st.st_size && ftruncate(fd, 0))
 		err = JU_FAIL(JU_EIO, "cannot truncate the stale %s: %s", path, strerror(errno));
 	if (err) {
 		close(fd);
+		close(dirfd);
 		return err;
 	}
 	jd.fd = fd;
@@ -215,12 +265,16 @@ static int open_file(const struct ju_ctx *ctx)
 			      path, strerror(e));
 	if (err) {
 		close(fd);
+		close(dirfd);
 		jd.fd = -1;
 		return err;
 	}
 	jd.marker = m;
 	jd.marker_len = (size_t)page;
 	strcpy(jd.dir, dir);
+	if (jd.dirfd >= 0)
+		close(jd.dirfd);
+	jd.dirfd = dirfd;
 	if (fresh) {
 		jd.started = pid;
 		jd.next_index = 0;
@@ -283,6 +337,13 @@ static jd_plan plan(uint64_t size, uint64_t unwinding_size, uint64_t room)
 			return *p;
 	}
 	return (jd_plan){ size, 0 };
+}
+
+/* What the fullest plan needs after the blob: the salt, then its unwind
+ * tables mapped after the code. */
+static uint64_t full_room(uint64_t size, uint64_t unwinding_size)
+{
+	return JD_ALIGN8(size + JD_SALT_SIZE) + JD_ALIGN8(unwinding_size) - size;
 }
 
 /* The blob's .eh_frame for perf's ELF whose code is code_size bytes: our CIE,
@@ -454,7 +515,17 @@ static int write_batch(struct ju_ctx *ctx, byte_buf *out, const blob_view *v, si
 			err = JU_FAIL(JU_ENOMEM, "out of memory for the .eh_frame of %s", b->name);
 			break;
 		}
-		jd_plan p = plan(b->size, f.len + eh_hdr_size(count_fdes(&f)), next - end);
+		uint64_t unwinding = f.len + eh_hdr_size(count_fdes(&f));
+		jd_plan p = plan(b->size, unwinding, next - end);
+		if (!p.mapped_size && !ctx->jd->warned_room) {
+			/* perf's libunwind glue reads the tables through the mapping;
+			 * without them it guesses a frame where the caller should be. */
+			ctx->jd->warned_room = true;
+			ju__log(ctx, JU_LOG_WARN, "jitdump: %s leaves %llu bytes before the next blob; perf "
+				"--call-graph dwarf needs %llu to unwind through it (ju_room_after; said once)",
+				b->name, (unsigned long long)(next - end),
+				(unsigned long long)full_room(b->size, unwinding));
+		}
 		write_eh_frame(&f, ctx->arch, b, p.code_size);
 		uint64_t ts = now_ns();
 		if (b->n_lines)
@@ -471,11 +542,23 @@ static int write_batch(struct ju_ctx *ctx, byte_buf *out, const blob_view *v, si
 	return err;
 }
 
+int ju__jd_room_after(const ju_arch *arch, const blob_view *v, uint64_t *room)
+{
+	byte_buf f;
+	buf_init_grow(&f, BUF_UNBOUNDED);
+	write_eh_frame(&f, arch, v, v->size);
+	int err = buf_ok(&f) ? 0 : JU_FAIL(JU_ENOMEM, "out of memory for the .eh_frame of %s", v->name);
+	if (!err)
+		*room = full_room(v->size, f.len + eh_hdr_size(count_fdes(&f)));
+	buf_free(&f);
+	return err;
+}
+
 /* ---- the channel -------------------------------------------------------- */
 
 static int jd_open(struct ju_ctx *ctx)
 {
-	struct jd_state *s = ju__malloc(sizeof *s);
+	struct jd_state *s = ju__calloc(1, sizeof *s);
 	if (!s)
 		return JU_FAIL(JU_ENOMEM, "out of memory for the jitdump channel");
 	pthread_mutex_lock(&jd.lock);

@@ -43,7 +43,9 @@ static struct {
 
 /* A context's part. */
 struct pm_state {
-	pid_t logged; /* the process whose file has this context's blobs */
+	pid_t logged;          /* the process whose file has this context's blobs */
+	off_t undo_from;       /* the file's length before the last append ... */
+	off_t undo_to;         /* ... and after it; equal when there is nothing to undo */
 };
 
 /* fork() must not copy the mutex while another thread holds it.  Registered
@@ -143,7 +145,7 @@ static int ensure_file(void)
 
 static int pm_open(struct ju_ctx *ctx)
 {
-	struct pm_state *s = ju__malloc(sizeof *s);
+	struct pm_state *s = ju__calloc(1, sizeof *s);
 	if (!s)
 		return JU_FAIL(JU_ENOMEM, "out of memory for the perf map channel");
 	pthread_mutex_lock(&pm.lock);
@@ -175,7 +177,6 @@ static void pm_close(struct ju_ctx *ctx)
  * never sees half a batch, and a failure is undone in one step. */
 static int pm_log_blobs(struct ju_ctx *ctx, const blob_view *v, size_t n)
 {
-	(void)ctx;
 	byte_buf b;
 	buf_init_grow(&b, BUF_UNBOUNDED);
 	for (size_t i = 0; i < n; i++) {
@@ -191,12 +192,37 @@ static int pm_log_blobs(struct ju_ctx *ctx, const blob_view *v, size_t n)
 	if (!err) {
 		pthread_mutex_lock(&pm.lock);
 		err = ensure_file();
+		struct stat st;
+		if (!err && fstat(pm.fd, &st))
+			err = JU_FAIL(JU_EIO, "cannot stat the perf map: %s", strerror(errno));
 		if (!err)
 			err = ju__ownfile_append(pm.fd, b.p, b.len, "the perf map");
+		if (!err && ctx->pm) {
+			ctx->pm->undo_from = st.st_size;
+			ctx->pm->undo_to = st.st_size + (off_t)b.len;
+		}
 		pthread_mutex_unlock(&pm.lock);
 	}
 	buf_free(&b);
 	return err;
+}
+
+/* The jitdump failed after our lines went in: a publish is all or nothing,
+ * so cut them off again -- unless something else in the process (another
+ * JIT's perf map writer) appended after them, whose lines we must keep. */
+static void pm_unlog_last(struct ju_ctx *ctx)
+{
+	struct pm_state *s = ctx->pm;
+	if (s->undo_to == s->undo_from)
+		return;
+	pthread_mutex_lock(&pm.lock);
+	struct stat st;
+	bool ours = pm.fd >= 0 && !fstat(pm.fd, &st) && st.st_size == s->undo_to;
+	if (!ours || ftruncate(pm.fd, s->undo_from))
+		ju__log(ctx, JU_LOG_WARN, "perf map: the lines of a failed publish could not be taken back "
+					  "(%s)", ours ? strerror(errno) : "the file grew after them");
+	pthread_mutex_unlock(&pm.lock);
+	s->undo_from = s->undo_to = 0;
 }
 
 /* In a forked child (core.c holds ctx->lock): this process's own file, with
@@ -223,5 +249,6 @@ const ju_channel_ops ju_ch_perfmap = {
 	.open = pm_open,
 	.close = pm_close,
 	.log_blobs = pm_log_blobs,
+	.unlog_last = pm_unlog_last,
 	.after_fork = pm_after_fork,
 };

@@ -20,8 +20,10 @@
 #include "internal.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 
 /* libgcc's `struct object` is 6 or 7 pointers depending on the version; we
  * give it more room than any version uses. */
@@ -30,20 +32,31 @@ typedef struct { void *words[16]; } gcc_object;
 /* An arena's registration with the frame registries, libgcc's and LLVM
  * libunwind's (named fde_reg, not unw_: that prefix is nongnu libunwind's
  * API, which is ch_libunwind.c's consumer). */
+/* libgcc's registries: libgcc_s.so.1's, and a private copy linked into the
+ * program itself (a -static or -static-libgcc link with the archive), which
+ * is the one its C++ exceptions use. */
+enum { GCC_SHARED, GCC_LINKED, N_GCC };
+
 struct fde_reg {
-	gcc_object ob;
-	bool in_gcc;  /* registered with libgcc */
-	bool in_llvm; /* registered with LLVM libunwind */
+	gcc_object ob[N_GCC];
+	bool in_gcc[N_GCC]; /* registered with that libgcc registry */
+	bool in_llvm;       /* registered with LLVM libunwind */
 };
 
 struct dwarf_eh_bases { void *tbase, *dbase, *func; };
 
+/* One libgcc registry's entry points; register is NULL when it is absent. */
+typedef struct gcc_reg {
+	void (*reg)(const void *begin, void *ob);
+	void *(*dereg)(const void *begin);
+	const void *(*find)(void *pc, struct dwarf_eh_bases *bases);
+	bool btree;
+} gcc_reg;
+
 /* The channel's: each registry's entry points, found at open. */
 struct fde_reg_state {
 	void *gcc_handle;
-	void (*gcc_register)(const void *begin, void *ob);
-	void *(*gcc_deregister)(const void *begin);
-	bool gcc_btree;
+	gcc_reg gcc[N_GCC];
 	void (*llvm_add_section)(const void *eh_frame);
 	void (*llvm_remove_section)(const void *eh_frame);
 	void (*llvm_add_fde)(const void *fde);
@@ -81,10 +94,9 @@ static size_t probe_section(const ju_arch *arch, uint8_t *out, size_t cap, const
  * both objects; on the second a list-design libgcc meets Q first (its lowest
  * pc is nearer), does not find 20 in it and gives up; a b-tree finds P.
  * Keys differ, so this is safe on every design. */
-static bool probe_btree(const ju_arch *arch, struct fde_reg_state *fr)
+static bool probe_btree(const ju_arch *arch, const gcc_reg *g)
 {
-	const void *(*find)(void *, struct dwarf_eh_bases *) = dlsym(fr->gcc_handle, "_Unwind_Find_FDE");
-	if (!find)
+	if (!g->find)
 		return false;
 	static const uint32_t p_ranges[2][2] = { { 0, 16 }, { 16, 32 } };
 	static const uint32_t q_ranges[1][2] = { { 8, 12 } };
@@ -94,14 +106,76 @@ static bool probe_btree(const ju_arch *arch, struct fde_reg_state *fr)
 	gcc_object pob, qob;
 	memset(&pob, 0, sizeof pob);
 	memset(&qob, 0, sizeof qob);
-	fr->gcc_register(p, &pob);
-	fr->gcc_register(q, &qob);
+	g->reg(p, &pob);
+	g->reg(q, &qob);
 	struct dwarf_eh_bases bases;
-	find(probe_code + 20, &bases);
-	bool found = find(probe_code + 20, &bases) != NULL;
-	fr->gcc_deregister(q);
-	fr->gcc_deregister(p);
+	g->find(probe_code + 20, &bases);
+	bool found = g->find(probe_code + 20, &bases) != NULL;
+	g->dereg(q);
+	g->dereg(p);
 	return found;
+}
+
+/* The registry linked into the program, through weak references: resolved at
+ * link time when this archive and libgcc_eh.a go into one executable (which
+ * then uses that copy for its exceptions, and in a -static link for
+ * backtrace() too); in the shared library they bind to whatever the process
+ * exports, which open_shared reaches properly, so they count only when they
+ * lie in the main program. */
+extern void __register_frame_info(const void *begin, void *ob) __attribute__((weak));
+extern void *__deregister_frame_info(const void *begin) __attribute__((weak));
+extern const void *_Unwind_Find_FDE(void *pc, struct dwarf_eh_bases *bases) __attribute__((weak));
+
+/* A program without a dynamic loader (-static, -static-pie). */
+static bool static_program(void)
+{
+	return getauxval(AT_BASE) == 0;
+}
+
+static bool in_main_program(const void *p)
+{
+	if (static_program())
+		return true;
+	Dl_info info;
+	struct link_map *lm = NULL;
+	return dladdr1(p, &info, (void **)&lm, RTLD_DL_LINKMAP) && lm && lm->l_name && !lm->l_name[0];
+}
+
+static void open_linked(gcc_reg *g)
+{
+	if (!__register_frame_info || !__deregister_frame_info || !_Unwind_Find_FDE ||
+	    !in_main_program((const void *)__register_frame_info))
+		return;
+	*g = (gcc_reg){ __register_frame_info, __deregister_frame_info, _Unwind_Find_FDE, false };
+}
+
+/* libgcc_s.so.1, through its own handle: if LLVM libunwind was loaded first,
+ * the global names resolve to its no-op stubs. */
+static void open_shared(struct fde_reg_state *fr, const gcc_reg *linked)
+{
+	/* A static program has no dynamic libgcc_s to share; loading one would
+	 * register with a copy nothing in the program asks. */
+	if (static_program())
+		return;
+	/* RTLD_NOLOAD first: use the copy the program already has.  Otherwise
+	 * load it; glibc's backtrace() would load the same one later. */
+	fr->gcc_handle = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+	if (!fr->gcc_handle)
+		fr->gcc_handle = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!fr->gcc_handle)
+		return;
+	gcc_reg g = {
+		(void (*)(const void *, void *))dlsym(fr->gcc_handle, "__register_frame_info"),
+		(void *(*)(const void *))dlsym(fr->gcc_handle, "__deregister_frame_info"),
+		(const void *(*)(void *, struct dwarf_eh_bases *))dlsym(fr->gcc_handle, "_Unwind_Find_FDE"),
+		false,
+	};
+	if (!g.reg || !g.dereg || g.reg == linked->reg) {
+		dlclose(fr->gcc_handle);
+		fr->gcc_handle = NULL;
+		return;
+	}
+	fr->gcc[GCC_SHARED] = g;
 }
 
 /* ---- open/close ------------------------------------------------------------ */
@@ -111,23 +185,11 @@ static int fde_reg_open(struct ju_ctx *ctx)
 	struct fde_reg_state *fr = ju__calloc(1, sizeof *fr);
 	if (!fr)
 		return JU_FAIL(JU_ENOMEM, "out of memory");
-	/* RTLD_NOLOAD first: use the copy the program already has.  Otherwise
-	 * load it; glibc's backtrace() would load the same one later. */
-	fr->gcc_handle = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-	if (!fr->gcc_handle)
-		fr->gcc_handle = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (fr->gcc_handle) {
-		fr->gcc_register = (void (*)(const void *, void *))dlsym(fr->gcc_handle, "__register_frame_info");
-		fr->gcc_deregister = (void *(*)(const void *))dlsym(fr->gcc_handle, "__deregister_frame_info");
-		if (!fr->gcc_register || !fr->gcc_deregister) {
-			dlclose(fr->gcc_handle);
-			fr->gcc_handle = NULL;
-			fr->gcc_register = NULL;
-			fr->gcc_deregister = NULL;
-		}
-	}
-	if (fr->gcc_handle)
-		fr->gcc_btree = probe_btree(ctx->arch, fr);
+	open_linked(&fr->gcc[GCC_LINKED]);
+	open_shared(fr, &fr->gcc[GCC_LINKED]);
+	for (int i = 0; i < N_GCC; i++)
+		if (fr->gcc[i].reg)
+			fr->gcc[i].btree = probe_btree(ctx->arch, &fr->gcc[i]);
 
 	fr->llvm_add_section = (void (*)(const void *))dlsym(RTLD_DEFAULT, "__unw_add_dynamic_eh_frame_section");
 	fr->llvm_remove_section = (void (*)(const void *))dlsym(RTLD_DEFAULT, "__unw_remove_dynamic_eh_frame_section");
@@ -140,13 +202,19 @@ static int fde_reg_open(struct ju_ctx *ctx)
 			fr->llvm_add_fde = NULL, fr->llvm_remove_fde = NULL;
 	}
 	bool llvm = fr->llvm_add_section || fr->llvm_add_fde;
-	if (!fr->gcc_handle && !llvm) {
+	const gcc_reg *sh = &fr->gcc[GCC_SHARED], *ln = &fr->gcc[GCC_LINKED];
+	if (!sh->reg && !ln->reg && !llvm) {
 		free(fr);
+		if (static_program())
+			return JU_FAIL(JU_ENOCONSUMER, "unwinder channel: this static program has no unwinder "
+						       "linked in (nothing uses C++ exceptions or backtrace())");
 		return JU_FAIL(JU_ENOCONSUMER, "unwinder channel: neither libgcc_s.so.1 nor LLVM libunwind "
 					       "is available in this process");
 	}
-	ju__log(ctx, JU_LOG_INFO, "unwinder channel: libgcc %s%s", !fr->gcc_handle ? "absent"
-		: fr->gcc_btree ? "(b-tree registry)" : "(list registry)", llvm ? ", LLVM libunwind" : "");
+	ju__log(ctx, JU_LOG_INFO, "unwinder channel: libgcc_s %s, libgcc linked into the program %s%s",
+		!sh->reg ? "absent" : sh->btree ? "(b-tree registry)" : "(list registry)",
+		!ln->reg ? "absent" : ln->btree ? "(b-tree registry)" : "(list registry)",
+		llvm ? ", LLVM libunwind" : "");
 	ctx->fde_reg = fr;
 	return 0;
 }
@@ -212,21 +280,21 @@ static void llvm_remove(struct fde_reg_state *fr, arena *a)
 	a->fde_reg->in_llvm = false;
 }
 
-static void gcc_add(struct fde_reg_state *fr, arena *a)
+static void gcc_add(struct fde_reg_state *fr, int i, arena *a)
 {
-	if (!fr->gcc_register)
+	if (!fr->gcc[i].reg)
 		return;
-	fr->gcc_register(eh_frame(a), &a->fde_reg->ob);
-	a->fde_reg->in_gcc = true;
+	fr->gcc[i].reg(eh_frame(a), &a->fde_reg->ob[i]);
+	a->fde_reg->in_gcc[i] = true;
 }
 
-static void gcc_remove(struct fde_reg_state *fr, arena *a)
+static void gcc_remove(struct fde_reg_state *fr, int i, arena *a)
 {
-	if (!a->fde_reg->in_gcc)
+	if (!a->fde_reg->in_gcc[i])
 		return;
 	/* Only ever what we registered: GCC 13+ aborts on anything else. */
-	fr->gcc_deregister(eh_frame(a));
-	a->fde_reg->in_gcc = false;
+	fr->gcc[i].dereg(eh_frame(a));
+	a->fde_reg->in_gcc[i] = false;
 }
 
 /* Unregister; the state itself is freed by fde_reg_discard once arena.c frees
@@ -236,7 +304,8 @@ static void retire(struct fde_reg_state *fr, arena *a)
 {
 	if (!a->fde_reg)
 		return;
-	gcc_remove(fr, a);
+	for (int i = 0; i < N_GCC; i++)
+		gcc_remove(fr, i, a);
 	llvm_remove(fr, a);
 }
 
@@ -244,15 +313,18 @@ static void fde_reg_swap(struct ju_ctx *ctx, arena *const *add, size_t n_add, ar
 		     size_t n_del)
 {
 	struct fde_reg_state *fr = ctx->fde_reg;
-	if (fr->gcc_btree) {
+	for (int g = 0; g < N_GCC; g++) {
+		if (!fr->gcc[g].btree)
+			continue;
 		/* The b-tree would refuse a new object with an old one's key. */
 		for (size_t i = 0; i < n_del; i++)
 			for (size_t k = 0; k < n_add; k++)
 				if (del[i]->fde_reg && del[i]->lo == add[k]->lo)
-					gcc_remove(fr, del[i]);
+					gcc_remove(fr, g, del[i]);
 	}
 	for (size_t k = 0; k < n_add; k++) {
-		gcc_add(fr, add[k]);
+		for (int g = 0; g < N_GCC; g++)
+			gcc_add(fr, g, add[k]);
 		llvm_add(fr, add[k]);
 	}
 	/* Lowest address first.  A list-design lookup stops at the first object

@@ -19,10 +19,19 @@ const ju_channel_ops *const ju_channel_table[JU_N_CHANNELS] = {
 	&ju_ch_unwinder, &ju_ch_libunwind, &ju_ch_gdb, &ju_ch_perfmap, &ju_ch_jitdump,
 };
 
+/* The JU_OPT_* bits this version knows. */
+#define JU_OPT_KNOWN (JU_OPT_NO_ENV | JU_OPT_STRICT)
+/* Longest source file name accepted, in bytes. */
+#define JU_FILE_MAX 4096
+
 /* All open contexts, so a fork handler can give the child its own files. */
 static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ju_ctx *all_ctx;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+/* Held while a publish appends to the perf map and the jitdump (taken inside
+ * a context's lock, so the fork handlers, which hold every context's lock,
+ * never copy it held). */
+static pthread_mutex_t files_lock = PTHREAD_MUTEX_INITIALIZER;
 
 const char *ju_channel_name(uint32_t channel)
 {
@@ -110,9 +119,12 @@ static int check_blob(const struct ju_ctx *ctx, const ju_blob *b, size_t i)
 	if (!b->lines)
 		return JU_FAIL(JU_ELINES, "blob %zu (%s): n_lines is %zu but lines is NULL", i, b->name,
 			       b->n_lines);
-	err = check_text("file", i, b->file, 4096, &len);
+	if (!b->file)
+		return JU_FAIL(JU_ELINES, "blob %zu (%s): %zu line rows but file is NULL", i, b->name,
+			       b->n_lines);
+	err = check_text("file name", i, b->file, JU_FILE_MAX, &len);
 	if (err)
-		return err == JU_ENAME ? JU_ELINES : err;
+		return err;
 	if (image_check_lines(b->file, b->lines, b->n_lines, b->size, msg, sizeof msg))
 		return JU_FAIL(JU_ELINES, "blob %zu (%s): %s", i, b->name, msg);
 	return 0;
@@ -214,6 +226,45 @@ static int check_overlaps(struct ju_ctx *ctx, const ju_blob *blobs, const staged
 	return 0;
 }
 
+/* ---- other contexts --------------------------------------------------------- */
+
+/* Contexts share the process's unwinders, which cannot tell whose code a pc
+ * is, so no two may publish overlapping code.  A publish checks the other
+ * contexts' blobs and commits with cross_lock held, and every change to a
+ * context's arenas holds it, so a check never reads an arena set mid-change
+ * and two contexts cannot both pass a check and then publish over each
+ * other.  Order: all_lock, then a context's lock, then cross_lock (a leaf). */
+static pthread_mutex_t cross_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ju_ctx *cross_ctx; /* every open context, by cross_next */
+
+void ju__cross_lock(void)
+{
+	pthread_mutex_lock(&cross_lock);
+}
+
+void ju__cross_unlock(void)
+{
+	pthread_mutex_unlock(&cross_lock);
+}
+
+static int check_other_contexts(struct ju_ctx *ctx, const ju_blob *blobs, const staged *s, size_t n)
+{
+	for (struct ju_ctx *o = cross_ctx; o; o = o->cross_next) {
+		if (o == ctx || !o->n_live)
+			continue;
+		for (size_t k = 0; k < n; k++) {
+			const blob_rec *r = &s->recs[k];
+			if (arena_overlaps(o, r->start, r->start + r->size))
+				return JU_FAIL(JU_EOVERLAP,
+					       "blob %zu (%s) [%#llx, %#llx) overlaps code another context "
+					       "of this process published",
+					       s->order[k], blobs[s->order[k]].name, (unsigned long long)r->start,
+					       (unsigned long long)(r->start + r->size));
+		}
+	}
+	return 0;
+}
+
 /* ---- file channels --------------------------------------------------------- */
 
 static int log_files(struct ju_ctx *ctx, const ju_blob *blobs, const staged *s, size_t n)
@@ -233,13 +284,19 @@ static int log_files(struct ju_ctx *ctx, const ju_blob *blobs, const staged *s, 
 			.file = b->n_lines ? b->file : NULL, .lines = b->lines, .n_lines = b->n_lines,
 		};
 	}
+	/* All or nothing across the two files: when the jitdump fails after the
+	 * perf map took its lines, the lines are taken back.  The lock keeps
+	 * other contexts' appends out of the way in between. */
+	pthread_mutex_lock(&files_lock);
 	int err = 0;
 	if (files & JU_CH_PERFMAP)
 		err = ju_ch_perfmap.log_blobs(ctx, v, n);
-	if (!err && (files & JU_CH_JITDUMP))
+	if (!err && (files & JU_CH_JITDUMP)) {
 		err = ju_ch_jitdump.log_blobs(ctx, v, n);
-	/* A jitdump failure after the perf map was written leaves those perf map
-	 * lines: harmless, perf only names addresses it samples. */
+		if (err && (files & JU_CH_PERFMAP))
+			ju_ch_perfmap.unlog_last(ctx);
+	}
+	pthread_mutex_unlock(&files_lock);
 	free(v);
 	return err;
 }
@@ -262,14 +319,18 @@ static int publish_locked(struct ju_ctx *ctx, const ju_blob *blobs, size_t n)
 	if (!err)
 		err = arena_prepare_publish(ctx, s.recs, n, s.buf.p, &plan);
 	if (!err) {
-		err = log_files(ctx, blobs, &s, n);
-		if (err)
+		pthread_mutex_lock(&cross_lock);
+		err = check_other_contexts(ctx, blobs, &s, n);
+		if (!err)
+			err = log_files(ctx, blobs, &s, n);
+		if (err) {
 			arena_abort_publish(ctx, plan);
-		else
+		} else {
 			arena_commit_publish(ctx, plan);
+			ctx->n_live += n;
+		}
+		pthread_mutex_unlock(&cross_lock);
 	}
-	if (!err)
-		ctx->n_live += n;
 	stage_free(&s);
 	return err;
 }
@@ -299,17 +360,43 @@ int ju_publish(ju_ctx *ctx, const ju_blob *blob)
 	return ju_publish_batch(ctx, blob, 1);
 }
 
+int ju_room_after(const ju_ctx *ctx, const ju_blob *blob, size_t *room)
+{
+	ju__clear_error();
+	if (!ctx || !blob || !room)
+		return JU_FAIL(JU_EINVAL, "%s is NULL", !ctx ? "context" : !blob ? "blob" : "room");
+	int err = check_blob(ctx, blob, 0);
+	if (err)
+		return err;
+	byte_buf fde;
+	buf_init_grow(&fde, BUF_UNBOUNDED);
+	cfi_write_blob_fdes(ctx->arch, &fde, 0, CFI_ENC_ABS8, 0, (uintptr_t)blob->start, blob->size, &blob->frame);
+	uint64_t need = 0;
+	if (!buf_ok(&fde))
+		err = JU_FAIL(JU_ENOMEM, "out of memory for the FDEs of %s", blob->name);
+	else
+		err = ju__jd_room_after(ctx->arch, &(blob_view){ .start = (uintptr_t)blob->start,
+						       .size = blob->size, .name = blob->name,
+						       .fde = fde.p, .fde_len = fde.len }, &need);
+	buf_free(&fde);
+	if (!err)
+		*room = (size_t)need;
+	return err;
+}
+
 int ju_unpublish(ju_ctx *ctx, const void *start)
 {
 	ju__clear_error();
 	if (!ctx)
 		return JU_FAIL(JU_EINVAL, "context is NULL");
 	pthread_mutex_lock(&ctx->lock);
+	pthread_mutex_lock(&cross_lock);
 	arena *a;
 	blob_rec *r = arena_find(ctx, (uintptr_t)start, &a);
 	int err = r ? arena_unpublish(ctx, a, r)
 		    : JU_FAIL(JU_ENOENT, "nothing is published at %p (never published, or unpublished already)",
 			      start);
+	pthread_mutex_unlock(&cross_lock);
 	pthread_mutex_unlock(&ctx->lock);
 	return err;
 }
@@ -320,7 +407,9 @@ int ju_unpublish_all(ju_ctx *ctx)
 	if (!ctx)
 		return JU_FAIL(JU_EINVAL, "context is NULL");
 	pthread_mutex_lock(&ctx->lock);
+	pthread_mutex_lock(&cross_lock);
 	arena_retire_all(ctx);
+	pthread_mutex_unlock(&cross_lock);
 	pthread_mutex_unlock(&ctx->lock);
 	return 0;
 }
@@ -401,19 +490,23 @@ static void each_ctx_unlock(void)
 	pthread_mutex_unlock(&all_lock);
 }
 
-static int after_fork_locked(struct ju_ctx *ctx)
+/* A child's own files.  A channel whose file cannot be had turns off, as at
+ * open, and the others go on: any local user can plant a file at the path of
+ * an upcoming pid (/tmp/perf-<pid>.map), and that must not stop the child's
+ * publishes into memory. */
+static void after_fork_locked(struct ju_ctx *ctx)
 {
-	int first = 0;
 	ctx->pid = getpid();
 	for (size_t i = 0; i < JU_N_CHANNELS; i++) {
 		const ju_channel_ops *ops = ju_channel_table[i];
-		if ((ctx->channels & ops->bit) && ops->after_fork) {
-			int err = ops->after_fork(ctx);
-			if (err && !first)
-				first = err;
-		}
+		if (!(ctx->channels & ops->bit) || !ops->after_fork || !ops->after_fork(ctx))
+			continue;
+		ju__log(ctx, JU_LOG_WARN, "channel %s is off in process %d: %s", ops->name, (int)ctx->pid,
+			ju_errmsg());
+		ops->close(ctx);
+		ctx->channels &= ~ops->bit;
 	}
-	return first;
+	ju__clear_error();
 }
 
 /* In the child: unlock, then give every context this process's own perf map
@@ -440,9 +533,9 @@ int ju_after_fork(ju_ctx *ctx)
 	if (!ctx)
 		return JU_FAIL(JU_EINVAL, "context is NULL");
 	pthread_mutex_lock(&ctx->lock);
-	int err = after_fork_locked(ctx);
+	after_fork_locked(ctx);
 	pthread_mutex_unlock(&ctx->lock);
-	return err;
+	return 0;
 }
 
 static int open_channels(struct ju_ctx *ctx, uint32_t want, bool strict)
@@ -475,9 +568,14 @@ int ju_open(const ju_options *opt, ju_ctx **out)
 	ju_options o = opt ? *opt : (ju_options){ 0 };
 	if (o.channels & ~(uint32_t)JU_CH_ALL)
 		return JU_FAIL(JU_EINVAL, "unknown channel bits %#x", o.channels & ~(uint32_t)JU_CH_ALL);
+	if (o.flags & ~(uint32_t)JU_OPT_KNOWN)
+		return JU_FAIL(JU_EINVAL, "unknown flag bits %#x", o.flags & ~(uint32_t)JU_OPT_KNOWN);
 	uint32_t want = o.channels ? o.channels : JU_CH_ALL;
 	bool strict = (o.flags & JU_OPT_STRICT) || (o.channels && o.channels != JU_CH_ALL);
 	const char *env = (o.flags & JU_OPT_NO_ENV) ? NULL : getenv("JITUNWIND");
+	bool env_empty = env && !*env;
+	if (env_empty)
+		env = NULL; /* `JITUNWIND= prog`: set but empty is the same as unset */
 	if (env) {
 		int err = parse_env(env, &want, &strict);
 		if (err)
@@ -494,11 +592,13 @@ int ju_open(const ju_options *opt, ju_ctx **out)
 	ctx->arch = arch;
 	ctx->opt = o;
 	ctx->pid = getpid();
-	if (o.jitdump_dir && !(ctx->jitdump_dir = strdup(o.jitdump_dir))) {
+	if (o.jitdump_dir && !(ctx->jitdump_dir = ju__strdup(o.jitdump_dir))) {
 		free(ctx);
 		return JU_FAIL(JU_ENOMEM, "out of memory");
 	}
 	ctx->opt.jitdump_dir = ctx->jitdump_dir;
+	if (env_empty)
+		ju__log(ctx, JU_LOG_INFO, "JITUNWIND is empty: treated as unset, the options choose the channels");
 	int err = open_channels(ctx, want, strict);
 	if (err) {
 		free(ctx->jitdump_dir);
@@ -510,6 +610,10 @@ int ju_open(const ju_options *opt, ju_ctx **out)
 	pthread_mutex_lock(&all_lock);
 	ctx->next = all_ctx;
 	all_ctx = ctx;
+	pthread_mutex_lock(&cross_lock);
+	ctx->cross_next = cross_ctx;
+	cross_ctx = ctx;
+	pthread_mutex_unlock(&cross_lock);
 	pthread_mutex_unlock(&all_lock);
 	*out = ctx;
 	return 0;
@@ -534,6 +638,13 @@ int ju_close(ju_ctx *ctx)
 			*p = ctx->next;
 			break;
 		}
+	pthread_mutex_lock(&cross_lock);
+	for (struct ju_ctx **p = &cross_ctx; *p; p = &(*p)->cross_next)
+		if (*p == ctx) {
+			*p = ctx->cross_next;
+			break;
+		}
+	pthread_mutex_unlock(&cross_lock);
 	arena_reclaim_all(ctx); /* channel states go before the channels close */
 	close_channels(ctx);
 	pthread_mutex_unlock(&ctx->lock);

@@ -8,6 +8,7 @@
 #include "internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static long fault_countdown; /* 0: off; n: the n-th check from now fails */
 
@@ -44,4 +45,11 @@ void *ju__calloc(size_t n, size_t size)
 void *ju__realloc(void *p, size_t n)
 {
 	return ju__fault() ? NULL : realloc(p, n ? n : 1);
+}
+
+char *ju__strdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *p = ju__malloc(n);
+	return p ? memcpy(p, s, n) : NULL;
 }

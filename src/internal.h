@@ -131,6 +131,10 @@ typedef struct ju_channel_ops {
 	/* File channels: append records for n new blobs; on failure leave the
 	 * file as it was and return an error. */
 	int (*log_blobs)(struct ju_ctx *ctx, const blob_view *v, size_t n);
+	/* Take back what this context's last successful log_blobs appended (a
+	 * file channel after it failed).  Called with core.c's file lock held
+	 * since that log_blobs, so no other context wrote in between. */
+	void (*unlog_last)(struct ju_ctx *ctx);
 	/* In a forked child: start this process's own files. */
 	int (*after_fork)(struct ju_ctx *ctx);
 } ju_channel_ops;
@@ -140,6 +144,9 @@ extern const ju_channel_ops ju_ch_libunwind; /* ch_libunwind.c: nongnu libunwind
 extern const ju_channel_ops ju_ch_gdb;       /* ch_gdb.c: GDB JIT interface */
 extern const ju_channel_ops ju_ch_perfmap;   /* ch_perfmap.c */
 extern const ju_channel_ops ju_ch_jitdump;   /* ch_jitdump.c */
+/* Bytes perf inject's synthesized ELF of the blob takes after its code (salt
+ * and mapped unwind tables): what ju_room_after reports. */
+int ju__jd_room_after(const ju_arch *arch, const blob_view *v, uint64_t *room);
 
 /* ---- the context --------------------------------------------------------- */
 
@@ -156,6 +163,7 @@ struct ju_ctx {
 	size_t n_live;                 /* published blobs */
 	pid_t pid;                     /* process the files belong to */
 	struct ju_ctx *next;           /* all contexts, for fork handling */
+	struct ju_ctx *cross_next;     /* all contexts, for overlap checks (core.c) */
 	/* channel private state */
 	struct fde_reg_state *fde_reg;
 	struct lu_state *lu;
@@ -168,6 +176,12 @@ struct ju_ctx {
 #define JU_N_CHANNELS 5
 _Static_assert(JU_CH_ALL == (1u << JU_N_CHANNELS) - 1, "one JU_CH_* bit per channel");
 extern const ju_channel_ops *const ju_channel_table[JU_N_CHANNELS];
+
+/* Held around every change to any context's arena table, so that a publish
+ * can check the other contexts' blobs (core.c).  Taken inside a context's
+ * lock; takes no other lock. */
+void ju__cross_lock(void);
+void ju__cross_unlock(void);
 
 /* ---- arena operations (arena.c) ------------------------------------------ */
 
@@ -206,6 +220,7 @@ int arena_relog(struct ju_ctx *ctx, int (*log_blobs)(struct ju_ctx *, const blob
 void *ju__malloc(size_t n);
 void *ju__calloc(size_t n, size_t size);
 void *ju__realloc(void *p, size_t n);
+char *ju__strdup(const char *s);
 /* Every allocation and file write asks here first; tests set a countdown so
  * the n-th one fails (SQLite-style fault injection). */
 bool ju__fault(void);

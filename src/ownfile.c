@@ -4,16 +4,24 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 
 int ju__ownfile_open(const char *path, int access, struct stat *st)
 {
+	return ju__ownfile_openat(AT_FDCWD, path, path, access, st);
+}
+
+int ju__ownfile_openat(int dirfd, const char *name, const char *path, int access, struct stat *st)
+{
 	if (ju__fault())
 		return JU_FAIL(JU_EIO, "cannot open %s: %s", path, strerror(EIO));
 	/* O_NONBLOCK: a FIFO planted at the path must not block us. */
-	int fd = open(path, access | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0644);
+	int fd = openat(dirfd, name, access | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY,
+			0644);
 	if (fd < 0 && errno == ELOOP)
 		return JU_FAIL(JU_EPERM, "%s is a symbolic link; refusing to write through it", path);
 	if (fd < 0 && errno == ENXIO)
@@ -60,4 +68,48 @@ int ju__ownfile_append(int fd, const void *p, size_t len, const char *what)
 		return JU_FAIL(JU_EIO, "writing %s failed (%s), and so did restoring its length (%s)", what,
 			       strerror(e), strerror(errno));
 	return JU_FAIL(JU_EIO, "writing %zu bytes to %s failed: %s", len, what, strerror(e));
+}
+
+bool ju__is_symlink_at(int dirfd, const char *name)
+{
+	/* openat(O_DIRECTORY | O_NOFOLLOW) on a link fails with ENOTDIR or
+	 * ELOOP, depending on the kernel: ask the entry itself. */
+	struct stat st;
+	return !fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISLNK(st.st_mode);
+}
+
+int ju__dir_open_nofollow(const char *path)
+{
+	if (ju__fault())
+		return JU_FAIL(JU_EIO, "cannot open the directory %s: %s", path, strerror(EIO));
+	int fd = open(path[0] == '/' ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	const char *p = path;
+	while (fd >= 0 && *p) {
+		size_t len = strcspn(p, "/");
+		char part[NAME_MAX + 1];
+		if (len > NAME_MAX) {
+			close(fd);
+			return JU_FAIL(JU_ERANGE, "%s: a component is longer than %d bytes", path, NAME_MAX);
+		}
+		memcpy(part, p, len);
+		part[len] = 0;
+		int upto = (int)(p - path + len); /* the path up to this component */
+		p += len + strspn(p + len, "/");
+		if (!len || !strcmp(part, "."))
+			continue;
+		int next = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int e = errno;
+		bool link = next < 0 && ju__is_symlink_at(fd, part);
+		close(fd);
+		if (link)
+			return JU_FAIL(JU_EPERM, "%s: %.*s is a symbolic link; refusing to follow it", path,
+				       upto, path);
+		if (next < 0)
+			return JU_FAIL(e == EACCES || e == EPERM ? JU_EPERM : JU_EIO, "cannot open %s: %.*s: %s",
+				       path, upto, path, strerror(e));
+		fd = next;
+	}
+	if (fd < 0)
+		return JU_FAIL(JU_EIO, "cannot open %s: %s", path, strerror(errno));
+	return fd;
 }

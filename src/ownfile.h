@@ -5,6 +5,7 @@
 #ifndef JU_OWNFILE_H
 #define JU_OWNFILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/stat.h>
 
@@ -15,6 +16,17 @@
  * user.  The file's stat goes to *st.  Returns the descriptor, or a
  * negative JU_E* code with the message set. */
 int ju__ownfile_open(const char *path, int access, struct stat *st);
+/* The same for `name` in the directory open at dirfd; path names the file in
+ * messages. */
+int ju__ownfile_openat(int dirfd, const char *name, const char *path, int access, struct stat *st);
+
+/* Open `path` as a directory (O_RDONLY, close-on-exec), refusing a symbolic
+ * link at every component, not only the last (O_NOFOLLOW on each openat):
+ * a directory swapped for a link anywhere on the way must not redirect us.
+ * Returns the descriptor, or a negative JU_E* code with the message set. */
+int ju__dir_open_nofollow(const char *path);
+/* Is `name` in the directory open at dirfd a symbolic link? */
+bool ju__is_symlink_at(int dirfd, const char *name);
 
 /* Append len bytes (O_APPEND: a batch lands whole even beside another
  * writer); if that fails part way, cut the part written off again, so the

@@ -80,13 +80,29 @@ static double spin_secs = 2;
 static const char *expect_path = "child.expect";
 static void (*jit_fp)(void), (*jit_cfi)(void), (*jit_region)(void);
 static int run_action(void);
-NOINLINE void run_stack(void);
+/* A static link has no dynamic symbol table to take the C functions' extents
+ * from: each goes into a section of its own, which the linker brackets with
+ * __start_ and __stop_ symbols. */
+#ifdef CHILD_STATIC
+#define CFRAME(n) __attribute__((section("cf_" #n)))
+#define CFRAME_BOUNDS(n) extern char __start_cf_##n[], __stop_cf_##n[];
+#else
+#define CFRAME(n)
+#define CFRAME_BOUNDS(n)
+#endif
+CFRAME_BOUNDS(c_inner)
+CFRAME_BOUNDS(c_mid2)
+CFRAME_BOUNDS(c_middle)
+CFRAME_BOUNDS(c_outer)
+CFRAME_BOUNDS(run_stack)
+CFRAME_BOUNDS(main)
+NOINLINE CFRAME(run_stack) void run_stack(void);
 static volatile int result = 2;
 
-NOINLINE void c_inner(void);
-NOINLINE void c_mid2(void);
-NOINLINE void c_middle(void);
-NOINLINE void c_outer(void);
+NOINLINE CFRAME(c_inner) void c_inner(void);
+NOINLINE CFRAME(c_mid2) void c_mid2(void);
+NOINLINE CFRAME(c_middle) void c_middle(void);
+NOINLINE CFRAME(c_outer) void c_outer(void);
 NOINLINE void shim_region(void (*blob)(void));
 
 #ifdef CHILD_CXX
@@ -359,6 +375,7 @@ static int make_jit(void)
 static frame_def expected[64];
 static size_t n_expected;
 
+#ifndef CHILD_STATIC
 static frame_def c_frame(const char *name, void *fn)
 {
 	Dl_info info;
@@ -368,25 +385,33 @@ static frame_def c_frame(const char *name, void *fn)
 		f.hi = f.lo + sym->st_size;
 	return f;
 }
+#endif
 
-extern int main(int, char **);
+extern CFRAME(main) int main(int, char **);
+
+#ifdef CHILD_STATIC
+#define C_FRAME(n) \
+	((frame_def){ #n, (uintptr_t)__start_cf_##n, (uintptr_t)__stop_cf_##n, "c", 1 })
+#else
+#define C_FRAME(n) c_frame(#n, (void *)n)
+#endif
 
 static void build_expected(void)
 {
 	n_expected = 0;
 	for (int d = 0; d < depth; d++) {
-		expected[n_expected++] = c_frame("c_inner", (void *)c_inner);
+		expected[n_expected++] = C_FRAME(c_inner);
 		expected[n_expected++] = blob_defs[2];                 /* jit:region */
-		expected[n_expected++] = c_frame("c_mid2", (void *)c_mid2);
+		expected[n_expected++] = C_FRAME(c_mid2);
 		expected[n_expected++] = blob_defs[1];                 /* jit:cfi */
-		frame_def mid = c_frame("c_middle", (void *)c_middle);
+		frame_def mid = C_FRAME(c_middle);
 		mid.fp_visible = 0; /* its caller jit:cfi keeps no frame pointer */
 		expected[n_expected++] = mid;
 		expected[n_expected++] = blob_defs[0];                 /* jit:fp */
-		expected[n_expected++] = c_frame("c_outer", (void *)c_outer);
+		expected[n_expected++] = C_FRAME(c_outer);
 	}
-	expected[n_expected++] = c_frame("run_stack", (void *)run_stack);
-	expected[n_expected++] = c_frame("main", (void *)main);
+	expected[n_expected++] = C_FRAME(run_stack);
+	expected[n_expected++] = C_FRAME(main);
 }
 
 static int write_expect(void)

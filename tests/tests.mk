@@ -10,7 +10,12 @@ LLVM_LIBUNWIND := /usr/lib/llvm-14/lib/libunwind.so.1
 UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(TEST_DIR)/%)
 
-TEST_BINS := $(TEST_DIR)/child $(TEST_DIR)/child-nongnu $(TEST_DIR)/child-llvm $(UNIT_BINS)
+TEST_BINS := $(TEST_DIR)/child $(TEST_DIR)/child-nongnu $(TEST_DIR)/child-llvm $(TEST_DIR)/two-jits \
+	$(TEST_DIR)/two-jits-shared $(TEST_DIR)/child-static-libgcc $(TEST_DIR)/fp-saved-regs $(UNIT_BINS)
+# AddressSanitizer has no static runtime: no -static child under SAN.
+ifneq ($(SAN),1)
+TEST_BINS += $(TEST_DIR)/child-static
+endif
 
 .PHONY: tests
 tests: $(TEST_BINS)
@@ -21,10 +26,47 @@ $(TEST_DIR)/child: tests/child.c tests/child_cxx.cc $(LIB_A)
 	$(CXX) -O1 -g -fno-omit-frame-pointer $(SANFLAGS) -c -o $@-cxx.o tests/child_cxx.cc
 	$(CXX) $(CHILD_LDFLAGS) -o $@ $@.o $@-cxx.o $(LIB_A) -ldl -pthread
 
+# Static links with the archive: the program's own copy of libgcc's unwinder
+# (-static-libgcc -static-libstdc++: its exceptions use that copy, glibc's
+# backtrace() the libgcc_s it loads), and everything static (one copy for
+# both).
+$(TEST_DIR)/child-static-libgcc: tests/child.c tests/child_cxx.cc $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CHILD_CFLAGS) -DCHILD_CXX -c -o $@.o tests/child.c
+	$(CXX) -O1 -g -fno-omit-frame-pointer $(SANFLAGS) -c -o $@-cxx.o tests/child_cxx.cc
+	$(CXX) -static-libgcc -static-libstdc++ $(CHILD_LDFLAGS) -o $@ $@.o $@-cxx.o $(LIB_A) -ldl -pthread
+
+$(TEST_DIR)/child-static: tests/child.c tests/child_cxx.cc $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CHILD_CFLAGS) -DCHILD_CXX -DCHILD_STATIC -c -o $@.o tests/child.c
+	$(CXX) -O1 -g -fno-omit-frame-pointer -c -o $@-cxx.o tests/child_cxx.cc
+	$(CXX) -static -o $@ $@.o $@-cxx.o $(LIB_A) -ldl -pthread 2>&1 | \
+		{ grep -v "statically linked applications requires at runtime\|in function" || true; }
+	@test -x $@
+
+# A JIT frame that saves callee-saved registers, a C++ exception across it.
+$(TEST_DIR)/fp-saved-regs: tests/fp_saved_regs.cc $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 -O2 -g $(WARN) $(SANFLAGS) -Iinclude -o $@ $< $(LIB_A) -ldl -pthread
+
 # nongnu libunwind, linked in: memray and heaptrack do the same.
 $(TEST_DIR)/child-nongnu: tests/child.c $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CHILD_CFLAGS) -DCHILD_NONGNU $(CHILD_LDFLAGS) -o $@ $< $(LIB_A) -lunwind -ldl -pthread
+
+# The static library beside a second JIT that defines the GDB JIT interface
+# itself (strong symbols, as LLVM ORC does); the second JIT compiles its own
+# copy of the byte and ELF header writers (the archive keeps its copy local).
+$(TEST_DIR)/two-jits: tests/two_jits.c tests/second_jit.c tests/second_jit.h $(LIB_A) $(FMT_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Iinclude -I. -Itests $(CHILD_LDFLAGS) -o $@ tests/two_jits.c tests/second_jit.c \
+		formats/bytes.c formats/elfhdr.c $(LIB_A) -ldl -pthread
+
+$(TEST_DIR)/two-jits-shared: tests/two_jits.c tests/second_jit.c tests/second_jit.h $(LIB_SO) $(FMT_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Iinclude -I. -Itests -DSECOND_JIT_NO_DESCRIPTOR $(CHILD_LDFLAGS) -o $@ \
+		tests/two_jits.c tests/second_jit.c formats/bytes.c formats/elfhdr.c -L$(BUILD) \
+		-Wl,-rpath,$(abspath $(BUILD)) -ljitunwind -ldl -pthread
 
 # LLVM libunwind linked ahead of libgcc_s, so _Unwind_Backtrace is LLVM's.
 $(TEST_DIR)/child-llvm: tests/child.c $(LIB_A)
@@ -36,6 +78,14 @@ $(TEST_DIR)/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(FMT_HDRS) $(LIB_INTER
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Iinclude -Isrc -I. -Itests/unit -o $@ $< $(LIB_INTERNAL) -ldw -lelf -ldl -pthread
 
+# The library's own allocations come to the test's wrappers.
+WRAP_ALLOC := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=mmap
+$(TEST_DIR)/test-allocations-ask-the-fault-injector: tests/unit/test-allocations-ask-the-fault-injector.c \
+		tests/unit/unit.h $(LIB_INTERNAL)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Iinclude -Isrc -I. -Itests/unit -o $@ $< $(WRAP_ALLOC) $(LIB_INTERNAL) \
+		-ldl -pthread
+
 # GDB JIT interface tests that need the shared library's dynamic linking
 # (the host's __jit_debug_* symbols interpose the library's): linked with
 # libjitunwind.so rather than the internal archive.
@@ -45,6 +95,14 @@ $(GDB_SO_TESTS): $(TEST_DIR)/%: tests/unit/%.c tests/unit/unit.h tests/unit/test
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Iinclude -Isrc -I. -Itests/unit -o $@ $< -L$(BUILD) \
 		-Wl,-rpath,$(abspath $(BUILD)) -ljitunwind -lelf -ldl -pthread
+# A second JIT writing the library's own descriptor: its references bound to
+# libjitunwind.so's definition.
+$(TEST_DIR)/test-gdb-foreign-writer-is-flagged: tests/unit/test-gdb-foreign-writer-is-flagged.c \
+		tests/unit/unit.h tests/unit/test-gdb-reader.h tests/second_jit.c tests/second_jit.h $(LIB_SO)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Iinclude -Isrc -I. -Itests -Itests/unit -DSECOND_JIT_NO_DESCRIPTOR -o $@ $< \
+		tests/second_jit.c formats/bytes.c formats/elfhdr.c -L$(BUILD) -Wl,-rpath,$(abspath $(BUILD)) \
+		-ljitunwind -lelf -ldl -pthread
 $(TEST_DIR)/test-gdb-descriptor: tests/unit/test-gdb-reader.h
 # Two copies of the library in one process: the archive linked in (exporting
 # only the GDB symbols, as a library built with it would) and the shared one
@@ -74,7 +132,7 @@ $(A64_DIR)/obj/%.o: src/%.c $(wildcard src/*.h) $(FMT_HDRS) include/jitunwind.h 
 
 $(A64_DIR)/obj/formats/%.o: formats/%.c $(FMT_HDRS) | test-deps
 	@mkdir -p $(dir $@)
-	$(A64_PREFIX)gcc $(A64_CFLAGS) -fPIC -fvisibility=hidden -I. -c -o $@ $<
+	$(A64_PREFIX)gcc $(A64_CFLAGS) -fPIC -fvisibility=hidden -I. -DBYTES_REALLOC=ju__realloc -c -o $@ $<
 
 $(A64_DIR)/libjitunwind.a: $(A64_OBJS)
 	rm -f $@

@@ -93,6 +93,35 @@ static void ranges(void)
 	CHECK_RC(ju_publish_batch(ctx, batch, 0), 0);
 }
 
+/* Two contexts share the process's unwinders, which cannot tell whose code
+ * a pc is: code one context published is refused to another, all of a batch;
+ * touching is fine, and the range is free again once unpublished. */
+static void overlap_with_another_context(void)
+{
+	ju_options o = { .channels = JU_CH_UNWINDER, .flags = JU_OPT_NO_ENV };
+	ju_ctx *other = NULL;
+	CHECK_RC(ju_open(&o, &other), 0);
+	if (!other)
+		return;
+	ju_blob b = good(0x104, 4, "inside anchor1");
+	CHECK_RC(ju_publish(other, &b), JU_EOVERLAP);
+	CHECK(strstr(ju_errmsg(), "another context"), "message: %s", ju_errmsg());
+	ju_blob batch[2] = { good(0x300, 16, "free"), good(0x8f8, 16, "over anchor2") };
+	CHECK_RC(ju_publish_batch(other, batch, 2), JU_EOVERLAP);
+	CHECK(ju_count(other) == 0 && !unwinder_finds(R + 0x308), "part of a refused batch was published");
+	anchors_intact("overlap from another context");
+	b = good(0x110, 16, "touching anchor1");
+	CHECK_RC(ju_publish(other, &b), 0);
+	/* and the other way round */
+	ju_blob mine = good(0x118, 4, "inside the other's");
+	CHECK_RC(ju_publish(ctx, &mine), JU_EOVERLAP);
+	CHECK_RC(ju_unpublish(other, b.start), 0);
+	CHECK_RC(ju_publish(ctx, &mine), 0);
+	CHECK_RC(ju_unpublish(ctx, mine.start), 0);
+	CHECK_RC(ju_close(other), 0);
+	anchors_intact("overlap from another context");
+}
+
 static void names(void)
 {
 	static char longest[JU_NAME_MAX + 2];
@@ -128,15 +157,23 @@ static void names(void)
 static void frames(void)
 {
 	static const ju_range bad_epi[] = { { 10, 12 }, { 8, 9 } };
+	static const ju_saved_reg save_rbp[] = { { 6, -24, 5 } };       /* the frame pointer itself */
+	static const ju_saved_reg save_high[] = { { 3, -16, 5 } };      /* over the saved rbp */
+	static const ju_saved_reg save_early[] = { { 3, -24, 4 } };     /* not after set_end */
+	static const ju_saved_reg save_twice[] = { { 3, -24, 5 }, { 3, -32, 7 } };
 	static const ju_range out_epi[] = { { 30, 40 } };
 	static const uint8_t set_loc[] = { 0x01, 0, 0, 0, 0, 0, 0, 0, 0 };
 	static const uint8_t vendor[] = { 0x3f };
+	static const uint8_t args_size[] = { 0x2e, 0x10 };              /* DW_CFA_GNU_args_size 16 */
+	static const uint8_t neg_offset[] = { 0x2f, 0x03, 0x01 };       /* GNU_negative_offset_extended */
 	static const uint8_t truncated[] = { 0x0c, 0x07 };           /* def_cfa reg, no offset */
 	static const uint8_t bad_reg[] = { 0x0d, 0xc8, 0x01 };       /* def_cfa_register 200 */
 	static const uint8_t far[] = { 0x02, 200 };                  /* advance past the range */
 	static const uint8_t unbalanced[] = { 0x0b };                /* restore_state alone */
 	static const ju_cfi_range cr_set_loc[] = { { 0, 16, set_loc, sizeof set_loc } };
 	static const ju_cfi_range cr_vendor[] = { { 0, 16, vendor, 1 } };
+	static const ju_cfi_range cr_args_size[] = { { 0, 16, args_size, sizeof args_size } };
+	static const ju_cfi_range cr_neg_offset[] = { { 0, 16, neg_offset, sizeof neg_offset } };
 	static const ju_cfi_range cr_trunc[] = { { 0, 16, truncated, 2 } };
 	static const ju_cfi_range cr_reg[] = { { 0, 16, bad_reg, 3 } };
 	static const ju_cfi_range cr_far[] = { { 0, 16, far, 2 } };
@@ -156,6 +193,11 @@ static void frames(void)
 		{ { .kind = JU_FRAME_FP, .u.fp = { 1, 4, NULL, 1 } }, "epilogues is NULL" },
 		{ { .kind = JU_FRAME_FP, .u.fp = { 1, 4, bad_epi, 2 } }, "epilogue 1" },
 		{ { .kind = JU_FRAME_FP, .u.fp = { 1, 4, out_epi, 1 } }, "epilogue 0" },
+		{ { .kind = JU_FRAME_FP, .u.fp = { 1, 4, NULL, 0, NULL, 1 } }, "saved is NULL" },
+		{ { .kind = JU_FRAME_FP, .u.fp = { 1, 4, NULL, 0, save_rbp, 1 } }, "not a callee-saved" },
+		{ { .kind = JU_FRAME_FP, .u.fp = { 1, 4, NULL, 0, save_high, 1 } }, "below the saved frame pointer" },
+		{ { .kind = JU_FRAME_FP, .u.fp = { 1, 4, NULL, 0, save_early, 1 } }, "must follow set_end" },
+		{ { .kind = JU_FRAME_FP, .u.fp = { 1, 4, NULL, 0, save_twice, 2 } }, "saved twice" },
 		{ { .kind = JU_FRAME_REGION, .u.region = { -8, -16, -8 } }, "cfa_offset" },
 		{ { .kind = JU_FRAME_REGION, .u.region = { 16, -12, -8 } }, "multiples" },
 		{ { .kind = JU_FRAME_REGION, .u.region = { 16, -8, -8 } }, "both" },
@@ -165,6 +207,8 @@ static void frames(void)
 		{ { .kind = JU_FRAME_CFI, .u.cfi = { cr_nulls, 1 } }, "insns is NULL" },
 		{ { .kind = JU_FRAME_CFI, .u.cfi = { cr_set_loc, 1 } }, "opcode 0x01" },
 		{ { .kind = JU_FRAME_CFI, .u.cfi = { cr_vendor, 1 } }, "opcode 0x3f" },
+		{ { .kind = JU_FRAME_CFI, .u.cfi = { cr_args_size, 1 } }, "opcode 0x2e" },
+		{ { .kind = JU_FRAME_CFI, .u.cfi = { cr_neg_offset, 1 } }, "opcode 0x2f" },
 		{ { .kind = JU_FRAME_CFI, .u.cfi = { cr_trunc, 1 } }, "middle of an operand" },
 		{ { .kind = JU_FRAME_CFI, .u.cfi = { cr_reg, 1 } }, "not a x86-64 DWARF register" },
 		{ { .kind = JU_FRAME_CFI, .u.cfi = { cr_far, 1 } }, "past the range" },
@@ -175,6 +219,16 @@ static void frames(void)
 		b.frame = bad[i].f;
 		expect_refused(&b, JU_ECFI, bad[i].why, "bad frame");
 	}
+	/* A range with no instructions (insns NULL, len 0) is legal: the CIE's
+	 * rule holds there.  The checker and the writer must not do pointer
+	 * arithmetic on the NULL (clang's UBSan reports NULL + 0). */
+	static const ju_cfi_range cr_empty[] = { { 0, 16, NULL, 0 } };
+	ju_blob b = good(0x200, 16, "no instructions");
+	b.frame = (ju_frame){ .kind = JU_FRAME_CFI, .u.cfi = { cr_empty, 1 } };
+	CHECK_RC(ju_publish(ctx, &b), 0);
+	CHECK(unwinder_finds(R + 0x208), "libgcc does not find a blob whose range has no instructions");
+	CHECK_RC(ju_unpublish(ctx, b.start), 0);
+	anchors_intact("a range with no instructions");
 }
 
 static void lines(void)
@@ -195,7 +249,9 @@ static void lines(void)
 	b.lines = ok, b.n_lines = 2, b.file = NULL;
 	expect_refused(&b, JU_ELINES, "file is NULL", "rows without a file");
 	b.file = "bad\xff.tj";
-	expect_refused(&b, JU_ELINES, "UTF-8", "file name not UTF-8");
+	expect_refused(&b, JU_ENAME, "file name is not valid UTF-8", "file name not UTF-8");
+	b.file = "";
+	expect_refused(&b, JU_ENAME, "file name is empty", "empty file name");
 	b.file = "f.tj", b.lines = NULL, b.n_lines = 0;
 	expect_refused(&b, JU_ELINES, "without line rows", "a file without rows");
 }
@@ -251,6 +307,18 @@ static void opening(void)
 		CHECK_RC(ju_open(NULL, &c), JU_EENV);
 		CHECK(strstr(ju_errmsg(), "JITUNWIND"), "message: %s", ju_errmsg());
 	}
+	/* set but empty is the same as unset: the options choose */
+	setenv("JITUNWIND", "", 1);
+	o = (ju_options){ .channels = JU_CH_UNWINDER };
+	CHECK_RC(ju_open(&o, &c), 0);
+	CHECK(ju_channels(c) == JU_CH_UNWINDER, "JITUNWIND=\"\": channels %#x, want the options' %#x",
+	      ju_channels(c), JU_CH_UNWINDER);
+	CHECK_RC(ju_close(c), 0);
+	setenv("JITUNWIND", "bogus", 1);
+	/* flag bits this version does not know */
+	o = (ju_options){ .flags = JU_OPT_NO_ENV | 1u << 7 };
+	CHECK_RC(ju_open(&o, &c), JU_EINVAL);
+	CHECK(strstr(ju_errmsg(), "unknown flag bits 0x80"), "message: %s", ju_errmsg());
 	/* JU_OPT_NO_ENV ignores it */
 	o = (ju_options){ .channels = JU_CH_UNWINDER, .flags = JU_OPT_NO_ENV };
 	CHECK_RC(ju_open(&o, &c), 0);
@@ -311,6 +379,7 @@ int main(void)
 	CHECK_RC(ju_publish_batch(ctx, anchors, 2), 0);
 	anchors_intact("setup");
 	ranges();
+	overlap_with_another_context();
 	names();
 	frames();
 	lines();

@@ -17,6 +17,7 @@
 #include "unit.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
@@ -28,6 +29,8 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+const void *_Unwind_Find_FDE(void *pc, void *bases);
 
 static uint8_t *R;
 static char dir[64];
@@ -318,6 +321,186 @@ static void fork_while_another_thread_publishes(void)
 	unlink(pdump);
 }
 
+/* In the child (pid `me`, the planted path already there): the perf map
+ * channel is off, the others still work. */
+static void only_the_blocked_channel_is_off(ju_ctx *a, pid_t me, const char *how)
+{
+	CHECK(ju_channels(a) == (JU_CH_UNWINDER | JU_CH_JITDUMP),
+	      "%s: channels %#x, want unwinder and jitdump (the perf map off)", how, ju_channels(a));
+	ju_blob c = blob(0x6100, "planted-child", false);
+	CHECK_RC(ju_publish(a, &c), 0);
+	void *bases[3];
+	CHECK(_Unwind_Find_FDE(R + 0x6108, bases) != NULL, "%s: libgcc does not find the child's blob", how);
+	static const char *const want[] = { "planted-child", "planted0" };
+	char got[64][96];
+	bool closed;
+	size_t n = dump_entries(me, got, 64, &closed);
+	CHECK(n == 2 && !strncmp(got[0], want[0], strlen(want[0])) && !strncmp(got[1], want[1], strlen(want[1])),
+	      "%s: the child's jitdump holds %zu loads, want the inherited blob and its own", how, n);
+	CHECK_RC(ju_unpublish(a, c.start), 0);
+}
+
+static ju_ctx *open_with_unwinder(void)
+{
+	ju_options o = { .channels = JU_CH_UNWINDER | JU_CH_PERFMAP | JU_CH_JITDUMP,
+			 .flags = JU_OPT_NO_ENV, .jitdump_dir = dir };
+	ju_ctx *ctx = NULL;
+	CHECK_RC(ju_open(&o, &ctx), 0);
+	return ctx;
+}
+
+/* A symbolic link planted at /tmp/perf-<pid>.map for the pid a child will get
+ * (any local user can do that) turns only the child's perf map channel off,
+ * as the same file would at ju_open.  Through ju_after_fork in a raw child,
+ * and through the fork handler in a child whose pid we arrange (root:
+ * /proc/sys/kernel/ns_last_pid). */
+static void planted_map_turns_only_that_channel_off_in_the_child(void)
+{
+	ju_ctx *a = open_with_unwinder();
+	if (!a)
+		return;
+	ju_blob b0 = blob(0x6000, "planted0", false);
+	CHECK_RC(ju_publish(a, &b0), 0);
+	fflush(stdout);
+	pid_t pid = (pid_t)syscall(SYS_fork);
+	if (pid == 0) {
+		unit_failures = 0;
+		pid_t me = getpid();
+		char cmap[64], cdump[128];
+		map_path(cmap, sizeof cmap, me);
+		dump_path(cdump, sizeof cdump, me);
+		CHECK(symlink("/nonexistent/planted", cmap) == 0, "cannot plant %s", cmap);
+		CHECK_RC(ju_after_fork(a), 0);
+		only_the_blocked_channel_is_off(a, me, "raw child, ju_after_fork");
+		unlink(cmap);
+		unlink(cdump);
+		_exit(finish_child());
+	}
+	reap(pid, "raw child with a planted perf map");
+
+	int last = open("/proc/sys/kernel/ns_last_pid", O_WRONLY);
+	bool arranged = false;
+	for (int tries = 0; last >= 0 && tries < 20 && !arranged; tries++) {
+		pid_t want = getpid() + 1000 + tries * 37;
+		char cmap[64], num[16];
+		map_path(cmap, sizeof cmap, want);
+		if (symlink("/nonexistent/planted", cmap))
+			continue;
+		int len = snprintf(num, sizeof num, "%d", (int)want - 1);
+		fflush(stdout);
+		if (pwrite(last, num, (size_t)len, 0) != len) {
+			unlink(cmap);
+			break;
+		}
+		pid = fork();
+		if (pid == 0) {
+			if (getpid() != want)
+				_exit(3); /* another process took the pid first */
+			unit_failures = 0;
+			only_the_blocked_channel_is_off(a, want, "fork handler");
+			char cdump[128];
+			dump_path(cdump, sizeof cdump, want);
+			unlink(cdump);
+			_exit(finish_child());
+		}
+		int st = 0;
+		waitpid(pid, &st, 0);
+		unlink(cmap);
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 3)
+			continue;
+		arranged = true;
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "fork child with a planted perf map: status %#x", st);
+	}
+	if (last >= 0)
+		close(last);
+	if (!arranged)
+		printf("note: could not give a child a chosen pid (not root?); the fork handler case is not "
+		       "checked\n");
+	CHECK_RC(ju_unpublish_all(a), 0);
+	CHECK_RC(ju_close(a), 0);
+	char pmap[64], pdump[128];
+	map_path(pmap, sizeof pmap, getpid());
+	dump_path(pdump, sizeof pdump, getpid());
+	unlink(pmap);
+	unlink(pdump);
+}
+
+/* After open, the jitdump directory is renamed away and a symbolic link to
+ * a decoy put in its place: a forked child writes its dump into the
+ * directory the parent opened (held by a descriptor), never into the decoy.
+ * Both for a directory the context names and for the default one. */
+static void swapped_dump_dir_does_not_redirect_a_child(const char *named)
+{
+	char base[128], orig[256], moved[300], decoy[256];
+	snprintf(base, sizeof base, "%s/swap%s", dir, named ? "-named" : "-default");
+	mkdir(base, 0755);
+	snprintf(decoy, sizeof decoy, "%s/decoy", base);
+	mkdir(decoy, 0755);
+	ju_options o = { .channels = JU_CH_JITDUMP, .flags = JU_OPT_NO_ENV };
+	if (named) {
+		snprintf(orig, sizeof orig, "%s/%s", base, named);
+		mkdir(orig, 0755);
+		o.jitdump_dir = orig;
+	} else {
+		setenv("JITDUMPDIR", base, 1);
+	}
+	ju_ctx *a = NULL;
+	CHECK_RC(ju_open(&o, &a), 0);
+	if (!a)
+		return;
+	if (!named) { /* the directory the library made: the one our dump is in */
+		char want[64], line[4200];
+		snprintf(want, sizeof want, "/jit-%d.dump\n", (int)getpid());
+		orig[0] = 0;
+		FILE *f = fopen("/proc/self/maps", "r");
+		while (f && fgets(line, sizeof line, f)) {
+			char *slash = strstr(line, want), *path = strchr(line, '/');
+			if (slash && path && strstr(line, " r-xp "))
+				snprintf(orig, sizeof orig, "%.*s", (int)(slash - path), path);
+		}
+		if (f)
+			fclose(f);
+		unsetenv("JITDUMPDIR");
+		CHECK(orig[0], "no mapped dump of this process");
+	}
+	ju_blob b0 = blob(0x7000, "swapped", false);
+	CHECK_RC(ju_publish(a, &b0), 0);
+	snprintf(moved, sizeof moved, "%s.moved", orig);
+	CHECK(rename(orig, moved) == 0 && symlink(decoy, orig) == 0, "swap %s: %s", orig, strerror(errno));
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(0); /* the fork handler did the work */
+	reap(pid, "child after the swap");
+	char in_decoy[400], in_moved[400];
+	snprintf(in_decoy, sizeof in_decoy, "%s/jit-%d.dump", decoy, (int)pid);
+	snprintf(in_moved, sizeof in_moved, "%s/jit-%d.dump", moved, (int)pid);
+	CHECK(size_of(in_decoy) < 0, "%s: the child followed the swapped-in link to %s",
+	      named ? "named directory" : "default directory", in_decoy);
+	CHECK(size_of(in_moved) > 0, "%s: the child's dump is not in the directory the parent opened (%s)",
+	      named ? "named directory" : "default directory", in_moved);
+	CHECK_RC(ju_unpublish_all(a), 0);
+	CHECK_RC(ju_close(a), 0);
+	unlink(in_decoy);
+	unlink(in_moved);
+	char p[400];
+	snprintf(p, sizeof p, "%s/jit-%d.dump", moved, (int)getpid());
+	unlink(p);
+	unlink(orig);
+	rmdir(moved);
+	rmdir(decoy);
+	if (!named) {
+		snprintf(p, sizeof p, "%s/.debug/jit", base);
+		rmdir(p);
+		snprintf(p, sizeof p, "%s/.debug", base);
+		rmdir(p);
+	}
+	rmdir(base);
+	char cmap[64];
+	map_path(cmap, sizeof cmap, pid);
+	unlink(cmap);
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof dir, "/tmp/test-fork.XXXXXX");
@@ -327,6 +510,9 @@ int main(void)
 	fork_child_logs_every_inherited_blob_in_its_own_files();
 	raw_clone_child_catches_up_with_ju_after_fork();
 	fork_while_another_thread_publishes();
+	planted_map_turns_only_that_channel_off_in_the_child();
+	swapped_dump_dir_does_not_redirect_a_child("named");
+	swapped_dump_dir_does_not_redirect_a_child(NULL);
 	rmdir(dir);
 	return unit_done("test-fork");
 }

@@ -9,7 +9,8 @@
  *       is called, the library's own descriptor stays untouched, and the
  *       bytes right after the host's 24-byte descriptor -- made to look
  *       exactly like our extension, to tempt a writer that trusts a magic
- *       number -- are never written.
+ *       number -- are never written; the library's entries hang behind an
+ *       anchor entry of its own at the tail of the host's list.
  */
 #include "test-gdb-reader.h"
 
@@ -80,13 +81,21 @@ static void the_hosts_descriptor_wins_and_is_not_written_past(void)
 	ju_ctx *ctx = open_gdb_only();
 	if (!ctx)
 		return;
+	/* Opening links the library's anchor, an empty image, at the tail; its
+	 * entries go behind it, where the host's writer never writes. */
+	CHECK(host_list_length() == 1 && host_calls == 1, "after open: host list %zu, calls %lu",
+	      host_list_length(), host_calls);
+	const gdbjit_entry *anchor = (const gdbjit_entry *)(uintptr_t)host_area.d.first_entry;
+	CHECK(anchor && anchor->symfile_size >= sizeof(Elf64_Ehdr) &&
+	      !memcmp((const void *)(uintptr_t)anchor->symfile_addr, ELFMAG, SELFMAG),
+	      "the anchor's image is not an ELF file");
 	size_t a[3] = { 10, 12, 14 }, b[1] = { 11 }, c[2] = { 3000, 3001 };
 	CHECK_RC(publish_slots(ctx, a, 3), 0);
-	CHECK(host_list_length() == 1 && host_calls == 1, "host list %zu, calls %lu", host_list_length(),
+	CHECK(host_list_length() == 2 && host_calls == 2, "host list %zu, calls %lu", host_list_length(),
 	      host_calls);
-	CHECK(host_area.d.action_flag == GDBJIT_REGISTER_FN && host_area.d.relevant_entry == host_area.d.first_entry,
+	const gdbjit_entry *e = anchor ? (const gdbjit_entry *)(uintptr_t)anchor->next_entry : NULL;
+	CHECK(host_area.d.action_flag == GDBJIT_REGISTER_FN && e && host_area.d.relevant_entry == (uintptr_t)e,
 	      "the standard fields are maintained");
-	const gdbjit_entry *e = (const gdbjit_entry *)(uintptr_t)host_area.d.first_entry;
 	if (e) {
 		char why[160] = "";
 		long n = check_image((const uint8_t *)(uintptr_t)e->symfile_addr, e->symfile_size,
@@ -95,11 +104,12 @@ static void the_hosts_descriptor_wins_and_is_not_written_past(void)
 	}
 	CHECK_RC(publish_slots(ctx, b, 1), 0);
 	CHECK_RC(publish_slots(ctx, c, 2), 0);
-	CHECK(host_list_length() == 2 && host_calls == 4, "host list %zu, calls %lu", host_list_length(),
+	CHECK(host_list_length() == 3 && host_calls == 5, "host list %zu, calls %lu", host_list_length(),
 	      host_calls);
 	CHECK_RC(ju_unpublish(ctx, region + 3000 * SLOT), 0);
 	CHECK_RC(ju_unpublish_all(ctx), 0);
-	CHECK(host_area.d.first_entry == 0, "host list empty at the end");
+	CHECK(host_list_length() == 1 && host_area.d.first_entry == (uintptr_t)anchor,
+	      "at the end the host list holds only the anchor (%zu entries)", host_list_length());
 	CHECK(host_area.d.action_flag == GDBJIT_UNREGISTER_FN, "action %u", host_area.d.action_flag);
 	CHECK_RC(ju_close(ctx), 0);
 

@@ -417,6 +417,114 @@ static void symlinks_and_foreign_files_are_refused(void)
 	}
 }
 
+/* A symbolic link at any step of the jitdump directory's path is refused,
+ * not only at the file: a directory on the way swapped for a link must not
+ * send the dump elsewhere. */
+static void symlink_on_the_directory_path_is_refused(void)
+{
+	char real[300], link[300], via[400], path[500];
+	snprintf(real, sizeof real, "%s/real", top);
+	snprintf(link, sizeof link, "%s/link", top);
+	mkdir(real, 0755);
+	snprintf(via, sizeof via, "%s/sub", real);
+	mkdir(via, 0755);
+	CHECK(symlink(real, link) == 0, "symlink: %s", strerror(errno));
+	snprintf(via, sizeof via, "%s/sub", link);
+	open_dump(via, JU_EPERM);
+	CHECK(strstr(ju_errmsg(), "symbolic link") && strstr(ju_errmsg(), link),
+	      "message should name %s as a symbolic link: %s", link, ju_errmsg());
+	open_dump(link, JU_EPERM); /* the last component too */
+	path_of_dump(path, sizeof path, real, getpid());
+	CHECK(file_size(path) < 0, "a dump was made through the link");
+	snprintf(path, sizeof path, "%s/sub/jit-%d.dump", real, (int)getpid());
+	CHECK(file_size(path) < 0, "a dump was made through the link in the middle");
+	/* and $JITDUMPDIR through a link: the default directory is not made */
+	setenv("JITDUMPDIR", link, 1);
+	open_dump(NULL, JU_EPERM);
+	snprintf(path, sizeof path, "%s/.debug", real);
+	CHECK(file_size(path) < 0, "%s was made through the link", path);
+	unsetenv("JITDUMPDIR");
+	unlink(link);
+}
+
+static int room_warnings;
+
+static void count_room_warning(void *arg, int level, const char *msg)
+{
+	(void)arg;
+	if (level == JU_LOG_WARN && strstr(msg, "ju_room_after"))
+		room_warnings++;
+}
+
+static const jd_load *load_at(const jd_dump *d, const void *start)
+{
+	for (size_t i = d->n_loads; i-- > 0;)
+		if (d->loads[i].h.code_addr == (uintptr_t)start)
+			return &d->loads[i];
+	return NULL;
+}
+
+/* ju_room_after says how much room perf needs after a blob: with exactly
+ * that much before the next blob the dump maps the blob's unwind tables after
+ * its salted code; with a byte less it cannot have both; with too little for
+ * the tables a warning is logged, once per context. */
+static void room_after_is_what_perf_needs(void)
+{
+	char dir[300], path[400];
+	snprintf(dir, sizeof dir, "%s/room", top);
+	mkdir(dir, 0755);
+	ju_options o = { .channels = JU_CH_JITDUMP, .flags = JU_OPT_NO_ENV, .jitdump_dir = dir,
+			 .log = count_room_warning };
+	ju_ctx *ctx = NULL;
+	CHECK_RC(ju_open(&o, &ctx), 0);
+	if (!ctx)
+		return;
+	const uint32_t base = 0x8000, size = 40;
+	ju_blob a = fp_blob(base, size, "room:exact");
+	size_t room = 0;
+	CHECK_RC(ju_room_after(ctx, &a, &room), 0);
+	CHECK(room >= 8 + 16 && room < 4096, "room %zu for a 40-byte FP blob", room);
+	ju_blob after_a = other_blob(base + size + (uint32_t)room, 16, "room:after-exact", JU_FRAME_LEAF);
+	ju_blob b = fp_blob(base + 0x1000, size, "room:short");
+	ju_blob after_b = other_blob(base + 0x1000 + size + (uint32_t)room - 1, 16, "room:after-short",
+				     JU_FRAME_LEAF);
+	ju_blob c = fp_blob(base + 0x2000, size, "room:tight");
+	ju_blob after_c = other_blob(base + 0x2000 + size + 4, 16, "room:after-tight", JU_FRAME_LEAF);
+	ju_blob d = fp_blob(base + 0x3000, size, "room:tight-again");
+	ju_blob after_d = other_blob(base + 0x3000 + size, 16, "room:after-tight-again", JU_FRAME_LEAF);
+	ju_blob nexts[] = { after_a, after_b, after_c, after_d };
+	CHECK_RC(ju_publish_batch(ctx, nexts, 4), 0);
+	CHECK(room_warnings == 0, "%d warnings before any blob was short of room", room_warnings);
+	CHECK_RC(ju_publish(ctx, &a), 0);
+	CHECK_RC(ju_publish(ctx, &b), 0);
+	CHECK(room_warnings == 0, "%d warnings, but a and b had room for their tables", room_warnings);
+	CHECK_RC(ju_publish(ctx, &c), 0);
+	CHECK(room_warnings == 1, "%d warnings after a blob without room for its tables, want 1", room_warnings);
+	CHECK_RC(ju_publish(ctx, &d), 0);
+	CHECK(room_warnings == 1, "%d warnings after a second one, want still 1", room_warnings);
+	size_t c_room = 1;
+	CHECK_RC(ju_room_after(ctx, &(ju_blob){ .start = NULL }, &c_room), JU_EINVAL);
+	CHECK_RC(ju_unpublish_all(ctx), 0);
+	CHECK_RC(ju_close(ctx), 0);
+
+	path_of_dump(path, sizeof path, dir, getpid());
+	jd_dump dd;
+	char err[200];
+	if (jd_dump_read(path, &dd, err, sizeof err)) {
+		CHECK(0, "%s: %s", path, err);
+		return;
+	}
+	const jd_load *la = load_at(&dd, a.start), *lb = load_at(&dd, b.start), *lc = load_at(&dd, c.start);
+	CHECK(la && la->u.mapped_size && la->h.code_size == size + 8,
+	      "with the room it asked for, a's tables are %smapped and its code is %llu bytes (want salted)",
+	      la && la->u.mapped_size ? "" : "not ", la ? (unsigned long long)la->h.code_size : 0ull);
+	CHECK(lb && !(lb->u.mapped_size && lb->h.code_size == size + 8),
+	      "a byte less than the room still gave b both its salt and mapped tables: the room is not minimal");
+	CHECK(lc && !lc->u.mapped_size, "c had 4 bytes of room, yet its tables are mapped");
+	jd_dump_free(&dd);
+	printf("a 40-byte FP blob needs %zu bytes of room\n", room);
+}
+
 /* The main round trip: batches in any order, neighbours with and without
  * room, unpublishing, a second context, a failed publish, closing. */
 static void records_round_trip(void)
@@ -621,6 +729,8 @@ int main(int argc, char **argv)
 
 	default_directory_is_like_perfs_agents();
 	symlinks_and_foreign_files_are_refused();
+	symlink_on_the_directory_path_is_refused();
+	room_after_is_what_perf_needs();
 	records_round_trip();
 
 	char cmd[400];

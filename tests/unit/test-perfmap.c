@@ -5,7 +5,8 @@
  *   - unpublishing writes nothing; all contexts of the process append to one
  *     file; a context opened after all others closed appends too;
  *   - a failed publish leaves the file as it was, at every fault point and
- *     when the disk takes only part of a write (a file size limit);
+ *     when the disk takes only part of a write (a file size limit), also
+ *     when it is the jitdump, written after the map, that fails;
  *   - a stale file of an earlier process with our pid is truncated, a file
  *     this process wrote before us (another perf map writer) is kept;
  *   - a symbolic link, a FIFO, a file with two links and a file of another
@@ -161,6 +162,42 @@ static void failed_publish_leaves_the_map_as_it_was(void)
 	CHECK_RC(ju_close(ctx), 0);
 }
 
+/* With the jitdump on too, a publish that fails there -- after the perf map
+ * took its lines -- takes those lines back: all of the publish or none. */
+static void publish_failing_in_the_jitdump_leaves_no_map_lines(void)
+{
+	ju_options o = { .channels = JU_CH_PERFMAP | JU_CH_JITDUMP, .flags = JU_OPT_NO_ENV };
+	ju_ctx *ctx = NULL;
+	CHECK_RC(ju_open(&o, &ctx), 0);
+	if (!ctx)
+		return;
+	ju_blob b[] = { leaf(0x6000, 0x10, "jd:a"), leaf(0x6100, 0x10, "jd:b") };
+	long n = 1, after_map = 0;
+	for (; n < 1000; n++) {
+		long before = size_of(path);
+		ju__fault_after(n);
+		int rc = ju_publish_batch(ctx, b, 2);
+		bool hit = ju__fault_remaining() == 0;
+		ju__fault_after(0);
+		if (!hit || rc == 0) {
+			CHECK(rc == 0, "without a fault: %s", ju_errmsg());
+			break;
+		}
+		after_map += strstr(ju_errmsg(), "jitdump") != NULL;
+		CHECK(size_of(path) == before && ju_count(ctx) == 0, "fault %ld (%s): the map went from %ld to "
+		      "%ld bytes", n, ju_errmsg(), before, size_of(path));
+	}
+	CHECK(after_map > 0, "no fault point was in the jitdump, after the perf map");
+	printf("a publish failing in the jitdump left the perf map as it was at each of %ld fault points "
+	       "(%ld in the jitdump)\n", n - 1, after_map);
+	line l[16];
+	long lines = read_map(l, 16);
+	CHECK(lines == 12 && !strcmp(l[10].name, "jd:a") && !strcmp(l[11].name, "jd:b"),
+	      "%ld lines after the fault runs, want the batch once more", lines);
+	CHECK_RC(ju_unpublish_all(ctx), 0);
+	CHECK_RC(ju_close(ctx), 0);
+}
+
 /* ---- in fresh processes -------------------------------------------------------- */
 
 /* Run fn in a child whose pid has no map yet; returns its failures. */
@@ -297,6 +334,7 @@ int main(void)
 	snprintf(path, sizeof path, "/tmp/perf-%d.map", (int)getpid());
 	map_lists_every_published_blob();
 	failed_publish_leaves_the_map_as_it_was();
+	publish_failing_in_the_jitdump_leaves_no_map_lines();
 	unlink(path);
 	unlink(target);
 	return unit_done("test-perfmap");
