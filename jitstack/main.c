@@ -49,8 +49,20 @@ static const char usage[] =
 	"Exit status: 0 success, 1 failure, 2 usage, 3 no such process (or it exited),\n"
 	"4 permission denied, 5 not a core file, 6 unsupported architecture.\n";
 
-enum { O_CORE = 256, O_EXE, O_JSON, O_IMAGES, O_MAX_FRAMES, O_NO_JIT, O_STATS, O_FORMAT, O_IDLE, O_ADDRESSES, O_NO_DEMANGLE,
-       O_VERSION };
+enum {
+	O_CORE = 256,
+	O_EXE,
+	O_JSON,
+	O_IMAGES,
+	O_MAX_FRAMES,
+	O_NO_JIT,
+	O_STATS,
+	O_FORMAT,
+	O_IDLE,
+	O_ADDRESSES,
+	O_NO_DEMANGLE,
+	O_VERSION
+};
 
 static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -172,7 +184,8 @@ int main(int argc, char **argv)
 		return js_record(&r);
 	}
 	if (format || r.out || r.secs || r.idle || r.addresses || hz_given)
-		return bad_usage("%s", "-F, -d, -o, --format, --idle and --addresses belong to 'jitstack record'");
+		return bad_usage("%s",
+				 "-F, -d, -o, --format, --idle and --addresses belong to 'jitstack record'");
 	if (!pid_arg == !d.core)
 		return bad_usage("%s", "give either -p PID or --core FILE");
 	if (d.exe && !d.core)

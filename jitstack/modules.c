@@ -39,7 +39,8 @@ static bool not_a_file(const char *line, size_t n, js_mem *mem)
 	if (strncmp(p, "/memfd:", 7))
 		return false;
 	uint8_t magic[SELFMAG];
-	return off != 0 || !mem || js_mem_read(mem, lo, magic, sizeof magic) || memcmp(magic, ELFMAG, SELFMAG);
+	return off != 0 || !mem || js_mem_read(mem, lo, magic, sizeof magic) ||
+	       memcmp(magic, ELFMAG, SELFMAG);
 }
 
 /* Remove the lines of mappings that are in no file, in place. */

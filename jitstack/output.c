@@ -265,10 +265,12 @@ static void jit_warnings(js_session *s)
 	if (rejected > SHOWN)
 		js_warn(s, "%zu more JIT images rejected (--images lists them)", rejected - SHOWN);
 	if (not_elf)
-		js_warn(s, "%zu JIT entries hold symbol files that are not ELF (a JIT's own format): not read",
+		js_warn(s,
+			"%zu JIT entries hold symbol files that are not ELF (a JIT's own format): not read",
 			not_elf);
 	if (no_code)
-		js_warn(s, "%zu JIT images hold no code (data or debug information for other images)", no_code);
+		js_warn(s, "%zu JIT images hold no code (data or debug information for other images)",
+			no_code);
 	if (s->jit.empty)
 		js_warn(s, "%lu JIT entries have no image", s->jit.empty);
 	if (s->jit.over_limit)

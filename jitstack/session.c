@@ -328,11 +328,12 @@ static int check_truncation(js_session *s, const char *core)
 	}
 	if (loads && cut == loads)
 		return js_fail(&s->err, JS_EXIT_BAD_CORE, 0,
-			       "%s is truncated: %jd bytes, and none of its %zu memory segments is in them", core,
-			       (intmax_t)st.st_size, loads);
+			       "%s is truncated: %jd bytes, and none of its %zu memory segments is in them",
+			       core, (intmax_t)st.st_size, loads);
 	if (cut)
-		js_warn(s, "the core is truncated: %zu of its %zu memory segments extend past its end (%jd bytes, "
-			   "%" PRIu64 " needed); stacks in them cannot be read",
+		js_warn(s,
+			"the core is truncated: %zu of its %zu memory segments extend past its end (%jd bytes, "
+			"%" PRIu64 " needed); stacks in them cannot be read",
 			cut, loads, (intmax_t)st.st_size, need);
 	return 0;
 }
@@ -351,7 +352,8 @@ int js_open_core(js_session *s, const char *core, const char *exe, const js_opts
 			       errno, "cannot open %s: %s", core, strerror(errno));
 	struct stat st;
 	if (fstat(s->core_fd, &st) || !S_ISREG(st.st_mode))
-		return js_fail(&s->err, JS_EXIT_BAD_CORE, 0, "%s is not a core file (not a regular file)", core);
+		return js_fail(&s->err, JS_EXIT_BAD_CORE, 0, "%s is not a core file (not a regular file)",
+			       core);
 	s->core_elf = elf_begin(s->core_fd, ELF_C_READ_MMAP, NULL);
 	GElf_Ehdr eh;
 	if (!s->core_elf || elf_kind(s->core_elf) != ELF_K_ELF || !gelf_getehdr(s->core_elf, &eh))

@@ -257,29 +257,32 @@ static int check_fp(const ju_arch *a, const ju_frame *f, uint64_t size, char *ms
 	      "frame pointer frame: offsets must be multiples of %u on %s", a->insn_align, a->name);
 	CHECK(f->u.fp.n_epilogues == 0 || f->u.fp.epilogues,
 	      "frame pointer frame: n_epilogues is %zu but epilogues is NULL", f->u.fp.n_epilogues);
-	CHECK(f->u.fp.n_saved == 0 || f->u.fp.saved,
-	      "frame pointer frame: n_saved is %zu but saved is NULL", f->u.fp.n_saved);
-	CHECK(f->u.fp.n_saved <= 32, "frame pointer frame: %zu saved registers (at most 32)", f->u.fp.n_saved);
+	CHECK(f->u.fp.n_saved == 0 || f->u.fp.saved, "frame pointer frame: n_saved is %zu but saved is NULL",
+	      f->u.fp.n_saved);
+	CHECK(f->u.fp.n_saved <= 32, "frame pointer frame: %zu saved registers (at most 32)",
+	      f->u.fp.n_saved);
 	uint32_t at = set;
 	uint64_t seen[2] = { 0, 0 };
 	int d = -a->data_align;
 	for (size_t i = 0; i < f->u.fp.n_saved; i++) {
 		const ju_saved_reg *r = &f->u.fp.saved[i];
 		CHECK(r->reg < a->n_regs && r->reg < 128 && r->reg != a->fp_reg && r->reg != a->ra_reg &&
-		      r->reg != a->sp_reg,
-		      "frame pointer frame: saved register %zu (%u) is not a callee-saved %s register", i, r->reg,
-		      a->name);
-		CHECK(!(seen[r->reg / 64] >> (r->reg % 64) & 1), "frame pointer frame: register %u saved twice",
-		      r->reg);
+			      r->reg != a->sp_reg,
+		      "frame pointer frame: saved register %zu (%u) is not a callee-saved %s register", i,
+		      r->reg, a->name);
+		CHECK(!(seen[r->reg / 64] >> (r->reg % 64) & 1),
+		      "frame pointer frame: register %u saved twice", r->reg);
 		seen[r->reg / 64] |= (uint64_t)1 << (r->reg % 64);
 		CHECK(r->cfa_offset < -2 * d && r->cfa_offset % d == 0,
 		      "frame pointer frame: saved register %u at CFA%+d: must be below the saved frame pointer "
-		      "and return address, a multiple of %d", r->reg, r->cfa_offset, d);
+		      "and return address, a multiple of %d",
+		      r->reg, r->cfa_offset, d);
 		/* >= the one before: AArch64's stp saves two in one instruction */
 		CHECK(r->saved_end > set && r->saved_end >= at && r->saved_end <= size &&
-		      r->saved_end % a->insn_align == 0,
+			      r->saved_end % a->insn_align == 0,
 		      "frame pointer frame: saved register %zu: saved_end %u must follow set_end and the saves "
-		      "before it, inside the blob", i, r->saved_end);
+		      "before it, inside the blob",
+		      i, r->saved_end);
 		at = r->saved_end;
 	}
 	for (size_t i = 0; i < f->u.fp.n_epilogues; i++) {

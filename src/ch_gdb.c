@@ -98,15 +98,21 @@ static bool told_foreign_writer;  /* logged that another JIT writes our list (gd
 static gdbjit_entry anchor;
 static struct {
 	Elf64_Ehdr ehdr;
-	Elf64_Shdr shdr[2];     /* null, .shstrtab */
+	Elf64_Shdr shdr[2]; /* null, .shstrtab */
 	char shstrtab[16];
 } anchor_image;
-static int anchored;              /* 0 not tried, 1 linked, -1 failed (gdb_lock) */
+static int anchored; /* 0 not tried, 1 linked, -1 failed (gdb_lock) */
 
 /* gdb_lock is taken in gdb_open, outside any context lock: fork() must not
  * copy it held. */
-static void gdb_fork_prepare(void) { pthread_mutex_lock(&gdb_lock); }
-static void gdb_fork_release(void) { pthread_mutex_unlock(&gdb_lock); }
+static void gdb_fork_prepare(void)
+{
+	pthread_mutex_lock(&gdb_lock);
+}
+static void gdb_fork_release(void)
+{
+	pthread_mutex_unlock(&gdb_lock);
+}
 
 __attribute__((constructor)) static void gdb_init(void)
 {
@@ -269,13 +275,17 @@ static bool link_anchor(gdbjit_descriptor *d, uint16_t machine)
 {
 	byte_buf b;
 	buf_init(&b, &anchor_image.ehdr, sizeof anchor_image.ehdr);
-	elf_write_ehdr(&b, &(elf_ehdr_desc){ .type = ET_REL, .machine = machine,
-					     .shoff = offsetof(__typeof__(anchor_image), shdr), .shnum = 2,
+	elf_write_ehdr(&b, &(elf_ehdr_desc){ .type = ET_REL,
+					     .machine = machine,
+					     .shoff = offsetof(__typeof__(anchor_image), shdr),
+					     .shnum = 2,
 					     .shstrndx = 1 });
 	memcpy(anchor_image.shstrtab, "\0.shstrtab", sizeof "\0.shstrtab");
-	anchor_image.shdr[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_STRTAB,
+	anchor_image.shdr[1] = (Elf64_Shdr){ .sh_name = 1,
+					     .sh_type = SHT_STRTAB,
 					     .sh_offset = offsetof(__typeof__(anchor_image), shstrtab),
-					     .sh_size = sizeof "\0.shstrtab", .sh_addralign = 1 };
+					     .sh_size = sizeof "\0.shstrtab",
+					     .sh_addralign = 1 };
 	anchor = (gdbjit_entry){ .symfile_addr = (uint64_t)(uintptr_t)&anchor_image,
 				 .symfile_size = sizeof anchor_image };
 	for (int tries = 0; tries < 100; tries++) {
@@ -286,8 +296,8 @@ static bool link_anchor(gdbjit_descriptor *d, uint16_t machine)
 		if (tail) {
 			uint64_t none = 0;
 			if (!__atomic_compare_exchange_n(&entry_at(tail)->next_entry, &none,
-							 (uint64_t)(uintptr_t)&anchor, false, __ATOMIC_RELEASE,
-							 __ATOMIC_RELAXED))
+							 (uint64_t)(uintptr_t)&anchor, false,
+							 __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 				continue;
 		} else {
 			uint64_t none = 0;
@@ -344,9 +354,10 @@ static int gdb_open(struct ju_ctx *ctx)
 		if (!anchored) {
 			anchored = link_anchor(desc(), ctx->arch->elf_machine) ? 1 : -1;
 			if (anchored < 0)
-				ju__log(ctx, JU_LOG_WARN, "gdb channel: the foreign descriptor's list could not be "
-							  "walked to its end; entries go at its head, where the other "
-							  "JIT's writes can drop them");
+				ju__log(ctx, JU_LOG_WARN,
+					"gdb channel: the foreign descriptor's list could not be "
+					"walked to its end; entries go at its head, where the other "
+					"JIT's writes can drop them");
 		}
 		pthread_mutex_unlock(&gdb_lock);
 	}
@@ -414,8 +425,9 @@ static void note_foreign_writer(struct ju_ctx *ctx, gdbjit_descriptor *d)
 		return;
 	__atomic_store_n(&d->flags, d->flags | GDBJIT_FLAG_FOREIGN_WRITER, __ATOMIC_RELAXED);
 	if (!told_foreign_writer)
-		ju__log(ctx, JU_LOG_WARN, "gdb channel: another JIT writes the GDB JIT list without its "
-					  "sequence lock; outside readers are told (descriptor flags)");
+		ju__log(ctx, JU_LOG_WARN,
+			"gdb channel: another JIT writes the GDB JIT list without its "
+			"sequence lock; outside readers are told (descriptor flags)");
 	told_foreign_writer = true;
 }
 

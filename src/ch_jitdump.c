@@ -521,7 +521,8 @@ static int write_batch(struct ju_ctx *ctx, byte_buf *out, const blob_view *v, si
 			/* perf's libunwind glue reads the tables through the mapping;
 			 * without them it guesses a frame where the caller should be. */
 			ctx->jd->warned_room = true;
-			ju__log(ctx, JU_LOG_WARN, "jitdump: %s leaves %llu bytes before the next blob; perf "
+			ju__log(ctx, JU_LOG_WARN,
+				"jitdump: %s leaves %llu bytes before the next blob; perf "
 				"--call-graph dwarf needs %llu to unwind through it (ju_room_after; said once)",
 				b->name, (unsigned long long)(next - end),
 				(unsigned long long)full_room(b->size, unwinding));

@@ -43,9 +43,9 @@ static struct {
 
 /* A context's part. */
 struct pm_state {
-	pid_t logged;          /* the process whose file has this context's blobs */
-	off_t undo_from;       /* the file's length before the last append ... */
-	off_t undo_to;         /* ... and after it; equal when there is nothing to undo */
+	pid_t logged;    /* the process whose file has this context's blobs */
+	off_t undo_from; /* the file's length before the last append ... */
+	off_t undo_to;   /* ... and after it; equal when there is nothing to undo */
 };
 
 /* fork() must not copy the mutex while another thread holds it.  Registered
@@ -219,8 +219,10 @@ static void pm_unlog_last(struct ju_ctx *ctx)
 	struct stat st;
 	bool ours = pm.fd >= 0 && !fstat(pm.fd, &st) && st.st_size == s->undo_to;
 	if (!ours || ftruncate(pm.fd, s->undo_from))
-		ju__log(ctx, JU_LOG_WARN, "perf map: the lines of a failed publish could not be taken back "
-					  "(%s)", ours ? strerror(errno) : "the file grew after them");
+		ju__log(ctx, JU_LOG_WARN,
+			"perf map: the lines of a failed publish could not be taken back "
+			"(%s)",
+			ours ? strerror(errno) : "the file grew after them");
 	pthread_mutex_unlock(&pm.lock);
 	s->undo_from = s->undo_to = 0;
 }

@@ -206,14 +206,19 @@ static int fde_reg_open(struct ju_ctx *ctx)
 	if (!sh->reg && !ln->reg && !llvm) {
 		free(fr);
 		if (static_program())
-			return JU_FAIL(JU_ENOCONSUMER, "unwinder channel: this static program has no unwinder "
-						       "linked in (nothing uses C++ exceptions or backtrace())");
+			return JU_FAIL(JU_ENOCONSUMER,
+				       "unwinder channel: this static program has no unwinder "
+				       "linked in (nothing uses C++ exceptions or backtrace())");
 		return JU_FAIL(JU_ENOCONSUMER, "unwinder channel: neither libgcc_s.so.1 nor LLVM libunwind "
 					       "is available in this process");
 	}
 	ju__log(ctx, JU_LOG_INFO, "unwinder channel: libgcc_s %s, libgcc linked into the program %s%s",
-		!sh->reg ? "absent" : sh->btree ? "(b-tree registry)" : "(list registry)",
-		!ln->reg ? "absent" : ln->btree ? "(b-tree registry)" : "(list registry)",
+		!sh->reg    ? "absent"
+		: sh->btree ? "(b-tree registry)"
+			    : "(list registry)",
+		!ln->reg    ? "absent"
+		: ln->btree ? "(b-tree registry)"
+			    : "(list registry)",
 		llvm ? ", LLVM libunwind" : "");
 	ctx->fde_reg = fr;
 	return 0;

@@ -258,7 +258,8 @@ static int check_other_contexts(struct ju_ctx *ctx, const ju_blob *blobs, const 
 				return JU_FAIL(JU_EOVERLAP,
 					       "blob %zu (%s) [%#llx, %#llx) overlaps code another context "
 					       "of this process published",
-					       s->order[k], blobs[s->order[k]].name, (unsigned long long)r->start,
+					       s->order[k], blobs[s->order[k]].name,
+					       (unsigned long long)r->start,
 					       (unsigned long long)(r->start + r->size));
 		}
 	}
@@ -370,14 +371,19 @@ int ju_room_after(const ju_ctx *ctx, const ju_blob *blob, size_t *room)
 		return err;
 	byte_buf fde;
 	buf_init_grow(&fde, BUF_UNBOUNDED);
-	cfi_write_blob_fdes(ctx->arch, &fde, 0, CFI_ENC_ABS8, 0, (uintptr_t)blob->start, blob->size, &blob->frame);
+	cfi_write_blob_fdes(ctx->arch, &fde, 0, CFI_ENC_ABS8, 0, (uintptr_t)blob->start, blob->size,
+			    &blob->frame);
 	uint64_t need = 0;
 	if (!buf_ok(&fde))
 		err = JU_FAIL(JU_ENOMEM, "out of memory for the FDEs of %s", blob->name);
 	else
-		err = ju__jd_room_after(ctx->arch, &(blob_view){ .start = (uintptr_t)blob->start,
-						       .size = blob->size, .name = blob->name,
-						       .fde = fde.p, .fde_len = fde.len }, &need);
+		err = ju__jd_room_after(ctx->arch,
+					&(blob_view){ .start = (uintptr_t)blob->start,
+						      .size = blob->size,
+						      .name = blob->name,
+						      .fde = fde.p,
+						      .fde_len = fde.len },
+					&need);
 	buf_free(&fde);
 	if (!err)
 		*room = (size_t)need;
@@ -598,7 +604,8 @@ int ju_open(const ju_options *opt, ju_ctx **out)
 	}
 	ctx->opt.jitdump_dir = ctx->jitdump_dir;
 	if (env_empty)
-		ju__log(ctx, JU_LOG_INFO, "JITUNWIND is empty: treated as unset, the options choose the channels");
+		ju__log(ctx, JU_LOG_INFO,
+			"JITUNWIND is empty: treated as unset, the options choose the channels");
 	int err = open_channels(ctx, want, strict);
 	if (err) {
 		free(ctx->jitdump_dir);

@@ -20,8 +20,8 @@ int ju__ownfile_openat(int dirfd, const char *name, const char *path, int access
 	if (ju__fault())
 		return JU_FAIL(JU_EIO, "cannot open %s: %s", path, strerror(EIO));
 	/* O_NONBLOCK: a FIFO planted at the path must not block us. */
-	int fd = openat(dirfd, name, access | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY,
-			0644);
+	int fd = openat(dirfd, name,
+			access | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0644);
 	if (fd < 0 && errno == ELOOP)
 		return JU_FAIL(JU_EPERM, "%s is a symbolic link; refusing to write through it", path);
 	if (fd < 0 && errno == ENXIO)
@@ -105,8 +105,8 @@ int ju__dir_open_nofollow(const char *path)
 			return JU_FAIL(JU_EPERM, "%s: %.*s is a symbolic link; refusing to follow it", path,
 				       upto, path);
 		if (next < 0)
-			return JU_FAIL(e == EACCES || e == EPERM ? JU_EPERM : JU_EIO, "cannot open %s: %.*s: %s",
-				       path, upto, path, strerror(e));
+			return JU_FAIL(e == EACCES || e == EPERM ? JU_EPERM : JU_EIO,
+				       "cannot open %s: %.*s: %s", path, upto, path, strerror(e));
 		fd = next;
 	}
 	if (fd < 0)

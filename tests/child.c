@@ -390,8 +390,7 @@ static frame_def c_frame(const char *name, void *fn)
 extern CFRAME(main) int main(int, char **);
 
 #ifdef CHILD_STATIC
-#define C_FRAME(n) \
-	((frame_def){ #n, (uintptr_t)__start_cf_##n, (uintptr_t)__stop_cf_##n, "c", 1 })
+#define C_FRAME(n) ((frame_def){ #n, (uintptr_t)__start_cf_##n, (uintptr_t)__stop_cf_##n, "c", 1 })
 #else
 #define C_FRAME(n) c_frame(#n, (void *)n)
 #endif

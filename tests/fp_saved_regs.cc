@@ -48,22 +48,36 @@ static long expected(long x)
 static size_t emit(uint8_t *p, ju_saved_reg *saved, ju_range *epilogue)
 {
 	size_t n = 0;
-	auto imm64 = [&](uint64_t v) { std::memcpy(p + n, &v, 8); n += 8; };
-	p[n++] = 0x55;                                  // push %rbp
-	p[n++] = 0x48; p[n++] = 0x89; p[n++] = 0xe5;    // mov %rsp,%rbp
-	p[n++] = 0x53;                                  // push %rbx: at CFA-24
+	auto imm64 = [&](uint64_t v) {
+		std::memcpy(p + n, &v, 8);
+		n += 8;
+	};
+	p[n++] = 0x55; // push %rbp
+	p[n++] = 0x48;
+	p[n++] = 0x89;
+	p[n++] = 0xe5; // mov %rsp,%rbp
+	p[n++] = 0x53; // push %rbx: at CFA-24
 	saved[0] = { 3, -24, (uint32_t)n };
-	p[n++] = 0x41; p[n++] = 0x54;                   // push %r12: at CFA-32
+	p[n++] = 0x41;
+	p[n++] = 0x54; // push %r12: at CFA-32
 	saved[1] = { 12, -32, (uint32_t)n };
-	p[n++] = 0x48; p[n++] = 0xbb; imm64(0x1111111111111111ull); // movabs $junk,%rbx
-	p[n++] = 0x49; p[n++] = 0xbc; imm64(0x2222222222222222ull); // movabs $junk,%r12
-	p[n++] = 0x48; p[n++] = 0xb8; imm64((uintptr_t)thrower);    // movabs $thrower,%rax
-	p[n++] = 0xff; p[n++] = 0xd0;                   // call *%rax
-	p[n++] = 0x41; p[n++] = 0x5c;                   // pop %r12
-	p[n++] = 0x5b;                                  // pop %rbx
-	p[n++] = 0x5d;                                  // pop %rbp
+	p[n++] = 0x48;
+	p[n++] = 0xbb;
+	imm64(0x1111111111111111ull); // movabs $junk,%rbx
+	p[n++] = 0x49;
+	p[n++] = 0xbc;
+	imm64(0x2222222222222222ull); // movabs $junk,%r12
+	p[n++] = 0x48;
+	p[n++] = 0xb8;
+	imm64((uintptr_t)thrower); // movabs $thrower,%rax
+	p[n++] = 0xff;
+	p[n++] = 0xd0; // call *%rax
+	p[n++] = 0x41;
+	p[n++] = 0x5c; // pop %r12
+	p[n++] = 0x5b; // pop %rbx
+	p[n++] = 0x5d; // pop %rbp
 	epilogue->start = (uint32_t)n;
-	p[n++] = 0xc3;                                  // ret
+	p[n++] = 0xc3; // ret
 	epilogue->end = (uint32_t)n;
 	return n;
 }

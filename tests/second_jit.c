@@ -73,8 +73,11 @@ static int build_image(second_fn *f)
 	buf_zeros(&b, sizeof(Elf64_Ehdr));
 	size_t symtab = b.len;
 	Elf64_Sym none = { 0 }, fn = {
-		.st_name = 1, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC), .st_shndx = 1,
-		.st_value = 0, .st_size = f->size, /* section-relative: gdb names it */
+		.st_name = 1,
+		.st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+		.st_shndx = 1,
+		.st_value = 0,
+		.st_size = f->size, /* section-relative: gdb names it */
 	};
 	buf_bytes(&b, &none, sizeof none);
 	buf_bytes(&b, &fn, sizeof fn);
@@ -86,7 +89,8 @@ static int build_image(second_fn *f)
 	buf_align(&b, 8, 0);
 	size_t shoff = b.len;
 	shdr(&b, 0, SHT_NULL, 0, 0, 0, 0, 0, 0, 0, 0);
-	shdr(&b, SHSTR_TEXT, SHT_NOBITS, SHF_ALLOC | SHF_EXECINSTR, (uintptr_t)f->code, 0, f->size, 0, 0, 16, 0);
+	shdr(&b, SHSTR_TEXT, SHT_NOBITS, SHF_ALLOC | SHF_EXECINSTR, (uintptr_t)f->code, 0, f->size, 0, 0, 16,
+	     0);
 	shdr(&b, SHSTR_SYMTAB, SHT_SYMTAB, 0, 0, symtab, 2 * sizeof(Elf64_Sym), 3, 1, 8, sizeof(Elf64_Sym));
 	shdr(&b, SHSTR_STRTAB, SHT_STRTAB, 0, 0, strtab, strsz, 0, 0, 1, 0);
 	shdr(&b, SHSTR_SHSTRTAB, SHT_STRTAB, 0, 0, shstr, sizeof shstrtab, 0, 0, 1, 0);
@@ -96,8 +100,10 @@ static int build_image(second_fn *f)
 	}
 	byte_buf h;
 	buf_init(&h, b.p, sizeof(Elf64_Ehdr));
-	elf_write_ehdr(&h, &(elf_ehdr_desc){ .type = ET_REL, .machine = EM_X86_64, .shoff = shoff, .shnum = 5,
-					     .shstrndx = 4 });
+	elf_write_ehdr(
+		&h,
+		&(elf_ehdr_desc){
+			.type = ET_REL, .machine = EM_X86_64, .shoff = shoff, .shnum = 5, .shstrndx = 4 });
 	f->image = b.p;
 	f->image_size = b.len;
 	return 0;
@@ -154,7 +160,8 @@ size_t second_jit_list_length(void)
 {
 	size_t n = 0;
 	pthread_mutex_lock(&orc_lock);
-	for (struct jit_code_entry *e = __jit_debug_descriptor.first_entry; e && n < 1000000; e = e->next_entry)
+	for (struct jit_code_entry *e = __jit_debug_descriptor.first_entry; e && n < 1000000;
+	     e = e->next_entry)
 		n++;
 	pthread_mutex_unlock(&orc_lock);
 	return n;

@@ -74,7 +74,9 @@ static void *ju_thread(void *arg)
 	for (double end = now() + seconds; now() < end;) {
 		size_t i = next_rand(&seed) % SLOTS;
 		if (!ju_live[i] && live < JU_LIVE) {
-			ju_blob b = { .start = ju_code + i * SLOT, .size = 16, .name = ju_names[i],
+			ju_blob b = { .start = ju_code + i * SLOT,
+				      .size = 16,
+				      .name = ju_names[i],
 				      .frame = { .kind = JU_FRAME_LEAF } };
 			int rc = ju_publish(ctx, &b);
 			if (rc) {
@@ -131,7 +133,9 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--sequential"))
 			sequential = true;
 		else if (strcmp(argv[i], "wait"))
-			return fprintf(stderr, "usage: two_jits [wait] [--seconds S] [--sequential] [--expect FILE]\n"), 2;
+			return fprintf(stderr,
+				       "usage: two_jits [wait] [--seconds S] [--sequential] [--expect FILE]\n"),
+			       2;
 	}
 	ju_code = mmap(NULL, SLOTS * SLOT, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	orc_code = mmap(NULL, SLOTS * SLOT, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -5,7 +5,8 @@
 #include <cstring>
 #include <unistd.h>
 
-namespace ns {
+namespace ns
+{
 struct Worker {
 	__attribute__((noinline)) int wait_here(int depth);
 	__attribute__((noinline)) long spin_here(long n);

@@ -301,7 +301,10 @@ static void setup(const char *mode)
 	} else if (!strcmp(mode, "badname")) {
 		char *name = memmem(good.p, good.n, "jit:blob", 8);
 		if (name)
-			memcpy(name, "jit:\xff\xfe\x80" "b", 8); /* a lead byte, a non-byte, a lone continuation */
+			memcpy(name,
+			       "jit:\xff\xfe\x80"
+			       "b",
+			       8); /* a lead byte, a non-byte, a lone continuation */
 		v[0] = entry(good.p, good.n);
 		link_list(v, 1);
 	} else if (!strcmp(mode, "outside")) {

@@ -26,7 +26,7 @@ char *__real_strdup(const char *s);
 void *__real_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 
 static bool armed;
-static long last;          /* the countdown at the last allocation */
+static long last; /* the countdown at the last allocation */
 static int allocations, unasked;
 static const char *unasked_what;
 
@@ -43,10 +43,26 @@ static void seen(const char *what)
 	last = now;
 }
 
-void *__wrap_malloc(size_t n) { seen("malloc"); return __real_malloc(n); }
-void *__wrap_calloc(size_t n, size_t size) { seen("calloc"); return __real_calloc(n, size); }
-void *__wrap_realloc(void *p, size_t n) { seen("realloc"); return __real_realloc(p, n); }
-char *__wrap_strdup(const char *s) { seen("strdup"); return __real_strdup(s); }
+void *__wrap_malloc(size_t n)
+{
+	seen("malloc");
+	return __real_malloc(n);
+}
+void *__wrap_calloc(size_t n, size_t size)
+{
+	seen("calloc");
+	return __real_calloc(n, size);
+}
+void *__wrap_realloc(void *p, size_t n)
+{
+	seen("realloc");
+	return __real_realloc(p, n);
+}
+char *__wrap_strdup(const char *s)
+{
+	seen("strdup");
+	return __real_strdup(s);
+}
 void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	seen("mmap");
@@ -66,8 +82,8 @@ static void disarm(const char *what)
 	armed = false;
 	ju__fault_after(0);
 	CHECK(allocations > 0, "%s made no allocation this test could see", what);
-	CHECK(unasked == 0, "%s: %d of %d allocations did not ask the fault injector (the last: %s)",
-	      what, unasked, allocations, unasked_what);
+	CHECK(unasked == 0, "%s: %d of %d allocations did not ask the fault injector (the last: %s)", what,
+	      unasked, allocations, unasked_what);
 	printf("%s: %d allocations, each asked first\n", what, allocations);
 }
 
@@ -83,9 +99,13 @@ int main(void)
 	static char names[N][16];
 	for (size_t i = 0; i < N; i++) {
 		snprintf(names[i], sizeof names[i], "aa:%zu", i);
-		b[i] = (ju_blob){ .start = R + 64 * i, .size = 32, .name = names[i],
+		b[i] = (ju_blob){ .start = R + 64 * i,
+				  .size = 32,
+				  .name = names[i],
 				  .frame = { .kind = JU_FRAME_FP, .u.fp = { 1, 4, NULL, 0 } },
-				  .file = "aa.src", .lines = rows, .n_lines = 2 };
+				  .file = "aa.src",
+				  .lines = rows,
+				  .n_lines = 2 };
 	}
 
 	ju_options o = { .flags = JU_OPT_NO_ENV, .jitdump_dir = dir };

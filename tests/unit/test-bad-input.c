@@ -157,15 +157,15 @@ static void names(void)
 static void frames(void)
 {
 	static const ju_range bad_epi[] = { { 10, 12 }, { 8, 9 } };
-	static const ju_saved_reg save_rbp[] = { { 6, -24, 5 } };       /* the frame pointer itself */
-	static const ju_saved_reg save_high[] = { { 3, -16, 5 } };      /* over the saved rbp */
-	static const ju_saved_reg save_early[] = { { 3, -24, 4 } };     /* not after set_end */
+	static const ju_saved_reg save_rbp[] = { { 6, -24, 5 } };   /* the frame pointer itself */
+	static const ju_saved_reg save_high[] = { { 3, -16, 5 } };  /* over the saved rbp */
+	static const ju_saved_reg save_early[] = { { 3, -24, 4 } }; /* not after set_end */
 	static const ju_saved_reg save_twice[] = { { 3, -24, 5 }, { 3, -32, 7 } };
 	static const ju_range out_epi[] = { { 30, 40 } };
 	static const uint8_t set_loc[] = { 0x01, 0, 0, 0, 0, 0, 0, 0, 0 };
 	static const uint8_t vendor[] = { 0x3f };
-	static const uint8_t args_size[] = { 0x2e, 0x10 };              /* DW_CFA_GNU_args_size 16 */
-	static const uint8_t neg_offset[] = { 0x2f, 0x03, 0x01 };       /* GNU_negative_offset_extended */
+	static const uint8_t args_size[] = { 0x2e, 0x10 };           /* DW_CFA_GNU_args_size 16 */
+	static const uint8_t neg_offset[] = { 0x2f, 0x03, 0x01 };    /* GNU_negative_offset_extended */
 	static const uint8_t truncated[] = { 0x0c, 0x07 };           /* def_cfa reg, no offset */
 	static const uint8_t bad_reg[] = { 0x0d, 0xc8, 0x01 };       /* def_cfa_register 200 */
 	static const uint8_t far[] = { 0x02, 200 };                  /* advance past the range */
@@ -195,7 +195,8 @@ static void frames(void)
 		{ { .kind = JU_FRAME_FP, .u.fp = { 1, 4, out_epi, 1 } }, "epilogue 0" },
 		{ { .kind = JU_FRAME_FP, .u.fp = { 1, 4, NULL, 0, NULL, 1 } }, "saved is NULL" },
 		{ { .kind = JU_FRAME_FP, .u.fp = { 1, 4, NULL, 0, save_rbp, 1 } }, "not a callee-saved" },
-		{ { .kind = JU_FRAME_FP, .u.fp = { 1, 4, NULL, 0, save_high, 1 } }, "below the saved frame pointer" },
+		{ { .kind = JU_FRAME_FP, .u.fp = { 1, 4, NULL, 0, save_high, 1 } },
+		  "below the saved frame pointer" },
 		{ { .kind = JU_FRAME_FP, .u.fp = { 1, 4, NULL, 0, save_early, 1 } }, "must follow set_end" },
 		{ { .kind = JU_FRAME_FP, .u.fp = { 1, 4, NULL, 0, save_twice, 2 } }, "saved twice" },
 		{ { .kind = JU_FRAME_REGION, .u.region = { -8, -16, -8 } }, "cfa_offset" },

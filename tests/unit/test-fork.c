@@ -335,7 +335,8 @@ static void only_the_blocked_channel_is_off(ju_ctx *a, pid_t me, const char *how
 	char got[64][96];
 	bool closed;
 	size_t n = dump_entries(me, got, 64, &closed);
-	CHECK(n == 2 && !strncmp(got[0], want[0], strlen(want[0])) && !strncmp(got[1], want[1], strlen(want[1])),
+	CHECK(n == 2 && !strncmp(got[0], want[0], strlen(want[0])) &&
+		      !strncmp(got[1], want[1], strlen(want[1])),
 	      "%s: the child's jitdump holds %zu loads, want the inherited blob and its own", how, n);
 	CHECK_RC(ju_unpublish(a, c.start), 0);
 }
@@ -343,7 +344,8 @@ static void only_the_blocked_channel_is_off(ju_ctx *a, pid_t me, const char *how
 static ju_ctx *open_with_unwinder(void)
 {
 	ju_options o = { .channels = JU_CH_UNWINDER | JU_CH_PERFMAP | JU_CH_JITDUMP,
-			 .flags = JU_OPT_NO_ENV, .jitdump_dir = dir };
+			 .flags = JU_OPT_NO_ENV,
+			 .jitdump_dir = dir };
 	ju_ctx *ctx = NULL;
 	CHECK_RC(ju_open(&o, &ctx), 0);
 	return ctx;
@@ -409,7 +411,8 @@ static void planted_map_turns_only_that_channel_off_in_the_child(void)
 		if (WIFEXITED(st) && WEXITSTATUS(st) == 3)
 			continue;
 		arranged = true;
-		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "fork child with a planted perf map: status %#x", st);
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "fork child with a planted perf map: status %#x",
+		      st);
 	}
 	if (last >= 0)
 		close(last);

@@ -87,14 +87,15 @@ static void the_hosts_descriptor_wins_and_is_not_written_past(void)
 	      host_list_length(), host_calls);
 	const gdbjit_entry *anchor = (const gdbjit_entry *)(uintptr_t)host_area.d.first_entry;
 	CHECK(anchor && anchor->symfile_size >= sizeof(Elf64_Ehdr) &&
-	      !memcmp((const void *)(uintptr_t)anchor->symfile_addr, ELFMAG, SELFMAG),
+		      !memcmp((const void *)(uintptr_t)anchor->symfile_addr, ELFMAG, SELFMAG),
 	      "the anchor's image is not an ELF file");
 	size_t a[3] = { 10, 12, 14 }, b[1] = { 11 }, c[2] = { 3000, 3001 };
 	CHECK_RC(publish_slots(ctx, a, 3), 0);
 	CHECK(host_list_length() == 2 && host_calls == 2, "host list %zu, calls %lu", host_list_length(),
 	      host_calls);
 	const gdbjit_entry *e = anchor ? (const gdbjit_entry *)(uintptr_t)anchor->next_entry : NULL;
-	CHECK(host_area.d.action_flag == GDBJIT_REGISTER_FN && e && host_area.d.relevant_entry == (uintptr_t)e,
+	CHECK(host_area.d.action_flag == GDBJIT_REGISTER_FN && e &&
+		      host_area.d.relevant_entry == (uintptr_t)e,
 	      "the standard fields are maintained");
 	if (e) {
 		char why[160] = "";

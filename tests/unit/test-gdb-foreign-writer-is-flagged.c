@@ -44,7 +44,8 @@ static void a_writer_outside_the_sequence_lock_is_flagged(void)
 	CHECK(d->n_entries == 1 && second_jit_list_length() == 2, "n_entries %llu, list %zu",
 	      (unsigned long long)d->n_entries, second_jit_list_length());
 	CHECK_RC(publish_slots(ctx, b, 1), 0);
-	CHECK(d->flags & GDBJIT_FLAG_FOREIGN_WRITER, "flags %#x: the foreign writer is not flagged", d->flags);
+	CHECK(d->flags & GDBJIT_FLAG_FOREIGN_WRITER, "flags %#x: the foreign writer is not flagged",
+	      d->flags);
 	CHECK(warnings == 1, "%d warnings, want one", warnings);
 	size_t c[1] = { 300 };
 	CHECK_RC(publish_slots(ctx, c, 1), 0);

@@ -473,7 +473,9 @@ static void room_after_is_what_perf_needs(void)
 	char dir[300], path[400];
 	snprintf(dir, sizeof dir, "%s/room", top);
 	mkdir(dir, 0755);
-	ju_options o = { .channels = JU_CH_JITDUMP, .flags = JU_OPT_NO_ENV, .jitdump_dir = dir,
+	ju_options o = { .channels = JU_CH_JITDUMP,
+			 .flags = JU_OPT_NO_ENV,
+			 .jitdump_dir = dir,
 			 .log = count_room_warning };
 	ju_ctx *ctx = NULL;
 	CHECK_RC(ju_open(&o, &ctx), 0);
@@ -486,8 +488,8 @@ static void room_after_is_what_perf_needs(void)
 	CHECK(room >= 8 + 16 && room < 4096, "room %zu for a 40-byte FP blob", room);
 	ju_blob after_a = other_blob(base + size + (uint32_t)room, 16, "room:after-exact", JU_FRAME_LEAF);
 	ju_blob b = fp_blob(base + 0x1000, size, "room:short");
-	ju_blob after_b = other_blob(base + 0x1000 + size + (uint32_t)room - 1, 16, "room:after-short",
-				     JU_FRAME_LEAF);
+	ju_blob after_b =
+		other_blob(base + 0x1000 + size + (uint32_t)room - 1, 16, "room:after-short", JU_FRAME_LEAF);
 	ju_blob c = fp_blob(base + 0x2000, size, "room:tight");
 	ju_blob after_c = other_blob(base + 0x2000 + size + 4, 16, "room:after-tight", JU_FRAME_LEAF);
 	ju_blob d = fp_blob(base + 0x3000, size, "room:tight-again");
@@ -499,7 +501,8 @@ static void room_after_is_what_perf_needs(void)
 	CHECK_RC(ju_publish(ctx, &b), 0);
 	CHECK(room_warnings == 0, "%d warnings, but a and b had room for their tables", room_warnings);
 	CHECK_RC(ju_publish(ctx, &c), 0);
-	CHECK(room_warnings == 1, "%d warnings after a blob without room for its tables, want 1", room_warnings);
+	CHECK(room_warnings == 1, "%d warnings after a blob without room for its tables, want 1",
+	      room_warnings);
 	CHECK_RC(ju_publish(ctx, &d), 0);
 	CHECK(room_warnings == 1, "%d warnings after a second one, want still 1", room_warnings);
 	size_t c_room = 1;

@@ -184,12 +184,15 @@ static void publish_failing_in_the_jitdump_leaves_no_map_lines(void)
 			break;
 		}
 		after_map += strstr(ju_errmsg(), "jitdump") != NULL;
-		CHECK(size_of(path) == before && ju_count(ctx) == 0, "fault %ld (%s): the map went from %ld to "
-		      "%ld bytes", n, ju_errmsg(), before, size_of(path));
+		CHECK(size_of(path) == before && ju_count(ctx) == 0,
+		      "fault %ld (%s): the map went from %ld to "
+		      "%ld bytes",
+		      n, ju_errmsg(), before, size_of(path));
 	}
 	CHECK(after_map > 0, "no fault point was in the jitdump, after the perf map");
 	printf("a publish failing in the jitdump left the perf map as it was at each of %ld fault points "
-	       "(%ld in the jitdump)\n", n - 1, after_map);
+	       "(%ld in the jitdump)\n",
+	       n - 1, after_map);
 	line l[16];
 	long lines = read_map(l, 16);
 	CHECK(lines == 12 && !strcmp(l[10].name, "jd:a") && !strcmp(l[11].name, "jd:b"),
