@@ -83,10 +83,23 @@ def symtab(exe):
     return _symtabs[exe]
 
 
+def read_blobs(path):
+    """{name: (lo, hi, trampoline)} from the probe's expect file's "blob NAME
+    LO HI TRAMP" lines (also read inside gdb and lldb by mxstep_*.py)."""
+    blobs = {}
+    with open(path) as f:
+        for line in f:
+            p = line.split()
+            if len(p) == 5 and p[0] == "blob":
+                blobs[p[1]] = (int(p[2], 16), int(p[3], 16), int(p[4], 16))
+    return blobs
+
+
 def load_probe_expect(path, exe):
     """The probe's expect file (format: hostfns.c, write_expect)."""
     syms, pie = symtab(exe)
-    base, blobs, frames = 0, {}, []
+    base, frames = 0, []
+    blobs = read_blobs(path)
     with open(path) as f:
         for line in f:
             p = line.split()
@@ -94,8 +107,6 @@ def load_probe_expect(path, exe):
                 continue
             if p[0] == "base":
                 base = int(p[1], 16) if pie else 0
-            elif p[0] == "blob":
-                blobs[p[1]] = (int(p[2], 16), int(p[3], 16), int(p[4], 16))
             elif p[0] == "frame":
                 frames.append(p[1:])
     specs = []

@@ -9,21 +9,15 @@ JIT function.  At every position it prints "@ 0xPC" and then what `bt`
 prints; the harness (mxsteps.py) parses and judges each.
 """
 import os
+import sys
 
 import gdb
 
+# the expect file is read as the harness reads it
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mxjudge import read_blobs  # noqa: E402
+
 MAX_STEPS = 20000
-
-
-def blobs(path):
-    """{name: (lo, hi)} from the expect file's "blob NAME LO HI TRAMP" lines."""
-    out = {}
-    with open(path) as f:
-        for line in f:
-            p = line.split()
-            if len(p) == 5 and p[0] == "blob":
-                out[p[1]] = (int(p[2], 16), int(p[3], 16))
-    return out
 
 
 def pc():
@@ -35,7 +29,7 @@ def main():
         gdb.execute("set " + setting)
     gdb.execute("run", to_string=True)  # stops at the program's SIGTRAP
     print("# mx-step: gdb, pid %d" % gdb.selected_inferior().pid)
-    code = blobs(os.environ["MX_EXPECT"])
+    code = {n: b[:2] for n, b in read_blobs(os.environ["MX_EXPECT"]).items()}
     lo, hi = code[os.environ["MX_FUNC"]]
     gdb.execute("tbreak *%#x" % lo, to_string=True)
     gdb.execute("continue", to_string=True)

@@ -11,21 +11,15 @@ until the pc is back in another JIT function.  At every position it prints
 judges each.
 """
 import os
+import sys
 
 import lldb
 
+# the expect file is read as the harness reads it
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mxjudge import read_blobs  # noqa: E402
+
 MAX_STEPS = 20000
-
-
-def blobs(path):
-    """{name: (lo, hi)} from the expect file's "blob NAME LO HI TRAMP" lines."""
-    out = {}
-    with open(path) as f:
-        for line in f:
-            p = line.split()
-            if len(p) == 5 and p[0] == "blob":
-                out[p[1]] = (int(p[2], 16), int(p[3], 16))
-    return out
 
 
 def command(debugger, thread, cmd):
@@ -51,7 +45,7 @@ def run(debugger):
     thread = process.GetSelectedThread()
     if thread.GetStopReason() != lldb.eStopReasonSignal:  # the program's SIGTRAP
         raise RuntimeError("the program did not stop at its SIGTRAP")
-    code = blobs(os.environ["MX_EXPECT"])
+    code = {n: b[:2] for n, b in read_blobs(os.environ["MX_EXPECT"]).items()}
     lo, hi = code[os.environ["MX_FUNC"]]
     bp = target.BreakpointCreateByAddress(lo)
     process.Continue()
