@@ -135,25 +135,38 @@ static void map_lists_every_published_blob(void)
 	CHECK_RC(ju_close(three), 0);
 }
 
-static void failed_publish_leaves_the_map_as_it_was(void)
+/* Fail the publish of B at each of its fault points in turn; each time the
+ * perf map must keep its size and the context hold nothing.  Returns the
+ * number of fault points; *in_jitdump counts those the jitdump reported. */
+static long fail_at_each_fault_point(ju_ctx *ctx, ju_blob *b, size_t nb, long *in_jitdump)
 {
-	ju_ctx *ctx = open_map(0);
-	ju_blob b[] = { leaf(0x5000, 0x10, "fi:a"), leaf(0x5100, 0x10, "fi:b") };
 	long n = 1;
+	*in_jitdump = 0;
 	for (; n < 1000; n++) {
 		long before = size_of(path);
 		ju__fault_after(n);
-		int rc = ju_publish_batch(ctx, b, 2);
+		int rc = ju_publish_batch(ctx, b, nb);
 		bool hit = ju__fault_remaining() == 0;
 		ju__fault_after(0);
 		if (!hit || rc == 0) {
 			CHECK(rc == 0, "without a fault: %s", ju_errmsg());
 			break;
 		}
-		CHECK(size_of(path) == before && ju_count(ctx) == 0, "fault %ld (%s): the map went from %ld to "
-		      "%ld bytes", n, ju_errmsg(), before, size_of(path));
+		*in_jitdump += strstr(ju_errmsg(), "jitdump") != NULL;
+		CHECK(size_of(path) == before && ju_count(ctx) == 0,
+		      "fault %ld (%s): the map went from %ld to %ld bytes", n, ju_errmsg(), before,
+		      size_of(path));
 	}
-	printf("a failed publish left the perf map as it was at each of %ld fault points\n", n - 1);
+	return n - 1;
+}
+
+static void failed_publish_leaves_the_map_as_it_was(void)
+{
+	ju_ctx *ctx = open_map(0);
+	ju_blob b[] = { leaf(0x5000, 0x10, "fi:a"), leaf(0x5100, 0x10, "fi:b") };
+	long in_jitdump;
+	long points = fail_at_each_fault_point(ctx, b, 2, &in_jitdump);
+	printf("a failed publish left the perf map as it was at each of %ld fault points\n", points);
 	line l[16];
 	long lines = read_map(l, 16);
 	CHECK(lines == 10 && !strcmp(l[8].name, "fi:a") && !strcmp(l[9].name, "fi:b"),
@@ -172,27 +185,12 @@ static void publish_failing_in_the_jitdump_leaves_no_map_lines(void)
 	if (!ctx)
 		return;
 	ju_blob b[] = { leaf(0x6000, 0x10, "jd:a"), leaf(0x6100, 0x10, "jd:b") };
-	long n = 1, after_map = 0;
-	for (; n < 1000; n++) {
-		long before = size_of(path);
-		ju__fault_after(n);
-		int rc = ju_publish_batch(ctx, b, 2);
-		bool hit = ju__fault_remaining() == 0;
-		ju__fault_after(0);
-		if (!hit || rc == 0) {
-			CHECK(rc == 0, "without a fault: %s", ju_errmsg());
-			break;
-		}
-		after_map += strstr(ju_errmsg(), "jitdump") != NULL;
-		CHECK(size_of(path) == before && ju_count(ctx) == 0,
-		      "fault %ld (%s): the map went from %ld to "
-		      "%ld bytes",
-		      n, ju_errmsg(), before, size_of(path));
-	}
-	CHECK(after_map > 0, "no fault point was in the jitdump, after the perf map");
+	long in_jitdump;
+	long points = fail_at_each_fault_point(ctx, b, 2, &in_jitdump);
+	CHECK(in_jitdump > 0, "no fault point was in the jitdump, after the perf map");
 	printf("a publish failing in the jitdump left the perf map as it was at each of %ld fault points "
 	       "(%ld in the jitdump)\n",
-	       n - 1, after_map);
+	       points, in_jitdump);
 	line l[16];
 	long lines = read_map(l, 16);
 	CHECK(lines == 12 && !strcmp(l[10].name, "jd:a") && !strcmp(l[11].name, "jd:b"),
