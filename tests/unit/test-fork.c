@@ -63,6 +63,16 @@ static void dump_path(char *p, size_t len, pid_t pid)
 	snprintf(p, len, "%s/jit-%d.dump", dir, (int)pid);
 }
 
+/* The perf map and jitdump a process left. */
+static void remove_files_of(pid_t pid)
+{
+	char pmap[64], pdump[128];
+	map_path(pmap, sizeof pmap, pid);
+	dump_path(pdump, sizeof pdump, pid);
+	unlink(pmap);
+	unlink(pdump);
+}
+
 static long size_of(const char *p)
 {
 	struct stat st;
@@ -244,21 +254,13 @@ static void raw_clone_child_catches_up_with_ju_after_fork(void)
 		/* what it inherited, plus its own blob logged again */
 		static const char *const caught_up[] = { "r0", "r1", "raw-child", "raw-child" };
 		files_hold(me, caught_up, 4, "after ju_after_fork");
-		char cmap[64], cdump[128];
-		map_path(cmap, sizeof cmap, me);
-		dump_path(cdump, sizeof cdump, me);
-		unlink(cmap);
-		unlink(cdump);
+		remove_files_of(me);
 		_exit(finish_child());
 	}
 	reap(pid, "raw fork child");
 	CHECK_RC(ju_unpublish_all(a), 0);
 	CHECK_RC(ju_close(a), 0);
-	char pmap[64], pdump[128];
-	map_path(pmap, sizeof pmap, getpid());
-	dump_path(pdump, sizeof pdump, getpid());
-	unlink(pmap);
-	unlink(pdump);
+	remove_files_of(getpid());
 }
 
 static atomic_int stop;
@@ -300,11 +302,7 @@ static void fork_while_another_thread_publishes(void)
 			CHECK(m == live && d == live, "child %d: %zu live, map %zu, dump %zu", forks, live, m, d);
 			ju_blob c = blob(0x9000, "after", false);
 			CHECK_RC(ju_publish(ctx, &c), 0);
-			char cmap[64], cdump[128];
-			map_path(cmap, sizeof cmap, me);
-			dump_path(cdump, sizeof cdump, me);
-			unlink(cmap);
-			unlink(cdump);
+			remove_files_of(me);
 			_exit(finish_child());
 		}
 		reap(pid, "child forked during publishing");
@@ -314,11 +312,7 @@ static void fork_while_another_thread_publishes(void)
 	printf("%d children forked while another thread published got consistent files\n", forks);
 	CHECK_RC(ju_unpublish_all(ctx), 0);
 	CHECK_RC(ju_close(ctx), 0);
-	char pmap[64], pdump[128];
-	map_path(pmap, sizeof pmap, getpid());
-	dump_path(pdump, sizeof pdump, getpid());
-	unlink(pmap);
-	unlink(pdump);
+	remove_files_of(getpid());
 }
 
 /* In the child (pid `me`, the planted path already there): the perf map
@@ -421,11 +415,7 @@ static void planted_map_turns_only_that_channel_off_in_the_child(void)
 		       "checked\n");
 	CHECK_RC(ju_unpublish_all(a), 0);
 	CHECK_RC(ju_close(a), 0);
-	char pmap[64], pdump[128];
-	map_path(pmap, sizeof pmap, getpid());
-	dump_path(pdump, sizeof pdump, getpid());
-	unlink(pmap);
-	unlink(pdump);
+	remove_files_of(getpid());
 }
 
 /* After open, the jitdump directory is renamed away and a symbolic link to
