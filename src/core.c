@@ -302,6 +302,18 @@ static int log_files(struct ju_ctx *ctx, const ju_blob *blobs, const staged *s, 
 	return err;
 }
 
+/* Tell the file channels that n blobs left the arena set. */
+static void files_forget(struct ju_ctx *ctx, size_t n)
+{
+	if (!n)
+		return;
+	for (size_t i = 0; i < JU_N_CHANNELS; i++) {
+		const ju_channel_ops *ops = ju_channel_table[i];
+		if ((ctx->channels & ops->bit) && ops->blobs_gone)
+			ops->blobs_gone(ctx, n);
+	}
+}
+
 /* ---- the API --------------------------------------------------------------- */
 
 static int publish_locked(struct ju_ctx *ctx, const ju_blob *blobs, size_t n)
@@ -403,6 +415,8 @@ int ju_unpublish(ju_ctx *ctx, const void *start)
 		    : JU_FAIL(JU_ENOENT, "nothing is published at %p (never published, or unpublished already)",
 			      start);
 	pthread_mutex_unlock(&cross_lock);
+	if (!err)
+		files_forget(ctx, 1);
 	pthread_mutex_unlock(&ctx->lock);
 	return err;
 }
@@ -413,9 +427,11 @@ int ju_unpublish_all(ju_ctx *ctx)
 	if (!ctx)
 		return JU_FAIL(JU_EINVAL, "context is NULL");
 	pthread_mutex_lock(&ctx->lock);
+	size_t n = ctx->n_live;
 	pthread_mutex_lock(&cross_lock);
 	arena_retire_all(ctx);
 	pthread_mutex_unlock(&cross_lock);
+	files_forget(ctx, n);
 	pthread_mutex_unlock(&ctx->lock);
 	return 0;
 }

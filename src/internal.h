@@ -135,6 +135,10 @@ typedef struct ju_channel_ops {
 	 * file channel after it failed).  Called with core.c's file lock held
 	 * since that log_blobs, so no other context wrote in between. */
 	void (*unlog_last)(struct ju_ctx *ctx);
+	/* File channels: n blobs were unpublished and the arena set no longer
+	 * holds them (arena_relog sees the live set).  Housekeeping that cannot
+	 * fail the unpublish (a perf map compacts itself here). */
+	void (*blobs_gone)(struct ju_ctx *ctx, size_t n);
 	/* In a forked child: start this process's own files. */
 	int (*after_fork)(struct ju_ctx *ctx);
 } ju_channel_ops;
