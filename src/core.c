@@ -305,13 +305,15 @@ static int log_files(struct ju_ctx *ctx, const ju_blob *blobs, const staged *s, 
 /* Tell the file channels that n blobs left the arena set. */
 static void files_forget(struct ju_ctx *ctx, size_t n)
 {
-	if (!n)
+	if (!n || !(ctx->channels & (JU_CH_PERFMAP | JU_CH_JITDUMP)))
 		return;
+	pthread_mutex_lock(&files_lock);
 	for (size_t i = 0; i < JU_N_CHANNELS; i++) {
 		const ju_channel_ops *ops = ju_channel_table[i];
 		if ((ctx->channels & ops->bit) && ops->blobs_gone)
 			ops->blobs_gone(ctx, n);
 	}
+	pthread_mutex_unlock(&files_lock);
 }
 
 /* ---- the API --------------------------------------------------------------- */
