@@ -13,7 +13,13 @@
  *   bench-publish churn [--max N]
  *       code that is freed and reused: with 1k, 100k, 1M blobs published,
  *       one unpublished and published again at the same place, the places
- *       random (the adversarial pattern) or ascending.
+ *       random (the adversarial pattern) or ascending; and 64 at random
+ *       places unpublished in one ju_unpublish_batch and published again in
+ *       one ju_publish_batch.
+ *   bench-publish collect [--max N]
+ *       a code collection: with N blobs published (1M), 10 % of them at
+ *       random places unpublished in one batch, then as many new blobs (new
+ *       names, some smaller) published into the freed places, 64 a batch.
  *   bench-publish ir BASE BATCH MASK
  *       for callgrind (bench/callgrind-publish.sh): publish 4096 blobs in
  *       measured_publish() after BASE are published, so
@@ -325,27 +331,65 @@ static void bench_memory(size_t max)
 
 /* ---- churn ------------------------------------------------------------------- */
 
+enum { RANDOM, ASCENDING, BATCHED };
+
+/* n distinct random slots below `below` (a partial Fisher-Yates shuffle of
+ * perm, which holds a permutation of [0, below)). */
+static void pick_distinct(size_t *perm, size_t below, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t j = i + (size_t)rand() % (below - i);
+		size_t t = perm[i];
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
+}
+
 /* One churn measurement: n blobs published, then pairs of unpublish and
- * publish again at the same place, the places random or ascending, for at
- * most 2 s or 20000 pairs.  ns per pair. */
-static double churn(uint32_t channels, size_t n, bool ascending)
+ * publish again at the same place, the places random or ascending, or 64
+ * random ones a batch each way, for at most 2 s or 20000 pairs.  ns per
+ * pair. */
+static double churn(uint32_t channels, size_t n, int how)
 {
 	ju_ctx *c = open_ctx(channels);
 	fill(c, 0, n, BATCH);
 	srand(42);
+	size_t *perm = malloc(n * sizeof *perm);
+	if (!perm)
+		die("churn: out of memory", -1);
+	for (size_t i = 0; i < n; i++)
+		perm[i] = i;
 	size_t rounds = 0;
 	double t0 = now_ns(), t = t0;
-	for (; rounds < 20000 && t - t0 < 2e9; rounds++) {
-		size_t s = ascending ? rounds % n : (size_t)rand() % n;
-		if (ju_unpublish(c, R + s * SLOT))
-			die("churn unpublish", -1);
-		ju_blob b = blob_at(s);
-		int err = ju_publish(c, &b);
-		if (err)
-			die("churn publish", err);
-		if (rounds % 16 == 15)
+	while (rounds < 20000 && t - t0 < 2e9) {
+		if (how == BATCHED) {
+			const void *starts[BATCH];
+			ju_blob b[BATCH];
+			pick_distinct(perm, n, BATCH);
+			for (size_t i = 0; i < BATCH; i++) {
+				starts[i] = R + perm[i] * SLOT;
+				b[i] = blob_at(perm[i]);
+			}
+			if (ju_unpublish_batch(c, starts, BATCH))
+				die("churn unpublish batch", -1);
+			int err = ju_publish_batch(c, b, BATCH);
+			if (err)
+				die("churn publish batch", err);
+			rounds += BATCH;
+		} else {
+			size_t s = how == ASCENDING ? rounds % n : (size_t)rand() % n;
+			if (ju_unpublish(c, R + s * SLOT))
+				die("churn unpublish", -1);
+			ju_blob b = blob_at(s);
+			int err = ju_publish(c, &b);
+			if (err)
+				die("churn publish", err);
+			rounds++;
+		}
+		if (rounds % 16 == 0 || how == BATCHED)
 			t = now_ns();
 	}
+	free(perm);
 	double ns = (now_ns() - t0) / (double)rounds;
 	ju_unpublish_all(c);
 	ju_close(c);
@@ -367,16 +411,67 @@ static void bench_churn(size_t max)
 	for (size_t i = 0; i < sizeof sizes / sizeof *sizes && sizes[i] <= max; i++)
 		printf(" %10zu", sizes[i]);
 	printf("\n");
+	static const char *const how_name[] = { "random", "ascending", "batch-64" };
 	for (size_t k = 0; k < sizeof cfg / sizeof *cfg; k++) {
-		for (int asc = 0; asc < 2; asc++) {
-			printf("%-16s %-10s", cfg[k].name, asc ? "ascending" : "random");
+		for (int how = RANDOM; how <= BATCHED; how++) {
+			printf("%-16s %-10s", cfg[k].name, how_name[how]);
 			for (size_t i = 0; i < sizeof sizes / sizeof *sizes && sizes[i] <= max; i++) {
-				printf(" %10.1f", churn(cfg[k].mask, sizes[i], asc) / 1e3);
+				printf(" %10.1f", churn(cfg[k].mask, sizes[i], how) / 1e3);
 				fflush(stdout);
 			}
 			printf("\n");
 		}
 	}
+}
+
+/* ---- a code collection ------------------------------------------------------- */
+
+static void bench_collect(size_t n)
+{
+	static const uint32_t sizes[] = { 48, 40, 32, 16 };
+	ju_ctx *c = open_ctx(all_but_jitdump() & (JU_CH_UNWINDER | JU_CH_LIBUNWIND | JU_CH_GDB));
+	fill(c, 0, n, BATCH);
+	size_t dead = n / 10;
+	size_t *perm = malloc(n * sizeof *perm);
+	const void **starts = malloc(dead * sizeof *starts);
+	char(*fresh)[32] = malloc(dead * sizeof *fresh);
+	if (!perm || !starts || !fresh)
+		die("collect: out of memory", -1);
+	for (size_t i = 0; i < n; i++)
+		perm[i] = i;
+	srand(7);
+	pick_distinct(perm, n, dead);
+	for (size_t i = 0; i < dead; i++)
+		starts[i] = R + perm[i] * SLOT;
+	double t0 = now_ns();
+	if (ju_unpublish_batch(c, starts, dead))
+		die("collect: unpublish batch", -1);
+	double t1 = now_ns();
+	for (size_t i = 0; i < dead; i += BATCH) {
+		ju_blob b[BATCH];
+		size_t m = dead - i < BATCH ? dead - i : BATCH;
+		for (size_t q = 0; q < m; q++) {
+			snprintf(fresh[i + q], sizeof fresh[i + q], "new:%zu", perm[i + q]);
+			b[q] = blob_at(perm[i + q]);
+			b[q].name = fresh[i + q];
+			b[q].size = sizes[(i + q) % 4];
+		}
+		int err = ju_publish_batch(c, b, m);
+		if (err)
+			die("collect: publish", err);
+	}
+	double t2 = now_ns();
+	printf("# a code collection: %zu blobs published, %zu (10%%) unpublished at random places in one "
+	       "batch, then %zu new ones published there, %d a batch\n",
+	       n, dead, dead, BATCH);
+	printf("unpublish batch: %8.1f ms  (%6.2f us per blob)\n", (t1 - t0) / 1e6, (t1 - t0) / 1e3 / (double)dead);
+	printf("publish again:   %8.1f ms  (%6.2f us per blob)\n", (t2 - t1) / 1e6, (t2 - t1) / 1e3 / (double)dead);
+	printf("per pair:        %8.2f us\n", (t2 - t0) / 1e3 / (double)dead);
+	ju_unpublish_all(c);
+	ju_close(c);
+	free(perm);
+	free(starts);
+	free(fresh);
 }
 
 /* ---- instruction counts ------------------------------------------------------- */
@@ -425,7 +520,7 @@ static void bench_ir(size_t base, size_t batch, uint32_t mask)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: bench-publish publish|backtrace|memory|churn [--max N]\n");
+		fprintf(stderr, "usage: bench-publish publish|backtrace|memory|churn|collect [--max N]\n");
 		return 2;
 	}
 	size_t max = 1000000;
@@ -453,6 +548,8 @@ int main(int argc, char **argv)
 		bench_ir(max, strtoul(argv[3], NULL, 10), (uint32_t)strtoul(argv[4], NULL, 0));
 	} else if (!strcmp(argv[1], "churn")) {
 		bench_churn(max);
+	} else if (!strcmp(argv[1], "collect")) {
+		bench_collect(max);
 	} else {
 		return 2;
 	}

@@ -235,10 +235,18 @@ JU_API int ju_publish_batch(ju_ctx *ctx, const ju_blob *blobs, size_t n);
  * ju_publish would; nothing is published.  0 or a negative JU_E* code. */
 JU_API int ju_room_after(const ju_ctx *ctx, const ju_blob *blob, size_t *room);
 
-/* Unpublish the blob that starts at `start`.  In-process unwinders stop using
- * it before the call returns.  perf map and jitdump files are append-only
- * logs and keep their records. */
+/* Unpublish the blob that starts at `start`.  Before the call returns,
+ * in-process unwinders stop using it and the images debuggers read no longer
+ * name it; the range may then be reused for other code at once, and a blob
+ * published there is known by its new name only.  The jitdump, a log, keeps
+ * its record. */
 JU_API int ju_unpublish(ju_ctx *ctx, const void *start);
+
+/* Unpublish the n blobs that start at starts[0..n), as ju_unpublish does
+ * each, all or nothing: if one is not published (JU_ENOENT) or appears twice
+ * (JU_EINVAL), nothing is unpublished.  A code collection that frees many
+ * blobs at once pays for each channel's update once per batch. */
+JU_API int ju_unpublish_batch(ju_ctx *ctx, const void *const *starts, size_t n);
 
 /* Unpublish every blob of the context. */
 JU_API int ju_unpublish_all(ju_ctx *ctx);

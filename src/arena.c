@@ -20,6 +20,7 @@
  *   - A swapped-out arena is freed GRACE_NS later (see sweep()).
  */
 #include "formats/clock.h"
+#include "formats/ehframe.h"
 #include "image.h"
 
 #include <stdlib.h>
@@ -124,6 +125,12 @@ bool arena_overlaps(struct ju_ctx *ctx, uint64_t start, uint64_t end)
 
 static bool reserve_arenas(struct ju_ctx *ctx, size_t need);
 
+/* Index of an arena of the set. */
+static size_t index_of(const struct ju_ctx *ctx, const arena *a)
+{
+	return first_ending_after(ctx, a->lo);
+}
+
 /* ---- planning ------------------------------------------------------------ */
 
 /* One group of replaced arenas [a0, a1) and the arenas replacing them. */
@@ -132,12 +139,21 @@ typedef struct comp {
 	size_t r0, r1;      /* new records [r0, r1) of the staged batch */
 	arena *out[3];
 	size_t n_out;
+	size_t split;       /* split_point, or SIZE_MAX */
 } comp;
 
 struct arena_plan {
 	comp *c;
 	size_t n;
+	reuse_set rs;       /* rs.n > 0: the publish reuses slots, c is empty */
 };
+
+void arena_src(const arena *a, size_t k, src_rec *out)
+{
+	const blob_rec *r = &a->recs[k];
+	const uint8_t *side = a->side ? a->side[k] : NULL;
+	*out = (src_rec){ r, side ? side : a->image, side ? a->image + r->fde_off : NULL };
+}
 
 /* Live records of arenas [a0, a1) plus new records [r0, r1), sorted.  The
  * old records are sorted already (arenas are in address order and their
@@ -159,12 +175,12 @@ static src_rec *gather(struct ju_ctx *ctx, size_t a0, size_t a1, const blob_rec 
 			if (r->flags & REC_DEAD)
 				continue;
 			while (j < r1 && recs[j].start < r->start)
-				s[k++] = (src_rec){ &recs[j++], stage };
-			s[k++] = (src_rec){ r, a->image };
+				s[k++] = (src_rec){ &recs[j++], stage, NULL };
+			arena_src(a, q, &s[k++]);
 		}
 	}
 	while (j < r1)
-		s[k++] = (src_rec){ &recs[j++], stage };
+		s[k++] = (src_rec){ &recs[j++], stage, NULL };
 	*n_out = n;
 	return s;
 }
@@ -300,6 +316,230 @@ static int build_comp(struct ju_ctx *ctx, comp *c, const src_rec *s, size_t n, s
 	return 0;
 }
 
+/* ---- reusing freed slots ---------------------------------------------------- */
+
+/* Index of the last record of a starting at or below addr, or SIZE_MAX. */
+static size_t last_starting_at(const arena *a, uint64_t addr)
+{
+	size_t lo = 0, hi = a->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (a->recs[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? lo - 1 : SIZE_MAX;
+}
+
+static uint64_t staged_pc(const reuse_set *rs, const blob_rec *r)
+{
+	return load_u64(rs->stage + r->fde_off + FDE_OFF_PC_BEGIN);
+}
+
+static uint64_t staged_range(const reuse_set *rs, const blob_rec *r)
+{
+	return load_u64(rs->stage + r->fde_off + FDE_ABS8_OFF_RANGE);
+}
+
+/* Whether a slot of the arena may take a staged record at all. */
+static bool slot_fits(const arena *a, size_t k, const blob_rec *r)
+{
+	const blob_rec *old = &a->recs[k];
+	return (old->flags & REC_DEAD) && r->fde_len <= old->fde_len && r->start >= a->lo &&
+	       r->start + r->size <= a->hi;
+}
+
+/* The claim of item j against its neighbouring slots, in their states
+ * before and after the publish (a lookup may read a slot mid-rewrite, the
+ * new pc_begin with the old empty range or, on a machine that reorders
+ * loads, the old pc_begin with the new range).  Every state of the slot
+ * must sort strictly between every state of its neighbours and cover no
+ * pc that a neighbour covers, so that libgcc's binary search over its
+ * sorted FDE array and libunwind's over our table stay right whatever
+ * they read.  Slot 0 keeps its pc_begin: it is the object's lowest pc,
+ * which libgcc's list keeps as its sort key and GCC 13's b-tree recomputes
+ * at deregistration. */
+static bool claim_ok(const reuse_set *rs, size_t j)
+{
+	const reuse_item *it = &rs->it[j];
+	const arena *a = it->a;
+	size_t k = it->k;
+	uint64_t x = image_slot_pc(a, k), s = staged_pc(rs, it->rec), range = staged_range(rs, it->rec);
+	uint64_t low = x < s ? x : s, high = (x > s ? x : s) + range;
+	const reuse_item *prev = j && rs->it[j - 1].a == a && rs->it[j - 1].k + 1 == k ? &rs->it[j - 1] : NULL;
+	const reuse_item *next = j + 1 < rs->n && rs->it[j + 1].a == a && rs->it[j + 1].k == k + 1
+					 ? &rs->it[j + 1]
+					 : NULL;
+	if (k == 0) {
+		if (s != x)
+			return false;
+	} else {
+		uint64_t pc = image_slot_pc(a, k - 1), end = pc + image_slot_range(a, k - 1);
+		uint64_t start = a->recs[k - 1].start;
+		if (prev) {
+			uint64_t npc = staged_pc(rs, prev->rec), nend = npc + staged_range(rs, prev->rec);
+			pc = npc > pc ? npc : pc;
+			end = nend > end ? nend : end;
+			start = prev->rec->start;
+		}
+		if (pc >= low || end > low || start >= it->rec->start)
+			return false;
+	}
+	if (k + 1 == a->n)
+		return high <= a->hi;
+	uint64_t pc = image_slot_pc(a, k + 1), start = a->recs[k + 1].start;
+	if (next) {
+		uint64_t npc = staged_pc(rs, next->rec);
+		pc = npc < pc ? npc : pc;
+		start = next->rec->start;
+	}
+	return high <= pc && it->rec->start + it->rec->size <= start;
+}
+
+/* Find freed slots for as many staged records as can take one.  Claims
+ * are checked against the states of all claimed neighbours, so dropping
+ * some later (a claim in an arena that a rebuild takes) leaves the others
+ * right: each then has fewer states to stay clear of. */
+static int plan_reuse(struct ju_ctx *ctx, const blob_rec *recs, size_t n, const uint8_t *stage,
+		      reuse_set *rs)
+{
+	*rs = (reuse_set){ .stage = stage };
+	if (!ctx->n_arenas)
+		return 0;
+	reuse_item *it = ju__malloc(n * sizeof *it);
+	bool *ok = ju__malloc(n * sizeof *ok);
+	if (!it || !ok) {
+		free(it);
+		free(ok);
+		return JU_FAIL(JU_ENOMEM, "out of memory planning a publish of %zu blobs", n);
+	}
+	size_t m = 0;
+	for (size_t j = 0; j < n; j++) {
+		const blob_rec *r = &recs[j];
+		size_t i = first_ending_after(ctx, r->start);
+		if (i == ctx->n_arenas || ctx->arenas[i]->lo > r->start)
+			continue;
+		arena *a = ctx->arenas[i];
+		size_t c = last_starting_at(a, r->start);
+		/* the freed blob it starts in, else the freed one just after it */
+		for (size_t q = c == SIZE_MAX ? 0 : c; q < a->n && q <= c + 1; q++) {
+			/* slots in the order of the blobs taking them */
+			bool taken = m && it[m - 1].a == a && it[m - 1].k >= q;
+			if (!taken && slot_fits(a, q, r)) {
+				it[m++] = (reuse_item){ .a = a, .k = (uint32_t)q, .rec = r };
+				break;
+			}
+		}
+	}
+	rs->it = it;
+	rs->n = m;
+	for (size_t j = 0; j < m; j++)
+		ok[j] = claim_ok(rs, j);
+	size_t kept = 0;
+	for (size_t j = 0; j < m; j++)
+		if (ok[j])
+			it[kept++] = it[j];
+	free(ok);
+	rs->n = kept;
+	if (!kept) {
+		free(it);
+		rs->it = NULL;
+	}
+	return 0;
+}
+
+static void free_sides(reuse_set *rs)
+{
+	for (size_t j = 0; j < rs->n; j++) {
+		free(rs->it[j].side);
+		rs->it[j].side = NULL;
+	}
+}
+
+/* Side blocks and channel state for a planned reuse. */
+static int prepare_reuse(struct ju_ctx *ctx, reuse_set *rs)
+{
+	for (size_t j = 0; j < rs->n; j++) {
+		reuse_item *it = &rs->it[j];
+		const blob_rec *r = it->rec;
+		if (!it->a->side && !(it->a->side = ju__calloc(it->a->n, sizeof *it->a->side))) {
+			free_sides(rs);
+			return JU_FAIL(JU_ENOMEM, "out of memory reusing a freed slot");
+		}
+		/* the line unit first, then the name */
+		it->side = ju__malloc((size_t)r->line_len + r->name_len + 1u);
+		if (!it->side) {
+			free_sides(rs);
+			return JU_FAIL(JU_ENOMEM, "out of memory reusing a freed slot");
+		}
+		memcpy(it->side, rs->stage + r->line_off, r->line_len);
+		memcpy(it->side + r->line_len, rs->stage + r->name_off, r->name_len + 1u);
+	}
+	for (size_t ch = 0; ch < JU_N_CHANNELS; ch++) {
+		const ju_channel_ops *ops = ju_channel_table[ch];
+		if (!(ctx->channels & ops->bit) || !ops->reuse_prepare)
+			continue;
+		int err = ops->reuse_prepare(ctx, rs);
+		if (err) {
+			while (ch-- > 0) {
+				ops = ju_channel_table[ch];
+				if ((ctx->channels & ops->bit) && ops->reuse_abort)
+					ops->reuse_abort(ctx, rs);
+			}
+			free_sides(rs);
+			return err;
+		}
+	}
+	return 0;
+}
+
+static void abort_reuse(struct ju_ctx *ctx, reuse_set *rs)
+{
+	for (size_t ch = 0; ch < JU_N_CHANNELS; ch++) {
+		const ju_channel_ops *ops = ju_channel_table[ch];
+		if ((ctx->channels & ops->bit) && ops->reuse_abort)
+			ops->reuse_abort(ctx, rs);
+	}
+	free_sides(rs);
+	free(rs->it);
+	*rs = (reuse_set){ 0 };
+}
+
+static void commit_channels_reuse(struct ju_ctx *ctx, reuse_set *rs, int phase)
+{
+	for (size_t ch = 0; ch < JU_N_CHANNELS; ch++) {
+		const ju_channel_ops *ops = ju_channel_table[ch];
+		if ((ctx->channels & ops->bit) && ops->reuse_commit)
+			ops->reuse_commit(ctx, rs, phase);
+	}
+}
+
+static void commit_reuse(struct ju_ctx *ctx, reuse_set *rs)
+{
+	commit_channels_reuse(ctx, rs, 0);
+	for (size_t j = 0; j < rs->n; j++) {
+		reuse_item *it = &rs->it[j];
+		arena *a = it->a;
+		blob_rec *slot = &a->recs[it->k];
+		const blob_rec *r = it->rec;
+		image_reuse_slot(a, it->k, rs->stage + r->fde_off, r->fde_len);
+		*slot = (blob_rec){ .start = r->start, .size = r->size,
+				    .fde_off = slot->fde_off, .fde_len = slot->fde_len,
+				    .name_off = r->line_len, .name_len = r->name_len,
+				    .line_off = 0, .line_len = r->line_len };
+		free(a->side[it->k]);
+		a->side[it->k] = it->side;
+		it->side = NULL;
+		a->n_dead--;
+	}
+	commit_channels_reuse(ctx, rs, 1);
+	free(rs->it);
+	*rs = (reuse_set){ 0 };
+}
+
+/* ---- publishing ---------------------------------------------------------------- */
+
 /* Group the staged records into components (see the file comment). */
 static int make_components(struct ju_ctx *ctx, const blob_rec *recs, size_t n, comp **out,
 			   size_t *n_out)
@@ -332,41 +572,100 @@ static int make_components(struct ju_ctx *ctx, const blob_rec *recs, size_t n, c
 	return 0;
 }
 
+/* Components for the records no slot takes, their neighbours absorbed;
+ * the reuse claims in arenas they take are dropped (those records join the
+ * rebuild).  Repeats until no component takes an arena with a claim. */
+static int plan_components(struct ju_ctx *ctx, const blob_rec *recs, size_t n, struct arena_plan *plan,
+			   blob_rec **rest_out, size_t *n_rest_out)
+{
+	reuse_set *rs = &plan->rs;
+	blob_rec *rest = ju__malloc(n * sizeof *rest);
+	if (!rest)
+		return JU_FAIL(JU_ENOMEM, "out of memory planning a publish of %zu blobs", n);
+	for (;;) {
+		size_t n_rest = 0, q = 0;
+		for (size_t j = 0; j < n; j++) {
+			if (q < rs->n && rs->it[q].rec == &recs[j])
+				q++;
+			else
+				rest[n_rest++] = recs[j];
+		}
+		*rest_out = rest;
+		*n_rest_out = n_rest;
+		if (!n_rest)
+			return 0;
+		int err = make_components(ctx, rest, n_rest, &plan->c, &plan->n);
+		if (err) {
+			free(rest);
+			*rest_out = NULL;
+			return err;
+		}
+		for (size_t i = 0; i < plan->n; i++) {
+			comp *c = &plan->c[i];
+			c->split = split_point(ctx, c, rest);
+			if (c->split != SIZE_MAX)
+				continue;
+			/* neighbours up to (not into) the adjacent components */
+			size_t lo_limit = i ? plan->c[i - 1].a1 : 0;
+			size_t hi_limit = i + 1 < plan->n ? plan->c[i + 1].a0 : ctx->n_arenas;
+			uint64_t lo = rest[c->r0].start;
+			uint64_t hi = rest[c->r1 - 1].start + rest[c->r1 - 1].size;
+			absorb_neighbours(ctx, c, lo_limit, hi_limit, lo, hi);
+		}
+		size_t kept = 0;
+		for (size_t j = 0; j < rs->n; j++) {
+			size_t ai = index_of(ctx, rs->it[j].a);
+			bool taken = false;
+			for (size_t i = 0; i < plan->n && !taken; i++)
+				taken = ai >= plan->c[i].a0 && ai < plan->c[i].a1;
+			if (!taken)
+				rs->it[kept++] = rs->it[j];
+		}
+		if (kept == rs->n)
+			return 0;
+		rs->n = kept;
+		free(plan->c);
+		plan->c = NULL;
+		plan->n = 0;
+	}
+}
+
 int arena_prepare_publish(struct ju_ctx *ctx, const blob_rec *recs, size_t n, const uint8_t *stage,
 			  struct arena_plan **planp)
 {
 	struct arena_plan *plan = ju__calloc(1, sizeof *plan);
 	if (!plan)
 		return JU_FAIL(JU_ENOMEM, "out of memory planning a publish");
-	int err = make_components(ctx, recs, n, &plan->c, &plan->n);
+	blob_rec *rest = NULL;
+	size_t n_rest = 0;
+	int err = plan_reuse(ctx, recs, n, stage, &plan->rs);
+	if (!err)
+		err = plan_components(ctx, recs, n, plan, &rest, &n_rest);
+	if (!err && plan->rs.n)
+		err = prepare_reuse(ctx, &plan->rs);
 	if (err) {
+		free(rest);
+		free(plan->rs.it);
+		free(plan->c);
 		free(plan);
 		return err;
 	}
 	size_t total = ctx->n_arenas;
 	for (size_t i = 0; i < plan->n; i++) {
 		comp *c = &plan->c[i];
-		size_t split = split_point(ctx, c, recs);
-		if (split == SIZE_MAX) {
-			/* neighbours up to (not into) the adjacent components */
-			size_t lo_limit = i ? plan->c[i - 1].a1 : 0;
-			size_t hi_limit = i + 1 < plan->n ? plan->c[i + 1].a0 : ctx->n_arenas;
-			uint64_t lo = recs[c->r0].start;
-			uint64_t hi = recs[c->r1 - 1].start + recs[c->r1 - 1].size;
-			absorb_neighbours(ctx, c, lo_limit, hi_limit, lo, hi);
-		}
 		size_t ns;
-		src_rec *s = gather(ctx, c->a0, c->a1, recs, c->r0, c->r1, stage, &ns);
-		err = s ? build_comp(ctx, c, s, ns, split)
+		src_rec *s = gather(ctx, c->a0, c->a1, rest, c->r0, c->r1, stage, &ns);
+		err = s ? build_comp(ctx, c, s, ns, c->split)
 			: JU_FAIL(JU_ENOMEM, "out of memory gathering %zu records", ns);
 		free(s);
 		if (err) {
-			plan->n = i + 1;
+			free(rest);
 			arena_abort_publish(ctx, plan);
 			return err;
 		}
 		total += c->n_out;
 	}
+	free(rest);
 	if (!reserve_arenas(ctx, total)) {
 		arena_abort_publish(ctx, plan);
 		return JU_FAIL(JU_ENOMEM, "out of memory for the arena table");
@@ -377,6 +676,8 @@ int arena_prepare_publish(struct ju_ctx *ctx, const blob_rec *recs, size_t n, co
 
 void arena_abort_publish(struct ju_ctx *ctx, struct arena_plan *plan)
 {
+	if (plan->rs.n)
+		abort_reuse(ctx, &plan->rs);
 	for (size_t i = 0; i < plan->n; i++)
 		drop_outputs(ctx, &plan->c[i]);
 	free(plan->c);
@@ -522,6 +823,9 @@ static void enforce_cap(struct ju_ctx *ctx)
 
 void arena_commit_publish(struct ju_ctx *ctx, struct arena_plan *plan)
 {
+	/* Slots first: their arenas are none of those the components replace. */
+	if (plan->rs.n)
+		commit_reuse(ctx, &plan->rs);
 	/* Components are replaced last to first so earlier indices stay valid;
 	 * prepare reserved room in the array for the outputs. */
 	for (size_t i = plan->n; i-- > 0;) {
@@ -536,38 +840,108 @@ void arena_commit_publish(struct ju_ctx *ctx, struct arena_plan *plan)
 
 /* ---- unpublishing ------------------------------------------------------------ */
 
-static size_t index_of(const struct ju_ctx *ctx, const arena *a)
+
+static int cmp_u64(const void *x, const void *y)
 {
-	size_t i = first_ending_after(ctx, a->lo);
-	return i;
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return a < b ? -1 : a > b;
 }
 
-int arena_unpublish(struct ju_ctx *ctx, arena *a, blob_rec *r)
+/* Records ks[0..m) of a die (their indices, increasing). */
+static void unpublish_in(struct ju_ctx *ctx, arena *a, uint32_t *ks, size_t m)
 {
-	size_t i = index_of(ctx, a);
-	ctx->n_live--;
-	if (live(a) == 1) {
-		/* The last blob: unregister the whole arena rather than tombstone,
+	ctx->n_live -= m;
+	if (live(a) == m) {
+		/* Its last blobs: unregister the whole arena rather than tombstone,
 		 * so no consumer ever holds an object with no live FDE (GCC 13's
 		 * deregistration recomputes the object's range from its FDEs). */
+		size_t i = index_of(ctx, a);
 		replace_range(ctx, i, i + 1, NULL, 0);
-		return 0;
+		return;
 	}
-	r->flags |= REC_DEAD;
-	a->n_dead++;
-	/* The blob is tombstoned in place, which is exact for the unwinders
-	 * that read the image, and stays so in the retired image if the arena
-	 * is then rebuilt: libunwind may still find that one (ch_libunwind.c).
-	 * Small or mostly dead arenas are rebuilt without the blob. */
-	image_tombstone(a, r);
-	if ((live(a) <= SMALL_ARENA || (size_t)a->n_dead * 4 >= a->n) && !rebuild_range(ctx, i, i + 1))
-		return 0;
+	/* Tombstoned in place, which is exact for the unwinders that read the
+	 * image, and stays so in the retired image if the arena is then
+	 * rebuilt: libunwind may still find that one (ch_libunwind.c).  The
+	 * slots stay for new blobs at those places.  Small or mostly dead
+	 * arenas are rebuilt without them. */
+	for (size_t q = 0; q < m; q++) {
+		blob_rec *r = &a->recs[ks[q]];
+		r->flags |= REC_DEAD;
+		image_tombstone(a, r);
+	}
+	a->n_dead += (uint32_t)m;
+	if (live(a) <= SMALL_ARENA || (size_t)a->n_dead * 4 >= a->n) {
+		size_t i = index_of(ctx, a);
+		if (!rebuild_range(ctx, i, i + 1))
+			return;
+	}
 	for (size_t ch = 0; ch < JU_N_CHANNELS; ch++) {
 		const ju_channel_ops *ops = ju_channel_table[ch];
-		if ((ctx->channels & ops->bit) && ops->blob_dead)
-			ops->blob_dead(ctx, a, r);
+		if ((ctx->channels & ops->bit) && ops->blobs_dead)
+			ops->blobs_dead(ctx, a, ks, m);
 	}
-	return 0;
+}
+
+void arena_unpublish(struct ju_ctx *ctx, const uint64_t *starts, size_t n)
+{
+	uint64_t one, *sorted = &one;
+	if (n == 1) {
+		one = starts[0];
+	} else {
+		sorted = ju__malloc(n * sizeof *sorted);
+		if (sorted) {
+			memcpy(sorted, starts, n * sizeof *sorted);
+			qsort(sorted, n, sizeof *sorted, cmp_u64);
+		}
+	}
+	uint32_t kbuf[64], *ks = kbuf;
+	if (n > 64 && sorted)
+		ks = ju__malloc(n * sizeof *ks);
+	if (!sorted || !ks) {
+		/* No memory to group them: one at a time, each its own group. */
+		if (sorted && sorted != &one)
+			free(sorted);
+		for (size_t j = 0; j < n; j++) {
+			arena *a;
+			blob_rec *r = arena_find(ctx, starts[j], &a);
+			if (!r)
+				continue; /* cannot happen: the caller checked */
+			uint32_t k = (uint32_t)(r - a->recs);
+			unpublish_in(ctx, a, &k, 1);
+		}
+		return;
+	}
+	/* In address order, an arena's blobs come together: one group each.
+	 * Groups are handled from the highest address down so that the arenas
+	 * still to visit keep their places in the table. */
+	size_t j = n;
+	while (j > 0) {
+		arena *a;
+		blob_rec *r = arena_find(ctx, sorted[j - 1], &a);
+		if (!r) {
+			j--;
+			continue;
+		}
+		size_t m = 0;
+		while (j > 0 && sorted[j - 1] >= a->lo && sorted[j - 1] < a->hi) {
+			arena *b;
+			blob_rec *q = arena_find(ctx, sorted[j - 1], &b);
+			j--;
+			if (q && b == a)
+				ks[m++] = (uint32_t)(q - a->recs);
+		}
+		/* increasing indices */
+		for (size_t x = 0, y = m ? m - 1 : 0; x < y; x++, y--) {
+			uint32_t t = ks[x];
+			ks[x] = ks[y];
+			ks[y] = t;
+		}
+		unpublish_in(ctx, a, ks, m);
+	}
+	if (ks != kbuf)
+		free(ks);
+	if (sorted != &one)
+		free(sorted);
 }
 
 void arena_retire_all(struct ju_ctx *ctx)
@@ -584,18 +958,20 @@ void arena_retire_all(struct ju_ctx *ctx)
 
 int arena_view(const arena *a, const blob_rec *r, blob_view *v, ju_line **lines)
 {
+	src_rec src;
+	arena_src(a, (size_t)(r - a->recs), &src);
 	*lines = NULL;
 	*v = (blob_view){
 		.start = r->start,
 		.size = r->size,
-		.name = (const char *)a->image + r->name_off,
+		.name = (const char *)src.base + r->name_off,
 		.name_len = r->name_len,
 		.fde = a->image + r->fde_off,
 		.fde_len = r->fde_len,
 	};
 	if (!r->line_len)
 		return 0;
-	const uint8_t *unit = a->image + r->line_off;
+	const uint8_t *unit = src.base + r->line_off;
 	long rows = image_decode_line_unit(unit, r->line_len, r->start, NULL, 0);
 	if (rows < 0)
 		return JU_FAIL(JU_ELINES, "internal error: cannot decode the line table of %s", v->name);

@@ -20,13 +20,18 @@
  *            past them.  The owner's own writes cannot be serialised with
  *            ours -- a limit of the interface that every JIT shares.
  *
- * An entry points at its arena's own image.  A swap unlinks the entries of
- * retired arenas; arena.c keeps a retired arena, image and entry included,
- * for its grace period (JU_GRACE_NS, internal.h) and then calls our
- * arena_discard, which first tells outside readers (reclaim_seq) and then
- * frees the entry; arena.c frees the image.  While an arena lives its image
- * changes in one way only: an unpublished blob's FDE ranges become 0
- * (aligned 8-byte stores; see docs/OUTSIDE_READER.md).
+ * Images are per chunk: the records of an arena are cut into chunks of
+ * CHUNK consecutive records, each registered as an ELF image of its own
+ * (built from the arena's records, FDEs, symbols and lines copied), so that
+ * when a blob dies or a freed slot takes a new one, only its chunk's image
+ * is built again and swapped: gdb and lldb copy an image when it is
+ * registered and keep what they copied, so an image that still held a dead
+ * blob would name freed code after it.  Images never change once
+ * registered.  A swap unlinks the entries of retired arenas; arena.c keeps a
+ * retired arena for its grace period (JU_GRACE_NS, internal.h) and then
+ * calls our arena_discard, which first tells outside readers (reclaim_seq)
+ * and then frees the chunks.  A chunk replaced on its own waits in the
+ * context's grave here, by the same rules (docs/OUTSIDE_READER.md).
  */
 #include "formats/clock.h"
 #include "formats/elfhdr.h"
@@ -78,12 +83,7 @@ __attribute__((visibility("default"), used, weak, noinline)) void __jit_debug_re
 
 enum desc_mode { DESC_OWN, DESC_SHARED, DESC_FOREIGN };
 
-/* Per arena: its entry. */
-struct gdb_reg {
-	gdbjit_entry entry;          /* what the descriptor's list links */
-	uint64_t unlink_seq;         /* descriptor seq after the unlinking change; 0: linked or never */
-};
-_Static_assert(offsetof(struct gdb_reg, entry) == 0, "the entry starts the block");
+
 
 /* Process-wide, like the descriptor.  gdb_lock serialises this copy's
  * writers (a fork handler below keeps fork() from copying it held). */
@@ -341,10 +341,213 @@ static void notify(gdbjit_descriptor *d, gdbjit_entry *e, uint32_t action)
 	__jit_debug_register_code();
 }
 
+/* ---- chunks ------------------------------------------------------------------ */
+
+/* Records per image: small enough that building one again is a few
+ * microseconds, large enough that a million blobs make a few thousand
+ * images for a debugger to load. */
+enum { CHUNK = 64 };
+
+struct gdb_chunk {
+	gdbjit_entry entry;          /* what the descriptor's list links */
+	uint64_t unlink_seq;         /* descriptor seq after the unlinking change; 0: linked or never */
+	uint8_t *image;
+	size_t size;
+	struct gdb_chunk *grave_next;
+	uint64_t retired_ns;
+};
+_Static_assert(offsetof(struct gdb_chunk, entry) == 0, "the entry starts the block");
+
+/* Per arena: its chunks; NULL where a chunk has no live blob, or where its
+ * image could not be built (no memory: its blobs go unnamed, never
+ * misnamed, until it changes again). */
+struct gdb_reg {
+	uint32_t n_chunks;
+	struct gdb_chunk *chunk[];
+};
+
+/* Per context: chunks replaced on their own, oldest first. */
+struct gdb_state {
+	struct gdb_chunk *grave_head, *grave_tail;
+	size_t grave_bytes;
+	bool told_no_memory;
+};
+
+static size_t n_chunks_of(const arena *a)
+{
+	return ((size_t)a->n + CHUNK - 1) / CHUNK;
+}
+
+/* The image of chunk c of a, with the live records and, in place of freed
+ * ones, the reuse items it[0..n_it) (increasing k, all in this chunk). */
+static int build_chunk(const struct ju_ctx *ctx, const arena *a, size_t c, const reuse_item *it,
+		       size_t n_it, const uint8_t *stage, struct gdb_chunk **out)
+{
+	*out = NULL;
+	size_t k0 = c * CHUNK, k1 = k0 + CHUNK < a->n ? k0 + CHUNK : a->n;
+	src_rec src[CHUNK];
+	size_t n = 0, j = 0;
+	for (size_t k = k0; k < k1; k++) {
+		if (j < n_it && it[j].k == k)
+			src[n++] = (src_rec){ it[j++].rec, stage, NULL };
+		else if (!(a->recs[k].flags & REC_DEAD))
+			arena_src(a, k, &src[n++]);
+	}
+	if (!n)
+		return 0;
+	struct gdb_chunk *g = ju__calloc(1, sizeof *g);
+	if (!g)
+		return JU_FAIL(JU_ENOMEM, "out of memory for a gdb entry");
+	int err = image_build_bytes(ctx->arch, src, n, &g->image, &g->size);
+	if (err) {
+		free(g);
+		return err;
+	}
+	uint64_t hi = 0;
+	for (size_t i = 0; i < n; i++)
+		if (src[i].rec->start + src[i].rec->size > hi)
+			hi = src[i].rec->start + src[i].rec->size;
+	g->entry.symfile_addr = (uint64_t)(uintptr_t)g->image;
+	g->entry.symfile_size = g->size;
+	g->entry.code_lo = src[0].rec->start;
+	g->entry.code_hi = hi;
+	*out = g;
+	return 0;
+}
+
+/* Free a chunk that is not on the list; tell outside readers first if it
+ * was.  With gdb_lock held. */
+static void free_chunk(struct gdb_chunk *g)
+{
+	if (!g)
+		return;
+	if (g->unlink_seq && __atomic_load_n(&mode, __ATOMIC_RELAXED) != DESC_FOREIGN)
+		publish_reclaim(desc(), g->unlink_seq);
+	free(g->image);
+	free(g);
+}
+
+/* Free the chunks in the grave whose time has come (all if `all`).  With
+ * gdb_lock held. */
+static void sweep_chunks(struct gdb_state *st, uint64_t now, bool all)
+{
+	while (st->grave_head) {
+		struct gdb_chunk *g = st->grave_head;
+		if (!all && st->grave_bytes <= JU_GRAVE_MIN_BYTES && now - g->retired_ns < JU_GRACE_NS)
+			break;
+		st->grave_head = g->grave_next;
+		st->grave_bytes -= g->size;
+		free_chunk(g);
+	}
+	if (!st->grave_head)
+		st->grave_tail = NULL;
+}
+
+/* ---- changing the list ------------------------------------------------------- */
+
+/* One change of the list: begun with change_begin, entries linked and
+ * unlinked, ended with change_end.  With gdb_lock held. */
+typedef struct change {
+	gdbjit_descriptor *d;
+	bool ext;
+	uint64_t end, now;
+	int64_t delta;
+} change;
+
+static void note_foreign_writer(struct ju_ctx *ctx, gdbjit_descriptor *d);
+
+static void change_begin(struct ju_ctx *ctx, change *ch)
+{
+	ch->d = desc();
+	ch->ext = __atomic_load_n(&mode, __ATOMIC_RELAXED) != DESC_FOREIGN;
+	ch->end = ch->ext ? write_begin(ch->d) : 0;
+	ch->now = now_ns();
+	ch->delta = 0;
+	if (ch->ext) {
+		__atomic_store_n(&ch->d->timestamp_ns, ch->now, __ATOMIC_RELAXED);
+		note_foreign_writer(ctx, ch->d);
+	}
+}
+
+static void change_link(change *ch, struct gdb_chunk *g)
+{
+	if (!g)
+		return;
+	g->entry.reg_seq = ch->end;
+	g->entry.reg_time_ns = ch->now;
+	if (!ch->ext && anchored > 0)
+		link_behind_anchor(&g->entry);
+	else
+		link_entry(ch->d, &g->entry);
+	notify(ch->d, &g->entry, GDBJIT_REGISTER_FN);
+	ch->delta++;
+}
+
+static void change_unlink(change *ch, struct gdb_chunk *g)
+{
+	if (!g)
+		return;
+	unlink_entry(ch->d, &g->entry);
+	notify(ch->d, &g->entry, GDBJIT_UNREGISTER_FN);
+	/* a foreign descriptor has no seq: any nonzero mark will do */
+	g->unlink_seq = ch->ext ? ch->end : 1;
+	ch->delta--;
+}
+
+static uint64_t head_left; /* see note_foreign_writer */
+
+static void change_end(change *ch)
+{
+	if (ch->ext) {
+		__atomic_store_n(&ch->d->n_entries, ch->d->n_entries + (uint64_t)ch->delta, __ATOMIC_RELAXED);
+		head_left = __atomic_load_n(&ch->d->first_entry, __ATOMIC_RELAXED);
+		write_end(ch->d, ch->end);
+	}
+}
+
+/* A prepared replacement of one chunk. */
+typedef struct chunk_swap {
+	arena *a;
+	uint32_t c;
+	struct gdb_chunk *g;
+} chunk_swap;
+
+/* Swap prepared chunks in, their old ones out to the grave, as one change. */
+static void swap_chunks(struct ju_ctx *ctx, chunk_swap *sw, size_t n)
+{
+	struct gdb_state *st = ctx->gdb;
+	pthread_mutex_lock(&gdb_lock);
+	change ch;
+	change_begin(ctx, &ch);
+	for (size_t i = 0; i < n; i++)
+		change_link(&ch, sw[i].g);
+	for (size_t i = 0; i < n; i++) {
+		struct gdb_chunk **slot = &sw[i].a->gdb->chunk[sw[i].c];
+		struct gdb_chunk *old = *slot;
+		*slot = sw[i].g;
+		sw[i].g = NULL;
+		if (!old)
+			continue;
+		change_unlink(&ch, old);
+		old->grave_next = NULL;
+		old->retired_ns = ch.now;
+		*(st->grave_tail ? &st->grave_tail->grave_next : &st->grave_head) = old;
+		st->grave_tail = old;
+		st->grave_bytes += old->size;
+	}
+	change_end(&ch);
+	sweep_chunks(st, ch.now, false);
+	pthread_mutex_unlock(&gdb_lock);
+}
+
 /* ---- the channel ------------------------------------------------------------ */
+
 
 static int gdb_open(struct ju_ctx *ctx)
 {
+	ctx->gdb = ju__calloc(1, sizeof *ctx->gdb);
+	if (!ctx->gdb)
+		return JU_FAIL(JU_ENOMEM, "out of memory");
 	/* The consumer is whatever debugger attaches, now or later, or reads a
 	 * core: always there. */
 	__atomic_store_n(&mode, (int)detect_mode(desc()), __ATOMIC_RELAXED);
@@ -370,55 +573,71 @@ static int gdb_open(struct ju_ctx *ctx)
 }
 
 /* ju_close frees the context's retired arenas before closing channels, so
- * every entry of this context has been discarded by now. */
+ * every entry of this context has been discarded by now but the chunks in
+ * our own grave. */
 static void gdb_close(struct ju_ctx *ctx)
 {
-	(void)ctx;
+	pthread_mutex_lock(&gdb_lock);
+	sweep_chunks(ctx->gdb, 0, true);
+	pthread_mutex_unlock(&gdb_lock);
+	free(ctx->gdb);
+	ctx->gdb = NULL;
 	__atomic_sub_fetch(&n_open, 1, __ATOMIC_RELAXED);
 }
 
 /* Everything a swap needs is allocated here, so the swap cannot fail. */
+/* Everything a swap needs is built here, so the swap cannot fail. */
 static int gdb_prepare(struct ju_ctx *ctx, arena *a)
 {
-	(void)ctx;
-	struct gdb_reg *g = ju__calloc(1, sizeof *g);
-	if (!g)
-		return JU_FAIL(JU_ENOMEM, "out of memory for a gdb entry");
-	g->entry.symfile_addr = (uint64_t)(uintptr_t)a->image;
-	g->entry.symfile_size = a->image_size;
-	g->entry.code_lo = a->lo;
-	g->entry.code_hi = a->hi;
-	a->gdb = g;
+	size_t n = n_chunks_of(a);
+	struct gdb_reg *r = ju__calloc(1, sizeof *r + n * sizeof *r->chunk);
+	if (!r)
+		return JU_FAIL(JU_ENOMEM, "out of memory for gdb entries");
+	r->n_chunks = (uint32_t)n;
+	for (size_t c = 0; c < n; c++) {
+		int err = build_chunk(ctx, a, c, NULL, 0, NULL, &r->chunk[c]);
+		if (err) {
+			while (c-- > 0)
+				free_chunk(r->chunk[c]);
+			free(r);
+			return err;
+		}
+	}
+	a->gdb = r;
 	return 0;
 }
 
-/* Free an entry that is not on the list: one never linked, or one a swap
- * unlinked, when arena.c frees its retired arena (and then its image).  Say
- * so to outside readers first. */
+/* Free the chunks of an arena that is not on the list: one never swapped
+ * in, or one a swap took out, when arena.c frees it.  Outside readers hear
+ * first (free_chunk). */
 static void gdb_discard(struct ju_ctx *ctx, arena *a)
 {
 	(void)ctx;
-	struct gdb_reg *g = a->gdb;
-	if (g && g->unlink_seq && __atomic_load_n(&mode, __ATOMIC_RELAXED) != DESC_FOREIGN) {
-		pthread_mutex_lock(&gdb_lock);
-		publish_reclaim(desc(), g->unlink_seq);
-		pthread_mutex_unlock(&gdb_lock);
-	}
-	free(g);
+	struct gdb_reg *r = a->gdb;
+	if (!r)
+		return;
+	pthread_mutex_lock(&gdb_lock);
+	for (size_t c = 0; c < r->n_chunks; c++)
+		free_chunk(r->chunk[c]);
+	pthread_mutex_unlock(&gdb_lock);
+	free(r);
 	a->gdb = NULL;
 }
 
-/* New images first, then the old ones go: a debugger briefly sees both,
- * which is harmless, and never sees neither.  One change of seq covers the
- * whole swap, so outside readers see the arena set switch at once. */
 /* Our descriptor, and a JIT that writes its list without the sequence lock
  * (one whose references the dynamic linker bound to our definition, with
  * its own lock): the lock no longer covers the list.  Say so in the
  * descriptor, so outside readers fall back to reading the list as without the
  * extension, and once in the log.  Called inside a change. */
+/* head_left is the list's head as our last change left it (gdb_lock):
+ * every writer links at the head, so while it is unchanged nobody else has
+ * linked, and the walk below (as long as the list) is needed only when it
+ * moved. */
 static void note_foreign_writer(struct ju_ctx *ctx, gdbjit_descriptor *d)
 {
 	if (d->flags & GDBJIT_FLAG_FOREIGN_WRITER)
+		return;
+	if (head_left && __atomic_load_n(&d->first_entry, __ATOMIC_RELAXED) == head_left)
 		return;
 	uint64_t n = __atomic_load_n(&d->n_entries, __ATOMIC_RELAXED);
 	if (list_length(d, n) <= n)
@@ -431,53 +650,142 @@ static void note_foreign_writer(struct ju_ctx *ctx, gdbjit_descriptor *d)
 	told_foreign_writer = true;
 }
 
+/* New images first, then the old ones go: a debugger briefly sees both,
+ * which is harmless, and never sees neither.  One change of seq covers the
+ * whole swap, so outside readers see the arena set switch at once. */
 static void gdb_swap(struct ju_ctx *ctx, arena *const *add, size_t n_add, arena *const *del,
 		     size_t n_del)
 {
 	pthread_mutex_lock(&gdb_lock);
-	gdbjit_descriptor *d = desc();
-	bool ext = __atomic_load_n(&mode, __ATOMIC_RELAXED) != DESC_FOREIGN;
-	uint64_t end = ext ? write_begin(d) : 0;
-	uint64_t now = now_ns();
-	int64_t delta = 0;
-	if (ext) {
-		__atomic_store_n(&d->timestamp_ns, now, __ATOMIC_RELAXED);
-		note_foreign_writer(ctx, d);
-	}
-	for (size_t k = 0; k < n_add; k++) {
-		struct gdb_reg *g = add[k]->gdb;
-		if (!g)
-			continue;
-		g->entry.reg_seq = end;
-		g->entry.reg_time_ns = now;
-		if (!ext && anchored > 0)
-			link_behind_anchor(&g->entry);
-		else
-			link_entry(d, &g->entry);
-		notify(d, &g->entry, GDBJIT_REGISTER_FN);
-		delta++;
-	}
-	for (size_t i = 0; i < n_del; i++) {
-		struct gdb_reg *g = del[i]->gdb;
-		if (!g)
-			continue;
-		unlink_entry(d, &g->entry);
-		notify(d, &g->entry, GDBJIT_UNREGISTER_FN);
-		/* a foreign descriptor has no seq: any nonzero mark will do */
-		g->unlink_seq = ext ? end : 1;
-		delta--;
-	}
-	if (ext) {
-		__atomic_store_n(&d->n_entries, d->n_entries + (uint64_t)delta, __ATOMIC_RELAXED);
-		write_end(d, end);
-	}
+	change ch;
+	change_begin(ctx, &ch);
+	for (size_t k = 0; k < n_add; k++)
+		if (add[k]->gdb)
+			for (size_t c = 0; c < add[k]->gdb->n_chunks; c++)
+				change_link(&ch, add[k]->gdb->chunk[c]);
+	for (size_t i = 0; i < n_del; i++)
+		if (del[i]->gdb)
+			for (size_t c = 0; c < del[i]->gdb->n_chunks; c++)
+				change_unlink(&ch, del[i]->gdb->chunk[c]);
+	change_end(&ch);
 	pthread_mutex_unlock(&gdb_lock);
 }
 
-/* No blob_dead: gdb read the image when it was registered and keeps what it
- * read.  A tombstoned blob stays in the debugger's view until arena.c
- * rebuilds its arena (a quarter dead, or at once when small; at once if new
- * code is published over it); outside readers see its FDE range become 0. */
+static void say_no_memory(struct ju_ctx *ctx)
+{
+	if (ctx->gdb->told_no_memory)
+		return;
+	ctx->gdb->told_no_memory = true;
+	ju__log(ctx, JU_LOG_WARN,
+		"gdb channel: out of memory rebuilding an image after an unpublish; its "
+		"blobs are unnamed in debuggers until it changes again");
+}
+
+/* Blobs died: their chunks are built again without them.  A chunk that
+ * cannot be built goes (its live blobs unnamed), so that nothing names the
+ * dead ones. */
+static void gdb_blobs_dead(struct ju_ctx *ctx, arena *a, const uint32_t *ks, size_t n)
+{
+	if (!a->gdb)
+		return;
+	chunk_swap one, *sw = n > 1 ? ju__malloc(n * sizeof *sw) : &one;
+	size_t m = 0;
+	if (!sw)
+		sw = &one;
+	for (size_t q = 0; q < n; q++) {
+		uint32_t c = ks[q] / CHUNK;
+		if (m && sw[m - 1].c == c)
+			continue;
+		if (m && sw == &one) { /* no memory for the list: one chunk at a time */
+			swap_chunks(ctx, sw, m);
+			m = 0;
+		}
+		sw[m] = (chunk_swap){ a, c, NULL };
+		if (build_chunk(ctx, a, c, NULL, 0, NULL, &sw[m].g))
+			say_no_memory(ctx);
+		m++;
+	}
+	swap_chunks(ctx, sw, m);
+	if (sw != &one)
+		free(sw);
+	ju__clear_error();
+}
+
+/* What a reuse prepared: the chunks it replaces. */
+typedef struct prepared {
+	chunk_swap *sw;
+	size_t n;
+} prepared;
+
+/* Slot reuse: the new images are built before anything changes. */
+static int gdb_reuse_prepare(struct ju_ctx *ctx, reuse_set *rs)
+{
+	chunk_swap *sw = ju__malloc(rs->n * sizeof *sw);
+	if (!sw)
+		return JU_FAIL(JU_ENOMEM, "out of memory for gdb images");
+	size_t m = 0;
+	for (size_t j = 0; j < rs->n;) {
+		arena *a = rs->it[j].a;
+		uint32_t c = rs->it[j].k / CHUNK;
+		size_t j1 = j + 1;
+		while (j1 < rs->n && rs->it[j1].a == a && rs->it[j1].k / CHUNK == c)
+			j1++;
+		if (a->gdb) {
+			sw[m] = (chunk_swap){ a, c, NULL };
+			int err = build_chunk(ctx, a, c, &rs->it[j], j1 - j, rs->stage, &sw[m].g);
+			if (err) {
+				pthread_mutex_lock(&gdb_lock);
+				while (m-- > 0)
+					free_chunk(sw[m].g);
+				pthread_mutex_unlock(&gdb_lock);
+				free(sw);
+				return err;
+			}
+			m++;
+		}
+		j = j1;
+	}
+	prepared *p = ju__malloc(sizeof *p);
+	if (!p) {
+		pthread_mutex_lock(&gdb_lock);
+		while (m-- > 0)
+			free_chunk(sw[m].g);
+		pthread_mutex_unlock(&gdb_lock);
+		free(sw);
+		return JU_FAIL(JU_ENOMEM, "out of memory for gdb images");
+	}
+	p->sw = sw;
+	p->n = m;
+	rs->gdb = p;
+	return 0;
+}
+
+static void gdb_reuse_commit(struct ju_ctx *ctx, reuse_set *rs, int phase)
+{
+	prepared *p = rs->gdb;
+	if (phase != 1 || !p)
+		return;
+	swap_chunks(ctx, p->sw, p->n);
+	free(p->sw);
+	free(p);
+	rs->gdb = NULL;
+}
+
+static void gdb_reuse_abort(struct ju_ctx *ctx, reuse_set *rs)
+{
+	(void)ctx;
+	prepared *p = rs->gdb;
+	if (!p)
+		return;
+	pthread_mutex_lock(&gdb_lock);
+	for (size_t i = 0; i < p->n; i++)
+		free_chunk(p->sw[i].g);
+	pthread_mutex_unlock(&gdb_lock);
+	free(p->sw);
+	free(p);
+	rs->gdb = NULL;
+}
+
 const ju_channel_ops ju_ch_gdb = {
 	.bit = JU_CH_GDB,
 	.name = "gdb",
@@ -486,4 +794,8 @@ const ju_channel_ops ju_ch_gdb = {
 	.arena_prepare = gdb_prepare,
 	.arena_discard = gdb_discard,
 	.arena_swap = gdb_swap,
+	.blobs_dead = gdb_blobs_dead,
+	.reuse_prepare = gdb_reuse_prepare,
+	.reuse_commit = gdb_reuse_commit,
+	.reuse_abort = gdb_reuse_abort,
 };

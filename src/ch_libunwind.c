@@ -290,13 +290,34 @@ static void lu_swap(struct ju_ctx *ctx, arena *const *add, size_t n_add, arena *
 		flush(s);
 }
 
-static void lu_blob_dead(struct ju_ctx *ctx, arena *a, blob_rec *r)
+static void lu_blobs_dead(struct ju_ctx *ctx, arena *a, const uint32_t *ks, size_t n)
 {
 	(void)a;
-	(void)r;
+	(void)ks;
+	(void)n;
 	/* The tombstone already hides the blob (libunwind checks the FDE's own
 	 * range after the table search); only the cached rules remain. */
 	flush(ctx->lu);
+}
+
+/* A reused slot's entry gets its new start before the FDE is rewritten
+ * (phase 0): while the FDE's range is still 0 a lookup that finds the
+ * entry reports no info, and the table stays sorted (arena.c keeps every
+ * slot between its neighbours).  One FDE per record, so entry k is record
+ * k's.  No flush: the cached rules of the freed range went when it died. */
+static void lu_reuse_commit(struct ju_ctx *ctx, reuse_set *rs, int phase)
+{
+	(void)ctx;
+	if (phase != 0)
+		return;
+	for (size_t j = 0; j < rs->n; j++) {
+		const reuse_item *it = &rs->it[j];
+		if (!it->a->lu)
+			continue;
+		uint64_t pc = load_u64(rs->stage + it->rec->fde_off + FDE_OFF_PC_BEGIN);
+		__atomic_store_n(&it->a->lu->table[it->k].start_ip_offset, (int32_t)(pc - it->a->lo),
+				 __ATOMIC_RELEASE);
+	}
 }
 
 const ju_channel_ops ju_ch_libunwind = {
@@ -307,5 +328,6 @@ const ju_channel_ops ju_ch_libunwind = {
 	.arena_prepare = lu_prepare,
 	.arena_discard = lu_discard,
 	.arena_swap = lu_swap,
-	.blob_dead = lu_blob_dead,
+	.blobs_dead = lu_blobs_dead,
+	.reuse_commit = lu_reuse_commit,
 };

@@ -342,17 +342,33 @@ static void fde_reg_swap(struct ju_ctx *ctx, arena *const *add, size_t n_add, ar
 		retire(fr, del[i]);
 }
 
-static void fde_reg_blob_dead(struct ju_ctx *ctx, arena *a, blob_rec *r)
+/* libgcc reads pc_begin and pc_range from the FDE on each lookup, so a
+ * tombstone hides a blob and a reused slot shows the new one at once.  LLVM
+ * libunwind cached the ranges when the section was added: add it again so
+ * it re-reads them.  (Its cache is one array it scans whole on every lookup
+ * and removal: exact, but linear in the FDEs registered.) */
+static void llvm_reread(struct fde_reg_state *fr, arena *a)
 {
-	(void)r;
-	struct fde_reg_state *fr = ctx->fde_reg;
-	/* libgcc reads pc_range from the FDE on each lookup, so the tombstone
-	 * already hides the blob.  LLVM libunwind cached the ranges when the
-	 * section was added: add it again so it re-reads them. */
 	if (a->fde_reg && a->fde_reg->in_llvm) {
 		llvm_remove(fr, a);
 		llvm_add(fr, a);
 	}
+}
+
+static void fde_reg_blobs_dead(struct ju_ctx *ctx, arena *a, const uint32_t *ks, size_t n)
+{
+	(void)ks;
+	(void)n;
+	llvm_reread(ctx->fde_reg, a);
+}
+
+static void fde_reg_reuse_commit(struct ju_ctx *ctx, reuse_set *rs, int phase)
+{
+	if (phase != 1)
+		return;
+	for (size_t j = 0; j < rs->n; j++)
+		if (!j || rs->it[j].a != rs->it[j - 1].a)
+			llvm_reread(ctx->fde_reg, rs->it[j].a);
 }
 
 const ju_channel_ops ju_ch_unwinder = {
@@ -363,5 +379,6 @@ const ju_channel_ops ju_ch_unwinder = {
 	.arena_prepare = fde_reg_prepare,
 	.arena_discard = fde_reg_discard,
 	.arena_swap = fde_reg_swap,
-	.blob_dead = fde_reg_blob_dead,
+	.blobs_dead = fde_reg_blobs_dead,
+	.reuse_commit = fde_reg_reuse_commit,
 };

@@ -412,14 +412,64 @@ int ju_unpublish(ju_ctx *ctx, const void *start)
 	pthread_mutex_lock(&ctx->lock);
 	pthread_mutex_lock(&cross_lock);
 	arena *a;
-	blob_rec *r = arena_find(ctx, (uintptr_t)start, &a);
-	int err = r ? arena_unpublish(ctx, a, r)
-		    : JU_FAIL(JU_ENOENT, "nothing is published at %p (never published, or unpublished already)",
-			      start);
+	uint64_t at = (uintptr_t)start;
+	int err = arena_find(ctx, at, &a)
+			  ? 0
+			  : JU_FAIL(JU_ENOENT,
+				    "nothing is published at %p (never published, or unpublished already)", start);
+	if (!err)
+		arena_unpublish(ctx, &at, 1);
 	pthread_mutex_unlock(&cross_lock);
 	if (!err)
 		files_forget(ctx, 1);
 	pthread_mutex_unlock(&ctx->lock);
+	return err;
+}
+
+static int cmp_addr(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return a < b ? -1 : a > b;
+}
+
+int ju_unpublish_batch(ju_ctx *ctx, const void *const *starts, size_t n)
+{
+	ju__clear_error();
+	if (!ctx)
+		return JU_FAIL(JU_EINVAL, "context is NULL");
+	if (n == 0)
+		return 0;
+	if (!starts)
+		return JU_FAIL(JU_EINVAL, "starts is NULL");
+	if (n > (1u << 26))
+		return JU_FAIL(JU_ERANGE, "batch of %zu blobs is too large (max %u)", n, 1u << 26);
+	uint64_t *at = ju__malloc(n * sizeof *at);
+	if (!at)
+		return JU_FAIL(JU_ENOMEM, "out of memory for a batch of %zu starts", n);
+	for (size_t i = 0; i < n; i++)
+		at[i] = (uintptr_t)starts[i];
+	qsort(at, n, sizeof *at, cmp_addr);
+	pthread_mutex_lock(&ctx->lock);
+	pthread_mutex_lock(&cross_lock);
+	/* All or nothing: every start is checked before anything changes. */
+	int err = 0;
+	for (size_t i = 0; i < n && !err; i++) {
+		arena *a;
+		if (i && at[i] == at[i - 1])
+			err = JU_FAIL(JU_EINVAL, "%p appears twice in the batch", (void *)(uintptr_t)at[i]);
+		else if (!arena_find(ctx, at[i], &a))
+			err = JU_FAIL(JU_ENOENT,
+				      "nothing is published at %p (never published, or unpublished already); "
+				      "nothing was unpublished",
+				      (void *)(uintptr_t)at[i]);
+	}
+	if (!err)
+		arena_unpublish(ctx, at, n);
+	pthread_mutex_unlock(&cross_lock);
+	if (!err)
+		files_forget(ctx, n);
+	pthread_mutex_unlock(&ctx->lock);
+	free(at);
 	return err;
 }
 

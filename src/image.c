@@ -269,7 +269,7 @@ static void plan(const templates *tp, const src_rec *src, size_t n, layout *L)
 	L->size[SEC_STRTAB] = 1;
 	for (size_t i = 0; i < n; i++) {
 		const blob_rec *r = src[i].rec;
-		L->size[SEC_EH_FRAME] += r->fde_len;
+		L->size[SEC_EH_FRAME] += image_slot_len(r->fde_len);
 		L->size[SEC_SYMTAB] += sizeof(Elf64_Sym);
 		L->size[SEC_STRTAB] += r->name_len + 1u;
 		if (r->line_len) {
@@ -417,14 +417,26 @@ static void free_image(arena *a)
 void image_free(arena *a)
 {
 	free_image(a);
+	if (a->side)
+		for (uint32_t k = 0; k < a->n; k++)
+			free(a->side[k]);
+	free(a->side);
+	a->side = NULL;
 	free(a->recs);
 	a->recs = NULL;
 }
 
-/* Copy a record's FDEs, pointing each at the CIE at cie_off. */
+static const uint8_t *src_fde(const src_rec *s)
+{
+	return s->fde ? s->fde : s->base + s->rec->fde_off;
+}
+
+/* Copy a record's FDE into a slot of image_slot_len bytes (DW_CFA_nop
+ * after its instructions), pointing it at the CIE at cie_off. */
 static void copy_fdes(byte_buf *b, const src_rec *s, size_t cie_off)
 {
-	const uint8_t *p = s->base + s->rec->fde_off, *end = p + s->rec->fde_len;
+	const uint8_t *p = src_fde(s), *end = p + s->rec->fde_len;
+	size_t first = b->len;
 	while (p + 4 <= end) {
 		size_t len = 4 + (size_t)load_u32(p);
 		size_t at = b->len;
@@ -433,7 +445,100 @@ static void copy_fdes(byte_buf *b, const src_rec *s, size_t cie_off)
 			return;
 		buf_put_u32(b, at + FDE_OFF_CIE_PTR, (uint32_t)(at + FDE_OFF_CIE_PTR - cie_off));
 		p += len;
+		if (p + 4 > end) { /* the last one takes the padding */
+			size_t pad = image_slot_len(s->rec->fde_len) - (b->len - first);
+			buf_zeros(b, pad);
+			buf_put_u32(b, at, (uint32_t)(b->len - at - 4));
+		}
 	}
+}
+
+/* Lay out and write the image of n records into img (L->total bytes).
+ * recs, when not NULL, receives the records with their offsets in it. */
+static int write_image(const templates *tp, const src_rec *src, size_t n, const layout *L, uint8_t *img,
+		       uint64_t lo, uint64_t hi, blob_rec *recs)
+{
+	byte_buf b;
+	buf_init(&b, img, L->total);
+	elf_write_ehdr(&b, &(elf_ehdr_desc){ .type = ET_REL, .machine = tp->arch->elf_machine,
+					      .shoff = L->shoff, .shnum = SEC_COUNT,
+					      .shstrndx = SEC_SHSTRTAB });
+
+	/* .eh_frame */
+	size_t cie = b.len;
+	buf_bytes(&b, tp->cie, tp->cie_len);
+	for (size_t i = 0; i < n; i++) {
+		if (recs) {
+			recs[i] = *src[i].rec;
+			recs[i].flags = 0;
+			recs[i].fde_off = (uint32_t)b.len;
+			recs[i].fde_len = image_slot_len(src[i].rec->fde_len);
+		}
+		copy_fdes(&b, &src[i], cie);
+	}
+	buf_u32(&b, 0);                                   /* terminator */
+
+	/* .symtab and .strtab */
+	buf_align(&b, 8, 0);
+	buf_zeros(&b, sizeof(Elf64_Sym));
+	uint32_t name = 1;
+	for (size_t i = 0; i < n; i++) {
+		const blob_rec *r = src[i].rec;
+		Elf64_Sym sym = {
+			.st_name = name,
+			.st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+			.st_shndx = SEC_TEXT,
+			.st_value = r->start - lo,    /* section-relative */
+			.st_size = r->size,
+		};
+		buf_bytes(&b, &sym, sizeof sym);
+		name += r->name_len + 1u;
+	}
+	buf_u8(&b, 0);
+	for (size_t i = 0; i < n; i++) {
+		if (recs)
+			recs[i].name_off = (uint32_t)b.len;
+		buf_bytes(&b, src[i].base + src[i].rec->name_off, src[i].rec->name_len + 1u);
+	}
+
+	/* .debug_abbrev, .debug_info, .debug_aranges, .debug_line */
+	buf_bytes(&b, tp->abbrev, tp->abbrev_len);
+	uint32_t stmt = 0;
+	size_t info = b.len;
+	for (size_t i = 0; i < n; i++) {
+		if (!src[i].rec->line_len)
+			continue;
+		write_cu(&b, &src[i], stmt);
+		stmt += src[i].rec->line_len;
+	}
+	for (size_t i = 0, cu = info; i < n; i++) {
+		if (!src[i].rec->line_len)
+			continue;
+		write_aranges(&b, (uint32_t)(cu - info), src[i].rec->start, src[i].rec->size);
+		cu += cu_size(&src[i]);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!src[i].rec->line_len)
+			continue;
+		if (recs)
+			recs[i].line_off = (uint32_t)b.len;
+		buf_bytes(&b, src[i].base + src[i].rec->line_off, src[i].rec->line_len);
+	}
+	buf_bytes(&b, shstrtab, sizeof shstrtab);
+	write_shdrs(&b, tp, L, lo, hi, (uint64_t)(uintptr_t)img);
+
+	if (!buf_ok(&b) || b.len != L->total)
+		return JU_FAIL(JU_ERANGE, "internal error: arena image layout mismatch");
+	return 0;
+}
+
+static void hull(const src_rec *src, size_t n, uint64_t *lo, uint64_t *hi)
+{
+	*lo = src[0].rec->start;
+	*hi = 0;
+	for (size_t i = 0; i < n; i++)
+		if (src[i].rec->start + src[i].rec->size > *hi)
+			*hi = src[i].rec->start + src[i].rec->size;
 }
 
 int image_build(const ju_arch *arch, const src_rec *src, size_t n, image_alloc how, arena **out)
@@ -441,10 +546,8 @@ int image_build(const ju_arch *arch, const src_rec *src, size_t n, image_alloc h
 	const templates *tp = templates_for(arch);
 	layout L;
 	plan(tp, src, n, &L);
-	uint64_t lo = src[0].rec->start, hi = 0;
-	for (size_t i = 0; i < n; i++)
-		if (src[i].rec->start + src[i].rec->size > hi)
-			hi = src[i].rec->start + src[i].rec->size;
+	uint64_t lo, hi;
+	hull(src, n, &lo, &hi);
 	if (L.total > UINT32_MAX)
 		return JU_FAIL(JU_ERANGE, "an arena image would exceed 4 GiB");
 
@@ -468,76 +571,33 @@ int image_build(const ju_arch *arch, const src_rec *src, size_t n, image_alloc h
 	a->eh_off = (uint32_t)L.off[SEC_EH_FRAME];
 	a->eh_size = (uint32_t)L.size[SEC_EH_FRAME];
 	a->symtab_off = (uint32_t)L.off[SEC_SYMTAB];
-
-	byte_buf b;
-	buf_init(&b, img, L.total);
-	elf_write_ehdr(&b, &(elf_ehdr_desc){ .type = ET_REL, .machine = arch->elf_machine,
-					      .shoff = L.shoff, .shnum = SEC_COUNT,
-					      .shstrndx = SEC_SHSTRTAB });
-
-	/* .eh_frame */
-	size_t cie = b.len;
-	buf_bytes(&b, tp->cie, tp->cie_len);
-	for (size_t i = 0; i < n; i++) {
-		recs[i] = *src[i].rec;
-		recs[i].flags = 0;
-		recs[i].fde_off = (uint32_t)b.len;
-		copy_fdes(&b, &src[i], cie);
-	}
-	buf_u32(&b, 0);                                   /* terminator */
-
-	/* .symtab and .strtab */
-	buf_align(&b, 8, 0);
-	buf_zeros(&b, sizeof(Elf64_Sym));
-	uint32_t name = 1;
-	for (size_t i = 0; i < n; i++) {
-		Elf64_Sym sym = {
-			.st_name = name,
-			.st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
-			.st_shndx = SEC_TEXT,
-			.st_value = recs[i].start - lo,    /* section-relative */
-			.st_size = recs[i].size,
-		};
-		buf_bytes(&b, &sym, sizeof sym);
-		name += recs[i].name_len + 1u;
-	}
-	buf_u8(&b, 0);
-	for (size_t i = 0; i < n; i++) {
-		recs[i].name_off = (uint32_t)b.len;
-		buf_bytes(&b, src[i].base + src[i].rec->name_off, src[i].rec->name_len + 1u);
-	}
-
-	/* .debug_abbrev, .debug_info, .debug_aranges, .debug_line */
-	buf_bytes(&b, tp->abbrev, tp->abbrev_len);
-	uint32_t stmt = 0;
-	size_t info = b.len;
-	for (size_t i = 0; i < n; i++) {
-		if (!recs[i].line_len)
-			continue;
-		write_cu(&b, &src[i], stmt);
-		stmt += recs[i].line_len;
-	}
-	for (size_t i = 0, cu = info; i < n; i++) {
-		if (!recs[i].line_len)
-			continue;
-		write_aranges(&b, (uint32_t)(cu - info), recs[i].start, recs[i].size);
-		cu += cu_size(&src[i]);
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (!recs[i].line_len)
-			continue;
-		recs[i].line_off = (uint32_t)b.len;
-		buf_bytes(&b, src[i].base + src[i].rec->line_off, recs[i].line_len);
-	}
-	buf_bytes(&b, shstrtab, sizeof shstrtab);
-	write_shdrs(&b, tp, &L, lo, hi, (uint64_t)(uintptr_t)img);
-
-	if (!buf_ok(&b) || b.len != L.total) {
+	int err = write_image(tp, src, n, &L, img, lo, hi, recs);
+	if (err) {
 		image_free(a);
 		free(a);
-		return JU_FAIL(JU_ERANGE, "internal error: arena image layout mismatch");
+		return err;
 	}
 	*out = a;
+	return 0;
+}
+
+int image_build_bytes(const ju_arch *arch, const src_rec *src, size_t n, uint8_t **image, size_t *size)
+{
+	const templates *tp = templates_for(arch);
+	layout L;
+	plan(tp, src, n, &L);
+	uint64_t lo, hi;
+	hull(src, n, &lo, &hi);
+	uint8_t *img = ju__malloc(L.total);
+	if (!img)
+		return JU_FAIL(JU_ENOMEM, "out of memory for a gdb image (%zu bytes)", L.total);
+	int err = write_image(tp, src, n, &L, img, lo, hi, NULL);
+	if (err) {
+		free(img);
+		return err;
+	}
+	*image = img;
+	*size = L.total;
 	return 0;
 }
 
@@ -551,6 +611,34 @@ void image_tombstone(arena *a, const blob_rec *r)
 		__atomic_store_n((uint64_t *)(void *)(p + FDE_ABS8_OFF_RANGE), 0, __ATOMIC_RELEASE);
 		p += len;
 	}
+}
+
+uint64_t image_slot_pc(const arena *a, size_t k)
+{
+	return __atomic_load_n((const uint64_t *)(const void *)(a->image + a->recs[k].fde_off +
+								 FDE_OFF_PC_BEGIN),
+			       __ATOMIC_RELAXED);
+}
+
+uint64_t image_slot_range(const arena *a, size_t k)
+{
+	return __atomic_load_n((const uint64_t *)(const void *)(a->image + a->recs[k].fde_off +
+								 FDE_ABS8_OFF_RANGE),
+			       __ATOMIC_RELAXED);
+}
+
+void image_reuse_slot(arena *a, size_t k, const uint8_t *fde, size_t len)
+{
+	uint8_t *slot = a->image + a->recs[k].fde_off;
+	size_t slot_len = a->recs[k].fde_len;
+	enum { BODY = FDE_ABS8_OFF_RANGE + 8 }; /* augmentation length, instructions */
+	/* The slot's length and CIE pointer stay: the section keeps its shape. */
+	memcpy(slot + BODY, fde + BODY, len - BODY);
+	memset(slot + len, 0, slot_len - len); /* DW_CFA_nop */
+	__atomic_store_n((uint64_t *)(void *)(slot + FDE_OFF_PC_BEGIN), load_u64(fde + FDE_OFF_PC_BEGIN),
+			 __ATOMIC_RELEASE);
+	__atomic_store_n((uint64_t *)(void *)(slot + FDE_ABS8_OFF_RANGE), load_u64(fde + FDE_ABS8_OFF_RANGE),
+			 __ATOMIC_RELEASE);
 }
 
 /* ---- checks --------------------------------------------------------------- */

@@ -33,11 +33,21 @@ enum image_section {
 	SEC_COUNT
 };
 
-/* A record and the buffer its offsets point into. */
+/* A record and the buffer its offsets point into; `fde`, when not NULL,
+ * is where its FDE is instead (an arena record whose name and lines moved to
+ * a side block when its slot was reused: see arena_src). */
 typedef struct src_rec {
 	const blob_rec *rec;
 	const uint8_t *base;
+	const uint8_t *fde;
 } src_rec;
+
+/* Bytes an FDE of `len` bytes takes in an image: rounded up to 16, so
+ * that a freed slot can take a new blob whose FDE is a little longer. */
+static inline uint32_t image_slot_len(uint32_t len)
+{
+	return (len + 15u) & ~15u;
+}
 
 /* Allocator for images: malloc, or mmap close to `near` (libunwind needs its
  * FDEs within 2 GiB of the code). */
@@ -49,6 +59,10 @@ typedef struct image_alloc {
  * arena *out (recs, lo/hi, image and section offsets set; channel states
  * NULL).  Returns 0 or JU_ENOMEM / JU_ERANGE. */
 int image_build(const ju_arch *arch, const src_rec *src, size_t n, image_alloc alloc, arena **out);
+/* Build just the ELF image for `n` records (sorted, none dead), malloc'd:
+ * what the gdb channel registers for a chunk of an arena. */
+int image_build_bytes(const ju_arch *arch, const src_rec *src, size_t n, uint8_t **image,
+		      size_t *size);
 /* Free an arena's image and records (not its channel states).  A channel
  * that must keep the image longer (gdb: outside readers) takes it from the
  * arena (a->image = NULL) and frees it later with image_release. */
@@ -70,5 +84,13 @@ long image_decode_line_unit(const uint8_t *unit, size_t len, uint64_t start, ju_
 
 /* Tombstone a record's FDEs in a committed image (pc_range := 0, atomically). */
 void image_tombstone(arena *a, const blob_rec *r);
+/* pc_begin and pc_range of the FDE in slot k of an arena's image. */
+uint64_t image_slot_pc(const arena *a, size_t k);
+uint64_t image_slot_range(const arena *a, size_t k);
+/* Write a new FDE (`len` bytes, no longer than the slot) into the tombstoned
+ * slot k: the instructions padded with DW_CFA_nop first, then pc_begin, then
+ * pc_range with a release store, so a concurrent lookup sees the empty slot
+ * or the new FDE (docs/ARCHITECTURE.md, "Reusing FDE slots"). */
+void image_reuse_slot(arena *a, size_t k, const uint8_t *fde, size_t len);
 
 #endif

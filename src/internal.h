@@ -82,6 +82,8 @@ typedef struct arena {
 	blob_rec *recs;       /* sorted by start */
 	uint32_t n, n_dead;
 	uint8_t *image;       /* the ELF image; see image.h for its layout */
+	uint8_t **side;       /* NULL, or per record: its name and line unit when
+			       * its slot was reused (offsets point there) */
 	size_t image_size;
 	bool image_mapped;    /* allocated with mmap near the code (libunwind) */
 	uint32_t eh_off;      /* .eh_frame section: CIE, FDEs, 4-byte terminator */
@@ -106,6 +108,23 @@ typedef struct blob_view {
 	size_t n_lines;
 } blob_view;
 
+/* A publish that reuses freed slots in place (arena.c, "Reusing FDE
+ * slots" in docs/ARCHITECTURE.md): each new blob takes the tombstoned record
+ * k of a committed arena. */
+typedef struct reuse_item {
+	arena *a;
+	uint32_t k;
+	const blob_rec *rec;  /* the new blob, staged */
+	uint8_t *side;        /* its name and line unit, for a->side[k] */
+} reuse_item;
+
+typedef struct reuse_set {
+	reuse_item *it;       /* in address order */
+	size_t n;
+	const uint8_t *stage; /* what the staged records' offsets point into */
+	void *gdb;            /* the gdb channel's prepared images */
+} reuse_set;
+
 /* ---- channels ------------------------------------------------------------ */
 
 typedef struct ju_channel_ops {
@@ -126,8 +145,16 @@ typedef struct ju_channel_ops {
 	void (*arena_discard)(struct ju_ctx *ctx, arena *a);
 	void (*arena_swap)(struct ju_ctx *ctx, arena *const *add, size_t n_add, arena *const *del,
 			   size_t n_del);
-	/* A record of a committed arena was tombstoned. */
-	void (*blob_dead)(struct ju_ctx *ctx, arena *a, blob_rec *r);
+	/* Records ks[0..n) of a committed arena were tombstoned.  Cannot fail
+	 * (a channel that cannot keep up says less, never something stale). */
+	void (*blobs_dead)(struct ju_ctx *ctx, arena *a, const uint32_t *ks, size_t n);
+	/* Slot reuse: reuse_prepare allocates what the commit needs (may
+	 * fail); reuse_commit runs twice, phase 0 before the slots are
+	 * rewritten and phase 1 after, and cannot fail; reuse_abort frees what
+	 * prepare made when the publish does not go ahead. */
+	int (*reuse_prepare)(struct ju_ctx *ctx, reuse_set *rs);
+	void (*reuse_commit)(struct ju_ctx *ctx, reuse_set *rs, int phase);
+	void (*reuse_abort)(struct ju_ctx *ctx, reuse_set *rs);
 	/* File channels: append records for n new blobs; on failure leave the
 	 * file as it was and return an error. */
 	int (*log_blobs)(struct ju_ctx *ctx, const blob_view *v, size_t n);
@@ -173,6 +200,7 @@ struct ju_ctx {
 	struct lu_state *lu;
 	struct pm_state *pm;
 	struct jd_state *jd;
+	struct gdb_state *gdb;         /* images replaced one chunk at a time (ch_gdb.c) */
 	bool near_code_images;         /* allocate images within 2 GiB of code (libunwind) */
 };
 
@@ -206,8 +234,13 @@ blob_rec *arena_find(struct ju_ctx *ctx, uint64_t start, arena **where);
 uint64_t arena_next_live(const struct ju_ctx *ctx, uint64_t addr);
 /* Check [start, end) against live records; true if it overlaps one. */
 bool arena_overlaps(struct ju_ctx *ctx, uint64_t start, uint64_t end);
-/* Unpublish one record. */
-int arena_unpublish(struct ju_ctx *ctx, arena *a, blob_rec *r);
+/* Unpublish the live blobs starting at starts[0..n) (distinct, all live:
+ * the caller checked); cannot fail. */
+void arena_unpublish(struct ju_ctx *ctx, const uint64_t *starts, size_t n);
+/* Record k of an arena as a source for an image (its name and lines may
+ * live in a side block). */
+struct src_rec;
+void arena_src(const arena *a, size_t k, struct src_rec *out);
 /* Retire every arena. */
 void arena_retire_all(struct ju_ctx *ctx);
 /* Free every retired arena now, grace period or not (ju_close). */

@@ -433,7 +433,7 @@ static void aarch64_image(void)
 	}
 	CHECK(buf_ok(&st), "staging");
 	for (int i = 0; i < 2; i++)
-		src[i] = (src_rec){ &recs[i], st.p };
+		src[i] = (src_rec){ &recs[i], st.p, NULL };
 	arena *a = NULL;
 	CHECK_RC(image_build(arch, src, 2, (image_alloc){ 0 }, &a), 0);
 	if (a) {
