@@ -98,3 +98,34 @@ row = max((r for r in rows if int(r[2]) <= off), key=lambda r: int(r[2]))
 print("%s:%s" % (row[1], row[3]))
 EOF
 }
+
+# The stale-name checks on tests/reuse_child.c (t-*-dead-jit-code-*.sh):
+# every thread's backtrace and a symbol lookup of every address its expect
+# file (reuse.expect) names, from a live process or a core, written to
+# gdb.out or lldb.out and judged by check_reuse.py.
+# Usage: reuse_gdb -p PID | reuse_gdb PROGRAM CORE (and reuse_lldb alike)
+reuse_gdb() {
+	python3 "$ROOT/tests/check_reuse.py" commands gdb reuse.expect > reuse.gdb ||
+		fail "no gdb commands from reuse.expect"
+	limit 120 "$GDB" -nx -batch "$@" -x reuse.gdb > gdb.out 2>&1
+}
+
+reuse_lldb() {
+	python3 "$ROOT/tests/check_reuse.py" commands lldb reuse.expect > reuse.lldb ||
+		fail "no lldb commands from reuse.expect"
+	if [ "$1" = -p ]; then
+		limit 120 "$LLDB" --no-lldbinit -b -p "$2" -s reuse.lldb > lldb.out 2>&1
+	else
+		limit 120 "$LLDB" --no-lldbinit -b -c "$2" "$1" -s reuse.lldb > lldb.out 2>&1
+	fi
+}
+
+# Judge TOOL.out; on failure show why, and the output itself when it could
+# not be read.  Usage: reuse_judge gdb|lldb
+reuse_judge() {
+	python3 "$ROOT/tests/check_reuse.py" judge "$1" reuse.expect "$1.out" > judge.out
+	rc=$?
+	cat judge.out
+	[ $rc -eq 2 ] && cat "$1.out"
+	return $rc
+}

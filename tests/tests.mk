@@ -11,7 +11,8 @@ UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(TEST_DIR)/%)
 
 TEST_BINS := $(TEST_DIR)/child $(TEST_DIR)/child-nongnu $(TEST_DIR)/child-llvm $(TEST_DIR)/two-jits \
-	$(TEST_DIR)/two-jits-shared $(TEST_DIR)/child-static-libgcc $(TEST_DIR)/fp-saved-regs $(UNIT_BINS)
+	$(TEST_DIR)/two-jits-shared $(TEST_DIR)/child-static-libgcc $(TEST_DIR)/fp-saved-regs \
+	$(TEST_DIR)/reuse-child $(UNIT_BINS)
 # AddressSanitizer has no static runtime: no -static child under SAN.
 ifneq ($(SAN),1)
 TEST_BINS += $(TEST_DIR)/child-static
@@ -43,6 +44,11 @@ $(TEST_DIR)/child-static: tests/child.c tests/child_cxx.cc $(LIB_A)
 	$(CXX) -static -o $@ $@.o $@-cxx.o $(LIB_A) -ldl -pthread 2>&1 | \
 		{ grep -v "statically linked applications requires at runtime\|in function" || true; }
 	@test -x $@
+
+# JIT code freed and its addresses reused (the stale-name tests).
+$(TEST_DIR)/reuse-child: tests/reuse_child.c $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CHILD_CFLAGS) $(CHILD_LDFLAGS) -o $@ $< $(LIB_A) -ldl -pthread
 
 # A JIT frame that saves callee-saved registers, a C++ exception across it.
 $(TEST_DIR)/fp-saved-regs: tests/fp_saved_regs.cc $(LIB_A)
