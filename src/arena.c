@@ -405,7 +405,7 @@ static int plan_reuse(struct ju_ctx *ctx, const blob_rec *recs, size_t n, const 
 		      reuse_set *rs)
 {
 	*rs = (reuse_set){ .stage = stage };
-	if (!ctx->n_arenas)
+	if (!ctx->n_arenas || getenv("NOREUSE"))
 		return 0;
 	reuse_item *it = ju__malloc(n * sizeof *it);
 	bool *ok = ju__malloc(n * sizeof *ok);

@@ -534,6 +534,10 @@ static void free_or_fill(churner *c, size_t slot)
 	}
 }
 
+/* JU_CHURN_REUSE_ONLY=1: no slot is left free, so every change reuses
+ * freed space at once (no arena is rebuilt for it). */
+static bool reuse_only;
+
 static void *churn_loop(void *arg)
 {
 	churner *c = arg;
@@ -542,7 +546,7 @@ static void *churn_loop(void *arg)
 		uint64_t r = next_rand(&c->seed) % 100;
 		if (r < 5)
 			churn_batch(c);
-		else if (r < 25 || c->place[slot] == NO_PLACE)
+		else if ((r < 25 && !reuse_only) || c->place[slot] == NO_PLACE)
 			free_or_fill(c, slot);
 		else
 			churn_one(c, slot, r < 60);
@@ -672,6 +676,8 @@ int main(void)
 	UNIT_SKIP("the blobs are x86-64 code");
 #endif
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	const char *ro = getenv("JU_CHURN_REUSE_ONLY");
+	reuse_only = ro && !strcmp(ro, "1");
 	const char *env = getenv("JU_CHURN_SECONDS");
 	double seconds = env && *env ? atof(env) : 3;
 	if (!(seconds > 0))
