@@ -62,8 +62,8 @@ static void die(const char *what, int err)
 	exit(1);
 }
 
-/* NONE: no channel at all (mask 0 means every channel, so "none" is asked
- * for through JITUNWIND); measures the core alone. */
+/* NONE: no channel at all (mask 0 means the default channels, so "none" is
+ * asked for through JITUNWIND); measures the core alone. */
 #define NONE UINT32_MAX
 
 static ju_ctx *open_ctx(uint32_t channels)
@@ -114,7 +114,7 @@ static uint32_t all_but_jitdump(void)
 {
 	static uint32_t mask = UINT32_MAX;
 	if (mask == UINT32_MAX) {
-		ju_options o = { .flags = JU_OPT_NO_ENV };
+		ju_options o = { .channels = JU_CH_ALL, .flags = JU_OPT_NO_ENV };
 		ju_ctx *c;
 		if (ju_open(&o, &c))
 			die("ju_open", -1);

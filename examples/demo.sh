@@ -1,6 +1,7 @@
 #!/bin/sh
 # demo.sh BUILD - what `make demo` shows: JIT code that glibc backtrace() and
-# gdb see through once it is published (hello-jit), then the unwind matrix in
+# gdb see through once it is published (hello-jit), the perf files it writes
+# only when asked (JITUNWIND=perf), then the unwind matrix in
 # its quick form: every unwinder on tinyjit's probe in three modes, each cell
 # judged against the frames the workload says it has (`make matrix` runs all
 # of it and writes docs/MATRIX.md).
@@ -9,12 +10,12 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 case $BUILD in /*) B=$BUILD ;; *) B=$ROOT/$BUILD ;; esac
 EX=$B/examples/hello-jit
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-# hello-jit leaves its perf map and jitdump, as every JIT does for perf;
-# the demo keeps neither
+# hello-jit with JITUNWIND=perf leaves its perf map and jitdump, as every
+# JIT does for perf; the demo keeps neither (it removes its own map only)
 W=$(mktemp -d)
-touch "$W/.start"
 export JITDUMPDIR=$W
-trap 'sh "$ROOT/scripts/reap-perf-maps.sh" "$W/.start"; rm -rf "$W"' EXIT
+MAP=
+trap 'rm -f $MAP; rm -rf "$W"' EXIT
 
 say "hello-jit: C -> JIT -> C -> JIT -> C, published with libjitunwind"
 "$EX"
@@ -26,6 +27,16 @@ if command -v gdb >/dev/null 2>&1; then
 else
 	echo "(gdb is not installed: skipped)"
 fi
+
+say "the perf files are opt-in: JITUNWIND=perf adds /tmp/perf-<pid>.map and a jitdump"
+JITUNWIND=perf "$EX" > "$W/perf.out" 2>&1 &
+pid=$!
+MAP=/tmp/perf-$pid.map
+wait "$pid"
+grep channels "$W/perf.out"
+echo "$MAP:"
+sed 's/^/  /' "$MAP"
+find "$W" -name "jit-$pid.dump" -printf '%P: %s bytes (for perf inject --jit)\n'
 
 say "the unwind matrix, quick form (make matrix: every mode, docs/MATRIX.md)"
 ${MAKE:-make} -s --no-print-directory -C "$ROOT" BUILD="$BUILD" matrix-quick

@@ -10,7 +10,8 @@
  * show_stack: C -> JIT -> C -> JIT -> C.  show_stack prints what glibc's
  * backtrace() sees.  Run it under gdb (`break show_stack`, `bt`) to see the
  * debugger name the JIT frames; run it with JITUNWIND=none to see both stop
- * at the first JIT frame.
+ * at the first JIT frame.  It writes no file by default; JITUNWIND=perf adds
+ * /tmp/perf-<pid>.map and a jitdump for perf.
  *
  * Build: cc -O1 -fno-omit-frame-pointer -rdynamic hello-jit.c $(pkg-config --cflags --libs jitunwind)
  */
@@ -103,8 +104,9 @@ int main(void)
 	jit_outer = (void (*)(void))(void *)code;
 	jit_inner = (void (*)(void))(void *)(code + 0x40);
 
-	/* Publish both: every channel whose consumer is present (or those named
-	 * in $JITUNWIND). */
+	/* Publish both: the default channels are the in-memory ones whose
+	 * consumer is present (unwinder, libunwind, gdb); $JITUNWIND may choose
+	 * others (JITUNWIND=perf: the perf map and the jitdump too). */
 	ju_ctx *ctx;
 	int err = ju_open(NULL, &ctx);
 	if (err) {

@@ -15,6 +15,10 @@
  *   JU_CH_PERFMAP    /tmp/perf-<pid>.map (perf, eBPF profilers)
  *   JU_CH_JITDUMP    jit-<pid>.dump for `perf inject --jit`
  *
+ * By default only the first three, which live in memory, are on: the two
+ * files (the jitdump holds a copy of all the code) are written only when
+ * asked for, in ju_options.channels or with JITUNWIND=perf.
+ *
  * Every function returns 0 or a negative JU_E* code; ju_strerror() names the
  * code and ju_errmsg() gives the calling thread's detailed message for the last
  * failure.  The library never aborts, exits or prints on its own.
@@ -69,15 +73,20 @@ enum {
 	JU_CH_PERFMAP = 1u << 3,
 	JU_CH_JITDUMP = 1u << 4,
 	JU_CH_ALL = (1u << 5) - 1,
+	/* What ju_open turns on when not told otherwise: the in-memory channels.
+	 * The file channels (perf map, jitdump) are opt-in. */
+	JU_CH_DEFAULT = JU_CH_UNWINDER | JU_CH_LIBUNWIND | JU_CH_GDB,
 };
 
 /* Option flags. */
 enum {
 	/* Ignore the JITUNWIND environment variable. */
 	JU_OPT_NO_ENV = 1u << 0,
-	/* Fail ju_open() with JU_ENOCONSUMER if any channel in `channels` has no
-	 * consumer in this process, instead of leaving that channel off.  Channels
-	 * named one by one (in options or in JITUNWIND) are always strict. */
+	/* Fail ju_open() if any channel in `channels` cannot be opened (its
+	 * consumer is absent: JU_ENOCONSUMER; its file cannot be written), instead
+	 * of leaving that channel off.  Channels named one by one (see
+	 * ju_options.channels) are always strict.  When JITUNWIND overrides the
+	 * options, its own spelling decides. */
 	JU_OPT_STRICT = 1u << 1,
 };
 
@@ -85,10 +94,20 @@ enum {
 enum { JU_LOG_ERROR = 0, JU_LOG_WARN = 1, JU_LOG_INFO = 2, JU_LOG_DEBUG = 3 };
 
 typedef struct ju_options {
-	/* Channels wanted (JU_CH_* mask); 0 means JU_CH_ALL.  The environment
-	 * variable JITUNWIND, when set and not empty, overrides it: "all",
-	 * "none", or a comma separated list of channel names ("unwinder",
-	 * "libunwind", "gdb", "perfmap", "jitdump"). */
+	/* Channels wanted (JU_CH_* mask); 0 means JU_CH_DEFAULT.  The groups 0,
+	 * JU_CH_DEFAULT and JU_CH_ALL open each of their channels where it can
+	 * and leave the others off (ju_channels() tells).  Any other mask names
+	 * its channels, and each must open or ju_open fails; but a mask holding
+	 * all of JU_CH_DEFAULT (JU_CH_DEFAULT | JU_CH_PERFMAP) opens those three
+	 * as the default does and requires only the others.
+	 *
+	 * The environment variable JITUNWIND, when set and not empty, overrides
+	 * it: "none", or a comma separated list of words, each a group or a
+	 * channel name: "default" (the in-memory channels, where they can open),
+	 * "all" (every channel, where it can open), "perf" (short for
+	 * "default,perfmap,jitdump"), or "unwinder", "libunwind", "gdb",
+	 * "perfmap", "jitdump" (required).  Anything else fails ju_open with
+	 * JU_EENV. */
 	uint32_t channels;
 	uint32_t flags; /* JU_OPT_*; other bits fail ju_open with JU_EINVAL */
 	/* Directory for jit-<pid>.dump.  NULL means a new directory
@@ -206,8 +225,9 @@ typedef struct ju_blob {
 	size_t n_lines;
 } ju_blob;
 
-/* Open a context.  `opt` may be NULL for defaults (all channels whose consumer
- * is present).  On success *out is set and 0 returned. */
+/* Open a context.  `opt` may be NULL for defaults (JU_CH_DEFAULT: the
+ * in-memory channels whose consumer is present; no perf map, no jitdump).  On
+ * success *out is set and 0 returned. */
 JU_API int ju_open(const ju_options *opt, ju_ctx **out);
 
 /* Close a context.  Fails with JU_EBUSY, changing nothing, while blobs are

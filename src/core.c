@@ -506,38 +506,81 @@ uint32_t ju_channels(const ju_ctx *ctx)
 
 /* ---- opening and closing --------------------------------------------------- */
 
-/* Parse JITUNWIND: "all", "none", or a comma list of channel names. */
-static int parse_env(const char *v, uint32_t *mask, bool *strict)
+/* The perf files: opt-in, for they leave files behind (a jitdump holds a copy
+ * of all the code). */
+#define JU_CH_FILES (JU_CH_PERFMAP | JU_CH_JITDUMP)
+
+/* What one word of JITUNWIND asks for: `want` the channels to open, `need`
+ * those of them that must open.  A group opens each of its channels where it
+ * can; a channel's own name requires it. */
+static bool env_word(const char *p, size_t len, uint32_t *want, uint32_t *need)
 {
-	if (!strcmp(v, "all")) {
-		*mask = JU_CH_ALL;
-		*strict = false;
-		return 0;
+	static const struct {
+		const char *word;
+		uint32_t want, need;
+	} groups[] = {
+		{ "default", JU_CH_DEFAULT, 0 },
+		{ "all", JU_CH_ALL, 0 },
+		{ "perf", JU_CH_DEFAULT | JU_CH_FILES, JU_CH_FILES }, /* "default,perfmap,jitdump" */
+	};
+	for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++)
+		if (strlen(groups[i].word) == len && !strncmp(groups[i].word, p, len)) {
+			*want |= groups[i].want;
+			*need |= groups[i].need;
+			return true;
+		}
+	for (size_t i = 0; i < JU_N_CHANNELS; i++) {
+		const char *name = ju_channel_table[i]->name;
+		if (strlen(name) == len && !strncmp(name, p, len)) {
+			*want |= ju_channel_table[i]->bit;
+			*need |= ju_channel_table[i]->bit;
+			return true;
+		}
 	}
-	*mask = 0;
-	*strict = true;
+	return false;
+}
+
+/* Parse JITUNWIND: "none", or a comma list of words (env_word). */
+static int parse_env(const char *v, uint32_t *want, uint32_t *need)
+{
+	*want = *need = 0;
 	if (!strcmp(v, "none"))
 		return 0;
-	const char *p = v;
-	while (*p) {
+	for (const char *p = v;; p++) {
 		size_t len = strcspn(p, ",");
-		uint32_t bit = 0;
-		for (size_t i = 0; i < JU_N_CHANNELS; i++) {
-			const char *name = ju_channel_table[i]->name;
-			if (strlen(name) == len && !strncmp(name, p, len))
-				bit = ju_channel_table[i]->bit;
-		}
-		if (!bit)
+		if (!len)
+			return JU_FAIL(JU_EENV, "JITUNWIND=\"%s\": empty word (a stray comma)", v);
+		if (len == 4 && !strncmp(p, "none", 4))
+			return JU_FAIL(JU_EENV, "JITUNWIND=\"%s\": \"none\" cannot be combined with channels",
+				       v);
+		if (!env_word(p, len, want, need))
 			return JU_FAIL(JU_EENV,
-				       "JITUNWIND=\"%s\": unknown channel \"%.*s\" (want all, none, or a "
-				       "list of unwinder,libunwind,gdb,perfmap,jitdump)",
+				       "JITUNWIND=\"%s\": unknown word \"%.*s\" (want none, or a comma list "
+				       "of default, perf, all and the channels unwinder, libunwind, gdb, "
+				       "perfmap, jitdump)",
 				       v, (int)len, p);
-		*mask |= bit;
 		p += len;
-		if (*p == ',' && *++p == 0)
-			return JU_FAIL(JU_EENV, "JITUNWIND=\"%s\": trailing comma", v);
+		if (!*p)
+			return 0;
 	}
-	return 0;
+}
+
+/* What the options ask for, read as parse_env reads words: the groups (0 and
+ * JU_CH_DEFAULT, JU_CH_ALL) open their channels where they can; any other
+ * mask names its channels, but for all of JU_CH_DEFAULT, which it asks for
+ * as the default does.  JU_OPT_STRICT requires everything asked for. */
+static void options_channels(const ju_options *o, uint32_t *want, uint32_t *need)
+{
+	uint32_t m = o->channels ? o->channels : JU_CH_DEFAULT;
+	*want = m;
+	if (o->flags & JU_OPT_STRICT)
+		*need = m;
+	else if (m == JU_CH_ALL)
+		*need = 0;
+	else if ((m & JU_CH_DEFAULT) == JU_CH_DEFAULT)
+		*need = m & ~(uint32_t)JU_CH_DEFAULT;
+	else
+		*need = m;
 }
 
 static void close_channels(struct ju_ctx *ctx)
@@ -612,7 +655,9 @@ int ju_after_fork(ju_ctx *ctx)
 	return 0;
 }
 
-static int open_channels(struct ju_ctx *ctx, uint32_t want, bool strict)
+/* Open the channels in `want`.  One in `need` that cannot open fails it all;
+ * the others are left off, with a line in the log. */
+static int open_channels(struct ju_ctx *ctx, uint32_t want, uint32_t need)
 {
 	for (size_t i = 0; i < JU_N_CHANNELS; i++) {
 		const ju_channel_ops *ops = ju_channel_table[i];
@@ -623,7 +668,7 @@ static int open_channels(struct ju_ctx *ctx, uint32_t want, bool strict)
 			ctx->channels |= ops->bit;
 			continue;
 		}
-		if (strict) {
+		if (need & ops->bit) {
 			close_channels(ctx);
 			return err; /* the channel made the message */
 		}
@@ -644,14 +689,14 @@ int ju_open(const ju_options *opt, ju_ctx **out)
 		return JU_FAIL(JU_EINVAL, "unknown channel bits %#x", o.channels & ~(uint32_t)JU_CH_ALL);
 	if (o.flags & ~(uint32_t)JU_OPT_KNOWN)
 		return JU_FAIL(JU_EINVAL, "unknown flag bits %#x", o.flags & ~(uint32_t)JU_OPT_KNOWN);
-	uint32_t want = o.channels ? o.channels : JU_CH_ALL;
-	bool strict = (o.flags & JU_OPT_STRICT) || (o.channels && o.channels != JU_CH_ALL);
+	uint32_t want, need;
+	options_channels(&o, &want, &need);
 	const char *env = (o.flags & JU_OPT_NO_ENV) ? NULL : getenv("JITUNWIND");
 	bool env_empty = env && !*env;
 	if (env_empty)
 		env = NULL; /* `JITUNWIND= prog`: set but empty is the same as unset */
 	if (env) {
-		int err = parse_env(env, &want, &strict);
+		int err = parse_env(env, &want, &need);
 		if (err)
 			return err;
 	}
@@ -674,7 +719,7 @@ int ju_open(const ju_options *opt, ju_ctx **out)
 	if (env_empty)
 		ju__log(ctx, JU_LOG_INFO,
 			"JITUNWIND is empty: treated as unset, the options choose the channels");
-	int err = open_channels(ctx, want, strict);
+	int err = open_channels(ctx, want, need);
 	if (err) {
 		free(ctx->jitdump_dir);
 		pthread_mutex_destroy(&ctx->lock);

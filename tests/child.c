@@ -39,6 +39,9 @@
  *   libbacktrace  libbacktrace's backtrace_full (child-libbacktrace only)
  * Options: --depth N, --expect FILE (default child.expect), --spaced (blobs
  * 1 KiB apart at unaligned offsets instead of 64 bytes apart).
+ * Channels: ju_open(NULL), the library's default (the in-memory channels, no
+ * file); JITUNWIND chooses others: the perf tests set JITUNWIND=perf for the
+ * perf map and the jitdump.
  * Exit: 0 when an in-process check passes, 1 when it fails, 2 on usage or
  * setup errors.
  */
@@ -357,7 +360,7 @@ static int make_jit(void)
 	blob_defs[1] = (frame_def){ "jit:cfi", (uintptr_t)b[1].start, (uintptr_t)b[1].start + cfi_size, "cfi", 1 };
 	blob_defs[2] = (frame_def){ "jit:region", (uintptr_t)b[2].start, (uintptr_t)b[2].start + region_size, "region", 1 };
 
-	int err = ju_open(NULL, &ctx);
+	int err = ju_open(NULL, &ctx); /* the default channels, or $JITUNWIND's */
 	if (err) {
 		fprintf(stderr, "child: ju_open: %s: %s\n", ju_strerror(err), ju_errmsg());
 		return -1;

@@ -17,11 +17,12 @@
 #  2. The same workload with its blobs 1 KiB apart (and not 16-byte aligned:
 #     perf 6.1's libunwind path does not need it) gets all tables mapped, and
 #     perf shows the full sequence, c_middle included: the tables are used.
-#  3. Without the jitdump (JITUNWIND=unwinder,gdb,perfmap) the DWARF
+#  3. Without the jitdump (JITUNWIND=default,perfmap) the DWARF
 #     callchains stop at the first JIT frame (DESIGN.md): the jitdump is what
 #     makes 1 and 2 work.
 # The .so files inject writes are also read by libdw through their
 # .eh_frame_hdr (test-jitdump --check-elf) and by readelf without a warning.
+# The perf files are opt-in: 1 and 2 ask for them with JITUNWIND=perf.
 . "$(dirname "$0")/lib.sh"
 need_cmd perf
 need_cmd python3
@@ -63,7 +64,7 @@ record() {
 }
 
 # 1. The test workload as it is.
-record packed "$TB/child"
+record packed "$TB/child" JITUNWIND=perf
 [ -n "$dump" ] || fail "no jit-$pid.dump under $T/.debug/jit"
 "$TB/test-jitdump" --list "$dump" > loads.txt || { cat loads.txt; fail "the dump does not read back"; }
 cat loads.txt
@@ -89,7 +90,7 @@ echo "packed blobs: $1 of $2 samples in c_inner show the frame-pointer-visible s
 grep -q c_middle packed.txt && fail "c_middle appeared although jit:cfi's tables are not mapped"
 
 # 2. The same workload with room after each blob.
-CHILD_ARGS=--spaced record padded "$TB/child"
+CHILD_ARGS=--spaced record padded "$TB/child" JITUNWIND=perf
 "$TB/test-jitdump" --list "$dump" > loads.txt || { cat loads.txt; fail "the dump does not read back"; }
 cat loads.txt
 awk '$3 == 0 { bad = 1 } END { exit bad }' loads.txt || fail "a padded blob has no mapped tables"
@@ -100,7 +101,7 @@ echo "padded blobs: $1 of $2 samples in c_inner show the full sequence"; head -1
 [ $(($1 * 10)) -ge $(($2 * 9)) ] || { cat judge.out; fail "fewer than 90% of the callchains match"; }
 
 # 3. No jitdump: DWARF unwinding stops in the JIT code.
-record nodump "$TB/child" JITUNWIND=unwinder,gdb,perfmap
+record nodump "$TB/child" JITUNWIND=default,perfmap
 [ -z "$dump" ] || fail "a jitdump was written with the channel off"
 perf script -i nodump.jit.data -F ip,sym 2>/dev/null | chains > nodump.txt
 grep -q c_outer nodump.txt && fail "perf unwound past the JIT code without a jitdump"

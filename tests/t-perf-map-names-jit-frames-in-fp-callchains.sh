@@ -3,12 +3,13 @@
 # jit:region, jit:cfi and jit:fp in the order the child built them (a
 # frame-pointer walk cannot see c_middle, whose caller jit:cfi keeps no frame
 # pointer; check_frames.py --fp).  The map holds exactly the blobs the child
-# published, as its expect file describes them.  Counter-check: with
+# published, as its expect file describes them.  The perf map is opt-in:
+# the child asks for it with JITUNWIND=perf.  Counter-check: with
 # JITUNWIND=none there is no perf map and no JIT name in any sample.
 . "$(dirname "$0")/lib.sh"
 need_cmd perf
 need_cmd python3
-# lib.sh points JITDUMPDIR at $T: the jitdumps land there.
+# lib.sh points JITDUMPDIR at $T: the jitdump JITUNWIND=perf asks for lands there.
 
 # One line per sample whose callchain reaches c_inner: its frame names,
 # innermost first (perf script prints one frame per line, a blank line
@@ -40,7 +41,7 @@ record() { # OUT ENV...: perf record -g of `child spin 2`
 }
 trap 'rm -f ${CLEANUP_MAPS:-}; cleanup' EXIT INT TERM
 
-record perf.data
+record perf.data JITUNWIND=perf
 map=/tmp/perf-$pid.map
 [ -f "$map" ] || fail "no $map"
 # The map's lines, against the JIT blobs of the expect file.

@@ -44,7 +44,7 @@ COLUMNS = [
            ["--frames=nofp", "--cfi=region", "--publish=none"]),
     Column("fp-none", "FP stencils, nothing published (CPython PR #143548)", "probe",
            ["--frames=fp", "--cfi=region", "--publish=none"]),
-    Column("fp-region", "FP + region CFI + all channels (default)", "probe",
+    Column("fp-region", "FP + region CFI (tinyjit's default) + all channels", "probe",
            ["--frames=fp", "--cfi=region", "--publish=all"], publishes=True),
     Column("nofp-exact", "no-FP + exact CFI + all channels", "probe",
            ["--frames=nofp", "--cfi=exact", "--publish=all"], publishes=True),

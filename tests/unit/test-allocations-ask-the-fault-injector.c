@@ -108,7 +108,7 @@ int main(void)
 				  .n_lines = 2 };
 	}
 
-	ju_options o = { .flags = JU_OPT_NO_ENV, .jitdump_dir = dir };
+	ju_options o = { .channels = JU_CH_ALL, .flags = JU_OPT_NO_ENV, .jitdump_dir = dir };
 	ju_ctx *ctx = NULL;
 	arm();
 	int rc = ju_open(&o, &ctx);

@@ -326,7 +326,8 @@ static void opening(void)
 	CHECK(ju_channels(c) == JU_CH_UNWINDER, "channels %#x", ju_channels(c));
 	CHECK_RC(ju_close(c), 0);
 	/* nongnu libunwind is not loaded in this program: asked for by name,
-	 * its channel is an error; as part of "all" it is just off. */
+	 * its channel is an error; as part of a group (the default, "all") it
+	 * is just off. */
 	setenv("JITUNWIND", "libunwind", 1);
 	CHECK_RC(ju_open(NULL, &c), JU_ENOCONSUMER);
 	CHECK(strstr(ju_errmsg(), "libunwind"), "message: %s", ju_errmsg());

@@ -66,7 +66,7 @@ static void state_is(const char *what, long n)
 
 static void setup(void)
 {
-	ju_options o = { .flags = JU_OPT_NO_ENV };
+	ju_options o = { .channels = JU_CH_ALL, .flags = JU_OPT_NO_ENV };
 	int rc = ju_open(&o, &ctx);
 	CHECK(rc == 0, "setup open: %s", ju_errmsg());
 	memset(live, 0, sizeof live);
@@ -170,11 +170,12 @@ int main(void)
 	run_op("publish one into a gap", op_gap_single);
 	run_op("unpublish one", op_unpublish);
 
-	/* ju_open itself */
+	/* ju_open itself, with every channel */
+	ju_options all = { .channels = JU_CH_ALL, .flags = JU_OPT_NO_ENV };
 	for (long n = 1; n < 1000; n++) {
 		ju__fault_after(n);
 		ju_ctx *c = NULL;
-		int rc = ju_open(NULL, &c);
+		int rc = ju_open(&all, &c);
 		bool hit = ju__fault_remaining() == 0;
 		ju__fault_after(0);
 		if (rc == 0)

@@ -1,7 +1,7 @@
 /* main.c - the tinyjit command line.
  *
  *   tinyjit [--jit=on|off] [--frames=fp|nofp] [--cfi=region|exact]
- *           [--publish=all|none|LIST] [--max-depth=N] [--stats]
+ *           [--publish=all|default|none|LIST] [--max-depth=N] [--stats]
  *           prog.tj [args...]
  *
  * Loads prog.tj, compiles it (unless --jit=off), publishes the code through
@@ -42,8 +42,12 @@ typedef struct {
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: tinyjit [--jit=on|off] [--frames=fp|nofp] [--cfi=region|exact]\n"
-		   "               [--publish=all|none|LIST] [--max-depth=N] [--stats] prog.tj [args...]\n"
-		   "  LIST: comma-separated channels: unwinder,libunwind,gdb,perfmap,jitdump\n");
+		   "               [--publish=all|default|none|LIST] [--max-depth=N] [--stats]\n"
+		   "               prog.tj [args...]\n"
+		   "  default: unwinder,libunwind,gdb where they can open (no perf files); all: every\n"
+		   "  channel where it can open; LIST: comma-separated channels, each must open:\n"
+		   "  unwinder,libunwind,gdb,perfmap,jitdump.  Without --publish: the library's\n"
+		   "  default, or JITUNWIND (JITUNWIND=perf adds the perf map and the jitdump)\n");
 }
 
 static int pick(const char *arg, const char *opt, const char *a, const char *b, int *out)

@@ -62,13 +62,23 @@ struct tj_publisher {
 	size_t n_names;
 };
 
-static int channels_of(const char *spec, uint32_t *mask, char *err, size_t errlen)
+/* The options --publish=SPEC means: the library's groups "all" and
+ * "default" (each channel where it can open), or a list of channels that
+ * must all open. */
+static int channels_of(const char *spec, ju_options *opt, char *err, size_t errlen)
 {
-	*mask = 0;
+	/* the command line wins over the JITUNWIND environment variable */
+	*opt = (ju_options){ .flags = JU_OPT_NO_ENV };
 	if (strcmp(spec, "all") == 0) {
-		*mask = JU_CH_ALL;
+		opt->channels = JU_CH_ALL;
 		return 0;
 	}
+	if (strcmp(spec, "default") == 0) {
+		opt->channels = JU_CH_DEFAULT;
+		return 0;
+	}
+	opt->flags |= JU_OPT_STRICT;
+	uint32_t *mask = &opt->channels;
 	const char *p = spec;
 	while (*p) {
 		size_t len = strcspn(p, ",");
@@ -80,8 +90,8 @@ static int channels_of(const char *spec, uint32_t *mask, char *err, size_t errle
 		}
 		if (!bit) {
 			snprintf(err, errlen,
-				 "--publish: unknown channel '%.*s' (expected all, none, or a list of "
-				 "unwinder,libunwind,gdb,perfmap,jitdump)",
+				 "--publish: unknown channel '%.*s' (expected all, default, none, or a "
+				 "list of unwinder,libunwind,gdb,perfmap,jitdump)",
 				 (int)len, p);
 			return -1;
 		}
@@ -101,12 +111,8 @@ int tj_publish_open(const char *spec, tj_publisher **out, char *err, size_t errl
 	if (spec && strcmp(spec, "none") == 0)
 		return 0;
 	ju_options opt = { 0 };
-	if (spec) {
-		if (channels_of(spec, &opt.channels, err, errlen))
-			return -1;
-		/* the command line wins over the JITUNWIND environment variable */
-		opt.flags = JU_OPT_NO_ENV;
-	}
+	if (spec && channels_of(spec, &opt, err, errlen))
+		return -1;
 	tj_publisher *pub = calloc(1, sizeof *pub);
 	if (!pub) {
 		snprintf(err, errlen, "out of memory");

@@ -10,11 +10,12 @@
 
 typedef struct tj_publisher tj_publisher;
 
-/* spec: NULL (every channel whose consumer is present; the JITUNWIND
- * environment variable may override), "all", "none", or a comma-separated
- * list of channel names (unwinder,libunwind,gdb,perfmap,jitdump), each of
- * which must then work.  *out is NULL for "none".  Returns 0, or -1 with a
- * message. */
+/* spec: NULL (the library's default, the in-memory channels whose consumer
+ * is present; the JITUNWIND environment variable may override: JITUNWIND=perf
+ * adds the perf map and the jitdump), "default", "all" (the perf files too;
+ * each channel where it can open), "none", or a comma-separated list of
+ * channel names (unwinder,libunwind,gdb,perfmap,jitdump), each of which must
+ * then work.  *out is NULL for "none".  Returns 0, or -1 with a message. */
 int tj_publish_open(const char *spec, tj_publisher **out, char *err, size_t errlen);
 
 /* Publish every function of j as "tj:<name>" with its .tj line table and

@@ -30,6 +30,9 @@ expect_rc arguments_must_be_integers 2 "$EX/fib.tj" 12x
 expect_rc missing_file_is_reported 2 "$PROGS/no-such-file.tj"
 expect_rc unknown_option_is_rejected 2 --frames=maybe "$EX/fib.tj" 3
 expect_rc unknown_channel_is_rejected 3 --publish=telepathy "$EX/fib.tj" 3
+# tinyjit is not linked with nongnu libunwind: listed, its channel must open
+expect_rc a_listed_channel_without_its_consumer_is_rejected 3 --publish=unwinder,libunwind,gdb \
+	"$EX/fib.tj" 3
 
 # an operand stack deeper than the verifier allows, generated
 {
