@@ -1,6 +1,8 @@
-# A blob unpublished in place (its FDE tombstoned, pc_range 0, while its
-# symbol stays in the image: tests/tomb.c) is treated as absent: jitstack
-# lists every other function of the image but not that one, and says so.
+# A blob unpublished in the middle of an arena (tests/tomb.c) is named by
+# no image: its chunk's image is registered again without it, and jitstack
+# lists every other function but not that one.  (jitstack also leaves out
+# functions whose FDE was tombstoned in place, pc_range 0, as images of
+# older library versions show them; it then says how many.)
 . "$(dirname "$0")/lib.sh"
 need_file "$JTB/tomb" "make jitstack-check"
 start_child tomb.out "$JTB/tomb"
@@ -8,5 +10,4 @@ limit 60 "$JS" -p "$CHILD_PID" --images > images || fail "jitstack --images exit
 grep -q ' leaf:7$' images && fail "the unpublished leaf:7 is still listed"
 for n in 0 6 8 99; do grep -q " leaf:$n\$" images || fail "leaf:$n is missing"; done
 grep -q "99 functions" images || { cat images; fail "expected 99 functions"; }
-grep -q "1 unpublished functions left out" images || fail "no note about the unpublished function"
-pass "leaf:7 (tombstoned) left out, the other 99 listed"
+pass "leaf:7 (unpublished) left out, the other 99 listed"

@@ -534,8 +534,10 @@ static void free_or_fill(churner *c, size_t slot)
 	}
 }
 
-/* JU_CHURN_REUSE_ONLY=1: no slot is left free, so every change reuses
- * freed space at once (no arena is rebuilt for it). */
+/* JU_CHURN_REUSE_ONLY=1: single changes that reuse the freed place at
+ * once (no slot left free, no batch).  Most of them the library writes in
+ * place; a new place that reaches past what the freed one's neighbours
+ * allow still rebuilds the arena. */
 static bool reuse_only;
 
 static void *churn_loop(void *arg)
@@ -544,7 +546,7 @@ static void *churn_loop(void *arg)
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
 		size_t slot = c->slots[next_rand(&c->seed) % c->n_slots];
 		uint64_t r = next_rand(&c->seed) % 100;
-		if (r < 5)
+		if (r < 5 && !reuse_only)
 			churn_batch(c);
 		else if ((r < 25 && !reuse_only) || c->place[slot] == NO_PLACE)
 			free_or_fill(c, slot);
