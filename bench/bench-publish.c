@@ -464,8 +464,10 @@ static void bench_collect(size_t n)
 	printf("# a code collection: %zu blobs published, %zu (10%%) unpublished at random places in one "
 	       "batch, then %zu new ones published there, %d a batch\n",
 	       n, dead, dead, BATCH);
-	printf("unpublish batch: %8.1f ms  (%6.2f us per blob)\n", (t1 - t0) / 1e6, (t1 - t0) / 1e3 / (double)dead);
-	printf("publish again:   %8.1f ms  (%6.2f us per blob)\n", (t2 - t1) / 1e6, (t2 - t1) / 1e3 / (double)dead);
+	printf("unpublish batch: %8.1f ms  (%6.2f us per blob)\n", (t1 - t0) / 1e6,
+	       (t1 - t0) / 1e3 / (double)dead);
+	printf("publish again:   %8.1f ms  (%6.2f us per blob)\n", (t2 - t1) / 1e6,
+	       (t2 - t1) / 1e3 / (double)dead);
 	printf("per pair:        %8.2f us\n", (t2 - t0) / 1e3 / (double)dead);
 	ju_unpublish_all(c);
 	ju_close(c);

@@ -139,13 +139,13 @@ typedef struct comp {
 	size_t r0, r1;      /* new records [r0, r1) of the staged batch */
 	arena *out[3];
 	size_t n_out;
-	size_t split;       /* split_point, or SIZE_MAX */
+	size_t split; /* split_point, or SIZE_MAX */
 } comp;
 
 struct arena_plan {
 	comp *c;
 	size_t n;
-	reuse_set rs;       /* rs.n > 0: the publish reuses slots, c is empty */
+	reuse_set rs; /* rs.n > 0: the publish reuses slots, c is empty */
 };
 
 void arena_src(const arena *a, size_t k, src_rec *out)
@@ -367,10 +367,10 @@ static bool claim_ok(const reuse_set *rs, size_t j)
 	size_t k = it->k;
 	uint64_t x = image_slot_pc(a, k), s = staged_pc(rs, it->rec), range = staged_range(rs, it->rec);
 	uint64_t low = x < s ? x : s, high = (x > s ? x : s) + range;
-	const reuse_item *prev = j && rs->it[j - 1].a == a && rs->it[j - 1].k + 1 == k ? &rs->it[j - 1] : NULL;
-	const reuse_item *next = j + 1 < rs->n && rs->it[j + 1].a == a && rs->it[j + 1].k == k + 1
-					 ? &rs->it[j + 1]
-					 : NULL;
+	const reuse_item *prev =
+		j && rs->it[j - 1].a == a && rs->it[j - 1].k + 1 == k ? &rs->it[j - 1] : NULL;
+	const reuse_item *next =
+		j + 1 < rs->n && rs->it[j + 1].a == a && rs->it[j + 1].k == k + 1 ? &rs->it[j + 1] : NULL;
 	if (k == 0) {
 		if (s != x)
 			return false;
@@ -401,8 +401,7 @@ static bool claim_ok(const reuse_set *rs, size_t j)
  * are checked against the states of all claimed neighbours, so dropping
  * some later (a claim in an arena that a rebuild takes) leaves the others
  * right: each then has fewer states to stay clear of. */
-static int plan_reuse(struct ju_ctx *ctx, const blob_rec *recs, size_t n, const uint8_t *stage,
-		      reuse_set *rs)
+static int plan_reuse(struct ju_ctx *ctx, const blob_rec *recs, size_t n, const uint8_t *stage, reuse_set *rs)
 {
 	*rs = (reuse_set){ .stage = stage };
 	if (!ctx->n_arenas || getenv("NOREUSE"))
@@ -524,10 +523,14 @@ static void commit_reuse(struct ju_ctx *ctx, reuse_set *rs)
 		blob_rec *slot = &a->recs[it->k];
 		const blob_rec *r = it->rec;
 		image_reuse_slot(a, it->k, rs->stage + r->fde_off, r->fde_len);
-		*slot = (blob_rec){ .start = r->start, .size = r->size,
-				    .fde_off = slot->fde_off, .fde_len = slot->fde_len,
-				    .name_off = r->line_len, .name_len = r->name_len,
-				    .line_off = 0, .line_len = r->line_len };
+		*slot = (blob_rec){ .start = r->start,
+				    .size = r->size,
+				    .fde_off = slot->fde_off,
+				    .fde_len = slot->fde_len,
+				    .name_off = r->line_len,
+				    .name_len = r->name_len,
+				    .line_off = 0,
+				    .line_len = r->line_len };
 		free(a->side[it->k]);
 		a->side[it->k] = it->side;
 		it->side = NULL;
@@ -839,7 +842,6 @@ void arena_commit_publish(struct ju_ctx *ctx, struct arena_plan *plan)
 }
 
 /* ---- unpublishing ------------------------------------------------------------ */
-
 
 static int cmp_u64(const void *x, const void *y)
 {

@@ -83,8 +83,6 @@ __attribute__((visibility("default"), used, weak, noinline)) void __jit_debug_re
 
 enum desc_mode { DESC_OWN, DESC_SHARED, DESC_FOREIGN };
 
-
-
 /* Process-wide, like the descriptor.  gdb_lock serialises this copy's
  * writers (a fork handler below keeps fork() from copying it held). */
 static pthread_mutex_t gdb_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -349,8 +347,8 @@ static void notify(gdbjit_descriptor *d, gdbjit_entry *e, uint32_t action)
 enum { CHUNK = 64 };
 
 struct gdb_chunk {
-	gdbjit_entry entry;          /* what the descriptor's list links */
-	uint64_t unlink_seq;         /* descriptor seq after the unlinking change; 0: linked or never */
+	gdbjit_entry entry;  /* what the descriptor's list links */
+	uint64_t unlink_seq; /* descriptor seq after the unlinking change; 0: linked or never */
 	uint8_t *image;
 	size_t size;
 	struct gdb_chunk *grave_next;
@@ -380,8 +378,8 @@ static size_t n_chunks_of(const arena *a)
 
 /* The image of chunk c of a, with the live records and, in place of freed
  * ones, the reuse items it[0..n_it) (increasing k, all in this chunk). */
-static int build_chunk(const struct ju_ctx *ctx, const arena *a, size_t c, const reuse_item *it,
-		       size_t n_it, const uint8_t *stage, struct gdb_chunk **out)
+static int build_chunk(const struct ju_ctx *ctx, const arena *a, size_t c, const reuse_item *it, size_t n_it,
+		       const uint8_t *stage, struct gdb_chunk **out)
 {
 	*out = NULL;
 	size_t k0 = c * CHUNK, k1 = k0 + CHUNK < a->n ? k0 + CHUNK : a->n;
@@ -541,7 +539,6 @@ static void swap_chunks(struct ju_ctx *ctx, chunk_swap *sw, size_t n)
 }
 
 /* ---- the channel ------------------------------------------------------------ */
-
 
 static int gdb_open(struct ju_ctx *ctx)
 {

@@ -416,7 +416,8 @@ int ju_unpublish(ju_ctx *ctx, const void *start)
 	int err = arena_find(ctx, at, &a)
 			  ? 0
 			  : JU_FAIL(JU_ENOENT,
-				    "nothing is published at %p (never published, or unpublished already)", start);
+				    "nothing is published at %p (never published, or unpublished already)",
+				    start);
 	if (!err)
 		arena_unpublish(ctx, &at, 1);
 	pthread_mutex_unlock(&cross_lock);

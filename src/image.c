@@ -460,9 +460,11 @@ static int write_image(const templates *tp, const src_rec *src, size_t n, const 
 {
 	byte_buf b;
 	buf_init(&b, img, L->total);
-	elf_write_ehdr(&b, &(elf_ehdr_desc){ .type = ET_REL, .machine = tp->arch->elf_machine,
-					      .shoff = L->shoff, .shnum = SEC_COUNT,
-					      .shstrndx = SEC_SHSTRTAB });
+	elf_write_ehdr(&b, &(elf_ehdr_desc){ .type = ET_REL,
+					     .machine = tp->arch->elf_machine,
+					     .shoff = L->shoff,
+					     .shnum = SEC_COUNT,
+					     .shstrndx = SEC_SHSTRTAB });
 
 	/* .eh_frame */
 	size_t cie = b.len;
@@ -488,7 +490,7 @@ static int write_image(const templates *tp, const src_rec *src, size_t n, const 
 			.st_name = name,
 			.st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
 			.st_shndx = SEC_TEXT,
-			.st_value = r->start - lo,    /* section-relative */
+			.st_value = r->start - lo, /* section-relative */
 			.st_size = r->size,
 		};
 		buf_bytes(&b, &sym, sizeof sym);
@@ -560,7 +562,8 @@ int image_build(const ju_arch *arch, const src_rec *src, size_t n, image_alloc h
 		return JU_FAIL(how.near_code ? JU_ERANGE : JU_ENOMEM,
 			       how.near_code ? "no free memory within 1 GiB of the code for its unwind "
 					       "tables (libunwind's 32-bit offsets)"
-					     : "out of memory for an arena image (%zu bytes)", L.total);
+					     : "out of memory for an arena image (%zu bytes)",
+			       L.total);
 	}
 	a->image = img;
 	a->image_size = L.total;
@@ -615,16 +618,16 @@ void image_tombstone(arena *a, const blob_rec *r)
 
 uint64_t image_slot_pc(const arena *a, size_t k)
 {
-	return __atomic_load_n((const uint64_t *)(const void *)(a->image + a->recs[k].fde_off +
-								 FDE_OFF_PC_BEGIN),
-			       __ATOMIC_RELAXED);
+	return __atomic_load_n(
+		(const uint64_t *)(const void *)(a->image + a->recs[k].fde_off + FDE_OFF_PC_BEGIN),
+		__ATOMIC_RELAXED);
 }
 
 uint64_t image_slot_range(const arena *a, size_t k)
 {
-	return __atomic_load_n((const uint64_t *)(const void *)(a->image + a->recs[k].fde_off +
-								 FDE_ABS8_OFF_RANGE),
-			       __ATOMIC_RELAXED);
+	return __atomic_load_n(
+		(const uint64_t *)(const void *)(a->image + a->recs[k].fde_off + FDE_ABS8_OFF_RANGE),
+		__ATOMIC_RELAXED);
 }
 
 void image_reuse_slot(arena *a, size_t k, const uint8_t *fde, size_t len)

@@ -61,8 +61,7 @@ typedef struct image_alloc {
 int image_build(const ju_arch *arch, const src_rec *src, size_t n, image_alloc alloc, arena **out);
 /* Build just the ELF image for `n` records (sorted, none dead), malloc'd:
  * what the gdb channel registers for a chunk of an arena. */
-int image_build_bytes(const ju_arch *arch, const src_rec *src, size_t n, uint8_t **image,
-		      size_t *size);
+int image_build_bytes(const ju_arch *arch, const src_rec *src, size_t n, uint8_t **image, size_t *size);
 /* Free an arena's image and records (not its channel states).  A channel
  * that must keep the image longer (gdb: outside readers) takes it from the
  * arena (a->image = NULL) and frees it later with image_release. */

@@ -114,12 +114,12 @@ typedef struct blob_view {
 typedef struct reuse_item {
 	arena *a;
 	uint32_t k;
-	const blob_rec *rec;  /* the new blob, staged */
-	uint8_t *side;        /* its name and line unit, for a->side[k] */
+	const blob_rec *rec; /* the new blob, staged */
+	uint8_t *side;       /* its name and line unit, for a->side[k] */
 } reuse_item;
 
 typedef struct reuse_set {
-	reuse_item *it;       /* in address order */
+	reuse_item *it; /* in address order */
 	size_t n;
 	const uint8_t *stage; /* what the staged records' offsets point into */
 	void *gdb;            /* the gdb channel's prepared images */
