@@ -681,6 +681,8 @@ void arena_abort_publish(struct ju_ctx *ctx, struct arena_plan *plan)
 {
 	if (plan->rs.n)
 		abort_reuse(ctx, &plan->rs);
+	else
+		free(plan->rs.it); /* claims all given up: nothing was prepared */
 	for (size_t i = 0; i < plan->n; i++)
 		drop_outputs(ctx, &plan->c[i]);
 	free(plan->c);
@@ -829,6 +831,8 @@ void arena_commit_publish(struct ju_ctx *ctx, struct arena_plan *plan)
 	/* Slots first: their arenas are none of those the components replace. */
 	if (plan->rs.n)
 		commit_reuse(ctx, &plan->rs);
+	else
+		free(plan->rs.it);
 	/* Components are replaced last to first so earlier indices stay valid;
 	 * prepare reserved room in the array for the outputs. */
 	for (size_t i = plan->n; i-- > 0;) {
