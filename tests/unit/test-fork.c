@@ -1,11 +1,17 @@
 /* test-fork.c - after fork() the child writes its own perf map and jitdump.
  *
  *   - fork_child_logs_every_inherited_blob_in_its_own_files: two contexts
- *     publish (and unpublish some); the child's /tmp/perf-<child>.map and
- *     jit-<child>.dump (same directory as the parent's, marked by the
- *     child's own executable mapping) hold exactly the blobs still published,
- *     once; what the child publishes goes only there; the parent's files are
- *     not touched by the child;
+ *     publish (and unpublish some); right after fork() the child's
+ *     /tmp/perf-<child>.map holds exactly the blobs still published, once,
+ *     and its jit-<child>.dump (same directory as the parent's, marked by the
+ *     child's own executable mapping) the header, naming the child; at the
+ *     child's first publish the dump gets the parent's loads as they were at
+ *     fork(), naming the child, then the child's own; what the child
+ *     publishes goes only there; the parent's files are not touched by the
+ *     child;
+ *   - a child of a parent whose map is exactly its live lines gets a copy of
+ *     it, one whose map has dead lines gets the live ones only; a child that
+ *     publishes nothing and closes still gets the parent's loads;
  *   - raw_clone_child_catches_up_with_ju_after_fork: a child made without
  *     the fork handlers starts its own files at its first publish, and
  *     ju_after_fork() adds what it inherited;
@@ -143,8 +149,8 @@ static size_t dump_entries(pid_t pid, char out[][96], size_t max, bool *closed)
 	return n;
 }
 
-/* The files of `pid` hold exactly want[0..n) (sorted), each once. */
-static void files_hold(pid_t pid, const char *const *want, size_t n, const char *when)
+/* The perf map of `pid` holds exactly want[0..n) (sorted), each once. */
+static void map_holds(pid_t pid, const char *const *want, size_t n, const char *when)
 {
 	char got[64][96];
 	size_t m = map_entries(pid, got, 64);
@@ -153,12 +159,100 @@ static void files_hold(pid_t pid, const char *const *want, size_t n, const char 
 		same = !strncmp(got[i], want[i], strlen(want[i])) && got[i][strlen(want[i])] == '@';
 	CHECK(same, "%s: the perf map of %d holds %zu entries (%s...), want %zu (%s...)", when,
 	      (int)pid, m, m ? got[0] : "", n, n ? want[0] : "");
+}
+
+/* The files of `pid` hold exactly want[0..n) (sorted), each once. */
+static void files_hold(pid_t pid, const char *const *want, size_t n, const char *when)
+{
+	map_holds(pid, want, n, when);
+	char got[64][96];
 	bool closed;
-	m = dump_entries(pid, got, 64, &closed);
-	same = m == n;
+	size_t m = dump_entries(pid, got, 64, &closed);
+	bool same = m == n;
 	for (size_t i = 0; same && i < n; i++)
 		same = !strncmp(got[i], want[i], strlen(want[i])) && got[i][strlen(want[i])] == '@';
 	CHECK(same, "%s: the jitdump of %d holds %zu loads, want %zu", when, (int)pid, m, n);
+}
+
+static bool read_dump_of(pid_t pid, jd_dump *d)
+{
+	char p[128], err[200];
+	dump_path(p, sizeof p, pid);
+	int rc = jd_dump_read(p, d, err, sizeof err);
+	CHECK(rc == 0, "%s: %s", p, err);
+	return rc == 0;
+}
+
+/* The dump of a process that may be appending to it now: what it holds up to
+ * its last whole CODE_LOAD. */
+static bool read_growing_dump_of(pid_t pid, jd_dump *d)
+{
+	char p[128], err[200];
+	dump_path(p, sizeof p, pid);
+	memset(d, 0, sizeof *d);
+	FILE *f = fopen(p, "rb");
+	size_t cap = 1 << 16, n;
+	d->data = malloc(cap);
+	while (f && d->data && (n = fread(d->data + d->size, 1, cap - d->size, f)) > 0)
+		if ((d->size += n) == cap)
+			d->data = realloc(d->data, cap *= 2);
+	if (f)
+		fclose(f);
+	size_t end = sizeof(jd_header);
+	for (size_t at = end; d->data && d->size - at >= sizeof(jd_prefix);) {
+		jd_prefix pre;
+		memcpy(&pre, d->data + at, sizeof pre);
+		if (pre.total_size < sizeof pre || pre.total_size > d->size - at)
+			break;
+		at += pre.total_size;
+		if (pre.id == JD_CODE_LOAD)
+			end = at;
+	}
+	if (d->data && d->size > end)
+		d->size = end;
+	int rc = d->data && d->size >= end ? jd_parse(d, err, sizeof err) : -1;
+	CHECK(rc == 0, "%s: %s", p, d->data ? err : "cannot read it");
+	if (rc)
+		jd_dump_free(d);
+	return rc == 0;
+}
+
+/* The dump of `me` is the first loads of `parent` -- name, address,
+ * code_index, code, unwind tables and debug info alike, the pid and tid the
+ * child's -- then exactly own[0..n_own), in that order.  Returns how many
+ * loads it took over. */
+static size_t dump_continues_parents(pid_t me, const jd_dump *parent, const char *const *own, size_t n_own,
+				     const char *when)
+{
+	jd_dump d;
+	if (!read_dump_of(me, &d))
+		return 0;
+	CHECK(d.h.pid == (uint32_t)me && d.h.timestamp == parent->h.timestamp,
+	      "%s: the child's header names pid %u (want %d), timestamp %llu (want the parent's %llu)", when,
+	      d.h.pid, (int)me, (unsigned long long)d.h.timestamp, (unsigned long long)parent->h.timestamp);
+	size_t k = d.n_loads >= n_own ? d.n_loads - n_own : 0;
+	CHECK(d.n_loads >= n_own && k <= parent->n_loads,
+	      "%s: the child's dump has %zu loads, the parent's %zu, the child published %zu", when,
+	      d.n_loads, parent->n_loads, n_own);
+	for (size_t i = 0; i < k && i < parent->n_loads; i++) {
+		const jd_load *c = &d.loads[i], *p = &parent->loads[i];
+		bool same = !strcmp(c->name, p->name) && c->h.code_addr == p->h.code_addr &&
+			    c->h.code_index == p->h.code_index && c->h.code_size == p->h.code_size &&
+			    !memcmp(c->code, p->code, c->h.code_size) &&
+			    c->u.unwinding_size == p->u.unwinding_size &&
+			    !memcmp(c->unwinding, p->unwinding, c->u.unwinding_size) &&
+			    c->has_debug == p->has_debug && c->h.p.timestamp == p->h.p.timestamp;
+		CHECK(same, "%s: inherited load %zu (%s) differs from the parent's (%s)", when, i, c->name,
+		      p->name);
+		CHECK(c->h.pid == (uint32_t)me && c->h.tid == (uint32_t)me,
+		      "%s: inherited load %zu (%s) names pid %u tid %u, want %d", when, i, c->name, c->h.pid,
+		      c->h.tid, (int)me);
+	}
+	for (size_t i = 0; i < n_own && k + i < d.n_loads; i++)
+		CHECK(!strcmp(d.loads[k + i].name, own[i]) && d.loads[k + i].h.pid == (uint32_t)me,
+		      "%s: load %zu is %s, want the child's %s", when, k + i, d.loads[k + i].name, own[i]);
+	jd_dump_free(&d);
+	return k;
 }
 
 static int finish_child(void)
@@ -189,6 +283,11 @@ static void fork_child_logs_every_inherited_blob_in_its_own_files(void)
 	long map_before = size_of(pmap), dump_before = size_of(pdump);
 	static const char *const inherited[] = { "a0", "a1", "b0", "b1" };
 	static const char *const later[] = { "a0", "a1", "b0", "b1", "child" };
+	static const char *const own[] = { "child" };
+	jd_dump before;
+	if (!read_dump_of(parent, &before))
+		return;
+	CHECK(before.n_loads == 5, "the parent's dump has %zu loads, want 5", before.n_loads);
 
 	fflush(stdout);
 	pid_t pid = fork();
@@ -197,14 +296,24 @@ static void fork_child_logs_every_inherited_blob_in_its_own_files(void)
 		pid_t me = getpid();
 		char cdump[128];
 		dump_path(cdump, sizeof cdump, me);
-		files_hold(me, inherited, 4, "right after fork");
+		map_holds(me, inherited, 4, "right after fork");
+		jd_dump d;
+		if (read_dump_of(me, &d)) {
+			CHECK(d.h.pid == (uint32_t)me && d.n_loads == 0,
+			      "right after fork the child's dump names pid %u (want %d) and has %zu loads "
+			      "(want none yet)",
+			      d.h.pid, (int)me, d.n_loads);
+			jd_dump_free(&d);
+		}
 		CHECK(jd_marker_mapped(cdump), "the child's dump is not mapped executable");
 		CHECK(!jd_marker_mapped(pdump), "the child still maps the parent's dump");
 		ju_blob c = blob(0x2000, "child", true);
 		CHECK_RC(ju_publish(a, &c), 0);
 		CHECK_RC(ju_after_fork(a), 0); /* already done by the fork handler: no duplicates */
 		CHECK_RC(ju_after_fork(b), 0);
-		files_hold(me, later, 5, "after the child published");
+		map_holds(me, later, 5, "after the child published");
+		size_t k = dump_continues_parents(me, &before, own, 1, "after the child published");
+		CHECK(k == 5, "the child's dump took over %zu of the parent's 5 loads", k);
 		CHECK_RC(ju_unpublish_all(a), 0);
 		CHECK_RC(ju_unpublish_all(b), 0);
 		CHECK_RC(ju_close(a), 0);
@@ -219,6 +328,7 @@ static void fork_child_logs_every_inherited_blob_in_its_own_files(void)
 		_exit(finish_child());
 	}
 	reap(pid, "fork child");
+	jd_dump_free(&before);
 	CHECK(size_of(pmap) == map_before && size_of(pdump) == dump_before,
 	      "the child wrote to the parent's files (map %ld -> %ld, dump %ld -> %ld)", map_before,
 	      size_of(pmap), dump_before, size_of(pdump));
@@ -263,6 +373,25 @@ static void raw_clone_child_catches_up_with_ju_after_fork(void)
 	remove_files_of(getpid());
 }
 
+/* Every live blob of ctx is the latest load at its address. */
+static void latest_loads_name_the_live_blobs(ju_ctx *ctx, const jd_dump *d, int child)
+{
+	for (size_t i = 0; i < ctx->n_arenas; i++) {
+		const arena *a = ctx->arenas[i];
+		for (uint32_t k = 0; k < a->n; k++) {
+			const blob_rec *r = &a->recs[k];
+			if (r->flags & REC_DEAD)
+				continue;
+			const char *name = (const char *)a->image + r->name_off, *got = NULL;
+			for (size_t j = 0; j < d->n_loads; j++)
+				if (d->loads[j].h.code_addr == r->start)
+					got = d->loads[j].name;
+			CHECK(got && !strcmp(got, name), "child %d: the latest load at %#llx is %s, want %s",
+			      child, (unsigned long long)r->start, got ? got : "none", name);
+		}
+	}
+}
+
 static atomic_int stop;
 
 static void *churn(void *arg)
@@ -297,11 +426,21 @@ static void fork_while_another_thread_publishes(void)
 			size_t live = ju_count(ctx);
 			char got[64][96];
 			size_t m = map_entries(me, got, 64);
-			bool closed;
-			size_t d = dump_entries(me, got, 64, &closed);
-			CHECK(m == live && d == live, "child %d: %zu live, map %zu, dump %zu", forks, live, m, d);
+			CHECK(m == live, "child %d: %zu live, map %zu", forks, live, m);
 			ju_blob c = blob(0x9000, "after", false);
 			CHECK_RC(ju_publish(ctx, &c), 0);
+			/* the parent's dump goes on growing: what the child took over is
+			 * a prefix of it, and names every blob the child inherited */
+			jd_dump parent, mine;
+			static const char *const own[] = { "after" };
+			if (read_growing_dump_of(getppid(), &parent)) {
+				dump_continues_parents(me, &parent, own, 1, "forked while publishing");
+				jd_dump_free(&parent);
+			}
+			if (read_dump_of(me, &mine)) {
+				latest_loads_name_the_live_blobs(ctx, &mine, forks);
+				jd_dump_free(&mine);
+			}
 			remove_files_of(me);
 			_exit(finish_child());
 		}
