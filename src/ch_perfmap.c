@@ -142,7 +142,7 @@ static int open_file(void)
 	char path[64];
 	path_of(path, sizeof path, pid);
 	struct stat st;
-	int fd = ju__ownfile_open(path, O_WRONLY, &st);
+	int fd = ju__ownfile_open(path, O_RDWR, &st); /* readable: a child copies it */
 	if (fd < 0)
 		return fd;
 	if (pm.started != pid && st.st_size && is_stale(&st)) {
@@ -153,7 +153,7 @@ static int open_file(void)
 		}
 		st.st_size = 0;
 	}
-	if (pm.started != pid) {
+	if (pm.started != pid || !st.st_size) {
 		pm.size = pm.lines = 0;
 		pm.foreign = pm.pending = false;
 	}
@@ -224,28 +224,31 @@ static void pm_close(struct ju_ctx *ctx)
 
 /* ---- lines ---------------------------------------------------------------- */
 
-static void put_hex(byte_buf *b, uint64_t v)
+/* v in hex at the end of p[0, 16); returns where it starts. */
+static char *hex(char *end, uint64_t v)
 {
-	char d[16];
-	int n = 0;
 	do
-		d[n++] = "0123456789abcdef"[v & 15];
+		*--end = "0123456789abcdef"[v & 15];
 	while (v >>= 4);
-	uint8_t *p = buf_reserve(b, (size_t)n);
-	for (int i = 0; p && i < n; i++)
-		p[i] = (uint8_t)d[n - 1 - i];
+	return end;
 }
 
 /* "START SIZE name\n" for each blob. */
 static void put_lines(byte_buf *b, const blob_view *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		put_hex(b, v[i].start);
-		buf_u8(b, ' ');
-		put_hex(b, v[i].size);
-		buf_u8(b, ' ');
-		buf_bytes(b, v[i].name, v[i].name_len);
-		buf_u8(b, '\n');
+		char num[34], *size_end = num + sizeof num - 1;
+		*size_end = ' ';
+		char *size = hex(size_end, v[i].size);
+		*--size = ' ';
+		char *start = hex(size, v[i].start);
+		uint8_t *p = buf_reserve(b, (size_t)(num + sizeof num - start) + v[i].name_len + 1);
+		if (!p)
+			return;
+		memcpy(p, start, (size_t)(num + sizeof num - start));
+		p += num + sizeof num - start;
+		memcpy(p, v[i].name, v[i].name_len);
+		p[v[i].name_len] = '\n';
 	}
 }
 
@@ -439,25 +442,6 @@ static void pm_blobs_gone(struct ju_ctx *ctx, size_t n)
 	pthread_mutex_unlock(&pm.lock);
 }
 
-/* arena_relog's sink in a forked child: lines for blobs already counted
- * live. */
-static int pm_relog_blobs(struct ju_ctx *ctx, const blob_view *v, size_t n)
-{
-	byte_buf b;
-	buf_init_grow(&b, BUF_UNBOUNDED);
-	put_lines(&b, v, n);
-	int err = 0;
-	if (ju__fault() || !buf_ok(&b))
-		err = JU_FAIL(JU_ENOMEM, "out of memory for %zu perf map lines", n);
-	if (!err) {
-		pthread_mutex_lock(&pm.lock);
-		err = append_lines(ctx, &b, n);
-		pthread_mutex_unlock(&pm.lock);
-	}
-	buf_free(&b);
-	return err;
-}
-
 /* In a forked child, pm.fd still the parent's file, whose first pm.size bytes
  * are what it held at fork() (the fork handlers held pm.lock; what the
  * parent appends later lies beyond).  If those are exactly the live lines,
@@ -514,10 +498,19 @@ static int pm_after_fork(struct ju_ctx *ctx)
 		err = ensure_file();
 	else if (!err && ctx->pm->logged != pid)
 		err = JU_FAIL(JU_EIO, "internal error: the perf map copy missed a context");
-	bool relog = !err && ctx->pm->logged != pid;
+	if (!err && ctx->pm->logged != pid) {
+		/* lines for blobs already counted live, in one append */
+		byte_buf b;
+		buf_init_grow(&b, BUF_UNBOUNDED);
+		pm.collect = &b;
+		pm.collected = 0;
+		err = arena_relog(ctx, pm_collect);
+		pm.collect = NULL;
+		if (!err)
+			err = append_lines(ctx, &b, pm.collected);
+		buf_free(&b);
+	}
 	pthread_mutex_unlock(&pm.lock);
-	if (relog)
-		err = arena_relog(ctx, pm_relog_blobs);
 	if (!err)
 		ctx->pm->logged = pid;
 	return err;

@@ -91,7 +91,7 @@ int ju__ownfile_create_new(const char *path, char *tmp, size_t tmp_len)
 		}
 		if (ju__fault())
 			return JU_FAIL(JU_EIO, "cannot create %s: %s", tmp, strerror(EIO));
-		int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC | O_NOCTTY,
+		int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC | O_NOCTTY,
 			      0644);
 		if (fd < 0 && errno == EEXIST)
 			continue;

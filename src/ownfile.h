@@ -32,7 +32,7 @@ bool ju__is_symlink_at(int dirfd, const char *name);
  * is at that name (a file or link another user may have planted there, or
  * one left by a process that had our pid), "<path>.XXXXXX" with random
  * letters.  O_CREAT | O_EXCL: the name must not exist, so nothing found there
- * is ever followed or written.  Mode 0644, O_APPEND, close-on-exec; its name
+ * is ever followed or written.  O_RDWR, mode 0644, O_APPEND, close-on-exec; its name
  * goes to tmp (tmp_len bytes).  Returns the descriptor, or a negative JU_E*
  * code with the message set. */
 int ju__ownfile_create_new(const char *path, char *tmp, size_t tmp_len);
