@@ -65,17 +65,15 @@
  * dumps no more blobs; its publishes go on in the other channels.
  *
  * A forked child writes its own jit-<pid>.dump into the same directory.  At
- * fork() it only starts the file (the parent's header with its own pid) and
- * maps it, so that perf records the mapping; the parent's records as they
- * were at fork() are copied in at the child's first write to the dump (a
- * publish, or the CLOSE of its last ju_close), with CODE_LOAD's pid and tid
- * made the child's: perf inject makes each load's mapping in the process the
- * record names.  Copying is O(the parent's dump), tens of MB for 100k blobs,
- * which is why it does not happen in fork() itself.  Timestamps stay the
- * parent's: in a recording of the whole process tree perf copies the
- * parent's mappings into the child at its FORK event (and drops the child's
- * earlier ones), so the child's copy matters when perf records the child
- * alone, and then the older the better.
+ * fork() it only starts the file and maps it, so that perf records the
+ * mapping; a context's inherited blobs are logged again, naming the child
+ * (perf inject makes each load's mapping in the process its record names),
+ * at that context's first publish or unpublish in the child (the blobs that
+ * unpublish removes are gone by then, and not logged), or its ju_close.  Logging copies each blob's code and
+ * tables, about 1.6 us a blob, which is why it does not happen in fork() itself.  (Copying the parent's file
+ * instead would copy its whole history, every blob it ever published, up to the cap, into every child.) Until
+ * then, a recording of the whole process tree still has the inherited code: perf copies the parent's
+ * mappings, those of the parent's dump included, into the child at its FORK event.
  */
 #include "cfi.h"
 #include "formats/clock.h"
@@ -114,20 +112,16 @@ static struct {
 	size_t marker_len;
 	uint64_t next_index;    /* code_index of the next CODE_LOAD */
 	uint64_t salt;
-	uint64_t size;      /* bytes in the file, as this process wrote them */
-	uint64_t header_ts; /* the timestamp in its header */
-	/* A forked child: the parent's file, whose first inherit_size bytes
-	 * (what it held at fork) are still to be copied into ours. */
-	int inherit_fd;
-	uint64_t inherit_size;
-	pid_t inherit_pid; /* the child that took them over */
-} jd = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .dirfd = -1, .inherit_fd = -1 };
+	uint64_t size;       /* bytes in the file, as this process wrote them */
+	pid_t begun_at_fork; /* the child whose file after_fork began */
+} jd = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .dirfd = -1 };
 
 /* A context's part. */
 struct jd_state {
 	pid_t logged;     /* the process whose file has this context's blobs */
 	bool warned_room; /* logged that a blob left perf too little room */
 	bool capped;      /* reached its jitdump_max_bytes: dumps nothing more */
+	pid_t relog;      /* the forked child that has yet to log the inherited blobs */
 };
 
 /* See ch_perfmap.c: the mutex must not be copied held into a child. */
@@ -243,9 +237,8 @@ static int append(const void *p, size_t len)
 
 /* Open (or, in the process that began it, reopen) this process's file,
  * refusing anything but our own regular file, write the header if the file
- * is new (timestamp header_ts, or now if 0) and map it for perf.  Called
- * with jd.lock held. */
-static int open_file(const struct ju_ctx *ctx, uint64_t header_ts)
+ * is new and map it for perf.  Called with jd.lock held. */
+static int open_file(const struct ju_ctx *ctx)
 {
 	pid_t pid = getpid();
 	char dir[PATH_MAX];
@@ -283,10 +276,9 @@ static int open_file(const struct ju_ctx *ctx, uint64_t header_ts)
 			.total_size = sizeof h,
 			.elf_mach = ctx->arch->elf_machine,
 			.pid = (uint32_t)pid,
-			.timestamp = header_ts ? header_ts : now_ns(),
+			.timestamp = now_ns(),
 		};
 		err = append(&h, sizeof h);
-		jd.header_ts = h.timestamp;
 	}
 	long page = sysconf(_SC_PAGESIZE);
 	void *m = MAP_FAILED;
@@ -344,148 +336,7 @@ static int ensure_file(const struct ju_ctx *ctx)
 		return 0;
 	if (jd.fd >= 0)
 		drop_file(false);
-	if (jd.inherit_fd >= 0 && jd.inherit_pid != getpid()) { /* a raw clone's parent's pending copy */
-		close(jd.inherit_fd);
-		jd.inherit_fd = -1;
-	}
-	return open_file(ctx, 0);
-}
-
-/* ---- a forked child's copy of its parent's records ------------------------ */
-
-/* The whole records at the start of buf[0, len) of the parent's file,
- * patched in place: CODE_LOAD's pid and tid made ours, CLOSE left out (a
- * later session of a named directory appends after one).  *used: the bytes
- * of whole records read; *kept: those left in buf; *need: when not even one
- * record is whole, the bytes it needs.  -1 if a record is malformed. */
-static int patch_records(uint8_t *buf, size_t len, size_t *used, size_t *kept, size_t *need)
-{
-	uint32_t pid = (uint32_t)getpid(), tid = (uint32_t)gettid();
-	size_t at = 0, out = 0;
-	*need = 0;
-	while (len - at >= sizeof(jd_prefix)) {
-		jd_prefix p;
-		memcpy(&p, buf + at, sizeof p);
-		if (p.total_size < sizeof p || (p.id == JD_CODE_LOAD && p.total_size < sizeof(jd_code_load)))
-			return -1;
-		if (p.total_size > len - at)
-			break;
-		if (p.id == JD_CODE_LOAD) {
-			memcpy(buf + at + offsetof(jd_code_load, pid), &pid, sizeof pid);
-			memcpy(buf + at + offsetof(jd_code_load, tid), &tid, sizeof tid);
-		}
-		if (p.id != JD_CODE_CLOSE) {
-			memmove(buf + out, buf + at, p.total_size);
-			out += p.total_size;
-		}
-		at += p.total_size;
-	}
-	if (!at) {
-		jd_prefix p = { 0, sizeof p, 0 };
-		if (len >= sizeof p)
-			memcpy(&p, buf, sizeof p);
-		*need = p.total_size;
-	}
-	*used = at;
-	*kept = out;
-	return 0;
-}
-
-/* Read len bytes at off of fd, all of them. */
-static bool read_all(int fd, uint8_t *p, size_t len, uint64_t off)
-{
-	while (len) {
-		ssize_t n = ju__fault() ? (errno = EIO, -1) : pread(fd, p, len, (off_t)off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		p += n, len -= (size_t)n, off += (uint64_t)n;
-	}
-	return true;
-}
-
-/* A forked child's first write to its dump: the parent's records as they
- * were at fork() go in first (see the top of the file), a chunk at a time.
- * A failed write leaves the file as it was and is tried again at the next
- * write; a parent's file that cannot be read back (a process that reused
- * the parent's pid truncated it) is given up, with a warning.  jd.lock
- * held. */
-static int catch_up(struct ju_ctx *ctx)
-{
-	if (jd.inherit_fd < 0 || jd.inherit_pid != getpid() || jd.pid != getpid())
-		return 0;
-	enum { CHUNK = 1 << 20 };
-	uint64_t off = sizeof(jd_header), end = jd.inherit_size, start_size = jd.size;
-	size_t cap = CHUNK;
-	uint8_t *buf = ju__malloc(cap);
-	int err = buf ? 0 : JU_FAIL(JU_ENOMEM, "out of memory copying the parent's jitdump");
-	const char *lost = NULL;
-	while (!err && !lost && off < end) {
-		size_t want = end - off < cap ? (size_t)(end - off) : cap, used, kept, need;
-		if (!read_all(jd.inherit_fd, buf, want, off))
-			lost = "cannot read it back";
-		else if (patch_records(buf, want, &used, &kept, &need))
-			lost = "a record in it is malformed";
-		else if (!used && (need <= want || need > end - off))
-			lost = "it ends inside a record";
-		else if (!used) {
-			uint8_t *bigger = ju__realloc(buf, need);
-			if (!bigger)
-				err = JU_FAIL(JU_ENOMEM, "out of memory copying the parent's jitdump");
-			else
-				buf = bigger, cap = need;
-		} else {
-			err = append(buf, kept);
-			off += used;
-		}
-	}
-	free(buf);
-	if (err) {
-		/* all or nothing: the next write starts over */
-		if (jd.size != start_size && !ftruncate(jd.fd, (off_t)start_size))
-			jd.size = start_size;
-		return err;
-	}
-	if (lost)
-		ju__log(ctx, JU_LOG_WARN,
-			"jitdump: the parent's dump could not be copied (%s); this process's dump lacks "
-			"the blobs it inherited",
-			lost);
-	close(jd.inherit_fd);
-	jd.inherit_fd = -1;
-	return 0;
-}
-
-/* In a forked child whose jd.fd is still the parent's file: start this
- * process's file with the parent's header (so that the copied records do
- * not go back in time) and code_index, and keep the parent's file for
- * catch_up.  A child that forks before it caught up passes its own parent's
- * file on.  jd.lock held. */
-static int inherit_file(const struct ju_ctx *ctx)
-{
-	int from = jd.fd;
-	uint64_t len = jd.size, index = jd.next_index;
-	if (jd.inherit_fd >= 0) { /* nothing was added to ours yet */
-		close(from);
-		from = jd.inherit_fd;
-		len = jd.inherit_size;
-	}
-	jd.inherit_fd = -1;
-	if (jd.marker)
-		munmap(jd.marker, jd.marker_len);
-	jd.marker = NULL;
-	jd.fd = -1;
-	int err = open_file(ctx, jd.header_ts);
-	if (err) {
-		close(from);
-		return err;
-	}
-	jd.next_index = index;
-	jd.inherit_fd = from;
-	jd.inherit_size = len;
-	jd.inherit_pid = jd.pid;
-	return 0;
+	return open_file(ctx);
 }
 
 /* ---- records ------------------------------------------------------------- */
@@ -772,15 +623,42 @@ static int jd_open(struct ju_ctx *ctx)
 	return err;
 }
 
+static int jd_log_blobs(struct ju_ctx *ctx, const blob_view *v, size_t n);
+
+/* In a forked child, a context's first write to the dump logs the blobs it
+ * inherited first.  A failure part way leaves the blobs logged so far in
+ * the file (perf takes a load twice without harm) and is tried again. */
+static int relog_inherited(struct ju_ctx *ctx)
+{
+	if (!ctx->jd || ctx->jd->relog != getpid())
+		return 0;
+	ctx->jd->relog = 0;
+	int err = arena_relog(ctx, jd_log_blobs);
+	if (err)
+		ctx->jd->relog = getpid();
+	return err;
+}
+
+/* An unpublish is a context's first write too: what it still has is logged
+ * (the blobs just unpublished are gone from the arenas by now). */
+static void jd_blobs_gone(struct ju_ctx *ctx, size_t n)
+{
+	(void)n;
+	if (relog_inherited(ctx)) {
+		ju__log(ctx, JU_LOG_WARN, "jitdump: %s", ju_errmsg());
+		ju__clear_error(); /* the unpublish itself succeeds */
+	}
+}
+
 static void jd_close(struct ju_ctx *ctx)
 {
-	pthread_mutex_lock(&jd.lock);
-	/* perf reads a dump without CLOSE; all we can do is say so. */
-	bool last = jd.refs && --jd.refs == 0 && jd.fd >= 0;
-	if (last && catch_up(ctx)) {
+	if (relog_inherited(ctx)) {
 		ju__log(ctx, JU_LOG_WARN, "jitdump: %s", ju_errmsg());
 		ju__clear_error();
 	}
+	pthread_mutex_lock(&jd.lock);
+	/* perf reads a dump without CLOSE; all we can do is say so. */
+	bool last = jd.refs && --jd.refs == 0 && jd.fd >= 0;
 	if (last && drop_file(jd.pid == getpid())) {
 		ju__log(ctx, JU_LOG_WARN, "jitdump: %s", ju_errmsg());
 		ju__clear_error(); /* ju_close itself succeeds */
@@ -792,10 +670,11 @@ static void jd_close(struct ju_ctx *ctx)
 
 static int jd_log_blobs(struct ju_ctx *ctx, const blob_view *v, size_t n)
 {
+	int err = relog_inherited(ctx);
+	if (err)
+		return err;
 	pthread_mutex_lock(&jd.lock);
-	int err = ensure_file(ctx);
-	if (!err)
-		err = catch_up(ctx);
+	err = ensure_file(ctx);
 	uint64_t index = jd.next_index;
 	byte_buf out;
 	buf_init_grow(&out, BUF_UNBOUNDED);
@@ -810,11 +689,11 @@ static int jd_log_blobs(struct ju_ctx *ctx, const blob_view *v, size_t n)
 	return err;
 }
 
-/* In a forked child (core.c holds ctx->lock): this process's own file --
- * begun from the parent's, whose records come in at the first write, or,
- * when this process already has a file of its own (a raw clone that
- * published first), with everything the context still has published
- * logged again.  Once per process, however often it is called. */
+/* In a forked child (core.c holds ctx->lock): this process's own file, with
+ * everything the context still has published logged again -- at its first
+ * write, when this process's file is new (so fork() returns soon), else
+ * now (a raw clone that published first).  Once per process, however often
+ * it is called. */
 static int jd_after_fork(struct ju_ctx *ctx)
 {
 	pid_t pid = getpid();
@@ -822,16 +701,16 @@ static int jd_after_fork(struct ju_ctx *ctx)
 		return 0;
 	pthread_mutex_lock(&jd.lock);
 	int err = 0;
-	bool relog = false;
-	if (jd.inherit_pid == pid && jd.pid == pid)
-		; /* begun from the parent's file already, for every context */
-	else if (jd.fd >= 0 && jd.pid != pid)
-		err = inherit_file(ctx);
-	else
-		relog = !(err = ensure_file(ctx));
+	if (jd.fd < 0 || jd.pid != pid) {
+		err = ensure_file(ctx);
+		jd.begun_at_fork = err ? 0 : pid;
+	}
+	bool now = jd.begun_at_fork != pid;
 	pthread_mutex_unlock(&jd.lock);
-	if (relog)
+	if (!err && now)
 		err = arena_relog(ctx, jd_log_blobs);
+	else if (!err)
+		ctx->jd->relog = pid;
 	if (!err)
 		ctx->jd->logged = pid;
 	return err;
@@ -843,5 +722,6 @@ const ju_channel_ops ju_ch_jitdump = {
 	.open = jd_open,
 	.close = jd_close,
 	.log_blobs = jd_log_blobs,
+	.blobs_gone = jd_blobs_gone,
 	.after_fork = jd_after_fork,
 };
