@@ -69,11 +69,13 @@
  * mapping; a context's inherited blobs are logged again, naming the child
  * (perf inject makes each load's mapping in the process its record names),
  * at that context's first publish or unpublish in the child (the blobs that
- * unpublish removes are gone by then, and not logged), or its ju_close.  Logging copies each blob's code and
- * tables, about 1.6 us a blob, which is why it does not happen in fork() itself.  (Copying the parent's file
- * instead would copy its whole history, every blob it ever published, up to the cap, into every child.) Until
- * then, a recording of the whole process tree still has the inherited code: perf copies the parent's
- * mappings, those of the parent's dump included, into the child at its FORK event.
+ * unpublish removes are gone by then, and not logged).  Logging copies each
+ * blob's code and tables, about 1.6 us a blob, which is why it does not
+ * happen in fork() itself.  (Copying the parent's file instead would copy
+ * its whole history, every blob it ever published, up to the cap, into
+ * every child.)  Until then, a recording of the whole process tree still
+ * has the inherited code: perf copies the parent's mappings, those made from
+ * the parent's dump included, into the child at its FORK event.
  */
 #include "cfi.h"
 #include "formats/clock.h"
@@ -652,10 +654,6 @@ static void jd_blobs_gone(struct ju_ctx *ctx, size_t n)
 
 static void jd_close(struct ju_ctx *ctx)
 {
-	if (relog_inherited(ctx)) {
-		ju__log(ctx, JU_LOG_WARN, "jitdump: %s", ju_errmsg());
-		ju__clear_error();
-	}
 	pthread_mutex_lock(&jd.lock);
 	/* perf reads a dump without CLOSE; all we can do is say so. */
 	bool last = jd.refs && --jd.refs == 0 && jd.fd >= 0;

@@ -6,8 +6,8 @@
  *     and its jit-<child>.dump (same directory as the parent's, marked by the
  *     child's own executable mapping) the header, naming the child; a
  *     context's first publish in the child logs its inherited blobs, naming
- *     the child, then its own; a context's ju_close does it for one that
- *     never published; what the child publishes goes only there; the
+ *     the child, then its own, and a first unpublish what is left; what the
+ *     child publishes goes only there; the
  *     parent's files are not touched by the child;
  *   - raw_clone_child_catches_up_with_ju_after_fork: a child made without
  *     the fork handlers starts its own files at its first publish, and
