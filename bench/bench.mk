@@ -8,6 +8,10 @@ $(BENCH_DIR)/bench-publish: bench/bench-publish.c $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -O2 -fno-omit-frame-pointer -Iinclude -I. -o $@ $< $(LIB_A) -ldl -pthread
 
+$(BENCH_DIR)/bench-fork: bench/bench-fork.c $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -O2 -Iinclude -I. -o $@ $< $(LIB_A) -ldl -pthread
+
 $(BENCH_DIR)/bench-libunwind: bench/bench-libunwind.c $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -O2 -Iinclude -o $@ $< $(LIB_A) -ldl -pthread
@@ -19,16 +23,20 @@ $(BENCH_DIR)/bench-anchor: bench/bench-anchor.c $(LIB_INTERNAL)
 	$(CC) $(ALL_CFLAGS) -O2 -I. -o $@ $< $(LIB_INTERNAL)
 
 .PHONY: bench bench-full bench-build
-bench-build: $(BENCH_DIR)/bench-publish $(BENCH_DIR)/bench-libunwind $(BENCH_DIR)/bench-anchor
+bench-build: $(BENCH_DIR)/bench-publish $(BENCH_DIR)/bench-libunwind $(BENCH_DIR)/bench-anchor \
+	$(BENCH_DIR)/bench-fork
 bench: test-deps lib bench-build
 	JITDUMPDIR=$(BENCH_DIR) $(BENCH_DIR)/bench-publish publish --max 100000
 	JITDUMPDIR=$(BENCH_DIR) $(BENCH_DIR)/bench-publish backtrace --max 100000
 	JITDUMPDIR=$(BENCH_DIR) $(BENCH_DIR)/bench-publish memory --max 100000
+	JITDUMPDIR=$(BENCH_DIR) $(BENCH_DIR)/bench-fork fork --max 100000
 	$(BENCH_DIR)/bench-libunwind
 bench-full: test-deps lib bench-build
 	JITDUMPDIR=$(BENCH_DIR) $(BENCH_DIR)/bench-publish publish
 	JITDUMPDIR=$(BENCH_DIR) $(BENCH_DIR)/bench-publish backtrace
 	JITDUMPDIR=$(BENCH_DIR) $(BENCH_DIR)/bench-publish memory
 	JITDUMPDIR=$(BENCH_DIR) $(BENCH_DIR)/bench-publish churn
+	JITDUMPDIR=$(BENCH_DIR) $(BENCH_DIR)/bench-fork fork --max 100000
+	JITDUMPDIR=$(BENCH_DIR) $(BENCH_DIR)/bench-fork mapsize
 	$(BENCH_DIR)/bench-anchor
 	$(BENCH_DIR)/bench-libunwind

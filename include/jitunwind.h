@@ -118,7 +118,21 @@ typedef struct ju_options {
 	 * back into the library. */
 	void (*log)(void *arg, int level, const char *msg);
 	void *log_arg;
+	/* The most bytes the jitdump may grow to: a context whose next blob would
+	 * take the file past it logs a warning once and dumps no more blobs (its
+	 * publishes still succeed; the other channels go on).  0 means
+	 * JU_JITDUMP_MAX_DEFAULT; UINT64_MAX means no cap.  The environment
+	 * variable JITUNWIND_JITDUMP_MAX (bytes, with an optional K, M, G or T
+	 * suffix of powers of 1024, or "unlimited") overrides it unless
+	 * JU_OPT_NO_ENV is set; a malformed value fails ju_open with JU_EENV. */
+	uint64_t jitdump_max_bytes;
 } ju_options;
+
+/* The jitdump's default cap: 1 GiB, some 4 million small blobs' code and
+ * tables -- more than perf inject, which writes one ELF file per blob, is
+ * asked to handle in practice, and a bound on what a long-running JIT that
+ * keeps replacing code leaves on the disk. */
+#define JU_JITDUMP_MAX_DEFAULT ((uint64_t)1 << 30)
 
 typedef struct ju_ctx ju_ctx;
 

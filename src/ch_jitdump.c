@@ -57,9 +57,25 @@
  * symbolic link at any component and then held open: the file is created
  * with openat() in it, in this process and in forked children, so a
  * directory swapped for a link later redirects nobody.  Records of a batch are built in memory and
- * appended with checked writes; a failure truncates the file back.  A forked
- * child writes its own jit-<pid>.dump into the same directory, starting with
- * every blob it inherited.
+ * appended with checked writes; a failure truncates the file back.
+ *
+ * The dump cannot be compacted (perf inject needs the whole time-ordered
+ * log), so it is capped instead: a context whose next blob would take the
+ * file past its jitdump_max_bytes (JITUNWIND_JITDUMP_MAX) logs that once and
+ * dumps no more blobs; its publishes go on in the other channels.
+ *
+ * A forked child writes its own jit-<pid>.dump into the same directory.  At
+ * fork() it only starts the file and maps it, so that perf records the
+ * mapping; a context's inherited blobs are logged again, naming the child
+ * (perf inject makes each load's mapping in the process its record names),
+ * at that context's first publish or unpublish in the child (the blobs that
+ * unpublish removes are gone by then, and not logged).  Logging copies each
+ * blob's code and tables, about 1.6 us a blob, which is why it does not
+ * happen in fork() itself.  (Copying the parent's file instead would copy
+ * its whole history, every blob it ever published, up to the cap, into
+ * every child.)  Until then, a recording of the whole process tree still
+ * has the inherited code: perf copies the parent's mappings, those made from
+ * the parent's dump included, into the child at its FORK event.
  */
 #include "cfi.h"
 #include "formats/clock.h"
@@ -98,12 +114,16 @@ static struct {
 	size_t marker_len;
 	uint64_t next_index;    /* code_index of the next CODE_LOAD */
 	uint64_t salt;
+	uint64_t size;       /* bytes in the file, as this process wrote them */
+	pid_t begun_at_fork; /* the child whose file after_fork began */
 } jd = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .dirfd = -1 };
 
 /* A context's part. */
 struct jd_state {
 	pid_t logged;     /* the process whose file has this context's blobs */
 	bool warned_room; /* logged that a blob left perf too little room */
+	bool capped;      /* reached its jitdump_max_bytes: dumps nothing more */
+	pid_t relog;      /* the forked child that has yet to log the inherited blobs */
 };
 
 /* See ch_perfmap.c: the mutex must not be copied held into a child. */
@@ -211,7 +231,10 @@ static int choose_dir(const struct ju_ctx *ctx, char *dir)
 
 static int append(const void *p, size_t len)
 {
-	return ju__ownfile_append(jd.fd, p, len, "the jitdump");
+	int err = ju__ownfile_append(jd.fd, p, len, "the jitdump");
+	if (!err)
+		jd.size += len;
+	return err;
 }
 
 /* Open (or, in the process that began it, reopen) this process's file,
@@ -246,10 +269,16 @@ static int open_file(const struct ju_ctx *ctx)
 	}
 	jd.fd = fd;
 	jd.pid = pid;
-	if (fresh || st.st_size < (off_t)sizeof(jd_header)) {
+	jd.size = fresh ? 0 : (uint64_t)st.st_size;
+	bool new_file = fresh || st.st_size < (off_t)sizeof(jd_header);
+	if (new_file) {
 		jd_header h = {
-			.magic = JD_MAGIC, .version = JD_VERSION, .total_size = sizeof h,
-			.elf_mach = ctx->arch->elf_machine, .pid = (uint32_t)pid, .timestamp = now_ns(),
+			.magic = JD_MAGIC,
+			.version = JD_VERSION,
+			.total_size = sizeof h,
+			.elf_mach = ctx->arch->elf_machine,
+			.pid = (uint32_t)pid,
+			.timestamp = now_ns(),
 		};
 		err = append(&h, sizeof h);
 	}
@@ -275,9 +304,10 @@ static int open_file(const struct ju_ctx *ctx)
 	if (jd.dirfd >= 0)
 		close(jd.dirfd);
 	jd.dirfd = dirfd;
+	if (new_file) /* code_index names perf's jitted-<pid>-<index>.so: unique per file */
+		jd.next_index = 0;
 	if (fresh) {
 		jd.started = pid;
-		jd.next_index = 0;
 		jd.salt = new_salt();
 	}
 	return 0;
@@ -484,6 +514,11 @@ static int write_code_load(struct ju_ctx *ctx, byte_buf *out, const blob_view *v
 	return 0;
 }
 
+static uint64_t max_bytes(const struct ju_ctx *ctx)
+{
+	return ctx->opt.jitdump_max_bytes ? ctx->opt.jitdump_max_bytes : JU_JITDUMP_MAX_DEFAULT;
+}
+
 static int cmp_start(const void *x, const void *y)
 {
 	const blob_view *a = *(const blob_view *const *)x, *b = *(const blob_view *const *)y;
@@ -529,12 +564,24 @@ static int write_batch(struct ju_ctx *ctx, byte_buf *out, const blob_view *v, si
 		}
 		write_eh_frame(&f, ctx->arch, b, p.code_size);
 		uint64_t ts = now_ns();
+		size_t mark = out->len;
 		if (b->n_lines)
 			write_debug_info(out, b, ts);
 		err = buf_ok(&f) ? write_unwinding(out, &f, b, p, ts)
 				 : JU_FAIL(JU_ENOMEM, "out of memory for the .eh_frame of %s", b->name);
 		if (!err)
 			err = write_code_load(ctx, out, b, p, jd.next_index++, ts);
+		if (!err && buf_ok(out) && jd.size + out->len > max_bytes(ctx)) {
+			out->len = mark; /* none of this blob's records */
+			jd.next_index--;
+			ctx->jd->capped = true;
+			ju__log(ctx, JU_LOG_WARN,
+				"jitdump: %s would take the dump past its cap of %llu bytes "
+				"(jitdump_max_bytes, JITUNWIND_JITDUMP_MAX); it and every later blob of this "
+				"context are not dumped (the other channels go on; said once)",
+				b->name, (unsigned long long)max_bytes(ctx));
+			break;
+		}
 	}
 	buf_free(&f);
 	free(sorted);
@@ -578,11 +625,39 @@ static int jd_open(struct ju_ctx *ctx)
 	return err;
 }
 
+static int jd_log_blobs(struct ju_ctx *ctx, const blob_view *v, size_t n);
+
+/* In a forked child, a context's first write to the dump logs the blobs it
+ * inherited first.  A failure part way leaves the blobs logged so far in
+ * the file (perf takes a load twice without harm) and is tried again. */
+static int relog_inherited(struct ju_ctx *ctx)
+{
+	if (!ctx->jd || ctx->jd->relog != getpid())
+		return 0;
+	ctx->jd->relog = 0;
+	int err = arena_relog(ctx, jd_log_blobs);
+	if (err)
+		ctx->jd->relog = getpid();
+	return err;
+}
+
+/* An unpublish is a context's first write too: what it still has is logged
+ * (the blobs just unpublished are gone from the arenas by now). */
+static void jd_blobs_gone(struct ju_ctx *ctx, size_t n)
+{
+	(void)n;
+	if (relog_inherited(ctx)) {
+		ju__log(ctx, JU_LOG_WARN, "jitdump: %s", ju_errmsg());
+		ju__clear_error(); /* the unpublish itself succeeds */
+	}
+}
+
 static void jd_close(struct ju_ctx *ctx)
 {
 	pthread_mutex_lock(&jd.lock);
 	/* perf reads a dump without CLOSE; all we can do is say so. */
-	if (jd.refs && --jd.refs == 0 && jd.fd >= 0 && drop_file(jd.pid == getpid())) {
+	bool last = jd.refs && --jd.refs == 0 && jd.fd >= 0;
+	if (last && drop_file(jd.pid == getpid())) {
 		ju__log(ctx, JU_LOG_WARN, "jitdump: %s", ju_errmsg());
 		ju__clear_error(); /* ju_close itself succeeds */
 	}
@@ -593,14 +668,17 @@ static void jd_close(struct ju_ctx *ctx)
 
 static int jd_log_blobs(struct ju_ctx *ctx, const blob_view *v, size_t n)
 {
+	int err = relog_inherited(ctx);
+	if (err)
+		return err;
 	pthread_mutex_lock(&jd.lock);
-	int err = ensure_file(ctx);
+	err = ensure_file(ctx);
 	uint64_t index = jd.next_index;
 	byte_buf out;
 	buf_init_grow(&out, BUF_UNBOUNDED);
-	if (!err)
+	if (!err && !ctx->jd->capped)
 		err = write_batch(ctx, &out, v, n);
-	if (!err)
+	if (!err && out.len)
 		err = append(out.p, out.len);
 	if (err)
 		jd.next_index = index;
@@ -610,18 +688,27 @@ static int jd_log_blobs(struct ju_ctx *ctx, const blob_view *v, size_t n)
 }
 
 /* In a forked child (core.c holds ctx->lock): this process's own file, with
- * everything the context still has published -- once per process, however
- * often it is called. */
+ * everything the context still has published logged again -- at its first
+ * write, when this process's file is new (so fork() returns soon), else
+ * now (a raw clone that published first).  Once per process, however often
+ * it is called. */
 static int jd_after_fork(struct ju_ctx *ctx)
 {
 	pid_t pid = getpid();
 	if (ctx->jd->logged == pid)
 		return 0;
 	pthread_mutex_lock(&jd.lock);
-	int err = ensure_file(ctx);
+	int err = 0;
+	if (jd.fd < 0 || jd.pid != pid) {
+		err = ensure_file(ctx);
+		jd.begun_at_fork = err ? 0 : pid;
+	}
+	bool now = jd.begun_at_fork != pid;
 	pthread_mutex_unlock(&jd.lock);
-	if (!err)
+	if (!err && now)
 		err = arena_relog(ctx, jd_log_blobs);
+	else if (!err)
+		ctx->jd->relog = pid;
 	if (!err)
 		ctx->jd->logged = pid;
 	return err;
@@ -633,5 +720,6 @@ const ju_channel_ops ju_ch_jitdump = {
 	.open = jd_open,
 	.close = jd_close,
 	.log_blobs = jd_log_blobs,
+	.blobs_gone = jd_blobs_gone,
 	.after_fork = jd_after_fork,
 };

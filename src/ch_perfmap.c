@@ -3,26 +3,37 @@
  * top) and eBPF profilers name samples in anonymous executable memory from
  * it; frames found by frame-pointer walks (perf -g) get their names too.
  *
- * The file is an append-only log that perf reads after the fact, so
- * unpublishing writes nothing: a line must stay for the samples taken while
- * its blob lived.  A JIT that reuses an address gets a second line for it;
- * perf, which has no timestamps for map lines, then picks one of the names.
+ * Publishing appends; unpublishing writes nothing at once: a line stays for
+ * the samples taken while its blob lived.  So that the file stays bounded
+ * under churn (HHVM's and perf-map-agent's users report maps of hundreds of
+ * MB), it is compacted when its dead lines outnumber the live ones by more
+ * than PM_SLACK: the live lines of every context, in address order, go to a
+ * new file that is renamed over the map.  perf, which reads the map by path,
+ * then sees the old file or the new one, whole, and never a dead blob's name
+ * beside the live one at a reused address.  The file is at most twice the
+ * live lines plus PM_SLACK after every unpublish; a compaction that cannot
+ * run at once (a write failed, another context was busy) is tried again at
+ * the next publish or unpublish.
  *
  * One file per process, shared by every context (refcounted, behind one
  * mutex): perf knows only the pid.  Created safely, because /tmp is shared
  * with every user: never through a symbolic link (O_NOFOLLOW), only a regular
- * file with one link, owned by our effective user.  A file left by an earlier
- * process that had our pid is truncated; one this process already wrote --
- * by us, or by another perf map writer in the process such as a second JIT --
- * is appended to.  After fork() the child starts its own file (core.c calls
- * after_fork in the child) and logs every blob it inherited.
+ * file with one link, owned by our effective user; the compacted copy is
+ * made with O_EXCL, so nothing planted at its name is used.  A file left by
+ * an earlier process that had our pid is truncated; one this process already
+ * wrote -- by us, or by another perf map writer in the process such as a
+ * second JIT -- is appended to.  Lines we did not write are never dropped:
+ * once another writer's lines are seen, the map is no longer compacted.
+ *
+ * After fork() the child starts its own file (core.c calls after_fork in the
+ * child): a copy of the parent's made in the kernel (copy_file_range) when
+ * that holds exactly the live lines, else the live lines written anew.
  */
 #include "internal.h"
 #include "ownfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,21 +42,38 @@
 #include <unistd.h>
 
 #define PM_PATH_FMT "/tmp/perf-%d.map"
+/* Dead lines allowed beyond the live ones before the map is compacted: small
+ * maps are not rewritten at every unpublish, and the rewrite's cost (a line
+ * per live blob) is spread over at least as many unpublishes. */
+#define PM_SLACK 1024
 
 /* The process's file. */
 static struct {
 	pthread_mutex_t lock;
-	pid_t pid;      /* process the open fd belongs to */
-	int fd;         /* -1 when closed */
-	unsigned refs;  /* contexts with the channel on */
-	pid_t started;  /* the process whose file we began (never truncate it again) */
-} pm = { PTHREAD_MUTEX_INITIALIZER, 0, -1, 0, 0 };
+	pid_t pid;               /* process the open fd belongs to */
+	int fd;                  /* -1 when closed */
+	unsigned refs;           /* contexts with the channel on */
+	pid_t started;           /* the process whose file we began (never truncate it again) */
+	size_t size;             /* bytes in the file, as this process wrote them */
+	size_t lines;            /* lines in it */
+	size_t live;             /* lines of blobs still published, over every context */
+	bool foreign;            /* another writer's lines are in it: never compact it */
+	bool pending;            /* a compaction is due */
+	struct pm_state *states; /* every context with the channel on */
+	byte_buf *collect;       /* during a compaction: where pm_collect writes */
+	size_t collected;        /* lines it wrote */
+} pm = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
 
 /* A context's part. */
 struct pm_state {
-	pid_t logged;    /* the process whose file has this context's blobs */
-	off_t undo_from; /* the file's length before the last append ... */
-	off_t undo_to;   /* ... and after it; equal when there is nothing to undo */
+	struct ju_ctx *ctx;
+	struct pm_state *next; /* in pm.states */
+	pid_t logged;          /* the process whose file has this context's blobs */
+	size_t live;           /* this context's lines in pm.live */
+	size_t undo_n;         /* lines of the last append ... */
+	off_t undo_from;       /* the file's length before it ... */
+	off_t undo_to;         /* ... and after it; equal when there is nothing to undo */
+	bool warned;           /* said that the map is not compacted */
 };
 
 /* fork() must not copy the mutex while another thread holds it.  Registered
@@ -114,14 +142,24 @@ static int open_file(void)
 	char path[64];
 	path_of(path, sizeof path, pid);
 	struct stat st;
-	int fd = ju__ownfile_open(path, O_WRONLY, &st);
+	int fd = ju__ownfile_open(path, O_RDWR, &st); /* readable: a child copies it */
 	if (fd < 0)
 		return fd;
-	if (pm.started != pid && st.st_size && is_stale(&st) && ftruncate(fd, 0)) {
-		int err = JU_FAIL(JU_EIO, "cannot truncate the stale %s: %s", path, strerror(errno));
-		close(fd);
-		return err;
+	if (pm.started != pid && st.st_size && is_stale(&st)) {
+		if (ftruncate(fd, 0)) {
+			int err = JU_FAIL(JU_EIO, "cannot truncate the stale %s: %s", path, strerror(errno));
+			close(fd);
+			return err;
+		}
+		st.st_size = 0;
 	}
+	if (pm.started != pid || !st.st_size) {
+		pm.size = pm.lines = 0;
+		pm.foreign = pm.pending = false;
+	}
+	/* What we did not write is another writer's. */
+	if ((size_t)st.st_size != pm.size)
+		pm.foreign = true;
 	pm.fd = fd;
 	pm.pid = pid;
 	pm.started = pid;
@@ -152,7 +190,10 @@ static int pm_open(struct ju_ctx *ctx)
 	int err = ensure_file();
 	if (!err) {
 		pm.refs++;
+		s->ctx = ctx;
 		s->logged = pm.pid;
+		s->next = pm.states;
+		pm.states = s;
 		ctx->pm = s;
 	}
 	pthread_mutex_unlock(&pm.lock);
@@ -164,6 +205,14 @@ static int pm_open(struct ju_ctx *ctx)
 static void pm_close(struct ju_ctx *ctx)
 {
 	pthread_mutex_lock(&pm.lock);
+	/* ju_close needs nothing published, but a channel turned off in a forked
+	 * child closes with its blobs published: they are no longer ours. */
+	pm.live -= ctx->pm->live;
+	for (struct pm_state **p = &pm.states; *p; p = &(*p)->next)
+		if (*p == ctx->pm) {
+			*p = ctx->pm->next;
+			break;
+		}
 	if (pm.refs && --pm.refs == 0 && pm.fd >= 0) {
 		close(pm.fd);
 		pm.fd = -1;
@@ -173,33 +222,181 @@ static void pm_close(struct ju_ctx *ctx)
 	ctx->pm = NULL;
 }
 
-/* "START SIZE name\n" for each blob, appended in one piece: a reader
- * never sees half a batch, and a failure is undone in one step. */
+/* ---- lines ---------------------------------------------------------------- */
+
+/* v in hex at the end of p[0, 16); returns where it starts. */
+static char *hex(char *end, uint64_t v)
+{
+	do
+		*--end = "0123456789abcdef"[v & 15];
+	while (v >>= 4);
+	return end;
+}
+
+/* "START SIZE name\n" for each blob. */
+static void put_lines(byte_buf *b, const blob_view *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char num[34], *size_end = num + sizeof num - 1;
+		*size_end = ' ';
+		char *size = hex(size_end, v[i].size);
+		*--size = ' ';
+		char *start = hex(size, v[i].start);
+		uint8_t *p = buf_reserve(b, (size_t)(num + sizeof num - start) + v[i].name_len + 1);
+		if (!p)
+			return;
+		memcpy(p, start, (size_t)(num + sizeof num - start));
+		p += num + sizeof num - start;
+		memcpy(p, v[i].name, v[i].name_len);
+		p[v[i].name_len] = '\n';
+	}
+}
+
+static size_t dead_lines(void)
+{
+	return pm.lines > pm.live ? pm.lines - pm.live : 0;
+}
+
+/* Append b (n lines) to this process's file; pm.lock held. */
+static int append_lines(struct ju_ctx *ctx, const byte_buf *b, size_t n)
+{
+	int err = ensure_file();
+	struct stat st;
+	if (!err && fstat(pm.fd, &st))
+		err = JU_FAIL(JU_EIO, "cannot stat the perf map: %s", strerror(errno));
+	if (!err)
+		err = ju__ownfile_append(pm.fd, b->p, b->len, "the perf map");
+	if (err)
+		return err;
+	if ((size_t)st.st_size != pm.size)
+		pm.foreign = true; /* another writer appended since our last line */
+	pm.size = (size_t)st.st_size + b->len;
+	pm.lines += n;
+	ctx->pm->undo_n = n;
+	ctx->pm->undo_from = st.st_size;
+	ctx->pm->undo_to = st.st_size + (off_t)b->len;
+	return 0;
+}
+
+/* ---- compaction ------------------------------------------------------------ */
+
+/* arena_relog's sink while compacting: the lines go to pm.collect. */
+static int pm_collect(struct ju_ctx *ctx, const blob_view *v, size_t n)
+{
+	(void)ctx;
+	put_lines(pm.collect, v, n);
+	pm.collected += n;
+	return buf_ok(pm.collect) ? 0 : JU_FAIL(JU_ENOMEM, "out of memory for a compacted perf map");
+}
+
+/* The live lines of every context into b.  The caller holds its own
+ * context's lock; the others' are only tried (a publish holds its context's
+ * lock while it waits for core.c's file lock, which we hold), and when one
+ * is busy nothing is collected: JU_EBUSY, try later. */
+static int collect_live(struct ju_ctx *ctx, byte_buf *b)
+{
+	struct pm_state *locked = NULL;
+	int err = 0;
+	for (struct pm_state *s = pm.states; s && !err; s = s->next) {
+		if (s->ctx == ctx)
+			continue;
+		if (pthread_mutex_trylock(&s->ctx->lock)) {
+			locked = s;
+			err = JU_EBUSY;
+		}
+	}
+	pm.collect = b;
+	pm.collected = 0;
+	for (struct pm_state *s = pm.states; s && !err; s = s->next)
+		err = arena_relog(s->ctx, pm_collect);
+	pm.collect = NULL;
+	for (struct pm_state *s = pm.states; s != locked; s = s->next)
+		if (s->ctx != ctx)
+			pthread_mutex_unlock(&s->ctx->lock);
+	return err;
+}
+
+/* Replace the map with its live lines; pm.lock held, and core.c's file
+ * lock (no append in between).  On failure the old map stays as it was. */
+static int compact(struct ju_ctx *ctx)
+{
+	if (pm.fd < 0 || pm.pid != getpid())
+		return 0; /* nothing of this process's yet */
+	byte_buf b;
+	buf_init_grow(&b, BUF_UNBOUNDED);
+	int err = collect_live(ctx, &b);
+	if (err) {
+		buf_free(&b);
+		return err;
+	}
+	char path[64], tmp[80];
+	path_of(path, sizeof path, pm.pid);
+	int fd = ju__ownfile_create_new(path, tmp, sizeof tmp);
+	err = fd < 0 ? fd : ju__ownfile_append(fd, b.p, b.len, "the compacted perf map");
+	if (!err)
+		err = ju__ownfile_replace(tmp, path);
+	else if (fd >= 0)
+		unlink(tmp);
+	if (err) {
+		if (fd >= 0)
+			close(fd);
+		buf_free(&b);
+		return err;
+	}
+	close(pm.fd);
+	pm.fd = fd;
+	pm.size = b.len;
+	pm.lines = pm.collected;
+	pm.pending = false;
+	for (struct pm_state *s = pm.states; s; s = s->next)
+		s->logged = pm.pid; /* the new file has every context's blobs */
+	buf_free(&b);
+	return 0;
+}
+
+/* Compact when due; a failure only leaves it due.  pm.lock held. */
+static void compact_if_due(struct ju_ctx *ctx)
+{
+	if (dead_lines() > pm.live + PM_SLACK)
+		pm.pending = true;
+	if (!pm.pending)
+		return;
+	if (pm.foreign) {
+		if (!ctx->pm->warned)
+			ju__log(ctx, JU_LOG_WARN,
+				"perf map: another writer in this process appends to it, so it is not "
+				"compacted (that would drop the other writer's lines); said once");
+		ctx->pm->warned = true;
+		pm.pending = false;
+		return;
+	}
+	int err = compact(ctx);
+	if (err && err != JU_EBUSY)
+		ju__log(ctx, JU_LOG_DEBUG, "perf map: compaction failed, tried again later: %s", ju_errmsg());
+	ju__clear_error(); /* the publish or unpublish itself goes on */
+}
+
+/* ---- the channel -------------------------------------------------------- */
+
+/* One append per batch: a reader never sees half a batch, and a failure is
+ * undone in one step.  A compaction that is due goes first (nothing of this
+ * batch is in the arenas yet). */
 static int pm_log_blobs(struct ju_ctx *ctx, const blob_view *v, size_t n)
 {
 	byte_buf b;
 	buf_init_grow(&b, BUF_UNBOUNDED);
-	for (size_t i = 0; i < n; i++) {
-		char num[40];
-		int len = snprintf(num, sizeof num, "%" PRIx64 " %" PRIx64 " ", v[i].start, v[i].size);
-		buf_bytes(&b, num, (size_t)len);
-		buf_bytes(&b, v[i].name, v[i].name_len);
-		buf_u8(&b, '\n');
-	}
+	put_lines(&b, v, n);
 	int err = 0;
 	if (ju__fault() || !buf_ok(&b))
 		err = JU_FAIL(JU_ENOMEM, "out of memory for %zu perf map lines", n);
 	if (!err) {
 		pthread_mutex_lock(&pm.lock);
-		err = ensure_file();
-		struct stat st;
-		if (!err && fstat(pm.fd, &st))
-			err = JU_FAIL(JU_EIO, "cannot stat the perf map: %s", strerror(errno));
-		if (!err)
-			err = ju__ownfile_append(pm.fd, b.p, b.len, "the perf map");
-		if (!err && ctx->pm) {
-			ctx->pm->undo_from = st.st_size;
-			ctx->pm->undo_to = st.st_size + (off_t)b.len;
+		if (pm.pending)
+			compact_if_due(ctx);
+		err = append_lines(ctx, &b, n);
+		if (!err) {
+			ctx->pm->live += n;
+			pm.live += n;
 		}
 		pthread_mutex_unlock(&pm.lock);
 	}
@@ -216,15 +413,75 @@ static void pm_unlog_last(struct ju_ctx *ctx)
 	if (s->undo_to == s->undo_from)
 		return;
 	pthread_mutex_lock(&pm.lock);
+	s->live -= s->undo_n;
+	pm.live -= s->undo_n;
 	struct stat st;
 	bool ours = pm.fd >= 0 && !fstat(pm.fd, &st) && st.st_size == s->undo_to;
-	if (!ours || ftruncate(pm.fd, s->undo_from))
+	if (ours && !ftruncate(pm.fd, s->undo_from)) {
+		pm.size = (size_t)s->undo_from;
+		pm.lines -= s->undo_n;
+	} else {
+		/* they stay, dead */
 		ju__log(ctx, JU_LOG_WARN,
 			"perf map: the lines of a failed publish could not be taken back "
 			"(%s)",
 			ours ? strerror(errno) : "the file grew after them");
+	}
 	pthread_mutex_unlock(&pm.lock);
 	s->undo_from = s->undo_to = 0;
+	s->undo_n = 0;
+}
+
+static void pm_blobs_gone(struct ju_ctx *ctx, size_t n)
+{
+	pthread_mutex_lock(&pm.lock);
+	n = n < ctx->pm->live ? n : ctx->pm->live;
+	ctx->pm->live -= n;
+	pm.live -= n;
+	compact_if_due(ctx);
+	pthread_mutex_unlock(&pm.lock);
+}
+
+/* In a forked child, pm.fd still the parent's file, whose first pm.size bytes
+ * are what it held at fork() (the fork handlers held pm.lock; what the
+ * parent appends later lies beyond).  If those are exactly the live lines,
+ * the child's new file gets a copy made by the kernel and every context is
+ * done; returns 1 when the lines must be written anew instead.  pm.lock
+ * held. */
+static int copy_parent_map(void)
+{
+	int from = pm.fd;
+	size_t len = pm.size, lines = pm.lines;
+	bool exact = !pm.foreign && lines == pm.live;
+	pm.fd = -1;
+	int err = open_file();
+	if (err || !exact || pm.foreign || !len) {
+		close(from);
+		return err ? err : 1;
+	}
+	/* copy_file_range refuses an O_APPEND target; no other thread runs in
+	 * a child yet. */
+	loff_t in = 0, out = 0;
+	bool ok = !fcntl(pm.fd, F_SETFL, 0);
+	while (ok && (size_t)in < len) {
+		ssize_t n = ju__fault() ? (errno = EIO, -1)
+					: copy_file_range(from, &in, pm.fd, &out, len - (size_t)in, 0);
+		ok = n > 0 || (n < 0 && errno == EINTR);
+	}
+	close(from);
+	if (!ok && ftruncate(pm.fd, 0))
+		err = JU_FAIL(JU_EIO,
+			      "copying the parent's perf map failed, and so did emptying the copy: %s",
+			      strerror(errno));
+	if (fcntl(pm.fd, F_SETFL, O_APPEND) && !err)
+		err = JU_FAIL(JU_EIO, "cannot set flags on the perf map: %s", strerror(errno));
+	if (err || !ok)
+		return err ? err : 1;
+	pm.size = len;
+	pm.lines = lines;
+	for (struct pm_state *s = pm.states; s; s = s->next)
+		s->logged = pm.pid;
+	return 0;
 }
 
 /* In a forked child (core.c holds ctx->lock): this process's own file, with
@@ -236,10 +493,24 @@ static int pm_after_fork(struct ju_ctx *ctx)
 	if (ctx->pm->logged == pid)
 		return 0;
 	pthread_mutex_lock(&pm.lock);
-	int err = ensure_file();
+	int err = pm.fd >= 0 && pm.pid != pid ? copy_parent_map() : 1;
+	if (err == 1)
+		err = ensure_file();
+	else if (!err && ctx->pm->logged != pid)
+		err = JU_FAIL(JU_EIO, "internal error: the perf map copy missed a context");
+	if (!err && ctx->pm->logged != pid) {
+		/* lines for blobs already counted live, in one append */
+		byte_buf b;
+		buf_init_grow(&b, BUF_UNBOUNDED);
+		pm.collect = &b;
+		pm.collected = 0;
+		err = arena_relog(ctx, pm_collect);
+		pm.collect = NULL;
+		if (!err)
+			err = append_lines(ctx, &b, pm.collected);
+		buf_free(&b);
+	}
 	pthread_mutex_unlock(&pm.lock);
-	if (!err)
-		err = arena_relog(ctx, pm_log_blobs);
 	if (!err)
 		ctx->pm->logged = pid;
 	return err;
@@ -252,5 +523,6 @@ const ju_channel_ops ju_ch_perfmap = {
 	.close = pm_close,
 	.log_blobs = pm_log_blobs,
 	.unlog_last = pm_unlog_last,
+	.blobs_gone = pm_blobs_gone,
 	.after_fork = pm_after_fork,
 };

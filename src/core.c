@@ -584,6 +584,41 @@ static void options_channels(const ju_options *o, uint32_t *want, uint32_t *need
 		*need = m;
 }
 
+/* Parse JITUNWIND_JITDUMP_MAX: bytes with an optional K/M/G/T suffix
+ * (powers of 1024), or "unlimited". */
+static int parse_jitdump_max(const char *v, uint64_t *out)
+{
+	static const char want[] = "want bytes, optionally with a K, M, G or T suffix, or unlimited";
+	if (!strcmp(v, "unlimited")) {
+		*out = UINT64_MAX;
+		return 0;
+	}
+	uint64_t n = 0;
+	const char *p = v;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (n > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
+			return JU_FAIL(JU_EENV, "JITUNWIND_JITDUMP_MAX=\"%s\": too large", v);
+		n = n * 10 + (uint64_t)(*p - '0');
+	}
+	static const char units[] = "KMGT";
+	char unit = (char)(*p & ~0x20); /* upper case */
+	const char *u = unit ? strchr(units, unit) : NULL;
+	if (p == v || (*p && (!u || p[1])))
+		return JU_FAIL(JU_EENV, "JITUNWIND_JITDUMP_MAX=\"%s\": %s", v, want);
+	for (int shift = u ? 10 * (int)(u - units + 1) : 0; shift; shift -= 10) {
+		if (n > UINT64_MAX >> 10)
+			return JU_FAIL(JU_EENV, "JITUNWIND_JITDUMP_MAX=\"%s\": too large", v);
+		n <<= 10;
+	}
+	if (!n)
+		return JU_FAIL(JU_EENV,
+			       "JITUNWIND_JITDUMP_MAX=\"%s\": a cap of 0 bytes (to write no jitdump, leave "
+			       "the channel off)",
+			       v);
+	*out = n;
+	return 0;
+}
+
 static void close_channels(struct ju_ctx *ctx)
 {
 	for (size_t i = JU_N_CHANNELS; i-- > 0;) {
@@ -698,6 +733,14 @@ int ju_open(const ju_options *opt, ju_ctx **out)
 		env = NULL; /* `JITUNWIND= prog`: set but empty is the same as unset */
 	if (env) {
 		int err = parse_env(env, &want, &need);
+		if (err)
+			return err;
+	}
+	if (!o.jitdump_max_bytes)
+		o.jitdump_max_bytes = JU_JITDUMP_MAX_DEFAULT;
+	const char *jd_max = (o.flags & JU_OPT_NO_ENV) ? NULL : getenv("JITUNWIND_JITDUMP_MAX");
+	if (jd_max && *jd_max) {
+		int err = parse_jitdump_max(jd_max, &o.jitdump_max_bytes);
 		if (err)
 			return err;
 	}

@@ -7,7 +7,9 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 int ju__ownfile_open(const char *path, int access, struct stat *st)
@@ -68,6 +70,53 @@ int ju__ownfile_append(int fd, const void *p, size_t len, const char *what)
 		return JU_FAIL(JU_EIO, "writing %s failed (%s), and so did restoring its length (%s)", what,
 			       strerror(e), strerror(errno));
 	return JU_FAIL(JU_EIO, "writing %zu bytes to %s failed: %s", len, what, strerror(e));
+}
+
+int ju__ownfile_create_new(const char *path, char *tmp, size_t tmp_len)
+{
+	static const char letters[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+	if (strlen(path) + 8 > tmp_len) /* room for ".XXXXXX" and the NUL */
+		return JU_FAIL(JU_ERANGE, "%s: path too long for a new copy", path);
+	snprintf(tmp, tmp_len, "%s.tmp", path);
+	for (int tries = 0; tries < 16; tries++) {
+		if (tries) {
+			uint64_t r = 0;
+			if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r)
+				r = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)&r ^
+				    (uint64_t)tries << 40;
+			char *x = tmp + strlen(path) + 1; /* over "tmp" and beyond: six letters */
+			for (int i = 0; i < 6; i++, r /= 62)
+				x[i] = letters[r % 62];
+			x[6] = 0;
+		}
+		if (ju__fault())
+			return JU_FAIL(JU_EIO, "cannot create %s: %s", tmp, strerror(EIO));
+		int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC | O_NOCTTY,
+			      0644);
+		if (fd < 0 && errno == EEXIST)
+			continue;
+		if (fd < 0)
+			return JU_FAIL(errno == EACCES || errno == EPERM ? JU_EPERM : JU_EIO,
+				       "cannot create %s: %s", tmp, strerror(errno));
+		/* O_EXCL made it, so it is ours; the check costs nothing. */
+		struct stat st;
+		if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+			close(fd);
+			return JU_FAIL(JU_EPERM, "%s is not the regular file of ours just created", tmp);
+		}
+		return fd;
+	}
+	return JU_FAIL(JU_EIO, "cannot create a new copy of %s: every name tried is taken", path);
+}
+
+int ju__ownfile_replace(const char *tmp, const char *path)
+{
+	int e = ju__fault() ? EIO : rename(tmp, path) ? errno : 0;
+	if (!e)
+		return 0;
+	unlink(tmp);
+	return JU_FAIL(e == EACCES || e == EPERM ? JU_EPERM : JU_EIO, "cannot put %s in place of %s: %s", tmp,
+		       path, strerror(e));
 }
 
 bool ju__is_symlink_at(int dirfd, const char *name)

@@ -28,6 +28,19 @@ int ju__dir_open_nofollow(const char *path);
 /* Is `name` in the directory open at dirfd a symbolic link? */
 bool ju__is_symlink_at(int dirfd, const char *name);
 
+/* Make a new file to replace `path` with: "<path>.tmp", or when anything
+ * is at that name (a file or link another user may have planted there, or
+ * one left by a process that had our pid), "<path>.XXXXXX" with random
+ * letters.  O_CREAT | O_EXCL: the name must not exist, so nothing found there
+ * is ever followed or written.  O_RDWR, mode 0644, O_APPEND, close-on-exec; its name
+ * goes to tmp (tmp_len bytes).  Returns the descriptor, or a negative JU_E*
+ * code with the message set. */
+int ju__ownfile_create_new(const char *path, char *tmp, size_t tmp_len);
+/* Put the file made by ju__ownfile_create_new in place of `path` in one
+ * step (rename: a reader opening `path` gets the old file or the new one,
+ * whole), or remove it again when that fails.  0, or a negative JU_E* code. */
+int ju__ownfile_replace(const char *tmp, const char *path);
+
 /* Append len bytes (O_APPEND: a batch lands whole even beside another
  * writer); if that fails part way, cut the part written off again, so the
  * file never keeps half a batch.  what names the file in messages ("the

@@ -1,11 +1,14 @@
 /* test-fork.c - after fork() the child writes its own perf map and jitdump.
  *
  *   - fork_child_logs_every_inherited_blob_in_its_own_files: two contexts
- *     publish (and unpublish some); the child's /tmp/perf-<child>.map and
- *     jit-<child>.dump (same directory as the parent's, marked by the
- *     child's own executable mapping) hold exactly the blobs still published,
- *     once; what the child publishes goes only there; the parent's files are
- *     not touched by the child;
+ *     publish (and unpublish some); right after fork() the child's
+ *     /tmp/perf-<child>.map holds exactly the blobs still published, once,
+ *     and its jit-<child>.dump (same directory as the parent's, marked by the
+ *     child's own executable mapping) the header, naming the child; a
+ *     context's first publish in the child logs its inherited blobs, naming
+ *     the child, then its own, and a first unpublish what is left; what the
+ *     child publishes goes only there; the
+ *     parent's files are not touched by the child;
  *   - raw_clone_child_catches_up_with_ju_after_fork: a child made without
  *     the fork handlers starts its own files at its first publish, and
  *     ju_after_fork() adds what it inherited;
@@ -143,8 +146,8 @@ static size_t dump_entries(pid_t pid, char out[][96], size_t max, bool *closed)
 	return n;
 }
 
-/* The files of `pid` hold exactly want[0..n) (sorted), each once. */
-static void files_hold(pid_t pid, const char *const *want, size_t n, const char *when)
+/* The perf map of `pid` holds exactly want[0..n) (sorted), each once. */
+static void map_holds(pid_t pid, const char *const *want, size_t n, const char *when)
 {
 	char got[64][96];
 	size_t m = map_entries(pid, got, 64);
@@ -153,12 +156,28 @@ static void files_hold(pid_t pid, const char *const *want, size_t n, const char 
 		same = !strncmp(got[i], want[i], strlen(want[i])) && got[i][strlen(want[i])] == '@';
 	CHECK(same, "%s: the perf map of %d holds %zu entries (%s...), want %zu (%s...)", when,
 	      (int)pid, m, m ? got[0] : "", n, n ? want[0] : "");
+}
+
+/* The files of `pid` hold exactly want[0..n) (sorted), each once. */
+static void files_hold(pid_t pid, const char *const *want, size_t n, const char *when)
+{
+	map_holds(pid, want, n, when);
+	char got[64][96];
 	bool closed;
-	m = dump_entries(pid, got, 64, &closed);
-	same = m == n;
+	size_t m = dump_entries(pid, got, 64, &closed);
+	bool same = m == n;
 	for (size_t i = 0; same && i < n; i++)
 		same = !strncmp(got[i], want[i], strlen(want[i])) && got[i][strlen(want[i])] == '@';
 	CHECK(same, "%s: the jitdump of %d holds %zu loads, want %zu", when, (int)pid, m, n);
+}
+
+static bool read_dump_of(pid_t pid, jd_dump *d)
+{
+	char p[128], err[200];
+	dump_path(p, sizeof p, pid);
+	int rc = jd_dump_read(p, d, err, sizeof err);
+	CHECK(rc == 0, "%s: %s", p, err);
+	return rc == 0;
 }
 
 static int finish_child(void)
@@ -189,6 +208,7 @@ static void fork_child_logs_every_inherited_blob_in_its_own_files(void)
 	long map_before = size_of(pmap), dump_before = size_of(pdump);
 	static const char *const inherited[] = { "a0", "a1", "b0", "b1" };
 	static const char *const later[] = { "a0", "a1", "b0", "b1", "child" };
+	static const char *const a_and_child[] = { "a0", "a1", "child" };
 
 	fflush(stdout);
 	pid_t pid = fork();
@@ -197,20 +217,44 @@ static void fork_child_logs_every_inherited_blob_in_its_own_files(void)
 		pid_t me = getpid();
 		char cdump[128];
 		dump_path(cdump, sizeof cdump, me);
-		files_hold(me, inherited, 4, "right after fork");
+		map_holds(me, inherited, 4, "right after fork");
+		jd_dump d;
+		if (read_dump_of(me, &d)) {
+			CHECK(d.h.pid == (uint32_t)me && d.n_loads == 0,
+			      "right after fork the child's dump names pid %u (want %d) and has %zu loads "
+			      "(want none yet)",
+			      d.h.pid, (int)me, d.n_loads);
+			jd_dump_free(&d);
+		}
 		CHECK(jd_marker_mapped(cdump), "the child's dump is not mapped executable");
 		CHECK(!jd_marker_mapped(pdump), "the child still maps the parent's dump");
 		ju_blob c = blob(0x2000, "child", true);
 		CHECK_RC(ju_publish(a, &c), 0);
 		CHECK_RC(ju_after_fork(a), 0); /* already done by the fork handler: no duplicates */
 		CHECK_RC(ju_after_fork(b), 0);
-		files_hold(me, later, 5, "after the child published");
+		map_holds(me, later, 5, "after the child published");
+		char got[64][96];
+		bool closed = false;
+		size_t n = dump_entries(me, got, 64, &closed);
+		bool same = n == 3;
+		for (size_t i = 0; same && i < 3; i++)
+			same = !strncmp(got[i], a_and_child[i], strlen(a_and_child[i]));
+		CHECK(same, "after a published: the child's dump holds %zu loads, want a's two and its own",
+		      n);
+		/* b's first write in the child is an unpublish: what b still has
+		 * is logged then */
+		CHECK_RC(ju_unpublish(b, R + 0x1100), 0);
+		static const char *const b_too[] = { "a0", "a1", "b0", "child" };
+		char gone[64][96];
+		n = dump_entries(me, gone, 64, &closed);
+		same = n == 4;
+		for (size_t i = 0; same && i < 4; i++)
+			same = !strncmp(gone[i], b_too[i], strlen(b_too[i]));
+		CHECK(same, "after b unpublished: the child's dump holds %zu loads, want a0 a1 b0 child", n);
 		CHECK_RC(ju_unpublish_all(a), 0);
 		CHECK_RC(ju_unpublish_all(b), 0);
 		CHECK_RC(ju_close(a), 0);
 		CHECK_RC(ju_close(b), 0);
-		char got[64][96];
-		bool closed = false;
 		dump_entries(me, got, 64, &closed);
 		CHECK(closed, "the child's dump does not end with CLOSE");
 		char cmap[64];
@@ -263,6 +307,25 @@ static void raw_clone_child_catches_up_with_ju_after_fork(void)
 	remove_files_of(getpid());
 }
 
+/* Every live blob of ctx is the latest load at its address. */
+static void latest_loads_name_the_live_blobs(ju_ctx *ctx, const jd_dump *d, int child)
+{
+	for (size_t i = 0; i < ctx->n_arenas; i++) {
+		const arena *a = ctx->arenas[i];
+		for (uint32_t k = 0; k < a->n; k++) {
+			const blob_rec *r = &a->recs[k];
+			if (r->flags & REC_DEAD)
+				continue;
+			const char *name = (const char *)a->image + r->name_off, *got = NULL;
+			for (size_t j = 0; j < d->n_loads; j++)
+				if (d->loads[j].h.code_addr == r->start)
+					got = d->loads[j].name;
+			CHECK(got && !strcmp(got, name), "child %d: the latest load at %#llx is %s, want %s",
+			      child, (unsigned long long)r->start, got ? got : "none", name);
+		}
+	}
+}
+
 static atomic_int stop;
 
 static void *churn(void *arg)
@@ -297,11 +360,18 @@ static void fork_while_another_thread_publishes(void)
 			size_t live = ju_count(ctx);
 			char got[64][96];
 			size_t m = map_entries(me, got, 64);
-			bool closed;
-			size_t d = dump_entries(me, got, 64, &closed);
-			CHECK(m == live && d == live, "child %d: %zu live, map %zu, dump %zu", forks, live, m, d);
+			CHECK(m == live, "child %d: %zu live, map %zu", forks, live, m);
 			ju_blob c = blob(0x9000, "after", false);
 			CHECK_RC(ju_publish(ctx, &c), 0);
+			bool closed;
+			size_t d = dump_entries(me, got, 64, &closed);
+			CHECK(d == live + 1, "child %d: %zu live, dump %zu after one publish", forks, live,
+			      d);
+			jd_dump mine;
+			if (read_dump_of(me, &mine)) {
+				latest_loads_name_the_live_blobs(ctx, &mine, forks);
+				jd_dump_free(&mine);
+			}
 			remove_files_of(me);
 			_exit(finish_child());
 		}
