@@ -327,7 +327,14 @@ static void fde_reg_swap(struct ju_ctx *ctx, arena *const *add, size_t n_add, ar
 				if (del[i]->fde_reg && del[i]->lo == add[k]->lo)
 					gcc_remove(fr, g, del[i]);
 	}
-	for (size_t k = 0; k < n_add; k++) {
+	/* Highest address first (add[] is in address order).  A list-design
+	 * lookup stops at the first object, by descending lowest pc, whose
+	 * lowest pc is <= the pc, and searches no further: a new arena that lies
+	 * inside an old one's hull (the middle of a split) hides every pc of the
+	 * old arena above it until the new arena holding that pc is registered
+	 * too.  Registered from the top down, the new arena holding a pc is
+	 * always in place before any new arena below it. */
+	for (size_t k = n_add; k-- > 0;) {
 		for (int g = 0; g < N_GCC; g++)
 			gcc_add(fr, g, add[k]);
 		llvm_add(fr, add[k]);

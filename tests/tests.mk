@@ -150,15 +150,8 @@ $(A64_DIR)/child: tests/child.c tests/child_cxx.cc $(A64_DIR)/libjitunwind.a
 	$(A64_PREFIX)g++ -O1 -g -fno-omit-frame-pointer -c -o $@-cxx.o tests/child_cxx.cc
 	$(A64_PREFIX)g++ -rdynamic -o $@ $@.o $@-cxx.o $(A64_DIR)/libjitunwind.a -ldl -pthread
 
-# Stress runs, outside `make check`: `make stress` (JU_CHURN_SECONDS, default
-# 600).  churn-under-unwinding fails today: in-process walks through live
-# blobs miss frames while an arena that holds them is rebuilt and swapped
-# (docs/ARCHITECTURE.md, "Known limits").
-STRESS_DIR := $(BUILD)/stress
-$(STRESS_DIR)/churn-under-unwinding: tests/stress/churn-under-unwinding.c tests/unit/unit.h $(LIB_INTERNAL)
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Iinclude -Isrc -I. -Itests/unit -o $@ $< $(LIB_INTERNAL) -ldw -lelf -ldl -pthread
-
+# Longer runs of the concurrency tests: `make stress` (JU_CHURN_SECONDS,
+# default 600; `make check` runs the same program for 3 s).
 .PHONY: stress
-stress: $(STRESS_DIR)/churn-under-unwinding
-	JU_CHURN_SECONDS=$${JU_CHURN_SECONDS:-600} $(STRESS_DIR)/churn-under-unwinding
+stress: $(TEST_DIR)/test-churn-under-unwinding
+	JU_CHURN_SECONDS=$${JU_CHURN_SECONDS:-600} $(TEST_DIR)/test-churn-under-unwinding
