@@ -643,9 +643,10 @@ static int relog_inherited(struct ju_ctx *ctx)
 
 /* An unpublish is a context's first write too: what it still has is logged
  * (the blobs just unpublished are gone from the arenas by now). */
-static void jd_blobs_gone(struct ju_ctx *ctx, size_t n)
+static void jd_blobs_gone(struct ju_ctx *ctx, size_t n, bool all)
 {
 	(void)n;
+	(void)all;
 	if (relog_inherited(ctx)) {
 		ju__log(ctx, JU_LOG_WARN, "jitdump: %s", ju_errmsg());
 		ju__clear_error(); /* the unpublish itself succeeds */

@@ -432,13 +432,21 @@ static void pm_unlog_last(struct ju_ctx *ctx)
 	s->undo_n = 0;
 }
 
-static void pm_blobs_gone(struct ju_ctx *ctx, size_t n)
+/* ju_unpublish_all is how a program ends (ju_close wants nothing
+ * published): perf reports after the process exits, and names the samples
+ * of every blob that ran from the map then, so the last unpublish_all leaves
+ * the map as it is.  A compaction that is due by then runs at the next
+ * publish or unpublish, if one comes. */
+static void pm_blobs_gone(struct ju_ctx *ctx, size_t n, bool all)
 {
 	pthread_mutex_lock(&pm.lock);
 	n = n < ctx->pm->live ? n : ctx->pm->live;
 	ctx->pm->live -= n;
 	pm.live -= n;
-	compact_if_due(ctx);
+	if (all)
+		pm.pending = pm.pending || dead_lines() > pm.live + PM_SLACK;
+	else
+		compact_if_due(ctx);
 	pthread_mutex_unlock(&pm.lock);
 }
 

@@ -303,7 +303,7 @@ static int log_files(struct ju_ctx *ctx, const ju_blob *blobs, const staged *s, 
 }
 
 /* Tell the file channels that n blobs left the arena set. */
-static void files_forget(struct ju_ctx *ctx, size_t n)
+static void files_forget(struct ju_ctx *ctx, size_t n, bool all)
 {
 	if (!n || !(ctx->channels & (JU_CH_PERFMAP | JU_CH_JITDUMP)))
 		return;
@@ -311,7 +311,7 @@ static void files_forget(struct ju_ctx *ctx, size_t n)
 	for (size_t i = 0; i < JU_N_CHANNELS; i++) {
 		const ju_channel_ops *ops = ju_channel_table[i];
 		if ((ctx->channels & ops->bit) && ops->blobs_gone)
-			ops->blobs_gone(ctx, n);
+			ops->blobs_gone(ctx, n, all);
 	}
 	pthread_mutex_unlock(&files_lock);
 }
@@ -422,7 +422,7 @@ int ju_unpublish(ju_ctx *ctx, const void *start)
 		arena_unpublish(ctx, &at, 1);
 	pthread_mutex_unlock(&cross_lock);
 	if (!err)
-		files_forget(ctx, 1);
+		files_forget(ctx, 1, false);
 	pthread_mutex_unlock(&ctx->lock);
 	return err;
 }
@@ -468,7 +468,7 @@ int ju_unpublish_batch(ju_ctx *ctx, const void *const *starts, size_t n)
 		arena_unpublish(ctx, at, n);
 	pthread_mutex_unlock(&cross_lock);
 	if (!err)
-		files_forget(ctx, n);
+		files_forget(ctx, n, false);
 	pthread_mutex_unlock(&ctx->lock);
 	free(at);
 	return err;
@@ -484,7 +484,7 @@ int ju_unpublish_all(ju_ctx *ctx)
 	pthread_mutex_lock(&cross_lock);
 	arena_retire_all(ctx);
 	pthread_mutex_unlock(&cross_lock);
-	files_forget(ctx, n);
+	files_forget(ctx, n, true);
 	pthread_mutex_unlock(&ctx->lock);
 	return 0;
 }

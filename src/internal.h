@@ -164,8 +164,9 @@ typedef struct ju_channel_ops {
 	void (*unlog_last)(struct ju_ctx *ctx);
 	/* File channels: n blobs were unpublished and the arena set no longer
 	 * holds them (arena_relog sees the live set).  Housekeeping that cannot
-	 * fail the unpublish (a perf map compacts itself here). */
-	void (*blobs_gone)(struct ju_ctx *ctx, size_t n);
+	 * fail the unpublish (a perf map compacts itself here).  `all`: by
+	 * ju_unpublish_all, the way a program ends. */
+	void (*blobs_gone)(struct ju_ctx *ctx, size_t n, bool all);
 	/* In a forked child: start this process's own files. */
 	int (*after_fork)(struct ju_ctx *ctx);
 } ju_channel_ops;
