@@ -25,6 +25,15 @@
  * second JIT -- is appended to.  Lines we did not write are never dropped:
  * once another writer's lines are seen, the map is no longer compacted.
  *
+ * A blob published where a dead blob's line still is would share its
+ * addresses with that line, and perf names a sample after the first line
+ * that holds it: the old name.  So the lines that overlap a new blob are
+ * tombstoned in place first: their first byte becomes '#', which perf
+ * (and every reader that parses the address) skips.  An index of our lines
+ * that are not tombstoned (disjoint, by address: lines_ix below) finds them.
+ * A dead blob's line otherwise stays: it names the samples taken while the
+ * blob lived, and perf has no time to tell them apart by.
+ *
  * After fork() the child starts its own file (core.c calls after_fork in the
  * child): a copy of the parent's made in the kernel (copy_file_range) when
  * that holds exactly the live lines, else the live lines written anew.
@@ -87,6 +96,176 @@ static void pm_release(void) { pthread_mutex_unlock(&pm.lock); }
 __attribute__((constructor)) static void pm_init(void)
 {
 	pthread_atfork(pm_prepare, pm_release, pm_release);
+}
+
+/* ---- the index of our lines ------------------------------------------------ */
+
+/* A line of ours in the file, not tombstoned: [start, end) and the offset
+ * of its first byte.  Such lines never overlap (a line that a new one
+ * overlaps is tombstoned first), so they sort by start. */
+typedef struct pm_line {
+	uint64_t start, end, off;
+} pm_line;
+
+/* Sorted blocks of sorted lines: a lookup is two binary searches, an insert
+ * moves at most one block. */
+enum { IX_BLOCK = 256 };
+typedef struct ix_block {
+	uint32_t n;
+	pm_line l[IX_BLOCK];
+} ix_block;
+
+static struct {
+	ix_block **b;
+	size_t nb, cap;
+	bool lost; /* a line could not be indexed: the map needs a compaction */
+} ix;
+
+static void ix_clear(void)
+{
+	for (size_t i = 0; i < ix.nb; i++)
+		free(ix.b[i]);
+	free(ix.b);
+	ix.b = NULL;
+	ix.nb = ix.cap = 0;
+	ix.lost = false;
+}
+
+/* The block that would hold a line starting at addr: the last one whose
+ * first line starts at or below it (or the first). */
+static size_t ix_block_of(uint64_t addr)
+{
+	size_t lo = 0, hi = ix.nb;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ix.b[mid]->l[0].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? lo - 1 : 0;
+}
+
+/* Index in a block of the first line starting after addr. */
+static uint32_t ix_after(const ix_block *b, uint64_t addr)
+{
+	uint32_t lo = 0, hi = b->n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (b->l[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void ix_drop_block(size_t k)
+{
+	free(ix.b[k]);
+	memmove(ix.b + k, ix.b + k + 1, (ix.nb - k - 1) * sizeof *ix.b);
+	ix.nb--;
+}
+
+/* Take out the lines that overlap [start, end); their offsets go to
+ * off[0..*n), at most max of them.  True if more are left. */
+static bool ix_take(uint64_t start, uint64_t end, uint64_t *off, size_t max, size_t *n)
+{
+	*n = 0;
+	if (!ix.nb)
+		return false;
+	size_t k = ix_block_of(start);
+	uint32_t i = ix_after(ix.b[k], start);
+	/* the line starting at or below start, if any, may reach into it */
+	if (i > 0)
+		i--;
+	else if (k > 0)
+		k--, i = ix.b[k]->n - 1;
+	while (k < ix.nb) {
+		ix_block *b = ix.b[k];
+		while (i < b->n && b->l[i].start < end) {
+			if (b->l[i].end <= start) {
+				i++;
+				continue;
+			}
+			if (*n == max)
+				return true;
+			off[(*n)++] = b->l[i].off;
+			memmove(b->l + i, b->l + i + 1, (b->n - i - 1) * sizeof *b->l);
+			b->n--;
+		}
+		if (i < b->n)
+			return false;
+		if (!b->n)
+			ix_drop_block(k);
+		else
+			k++;
+		i = 0;
+	}
+	return false;
+}
+
+static void ix_insert(uint64_t start, uint64_t end, uint64_t off)
+{
+	if (!ix.nb || ix.nb == ix.cap) {
+		if (ix.nb == ix.cap) {
+			size_t cap = ix.cap ? 2 * ix.cap : 16;
+			ix_block **p = ju__realloc(ix.b, cap * sizeof *p);
+			if (!p) {
+				ix.lost = true;
+				return;
+			}
+			ix.b = p;
+			ix.cap = cap;
+		}
+		if (!ix.nb) {
+			ix.b[0] = ju__malloc(sizeof **ix.b);
+			if (!ix.b[0]) {
+				ix.lost = true;
+				return;
+			}
+			ix.b[0]->n = 0;
+			ix.nb = 1;
+		}
+	}
+	size_t k = ix_block_of(start);
+	ix_block *b = ix.b[k];
+	if (b->n == IX_BLOCK) { /* split it in two halves */
+		ix_block *c = ju__malloc(sizeof *c);
+		if (!c) {
+			ix.lost = true;
+			return;
+		}
+		c->n = IX_BLOCK / 2;
+		memcpy(c->l, b->l + IX_BLOCK / 2, c->n * sizeof *c->l);
+		b->n = IX_BLOCK / 2;
+		memmove(ix.b + k + 2, ix.b + k + 1, (ix.nb - k - 1) * sizeof *ix.b);
+		ix.b[k + 1] = c;
+		ix.nb++;
+		if (start >= c->l[0].start)
+			b = c;
+	}
+	uint32_t i = ix_after(b, start);
+	memmove(b->l + i + 1, b->l + i, (b->n - i) * sizeof *b->l);
+	b->l[i] = (pm_line){ start, end, off };
+	b->n++;
+}
+
+/* Forget the lines at or past `off` (an append taken back). */
+static void ix_drop_from(uint64_t off)
+{
+	for (size_t k = 0; k < ix.nb;) {
+		ix_block *b = ix.b[k];
+		uint32_t m = 0;
+		for (uint32_t i = 0; i < b->n; i++)
+			if (b->l[i].off < off)
+				b->l[m++] = b->l[i];
+		b->n = m;
+		if (!m)
+			ix_drop_block(k);
+		else
+			k++;
+	}
 }
 
 /* ---- the file ------------------------------------------------------------ */
@@ -156,6 +335,7 @@ static int open_file(void)
 	if (pm.started != pid || !st.st_size) {
 		pm.size = pm.lines = 0;
 		pm.foreign = pm.pending = false;
+		ix_clear();
 	}
 	/* What we did not write is another writer's. */
 	if ((size_t)st.st_size != pm.size)
@@ -233,10 +413,13 @@ static char *hex(char *end, uint64_t v)
 	return end;
 }
 
-/* "START SIZE name\n" for each blob. */
-static void put_lines(byte_buf *b, const blob_view *v, size_t n)
+/* "START SIZE name\n" for each blob; off, when not NULL, gets where each
+ * line starts in b. */
+static void put_lines(byte_buf *b, const blob_view *v, size_t n, uint64_t *off)
 {
 	for (size_t i = 0; i < n; i++) {
+		if (off)
+			off[i] = b->len;
 		char num[34], *size_end = num + sizeof num - 1;
 		*size_end = ' ';
 		char *size = hex(size_end, v[i].size);
@@ -280,13 +463,49 @@ static int append_lines(struct ju_ctx *ctx, const byte_buf *b, size_t n)
 
 /* ---- compaction ------------------------------------------------------------ */
 
+/* Where the collected lines are in pm.collect, for the index. */
+static struct {
+	pm_line *l;
+	size_t n, cap;
+} cl;
+
 /* arena_relog's sink while compacting: the lines go to pm.collect. */
 static int pm_collect(struct ju_ctx *ctx, const blob_view *v, size_t n)
 {
 	(void)ctx;
-	put_lines(pm.collect, v, n);
+	if (cl.n + n > cl.cap) {
+		size_t cap = cl.cap ? cl.cap : 256;
+		while (cap < cl.n + n)
+			cap *= 2;
+		pm_line *p = ju__realloc(cl.l, cap * sizeof *p);
+		if (!p)
+			return JU_FAIL(JU_ENOMEM, "out of memory indexing a compacted perf map");
+		cl.l = p;
+		cl.cap = cap;
+	}
+	for (size_t i = 0; i < n; i++) {
+		cl.l[cl.n++] = (pm_line){ v[i].start, v[i].start + v[i].size, pm.collect->len };
+		put_lines(pm.collect, &v[i], 1, NULL);
+	}
 	pm.collected += n;
 	return buf_ok(pm.collect) ? 0 : JU_FAIL(JU_ENOMEM, "out of memory for a compacted perf map");
+}
+
+static void collect_begin(byte_buf *b)
+{
+	pm.collect = b;
+	pm.collected = 0;
+	cl.n = 0;
+}
+
+/* Index the collected lines, now at `base` in the file. */
+static void collect_index(uint64_t base)
+{
+	for (size_t i = 0; i < cl.n; i++)
+		ix_insert(cl.l[i].start, cl.l[i].end, base + cl.l[i].off);
+	free(cl.l);
+	cl.l = NULL;
+	cl.n = cl.cap = 0;
 }
 
 /* The live lines of every context into b.  The caller holds its own
@@ -305,8 +524,7 @@ static int collect_live(struct ju_ctx *ctx, byte_buf *b)
 			err = JU_EBUSY;
 		}
 	}
-	pm.collect = b;
-	pm.collected = 0;
+	collect_begin(b);
 	for (struct pm_state *s = pm.states; s && !err; s = s->next)
 		err = arena_relog(s->ctx, pm_collect);
 	pm.collect = NULL;
@@ -327,6 +545,9 @@ static int compact(struct ju_ctx *ctx)
 	int err = collect_live(ctx, &b);
 	if (err) {
 		buf_free(&b);
+		free(cl.l);
+		cl.l = NULL;
+		cl.n = cl.cap = 0;
 		return err;
 	}
 	char path[64], tmp[80];
@@ -341,6 +562,9 @@ static int compact(struct ju_ctx *ctx)
 		if (fd >= 0)
 			close(fd);
 		buf_free(&b);
+		free(cl.l);
+		cl.l = NULL;
+		cl.n = cl.cap = 0;
 		return err;
 	}
 	close(pm.fd);
@@ -348,6 +572,8 @@ static int compact(struct ju_ctx *ctx)
 	pm.size = b.len;
 	pm.lines = pm.collected;
 	pm.pending = false;
+	ix_clear();
+	collect_index(0);
 	for (struct pm_state *s = pm.states; s; s = s->next)
 		s->logged = pm.pid; /* the new file has every context's blobs */
 	buf_free(&b);
@@ -357,7 +583,7 @@ static int compact(struct ju_ctx *ctx)
 /* Compact when due; a failure only leaves it due.  pm.lock held. */
 static void compact_if_due(struct ju_ctx *ctx)
 {
-	if (dead_lines() > pm.live + PM_SLACK)
+	if (dead_lines() > pm.live + PM_SLACK || ix.lost)
 		pm.pending = true;
 	if (!pm.pending)
 		return;
@@ -381,25 +607,68 @@ static void compact_if_due(struct ju_ctx *ctx)
 /* One append per batch: a reader never sees half a batch, and a failure is
  * undone in one step.  A compaction that is due goes first (nothing of this
  * batch is in the arenas yet). */
+/* Tombstone the lines at off[0..n): '#' in place of their first byte.  The
+ * map is appended to through an O_APPEND descriptor, on which pwrite would
+ * append too; the flag is off for the moment (pm.lock held, and core.c's
+ * file lock).  A line that could not be changed stays, and a compaction
+ * (which leaves only the live lines) is due. */
+static void tombstone(const uint64_t *off, size_t n)
+{
+	if (!n)
+		return;
+	int fl = fcntl(pm.fd, F_GETFL);
+	bool ok = fl >= 0 && !fcntl(pm.fd, F_SETFL, fl & ~O_APPEND);
+	for (size_t i = 0; ok && i < n; i++)
+		ok = !ju__fault() && pwrite(pm.fd, "#", 1, (off_t)off[i]) == 1;
+	if (fl >= 0 && fcntl(pm.fd, F_SETFL, fl))
+		ok = false;
+	if (!ok)
+		pm.pending = true;
+}
+
+/* Take the lines that the new blobs overlap out of the index and out of
+ * perf's view (see the top). */
+static void retire_overlaps(const blob_view *v, size_t n)
+{
+	if (!ix.nb || ensure_file())
+		return;
+	enum { MAX = 64 };
+	uint64_t off[MAX];
+	for (size_t i = 0; i < n; i++) {
+		size_t got;
+		bool more;
+		do {
+			more = ix_take(v[i].start, v[i].start + v[i].size, off, MAX, &got);
+			tombstone(off, got);
+		} while (more);
+	}
+}
+
 static int pm_log_blobs(struct ju_ctx *ctx, const blob_view *v, size_t n)
 {
 	byte_buf b;
 	buf_init_grow(&b, BUF_UNBOUNDED);
-	put_lines(&b, v, n);
+	uint64_t *off = ju__malloc(n * sizeof *off);
+	if (off)
+		put_lines(&b, v, n, off);
 	int err = 0;
-	if (ju__fault() || !buf_ok(&b))
+	if (!off || ju__fault() || !buf_ok(&b))
 		err = JU_FAIL(JU_ENOMEM, "out of memory for %zu perf map lines", n);
 	if (!err) {
 		pthread_mutex_lock(&pm.lock);
-		if (pm.pending)
-			compact_if_due(ctx);
+		compact_if_due(ctx);
+		retire_overlaps(v, n);
 		err = append_lines(ctx, &b, n);
 		if (!err) {
 			ctx->pm->live += n;
 			pm.live += n;
+			for (size_t i = 0; i < n; i++)
+				ix_insert(v[i].start, v[i].start + v[i].size,
+					  (uint64_t)ctx->pm->undo_from + off[i]);
 		}
 		pthread_mutex_unlock(&pm.lock);
 	}
+	free(off);
 	buf_free(&b);
 	return err;
 }
@@ -420,6 +689,7 @@ static void pm_unlog_last(struct ju_ctx *ctx)
 	if (ours && !ftruncate(pm.fd, s->undo_from)) {
 		pm.size = (size_t)s->undo_from;
 		pm.lines -= s->undo_n;
+		ix_drop_from((uint64_t)s->undo_from);
 	} else {
 		/* they stay, dead */
 		ju__log(ctx, JU_LOG_WARN,
@@ -461,12 +731,22 @@ static int copy_parent_map(void)
 	int from = pm.fd;
 	size_t len = pm.size, lines = pm.lines;
 	bool exact = !pm.foreign && lines == pm.live;
+	/* A byte for byte copy keeps the parent's index; open_file starts an
+	 * empty one. */
+	__typeof__(ix) kept = ix;
+	ix.b = NULL;
+	ix.nb = ix.cap = 0;
 	pm.fd = -1;
 	int err = open_file();
 	if (err || !exact || pm.foreign || !len) {
 		close(from);
+		for (size_t i = 0; i < kept.nb; i++)
+			free(kept.b[i]);
+		free(kept.b);
 		return err ? err : 1;
 	}
+	ix_clear();
+	ix = kept;
 	/* copy_file_range refuses an O_APPEND target; no other thread runs in
 	 * a child yet. */
 	loff_t in = 0, out = 0;
@@ -483,8 +763,10 @@ static int copy_parent_map(void)
 			      strerror(errno));
 	if (fcntl(pm.fd, F_SETFL, O_APPEND) && !err)
 		err = JU_FAIL(JU_EIO, "cannot set flags on the perf map: %s", strerror(errno));
-	if (err || !ok)
+	if (err || !ok) {
+		ix_clear(); /* the copy is empty or gone: its lines are written anew */
 		return err ? err : 1;
+	}
 	pm.size = len;
 	pm.lines = lines;
 	for (struct pm_state *s = pm.states; s; s = s->next)
@@ -510,12 +792,16 @@ static int pm_after_fork(struct ju_ctx *ctx)
 		/* lines for blobs already counted live, in one append */
 		byte_buf b;
 		buf_init_grow(&b, BUF_UNBOUNDED);
-		pm.collect = &b;
-		pm.collected = 0;
+		collect_begin(&b);
 		err = arena_relog(ctx, pm_collect);
 		pm.collect = NULL;
 		if (!err)
 			err = append_lines(ctx, &b, pm.collected);
+		if (!err)
+			collect_index((uint64_t)ctx->pm->undo_from);
+		free(cl.l);
+		cl.l = NULL;
+		cl.n = cl.cap = 0;
 		buf_free(&b);
 	}
 	pthread_mutex_unlock(&pm.lock);

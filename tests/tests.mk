@@ -12,7 +12,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(TEST_DIR)/%)
 
 TEST_BINS := $(TEST_DIR)/child $(TEST_DIR)/child-nongnu $(TEST_DIR)/child-llvm $(TEST_DIR)/two-jits \
 	$(TEST_DIR)/two-jits-shared $(TEST_DIR)/child-static-libgcc $(TEST_DIR)/fp-saved-regs \
-	$(TEST_DIR)/reuse-child $(UNIT_BINS)
+	$(TEST_DIR)/reuse-child $(TEST_DIR)/reuse-spin $(UNIT_BINS)
 # AddressSanitizer has no static runtime: no -static child under SAN.
 ifneq ($(SAN),1)
 TEST_BINS += $(TEST_DIR)/child-static
@@ -47,6 +47,10 @@ $(TEST_DIR)/child-static: tests/child.c tests/child_cxx.cc $(LIB_A)
 
 # JIT code freed and its addresses reused (the stale-name tests).
 $(TEST_DIR)/reuse-child: tests/reuse_child.c $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CHILD_CFLAGS) $(CHILD_LDFLAGS) -o $@ $< $(LIB_A) -ldl -pthread
+
+$(TEST_DIR)/reuse-spin: tests/reuse_spin.c $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CHILD_CFLAGS) $(CHILD_LDFLAGS) -o $@ $< $(LIB_A) -ldl -pthread
 

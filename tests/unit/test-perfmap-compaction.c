@@ -65,6 +65,7 @@ typedef struct map {
 	bool partial_tail; /* the last line has no newline (an append in flight) */
 	int seen[SLOTS];   /* lines naming each slot's current name */
 	int other;         /* lines for a slot under an older name, or elsewhere */
+	int tomb;          /* lines tombstoned in place ('#' first) */
 } map;
 
 /* Parse the map (or a byte buffer of it) against names[]. */
@@ -88,6 +89,12 @@ static map parse(const char *text, size_t len)
 		}
 		memcpy(buf, p, n);
 		buf[n] = 0;
+		if (buf[0] == '#') { /* tombstoned: readers skip it */
+			m.tomb++;
+			m.lines++;
+			p = nl + 1;
+			continue;
+		}
 		if (sscanf(buf, "%" SCNx64 " %" SCNx64 " %n", &start, &size, &used) != 2 || !used) {
 			m.lines = -1;
 			return m;
@@ -139,7 +146,7 @@ static size_t n_live(void)
 /* Exactly the live blobs, once each, under their latest names. */
 static bool exactly_live(const map *m)
 {
-	if (m->lines != (long)n_live() || m->other || m->partial_tail)
+	if (m->lines != (long)n_live() || m->other || m->tomb || m->partial_tail)
 		return false;
 	for (size_t i = 0; i < SLOTS; i++)
 		if (m->seen[i] != (int)live[i])
@@ -410,6 +417,42 @@ static void child_of_an_exact_map_gets_a_copy_of_it(bool dead_lines)
 	CHECK_RC(ju_close(ctx), 0);
 }
 
+/* perf names a sample after the first line that holds its address, so a
+ * dead blob's line must go when new code is published over it: at the
+ * same start, and overlapping at another start. */
+static void reused_address_has_only_its_new_name(void)
+{
+	ju_ctx *ctx = open_map();
+	publish_slots(ctx, 0, 10);
+	CHECK_RC(ju_unpublish(ctx, R + 3 * SLOT), 0);
+	ju_blob b = blob(3, 1);
+	CHECK_RC(ju_publish(ctx, &b), 0);
+	map m = read_map();
+	CHECK(m.seen[3] == 1 && m.other == 0 && m.tomb == 1,
+	      "same start: %d lines of the new name, %d others, %d tombstoned", m.seen[3], m.other, m.tomb);
+	CHECK_RC(ju_unpublish(ctx, R + 5 * SLOT), 0);
+	b = blob(5, 1);
+	b.start = R + 5 * SLOT + 16; /* overlaps the dead blob's second half */
+	CHECK_RC(ju_publish(ctx, &b), 0);
+	m = read_map();
+	CHECK(m.seen[5] == 1 && m.other == 0 && m.tomb == 2,
+	      "overlapping start: %d lines of the new name, %d others, %d tombstoned", m.seen[5], m.other,
+	      m.tomb);
+	/* a dead blob's line with nothing over it stays for perf */
+	CHECK_RC(ju_unpublish(ctx, R + 7 * SLOT), 0);
+	b = blob(8, 0);
+	m = read_map();
+	CHECK(m.lines == 12 && m.tomb == 2 && m.seen[7] == 1,
+	      "freed, not reused: %ld lines, %d tombstoned, slot 7 named %d times", m.lines, m.tomb,
+	      m.seen[7]);
+	live[7] = false;
+	CHECK_RC(ju_unpublish(ctx, R + 5 * SLOT + 16), 0);
+	live[5] = false;
+	unpublish_everything(ctx);
+	CHECK_RC(ju_close(ctx), 0);
+	unlink(path);
+}
+
 int main(void)
 {
 	R = mmap(NULL, SLOTS * SLOT, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -421,6 +464,7 @@ int main(void)
 	planted_link_at_the_new_files_name_is_not_followed();
 	fault_in_compaction_leaves_a_valid_map();
 	unlink(path);
+	reused_address_has_only_its_new_name();
 	child_of_an_exact_map_gets_a_copy_of_it(false);
 	unlink(path);
 	child_of_an_exact_map_gets_a_copy_of_it(true);
