@@ -210,6 +210,16 @@ static int lu_prepare(struct ju_ctx *ctx, arena *a)
 	return 0;
 }
 
+/* _U_dyn_register and _U_dyn_cancel take libunwind's list lock: signals
+ * held off meanwhile (signals.c). */
+static void lu_call(void (*fn)(lu_dyn_info *), lu_dyn_info *di)
+{
+	sigset_t old;
+	ju__signals_block(&old);
+	fn(di);
+	ju__signals_restore(&old);
+}
+
 static void enqueue(struct lu_state *s, struct lu_reg *r)
 {
 	r->older = s->newest;
@@ -227,7 +237,7 @@ static void cancel_queued(struct lu_state *s, struct lu_reg *r)
 	r->older = r->newer = NULL;
 	r->queued = false;
 	s->n_queued--;
-	s->dyn_cancel(&r->di);
+	lu_call(s->dyn_cancel, &r->di);
 }
 
 /* A state reaches discard never registered, cancelled, or still waiting:
@@ -243,8 +253,12 @@ static void lu_discard(struct ju_ctx *ctx, arena *a)
 
 static void flush(struct lu_state *s)
 {
-	if (s->flush_cache)
+	if (s->flush_cache) {
+		sigset_t old;
+		ju__signals_block(&old);
 		s->flush_cache(*s->local_addr_space, 0, UINT64_MAX);
+		ju__signals_restore(&old);
+	}
 }
 
 static void lu_swap(struct ju_ctx *ctx, arena *const *add, size_t n_add, arena *const *del,
@@ -257,7 +271,7 @@ static void lu_swap(struct ju_ctx *ctx, arena *const *add, size_t n_add, arena *
 	/* New first, at the head, so lookups that start from now on find them
 	 * before anything they replace. */
 	for (size_t k = 0; k < n_add; k++)
-		s->dyn_register(&add[k]->lu->di);
+		lu_call(s->dyn_register, &add[k]->lu->di);
 	bool gone = n_add == 0; /* a blob left with its arena, or dead ones were dropped */
 	for (size_t i = 0; i < n_del; i++) {
 		struct lu_reg *r = del[i]->lu;
@@ -282,7 +296,7 @@ static void lu_swap(struct ju_ctx *ctx, arena *const *add, size_t n_add, arena *
 			hi = q->di.end_ip > hi ? q->di.end_ip : hi;
 			cancel_queued(s, q);
 		}
-		s->dyn_cancel(&r->di); /* lu_discard frees it after the grace period */
+		lu_call(s->dyn_cancel, &r->di); /* lu_discard frees it after the grace period */
 	}
 	while (s->n_queued > DEFER_MAX)
 		cancel_queued(s, s->oldest);

@@ -314,10 +314,27 @@ static void retire(struct fde_reg_state *fr, arena *a)
 	llvm_remove(fr, a);
 }
 
+/* Make libgcc sort a new object now, in this thread: it sorts an object at
+ * the first lookup that reaches it, allocating under its lock, and that
+ * lookup must not be a signal handler's (which may have interrupted malloc).
+ * A lookup of the arena's lowest pc, once no old arena covers it, classifies
+ * every object not classified yet up to ours.  Signals blocked. */
+static void gcc_sort_now(struct fde_reg_state *fr, const arena *a)
+{
+	for (int g = 0; g < N_GCC; g++) {
+		if (!a->fde_reg->in_gcc[g] || !fr->gcc[g].find)
+			continue;
+		struct dwarf_eh_bases bases;
+		fr->gcc[g].find((void *)(uintptr_t)a->lo, &bases);
+	}
+}
+
 static void fde_reg_swap(struct ju_ctx *ctx, arena *const *add, size_t n_add, arena *const *del,
 		     size_t n_del)
 {
 	struct fde_reg_state *fr = ctx->fde_reg;
+	sigset_t old;
+	ju__signals_block(&old);
 	for (int g = 0; g < N_GCC; g++) {
 		if (!fr->gcc[g].btree)
 			continue;
@@ -347,6 +364,9 @@ static void fde_reg_swap(struct ju_ctx *ctx, arena *const *add, size_t n_add, ar
 	 * above any pc that already depends on a new one. */
 	for (size_t i = 0; i < n_del; i++)
 		retire(fr, del[i]);
+	for (size_t k = 0; k < n_add; k++)
+		gcc_sort_now(fr, add[k]);
+	ju__signals_restore(&old);
 }
 
 /* libgcc reads pc_begin and pc_range from the FDE on each lookup, so a
@@ -357,8 +377,11 @@ static void fde_reg_swap(struct ju_ctx *ctx, arena *const *add, size_t n_add, ar
 static void llvm_reread(struct fde_reg_state *fr, arena *a)
 {
 	if (a->fde_reg && a->fde_reg->in_llvm) {
+		sigset_t old;
+		ju__signals_block(&old);
 		llvm_remove(fr, a);
 		llvm_add(fr, a);
+		ju__signals_restore(&old);
 	}
 }
 

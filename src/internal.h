@@ -26,6 +26,7 @@
 #include "jitunwind.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -252,6 +253,13 @@ int arena_view(const arena *a, const blob_rec *r, blob_view *v, ju_line **lines)
 /* Hand every live blob, in address order and a chunk at a time, to a file
  * channel's log_blobs (a forked child's new perf map or jitdump). */
 int arena_relog(struct ju_ctx *ctx, int (*log_blobs)(struct ju_ctx *, const blob_view *, size_t));
+
+/* ---- signals (signals.c) --------------------------------------------------- */
+
+/* Block the asynchronous signals of the calling thread around a consumer's
+ * registry call (a handler that unwinds would take the lock it holds). */
+void ju__signals_block(sigset_t *old);
+void ju__signals_restore(const sigset_t *old);
 
 /* ---- memory and fault injection (fault.c) -------------------------------- */
 

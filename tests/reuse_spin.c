@@ -38,7 +38,8 @@ int main(int argc, char **argv)
 		return 2;
 	double seconds = atof(argv[1]);
 	int overlap = argc > 2 && !strcmp(argv[2], "overlap");
-	uint8_t *code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *code =
+		mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (code == MAP_FAILED)
 		return 1;
 	ju_options o = { .channels = JU_CH_DEFAULT | JU_CH_PERFMAP, .flags = JU_OPT_NO_ENV };

@@ -88,6 +88,11 @@ $(TEST_DIR)/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(FMT_HDRS) $(LIB_INTER
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Iinclude -Isrc -I. -Itests/unit -o $@ $< $(LIB_INTERNAL) -ldw -lelf -ldl -pthread
 
+# The signal test's handler unwinds with nongnu libunwind too.
+$(TEST_DIR)/test-signal-unwinding: tests/unit/test-signal-unwinding.c tests/unit/unit.h $(LIB_INTERNAL)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Iinclude -Isrc -I. -Itests/unit -o $@ $< $(LIB_INTERNAL) -lunwind -ldl -pthread
+
 # The library's own allocations come to the test's wrappers.
 WRAP_ALLOC := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=mmap
 $(TEST_DIR)/test-allocations-ask-the-fault-injector: tests/unit/test-allocations-ask-the-fault-injector.c \
@@ -154,8 +159,10 @@ $(A64_DIR)/child: tests/child.c tests/child_cxx.cc $(A64_DIR)/libjitunwind.a
 	$(A64_PREFIX)g++ -O1 -g -fno-omit-frame-pointer -c -o $@-cxx.o tests/child_cxx.cc
 	$(A64_PREFIX)g++ -rdynamic -o $@ $@.o $@-cxx.o $(A64_DIR)/libjitunwind.a -ldl -pthread
 
-# Longer runs of the concurrency tests: `make stress` (JU_CHURN_SECONDS,
-# default 600; `make check` runs the same program for 3 s).
+# Longer runs of the concurrency tests: `make stress` (JU_CHURN_SECONDS and
+# JU_SIGNAL_SECONDS, default 600; `make check` runs them for 3 s and for
+# 60 + 20 s).
 .PHONY: stress
-stress: $(TEST_DIR)/test-churn-under-unwinding
+stress: $(TEST_DIR)/test-churn-under-unwinding $(TEST_DIR)/test-signal-unwinding
 	JU_CHURN_SECONDS=$${JU_CHURN_SECONDS:-600} $(TEST_DIR)/test-churn-under-unwinding
+	JU_SIGNAL_SECONDS=$${JU_SIGNAL_SECONDS:-600} $(TEST_DIR)/test-signal-unwinding
