@@ -171,7 +171,8 @@ enum ju_frame_kind {
 };
 
 /* A callee-saved register a frame-pointer frame's prologue saves after the
- * frame pointer is set (asmjit's `push rbx; push r12`): its DWARF number
+ * frame pointer is set (asmjit's `push rbx; push r12`), or that the shim
+ * under a region frame saved: its DWARF number
  * (x86-64: rbx 3, r12..r15 12..15; AArch64: x19..x28 19..28), where it is
  * saved as an offset from the CFA (x86-64: the first push after `mov
  * %rsp,%rbp` saves at -24), and the offset just after the instruction that
@@ -208,6 +209,11 @@ typedef struct ju_frame {
 			int32_t cfa_offset; /* x86-64 shim frame: 16 */
 			int32_t fp_offset;  /* x86-64 shim frame: -16 */
 			int32_t ra_offset;  /* x86-64 shim frame: -8 */
+			/* Callee-saved registers the shim saved in its frame, for
+			 * the whole blob: offsets from the CFA, saved_end 0.  May
+			 * be NULL/0. */
+			const ju_saved_reg *saved;
+			size_t n_saved;
 		} region;
 		struct {
 			const ju_cfi_range *ranges; /* sorted, non-overlapping */

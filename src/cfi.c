@@ -146,6 +146,8 @@ static void region_program(const ju_arch *a, byte_buf *b, const ju_frame *f)
 	cfi_def_cfa(a, b, a->fp_reg, f->u.region.cfa_offset);
 	cfi_offset(a, b, a->fp_reg, f->u.region.fp_offset);
 	cfi_offset(a, b, a->ra_reg, f->u.region.ra_offset);
+	for (size_t i = 0; i < f->u.region.n_saved; i++)
+		cfi_offset(a, b, f->u.region.saved[i].reg, f->u.region.saved[i].cfa_offset);
 }
 
 /* What a scan of one range's instructions found (scan_insns, below). */
@@ -305,6 +307,27 @@ static int check_region(const ju_arch *a, const ju_frame *f, char *msg, size_t m
 	CHECK(fp % d == 0 && ra % d == 0,
 	      "region frame: fp_offset (%d) and ra_offset (%d) must be multiples of %d", fp, ra, d);
 	CHECK(fp != ra, "region frame: fp_offset and ra_offset are both %d", fp);
+	size_t n = f->u.region.n_saved;
+	CHECK(n == 0 || f->u.region.saved, "region frame: n_saved is %zu but saved is NULL", n);
+	CHECK(n <= 32, "region frame: %zu saved registers (at most 32)", n);
+	uint64_t seen[2] = { 0, 0 };
+	for (size_t i = 0; i < n; i++) {
+		const ju_saved_reg *r = &f->u.region.saved[i];
+		CHECK(r->reg < a->n_regs && r->reg < 128 && r->reg != a->fp_reg && r->reg != a->ra_reg &&
+			      r->reg != a->sp_reg,
+		      "region frame: saved register %zu (%u) is not a callee-saved %s register", i, r->reg,
+		      a->name);
+		CHECK(!(seen[r->reg / 64] >> (r->reg % 64) & 1), "region frame: register %u saved twice",
+		      r->reg);
+		seen[r->reg / 64] |= (uint64_t)1 << (r->reg % 64);
+		CHECK(r->cfa_offset % d == 0 && r->cfa_offset != fp && r->cfa_offset != ra,
+		      "region frame: saved register %u at CFA%+d: must be a multiple of %d, apart from the "
+		      "saved frame pointer and return address",
+		      r->reg, r->cfa_offset, d);
+		CHECK(r->saved_end == 0, "region frame: saved register %u has saved_end %u (the shim saved "
+					 "it before the blob runs: 0)",
+		      r->reg, r->saved_end);
+	}
 	return 0;
 }
 
