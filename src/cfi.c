@@ -324,8 +324,9 @@ static int check_region(const ju_arch *a, const ju_frame *f, char *msg, size_t m
 		      "region frame: saved register %u at CFA%+d: must be a multiple of %d, apart from the "
 		      "saved frame pointer and return address",
 		      r->reg, r->cfa_offset, d);
-		CHECK(r->saved_end == 0, "region frame: saved register %u has saved_end %u (the shim saved "
-					 "it before the blob runs: 0)",
+		CHECK(r->saved_end == 0,
+		      "region frame: saved register %u has saved_end %u (the shim saved "
+		      "it before the blob runs: 0)",
 		      r->reg, r->saved_end);
 	}
 	return 0;

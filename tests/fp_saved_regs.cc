@@ -119,7 +119,7 @@ static size_t emit_region(uint8_t *p)
 	p[n++] = 0x49, p[n++] = 0xbc;
 	imm64(0x2222222222222222ull); // movabs $junk,%r12
 	p[n++] = 0x48, p[n++] = 0xb8;
-	imm64((uintptr_t)thrower); // movabs $thrower,%rax
+	imm64((uintptr_t)thrower);    // movabs $thrower,%rax
 	p[n++] = 0xff, p[n++] = 0xd0; // call *%rax
 	p[n++] = 0x41, p[n++] = 0x5c; // pop %r12
 	p[n++] = 0x5b;                // pop %rbx

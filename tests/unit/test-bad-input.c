@@ -161,8 +161,8 @@ static void frames(void)
 	static const ju_saved_reg save_high[] = { { 3, -16, 5 } };  /* over the saved rbp */
 	static const ju_saved_reg save_early[] = { { 3, -24, 4 } }; /* not after set_end */
 	static const ju_saved_reg save_twice[] = { { 3, -24, 5 }, { 3, -32, 7 } };
-	static const ju_saved_reg region_at_ra[] = { { 3, -8, 0 } };          /* where the return address is */
-	static const ju_saved_reg region_end[] = { { 3, -24, 4 } };           /* the shim saved it: 0 */
+	static const ju_saved_reg region_at_ra[] = { { 3, -8, 0 } }; /* where the return address is */
+	static const ju_saved_reg region_end[] = { { 3, -24, 4 } };  /* the shim saved it: 0 */
 	static const ju_saved_reg region_twice[] = { { 3, -24, 0 }, { 3, -32, 0 } };
 	static const ju_range out_epi[] = { { 30, 40 } };
 	static const uint8_t set_loc[] = { 0x01, 0, 0, 0, 0, 0, 0, 0, 0 };
@@ -206,7 +206,8 @@ static void frames(void)
 		{ { .kind = JU_FRAME_REGION, .u.region = { 16, -12, -8 } }, "multiples" },
 		{ { .kind = JU_FRAME_REGION, .u.region = { 16, -8, -8 } }, "both" },
 		{ { .kind = JU_FRAME_REGION, .u.region = { 16, -16, -8, NULL, 1 } }, "saved is NULL" },
-		{ { .kind = JU_FRAME_REGION, .u.region = { 16, -16, -8, save_rbp, 1 } }, "not a callee-saved" },
+		{ { .kind = JU_FRAME_REGION, .u.region = { 16, -16, -8, save_rbp, 1 } },
+		  "not a callee-saved" },
 		{ { .kind = JU_FRAME_REGION, .u.region = { 16, -16, -8, region_at_ra, 1 } },
 		  "apart from the saved frame pointer" },
 		{ { .kind = JU_FRAME_REGION, .u.region = { 16, -16, -8, region_end, 1 } }, "saved_end" },

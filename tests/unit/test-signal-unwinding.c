@@ -213,7 +213,8 @@ static void on_prof(int sig)
 		}
 		if (!ok) {
 			atomic_fetch_add_explicit(&n_torn, 1, memory_order_relaxed);
-			atomic_fetch_add_explicit(&torn_where[first < 0 ? 6 : first], 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&torn_where[first < 0 ? 6 : first], 1,
+						  memory_order_relaxed);
 		} else if (first <= 1) {
 			atomic_fetch_add_explicit(&n_deep, 1, memory_order_relaxed);
 		}
@@ -225,7 +226,7 @@ static void on_prof(int sig)
 
 typedef struct publisher {
 	uint64_t seed;
-	size_t first;       /* it owns slots first, first + N_PUBLISHERS, ... */
+	size_t first; /* it owns slots first, first + N_PUBLISHERS, ... */
 	bool live[N_SLOTS];
 	uint8_t off[N_SLOTS]; /* where its blob starts in the slot */
 	long changes;
@@ -244,7 +245,9 @@ static uint64_t next_rand(uint64_t *s)
 
 static ju_blob churn_blob(size_t s, uint8_t off)
 {
-	return (ju_blob){ .start = slot_at(s) + off, .size = 32u - off, .name = "churn",
+	return (ju_blob){ .start = slot_at(s) + off,
+			  .size = 32u - off,
+			  .name = "churn",
 			  .frame = { .kind = JU_FRAME_LEAF } };
 }
 
@@ -316,9 +319,13 @@ static int publish_all(void)
 {
 	static ju_blob all[N_SLOTS];
 	size_t n = 0;
-	all[n++] = (ju_blob){ .start = slot_at(0), .size = outer_size, .name = "outer",
+	all[n++] = (ju_blob){ .start = slot_at(0),
+			      .size = outer_size,
+			      .name = "outer",
 			      .frame = { .kind = JU_FRAME_FP, .u.fp = { 1, 4, &outer_epilogue, 1 } } };
-	all[n++] = (ju_blob){ .start = slot_at(1), .size = inner_size, .name = "inner",
+	all[n++] = (ju_blob){ .start = slot_at(1),
+			      .size = inner_size,
+			      .name = "inner",
 			      .frame = { .kind = JU_FRAME_CFI, .u.cfi = { &inner_cfi, 1 } } };
 	for (size_t s = 2; s < N_SLOTS; s++) {
 		publisher *p = &pubs[(s - 2) % N_PUBLISHERS];
@@ -396,8 +403,10 @@ static int run(int argc, char **argv)
 			last_changes = c;
 		}
 		if (now_s() - last_progress > 10) {
-			fprintf(stderr, "FAIL deadlock: no sample and no change finished for 10 s "
-					"(%ld samples, %ld changes)\n", s, c);
+			fprintf(stderr,
+				"FAIL deadlock: no sample and no change finished for 10 s "
+				"(%ld samples, %ld changes)\n",
+				s, c);
 			_exit(1); /* the stuck threads cannot be joined */
 		}
 	}
