@@ -6,7 +6,7 @@
 #   make check SAN=1    the same under AddressSanitizer + UBSan (build-san/)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make bench      benchmarks (results go to docs/BENCHMARKS.md by hand)
-#   make fuzz       longer fuzzing runs (tinyjit's parser, jitstack's reader)
+#   make fuzz       longer fuzzing runs (the API, tinyjit's parser, jitstack's reader)
 #   make matrix     the unwind matrix in full; writes docs/MATRIX.md
 
 PREFIX  ?= /usr/local
@@ -152,7 +152,7 @@ demo: test-deps lib examples
 	@examples/demo.sh $(BUILD)
 
 # Longer fuzzing runs of every part (libFuzzer, clang-19); check runs short ones.
-fuzz: test-deps fuzz-tinyjit fuzz-jitstack
+fuzz: test-deps fuzz-lib fuzz-tinyjit fuzz-jitstack
 
 # clang-format-19 (style: .clang-format) on the C lines changed since the
 # format base (.ci/format-base): the tree's hand-aligned tables (DWARF bytes,

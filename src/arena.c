@@ -376,14 +376,16 @@ static bool claim_ok(const reuse_set *rs, size_t j)
 			return false;
 	} else {
 		uint64_t pc = image_slot_pc(a, k - 1), end = pc + image_slot_range(a, k - 1);
-		uint64_t start = a->recs[k - 1].start;
+		/* records stay disjoint, dead ones too: the arena's own searches
+		 * (arena_find, arena_overlaps) rely on their ends increasing */
+		uint64_t rec_end = a->recs[k - 1].start + a->recs[k - 1].size;
 		if (prev) {
 			uint64_t npc = staged_pc(rs, prev->rec), nend = npc + staged_range(rs, prev->rec);
 			pc = npc > pc ? npc : pc;
 			end = nend > end ? nend : end;
-			start = prev->rec->start;
+			rec_end = prev->rec->start + prev->rec->size;
 		}
-		if (pc >= low || end > low || start >= it->rec->start)
+		if (pc >= low || end > low || rec_end > it->rec->start)
 			return false;
 	}
 	if (k + 1 == a->n)

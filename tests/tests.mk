@@ -166,3 +166,20 @@ $(A64_DIR)/child: tests/child.c tests/child_cxx.cc $(A64_DIR)/libjitunwind.a
 stress: $(TEST_DIR)/test-churn-under-unwinding $(TEST_DIR)/test-signal-unwinding
 	JU_CHURN_SECONDS=$${JU_CHURN_SECONDS:-600} $(TEST_DIR)/test-churn-under-unwinding
 	JU_SIGNAL_SECONDS=$${JU_SIGNAL_SECONDS:-600} $(TEST_DIR)/test-signal-unwinding
+
+# The API fuzzer (libFuzzer, clang-19, ASan + UBSan): the library's sources
+# built in, a model of what must be published (tests/fuzz_api.c).  `make
+# check` runs it 20 s (t-api-fuzz-smoke); `make fuzz` LIB_FUZZ_TIME seconds.
+LIB_FUZZ_TIME ?= 300
+FUZZ_API := $(TEST_DIR)/fuzz-api
+$(FUZZ_API): tests/fuzz_api.c $(LIB_SRCS) $(wildcard src/*.h) $(FMT_HDRS) include/jitunwind.h
+	@mkdir -p $(dir $@)
+	$(CLANG) -std=gnu11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=undefined -Iinclude -Isrc -I. -o $@ tests/fuzz_api.c $(LIB_SRCS) -ldl -pthread
+CHECK_BUILD += $(FUZZ_API)
+
+.PHONY: fuzz-lib
+fuzz-lib: $(FUZZ_API)
+	@mkdir -p $(TEST_DIR)/fuzz-api-corpus
+	$(FUZZ_API) -max_total_time=$(LIB_FUZZ_TIME) -rss_limit_mb=4096 -artifact_prefix=$(TEST_DIR)/ \
+		$(TEST_DIR)/fuzz-api-corpus
