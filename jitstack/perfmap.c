@@ -441,6 +441,8 @@ static int read_from(js_perfmap *pm, int fd, uint64_t size)
 	return rc;
 }
 
+#define fail(...) (js_fail(__VA_ARGS__), -1)
+
 int js_perfmap_refresh(js_perfmap *pm, js_err *why)
 {
 	struct stat st;
@@ -448,14 +450,14 @@ int js_perfmap_refresh(js_perfmap *pm, js_err *why)
 	 * followed (the user's own --perf-map FILE is) */
 	int e = pm->owner < 0 ? stat(pm->path, &st) : lstat(pm->path, &st);
 	if (e)
-		return js_fail(why, JS_EXIT_FAILURE, errno, "%s: %s", pm->path, strerror(errno));
+		return fail(why, JS_EXIT_FAILURE, errno, "%s: %s", pm->path, strerror(errno));
 	if (!S_ISREG(st.st_mode))
-		return js_fail(why, JS_EXIT_FAILURE, EINVAL, "%s: not a regular file", pm->path);
+		return fail(why, JS_EXIT_FAILURE, EINVAL, "%s: not a regular file", pm->path);
 	if (!owner_ok(pm, st.st_uid))
-		return js_fail(why, JS_EXIT_FAILURE, EPERM,
-			       "%s: owned by user %u, neither the target's nor ours nor root: "
-			       "not read (--perf-map FILE reads it)",
-			       pm->path, (unsigned)st.st_uid);
+		return fail(why, JS_EXIT_FAILURE, EPERM,
+			    "%s: owned by user %u, neither the target's nor ours nor root: "
+			    "not read (--perf-map FILE reads it)",
+			    pm->path, (unsigned)st.st_uid);
 	bool same = pm->found && st.st_dev == pm->dev && st.st_ino == pm->ino;
 	if (same && (uint64_t)st.st_size == pm->off)
 		return 0;
@@ -472,8 +474,8 @@ int js_perfmap_refresh(js_perfmap *pm, js_err *why)
 		int err = fd < 0 ? errno : EAGAIN;
 		if (fd >= 0)
 			close(fd);
-		return js_fail(why, JS_EXIT_FAILURE, err, "%s: %s", pm->path,
-			       fd < 0 ? strerror(err) : "replaced while it was opened");
+		return fail(why, JS_EXIT_FAILURE, err, "%s: %s", pm->path,
+			    fd < 0 ? strerror(err) : "replaced while it was opened");
 	}
 	pm->found = true;
 	pm->dev = st.st_dev;
@@ -484,7 +486,7 @@ int js_perfmap_refresh(js_perfmap *pm, js_err *why)
 	if (js_perfmap_commit(pm))
 		rc = -1, err = ENOMEM;
 	if (rc)
-		return js_fail(why, JS_EXIT_FAILURE, err, "%s: %s", pm->path, strerror(err));
+		return fail(why, JS_EXIT_FAILURE, err, "%s: %s", pm->path, strerror(err));
 	return pm->changes != before;
 }
 

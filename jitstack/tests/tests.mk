@@ -9,7 +9,7 @@ JS_TB := $(JS_B)/tests
 JS_FUZZ_TIME ?= 300
 JS_TEST_CFLAGS = -std=gnu11 $(JS_WARN) -O1 -g -fno-omit-frame-pointer $(SANFLAGS)
 
-JS_TEST_PROGS := $(addprefix $(JS_TB)/,foreignjit jitobj.o jitobj-df.o jitobj-clang.o cxxwait hostile threads tomb churnjit pprofdump)
+JS_TEST_PROGS := $(addprefix $(JS_TB)/,foreignjit jitobj.o jitobj-df.o jitobj-clang.o cxxwait hostile threads tomb churnjit pprofdump perfmap_check)
 
 # A foreign JIT and the objects it loads (LLVM-style): the objects keep no
 # frame pointer, so only their CFI (.eh_frame, or .debug_frame) unwinds them.
@@ -48,6 +48,12 @@ $(JS_TB)/tomb $(JS_TB)/churnjit: $(JS_TB)/%: $(JS)/tests/%.c $(LIB_A) include/ji
 $(JS_TB)/pprofdump: $(JS)/tests/pprofdump.c $(JS_B)/obj/profile.pb-c.o $(JS_PROTO_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(JS_TEST_CFLAGS) -I$(JS_B) -o $@ $< $(JS_B)/obj/profile.pb-c.o -lprotobuf-c -lz
+
+# The perf map reader on its own, against hostile input and a model.
+JS_PM_SRCS := $(addprefix $(JS)/,perfmap.c err.c grow.c)
+$(JS_TB)/perfmap_check: $(JS)/tests/perfmap_check.c $(JS_PM_SRCS) $(JS)/perfmap.h $(JS)/bounds.h
+	@mkdir -p $(dir $@)
+	$(CC) $(JS_TEST_CFLAGS) -D_GNU_SOURCE -I$(JS) -o $@ $< $(JS_PM_SRCS)
 
 # The fuzz target and the reader it drives, instrumented (clang-19).
 JS_FUZZ_SRCS := $(addprefix $(JS)/,fuzz_reader.c desc.c mem.c jitimage.c elfin.c cfi_convert.c aranges.c err.c \
