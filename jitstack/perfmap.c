@@ -182,12 +182,43 @@ static bool emit(segs *o, uint64_t lo, uint64_t hi, uint64_t start, const char *
 	return true;
 }
 
-static int by_lo_then_seq(const void *a, const void *b)
+/* Sort by start, lines with the same start in file order: an LSD radix
+ * sort (stable) over the bits in which the starts differ, a few passes for
+ * a JIT's code region; qsort was most of a cold read of a large map. */
+static bool sort_by_lo(pm_line *v, size_t n)
 {
-	const pm_line *x = a, *y = b;
-	if (x->lo != y->lo)
-		return x->lo < y->lo ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	enum { BITS = 11, DIGITS = 1 << BITS };
+	pm_line *tmp = malloc(n * sizeof *tmp), *src = v, *dst = tmp;
+	size_t *count = malloc(DIGITS * sizeof *count);
+	if (!tmp || !count) {
+		free(tmp);
+		free(count);
+		return false;
+	}
+	uint64_t diff = 0;
+	for (size_t i = 1; i < n; i++)
+		diff |= v[i].lo ^ v[0].lo;
+	for (unsigned shift = 0; shift < 64; shift += BITS) {
+		if (!((diff >> shift) & (DIGITS - 1)))
+			continue;
+		memset(count, 0, DIGITS * sizeof *count);
+		for (size_t i = 0; i < n; i++)
+			count[(src[i].lo >> shift) & (DIGITS - 1)]++;
+		for (size_t d = 0, at = 0; d < DIGITS; d++) {
+			size_t c = count[d];
+			count[d] = at;
+			at += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[count[(src[i].lo >> shift) & (DIGITS - 1)]++] = src[i];
+		pm_line *t = src;
+		src = dst, dst = t;
+	}
+	if (src != v)
+		memcpy(v, src, n * sizeof *v);
+	free(tmp);
+	free(count);
+	return true;
 }
 
 /* A max-heap of lines by seq: the latest line covering the sweep's point. */
@@ -239,7 +270,8 @@ static bool flatten(pm_line *v, size_t n, segs *o)
 				return false;
 		return true;
 	}
-	qsort(v, n, sizeof *v, by_lo_then_seq);
+	if (!sort_by_lo(v, n))
+		return false;
 	heap h = { malloc(n * sizeof *h.v), 0 };
 	if (!h.v)
 		return false;
@@ -291,47 +323,60 @@ static bool paint(const js_pm_seg *old, size_t n_old, const js_pm_seg *new, size
 	return true;
 }
 
-/* The overlay may grow to an eighth of the base before it is merged in: a
- * refresh then costs what its new lines cost, amortised. */
-static size_t overlay_limit(const js_perfmap *pm)
+/* The most ranges level i may hold (the last level: any number). */
+static size_t level_cap(unsigned i)
 {
-	return pm->n_base / 8 > 4096 ? pm->n_base / 8 : 4096;
+	return i == JS_PM_LEVELS - 1 ? SIZE_MAX : (size_t)JS_PM_LEVEL0 << (3 * i);
 }
 
 int js_perfmap_commit(js_perfmap *pm)
 {
 	if (!pm->pending || !pm->pending->n)
 		return 0;
-	segs fresh = { 0 }, over = { 0 }, base = { 0 };
+	segs fresh = { 0 }, carry = { 0 };
 	int rc = -1;
+	unsigned i = 0;
 	if (!flatten(pm->pending->v, pm->pending->n, &fresh))
 		goto out;
-	if (!pm->n_base && !pm->n_over) {
-		base = fresh;
+	/* paint the new ranges over level 0; while the result outgrows its
+	 * level, carry it over the next one (an empty level is passed by) */
+	carry = fresh;
+	for (;; i++) {
+		if (!pm->n_lvl[i] && carry.n > level_cap(i))
+			continue;
+		if (pm->n_lvl[i]) {
+			segs m = { 0 };
+			if (!paint(pm->lvl[i], pm->n_lvl[i], carry.v, carry.n, &m)) {
+				free(m.v);
+				goto out;
+			}
+			if (carry.v != fresh.v)
+				free(carry.v);
+			carry = m;
+		}
+		if (carry.n <= level_cap(i))
+			break;
+	}
+	for (unsigned k = 0; k <= i; k++) {
+		free(pm->lvl[k]);
+		pm->lvl[k] = NULL, pm->n_lvl[k] = pm->cap_lvl[k] = 0;
+	}
+	pm->lvl[i] = carry.v, pm->n_lvl[i] = carry.n, pm->cap_lvl[i] = carry.cap;
+	if (carry.v == fresh.v)
 		fresh = (segs){ 0 };
-	} else if (!paint(pm->over, pm->n_over, fresh.v, fresh.n, &over)) {
-		goto out;
-	} else if (over.n > overlay_limit(pm)) {
-		if (!paint(pm->base, pm->n_base, over.v, over.n, &base))
-			goto out;
-		free(over.v);
-		over = (segs){ 0 };
-	}
-	if (base.v) {
-		free(pm->base);
-		pm->base = base.v, pm->n_base = base.n, pm->cap_base = base.cap;
-		base = (segs){ 0 };
-	}
-	free(pm->over);
-	pm->over = over.v, pm->n_over = over.n, pm->cap_over = over.cap;
-	over = (segs){ 0 };
+	carry = (segs){ 0 };
 	pm->changes++;
 	rc = 0;
 out:
+	if (carry.v != fresh.v)
+		free(carry.v);
 	free(fresh.v);
-	free(over.v);
-	free(base.v);
 	pm->pending->n = 0;
+	if (pm->pending->cap > JS_PM_LEVEL0) { /* a cold read's lines: not kept for the next few */
+		free(pm->pending->v);
+		pm->pending->v = NULL;
+		pm->pending->cap = 0;
+	}
 	return rc;
 }
 
@@ -350,13 +395,20 @@ static const js_pm_seg *search(const js_pm_seg *v, size_t n, uint64_t pc)
 
 const js_pm_seg *js_perfmap_find(const js_perfmap *pm, uint64_t pc)
 {
-	const js_pm_seg *s = search(pm->over, pm->n_over, pc);
-	return s ? s : search(pm->base, pm->n_base, pc);
+	for (unsigned i = 0; i < JS_PM_LEVELS; i++) {
+		const js_pm_seg *s = search(pm->lvl[i], pm->n_lvl[i], pc);
+		if (s)
+			return s;
+	}
+	return NULL;
 }
 
 size_t js_perfmap_size(const js_perfmap *pm)
 {
-	return pm->n_base + pm->n_over;
+	size_t n = 0;
+	for (unsigned i = 0; i < JS_PM_LEVELS; i++)
+		n += pm->n_lvl[i];
+	return n;
 }
 
 /* ---- the file -------------------------------------------------------------------- */
@@ -371,10 +423,10 @@ void js_perfmap_init(js_perfmap *pm, const char *path)
 /* Forget every line: the file is read again from its start. */
 static void reset(js_perfmap *pm)
 {
-	free(pm->base);
-	free(pm->over);
-	pm->base = pm->over = NULL;
-	pm->n_base = pm->cap_base = pm->n_over = pm->cap_over = 0;
+	for (unsigned i = 0; i < JS_PM_LEVELS; i++) {
+		free(pm->lvl[i]);
+		pm->lvl[i] = NULL, pm->n_lvl[i] = pm->cap_lvl[i] = 0;
+	}
 	if (pm->pending)
 		pm->pending->n = 0;
 	free_names(pm);

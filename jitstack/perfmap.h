@@ -18,10 +18,14 @@
  *   reuse addresses and append the new code's line, never removing the old.
  *
  * The lines become a set of disjoint ranges sorted by address, each naming
- * the line that owns it (the latest covering it).  Appended lines are
- * painted over a small overlay, merged into the large base array when the
- * overlay grows past an eighth of it, so a read of a few new lines costs
- * in proportion to them, not to the whole map.
+ * the line that owns it (the latest covering it).  They are kept in a few
+ * levels, as a log-structured merge tree keeps its runs: level 0 holds the
+ * newest ranges and at most JS_PM_LEVEL0 of them, each level eight times as
+ * many as the one before, the last (the base) any number.  Appended lines
+ * are painted over level 0; a level that outgrows its size is painted over
+ * the next and emptied.  A read of a few new lines thus costs in proportion
+ * to them and to level 0, not to the whole map, and a lookup searches each
+ * level, newest first.
  *
  * js_perfmap_refresh follows the file by path: a new inode (the writer
  * replaced the file, as libjitunwind's compaction does) or a file shorter
@@ -38,6 +42,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#define JS_PM_LEVELS 4
+#ifndef JS_PM_LEVEL0 /* (the test makes it small, to take every level) */
+#define JS_PM_LEVEL0 4096u
+#endif
+
 /* One range of the map: [lo, hi) belongs to the line that starts at start. */
 typedef struct js_pm_seg {
 	uint64_t lo, hi;
@@ -53,10 +62,11 @@ typedef struct js_perfmap {
 	bool found; /* the file was opened at least once */
 	dev_t dev;
 	ino_t ino;
-	uint64_t off;           /* bytes read: up to the end of the last complete line */
-	bool skipping;          /* off is inside an overlong line: drop through its newline */
-	js_pm_seg *base, *over; /* disjoint, by address; over is newer than base */
-	size_t n_base, cap_base, n_over, cap_over;
+	uint64_t off;  /* bytes read: up to the end of the last complete line */
+	bool skipping; /* off is inside an overlong line: drop through its newline */
+	/* each level disjoint, by address; a lower level is newer */
+	js_pm_seg *lvl[JS_PM_LEVELS];
+	size_t n_lvl[JS_PM_LEVELS], cap_lvl[JS_PM_LEVELS];
 	struct pm_lines *pending; /* lines parsed but not yet painted */
 	struct pm_chunk *names;   /* where the names live */
 	uint64_t changes;         /* bumped whenever a refresh painted lines */
@@ -86,7 +96,7 @@ int js_perfmap_commit(js_perfmap *pm);
 
 /* The range holding pc, or NULL. */
 const js_pm_seg *js_perfmap_find(const js_perfmap *pm, uint64_t pc);
-/* Ranges in the map (base and overlay, counting overlaps once each). */
+/* Ranges in the map (over every level, counting overlaps once each). */
 size_t js_perfmap_size(const js_perfmap *pm);
 
 /* The path of the perf map of a live process, as seen from here: the

@@ -4,6 +4,9 @@
  * under the reader; and against a model (the latest line covering each
  * address) on random maps fed in random pieces.
  *
+ * Built with a level 0 of 64 ranges (JS_PM_LEVEL0), so that the random maps
+ * fill every level of the reader's merge tree and carry ranges across them.
+ *
  * Usage: perfmap_check DIR (scratch files go there).  Prints one line per
  * check that fails and exits 1, else prints a summary and exits 0.
  */
@@ -281,12 +284,13 @@ static void agrees_with_the_model(unsigned rounds)
 			}
 		}
 		CHECK(!wrong, "round %u: %zu of 4000 lookups differ from the model", r, wrong);
-		/* the ranges are sorted and disjoint */
-		const js_pm_seg *b = pm.base;
+		/* each level's ranges are sorted and disjoint */
 		bool sorted = true;
-		for (size_t i = 1; i < pm.n_base; i++)
-			sorted &= b[i].lo >= b[i - 1].hi && b[i].lo < b[i].hi;
-		CHECK(sorted, "round %u: base ranges disjoint and sorted", r);
+		for (unsigned l = 0; l < JS_PM_LEVELS; l++)
+			for (size_t i = 1; i < pm.n_lvl[l]; i++)
+				sorted &= pm.lvl[l][i].lo >= pm.lvl[l][i - 1].hi &&
+					  pm.lvl[l][i].lo < pm.lvl[l][i].hi;
+		CHECK(sorted, "round %u: ranges disjoint and sorted", r);
 		js_perfmap_free(&pm);
 	}
 	free(v);

@@ -53,7 +53,7 @@ $(JS_TB)/pprofdump: $(JS)/tests/pprofdump.c $(JS_B)/obj/profile.pb-c.o $(JS_PROT
 JS_PM_SRCS := $(addprefix $(JS)/,perfmap.c err.c grow.c)
 $(JS_TB)/perfmap_check: $(JS)/tests/perfmap_check.c $(JS_PM_SRCS) $(JS)/perfmap.h $(JS)/bounds.h
 	@mkdir -p $(dir $@)
-	$(CC) $(JS_TEST_CFLAGS) -D_GNU_SOURCE -I$(JS) -o $@ $< $(JS_PM_SRCS)
+	$(CC) $(JS_TEST_CFLAGS) -D_GNU_SOURCE -DJS_PM_LEVEL0=64u -I$(JS) -o $@ $< $(JS_PM_SRCS)
 
 # The fuzz target and the reader it drives, instrumented (clang-19).
 JS_FUZZ_SRCS := $(addprefix $(JS)/,fuzz_reader.c desc.c mem.c jitimage.c elfin.c cfi_convert.c aranges.c err.c \
