@@ -57,7 +57,7 @@ $(JS_TB)/perfmap_check: $(JS)/tests/perfmap_check.c $(JS_PM_SRCS) $(JS)/perfmap.
 
 # The fuzz target and the reader it drives, instrumented (clang-19).
 JS_FUZZ_SRCS := $(addprefix $(JS)/,fuzz_reader.c desc.c mem.c jitimage.c elfin.c cfi_convert.c aranges.c err.c \
-	grow.c machine.c) $(FMT_SRCS)
+	grow.c machine.c perfmap.c) $(FMT_SRCS)
 $(JS_TB)/fuzz_reader: $(JS_FUZZ_SRCS) $(JS_HDRS)
 	@mkdir -p $(dir $@)
 	$(CLANG) -std=gnu11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -fsanitize=fuzzer,address,undefined \
