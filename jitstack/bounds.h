@@ -34,6 +34,10 @@
  * an absurd number would make it allocate gigabytes. */
 #define JS_MAX_CFA_REG 1024u
 
+/* ---- perf maps ---------------------------------------------------------------- */
+#define JS_MAX_PERFMAP_LINE 16384u       /* bytes of one line; longer ones are skipped */
+#define JS_MAX_PERFMAP_LINES (16u << 20) /* lines kept from one map (~1 GB of text) */
+
 /* ---- unwinding ---------------------------------------------------------------- */
 #define JS_DEFAULT_MAX_FRAMES 256u     /* frames per thread unless --max-frames */
 #define JS_MAX_FRAMES 65536u           /* the largest --max-frames accepted */

@@ -6,6 +6,9 @@
  * then every thread is stopped, the list re-read only if its seq moved (or
  * it has no extension, whose list may only be read stopped), the stacks
  * unwound, and the threads released.  Naming and printing come after.
+ * The perf map is read while the target runs, and what was appended to it
+ * meanwhile while it is stopped (a few bytes: the lines of the code that
+ * exists at the stop).
  */
 #include "dump.h"
 #include "formats/clock.h"
@@ -36,6 +39,7 @@ static int dump_live(js_session *s, const js_dump_opts *d, js_out *o)
 	int rc = js_refresh_jit(s, READ_RUNNING);
 	if (rc)
 		return rc;
+	js_refresh_perfmap(s);
 	if (d->images && !js_jit_has_plain(&s->jit)) {
 		out_begin(o, s);
 		out_images(o, s);
@@ -54,6 +58,7 @@ static int dump_live(js_session *s, const js_dump_opts *d, js_out *o)
 		if ((rc = js_refresh_jit(s, READ_STOPPED)))
 			return rc;
 	}
+	js_refresh_perfmap(s);
 	js_stack *st = calloc(s->proc.n ? s->proc.n : 1, sizeof *st);
 	if (!st)
 		return js_fail(&s->err, JS_EXIT_FAILURE, ENOMEM, "out of memory");
@@ -86,9 +91,11 @@ static int dump_live(js_session *s, const js_dump_opts *d, js_out *o)
 	if (d->opt.stats)
 		fprintf(stderr,
 			"jitstack: stats: read JIT %.3f ms, stop %.3f ms, unwind %.3f ms, release %.3f ms, "
-			"output %.3f ms; %lu images copied (%lu bytes), %lu memory reads\n",
-			(t1 - t0) / 1e6, (t2 - t1) / 1e6, (t3 - t2) / 1e6, (t4 - t3) / 1e6, (now_ns() - t4) / 1e6,
-			s->jit.copies, s->jit.copy_bytes, js_mem_syscalls(s->mem));
+			"output %.3f ms; %lu images copied (%lu bytes), %lu memory reads; perf map %.3f ms, "
+			"%llu bytes, %lu lines\n",
+			(t1 - t0) / 1e6, (t2 - t1) / 1e6, (t3 - t2) / 1e6, (t4 - t3) / 1e6,
+			(now_ns() - t4) / 1e6, s->jit.copies, s->jit.copy_bytes, js_mem_syscalls(s->mem),
+			s->pm_ns / 1e6, (unsigned long long)s->pm.bytes, s->pm.lines);
 	return rc;
 }
 
@@ -135,7 +142,7 @@ int js_dump(const js_dump_opts *d)
 {
 	js_session s;
 	int rc = d->core ? js_open_core(&s, d->core, d->exe, &d->opt) : js_open_live(&s, d->pid, &d->opt);
-	js_out o = { stdout, d->json, 0, false };
+	js_out o = { .f = stdout, .json = d->json };
 	if (!rc)
 		rc = d->core ? dump_core(&s, d, &o) : dump_live(&s, d, &o);
 	/* what was printed must have been written (a full disk, a closed pipe) */

@@ -8,11 +8,16 @@
  * (our output, so any trouble there is our bug).  Any other input is a
  * target's memory: the descriptor at its start, entries and images
  * anywhere in it (pointers are offsets from FUZZ_BASE), read as from a core.
+ * An input starting with "PMAP" is a perf map (perfmap.c): fed in two
+ * pieces split where its first byte after the magic says, with lookups
+ * after each, and its ranges must come out disjoint and sorted.
  */
 #include "machine.h"
 #include "desc.h"
 #include "jitimage.h"
 #include "mem.h"
+#include "perfmap.h"
+#include "bounds.h"
 
 #include <elf.h>
 #include <elfutils/libdw.h>
@@ -69,11 +74,43 @@ static void rewrite(const uint8_t *bytes, size_t size, uint64_t addr, uint64_t l
 	free(copy);
 }
 
+static void perf_map(const uint8_t *data, size_t size)
+{
+	js_perfmap pm;
+	js_perfmap_init(&pm, NULL);
+	size_t split = size ? data[0] * size / 256 : 0, at = 0;
+	for (int piece = 0; piece < 2; piece++) {
+		size_t end = piece ? size : split;
+		ssize_t used = js_perfmap_feed(&pm, (const char *)data + at, end - at);
+		if (used < 0)
+			break;
+		at += (size_t)used;
+		js_perfmap_commit(&pm);
+		for (size_t i = 0; i + 8 <= size && i < 256; i += 8) {
+			uint64_t pc;
+			memcpy(&pc, data + i, 8);
+			const js_pm_seg *g = js_perfmap_find(&pm, pc);
+			if (g && (pc < g->lo || pc >= g->hi || strlen(g->name) > JS_MAX_PERFMAP_LINE))
+				abort();
+		}
+	}
+	for (unsigned l = 0; l < JS_PM_LEVELS; l++)
+		for (size_t i = 0; i < pm.n_lvl[l]; i++)
+			if (pm.lvl[l][i].lo >= pm.lvl[l][i].hi ||
+			    (i && pm.lvl[l][i].lo < pm.lvl[l][i - 1].hi))
+				abort();
+	js_perfmap_free(&pm);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int once;
 	if (!once++)
 		elf_version(EV_CURRENT);
+	if (size >= 4 && !memcmp(data, "PMAP", 4)) {
+		perf_map(data + 4, size - 4);
+		return 0;
+	}
 	if (size >= 4 && !memcmp(data, ELFMAG, SELFMAG)) {
 		rewrite(data, size, FUZZ_BASE, 0, 0);
 		return 0;

@@ -15,15 +15,18 @@
 #define JS_VERSION "0.1.0"
 
 static const char usage[] =
-	"usage: jitstack -p PID [--json] [-s] [--images] [--max-frames N] [--no-jit] [--no-demangle] [--stats]\n"
+	"usage: jitstack -p PID [--json] [-s] [--images] [--max-frames N] [--no-jit] [--no-demangle]\n"
+	"                       [--perf-map FILE | --no-perf-map] [--stats]\n"
 	"       jitstack --core FILE [--exe PATH] [--json] [-s] [--images] [--max-frames N] [--no-jit]\n"
-	"                       [--no-demangle]\n"
+	"                       [--no-demangle] [--perf-map FILE | --no-perf-map]\n"
 	"       jitstack record -p PID [-F HZ] [-d SECONDS] [-o FILE] [--format collapsed|pprof]\n"
-	"                       [--idle] [--addresses] [--max-frames N] [--no-jit] [--no-demangle] [--stats]\n"
+	"                       [--idle] [--addresses] [--max-frames N] [--no-jit] [--no-demangle]\n"
+	"                       [--perf-map FILE | --no-perf-map] [--stats]\n"
 	"\n"
 	"Print the stack of every thread of a live process or a core file, through JIT\n"
 	"code registered with the GDB JIT interface (named, with source lines, unwound\n"
-	"with the JIT's own CFI); or sample a process's stacks into a profile.\n"
+	"with the JIT's own CFI) or listed in its perf map (named); or sample a\n"
+	"process's stacks into a profile.\n"
 	"\n"
 	"  -p, --pid PID        the process to read (ptrace: same user or root)\n"
 	"      --core FILE      a core file instead of a process\n"
@@ -35,6 +38,9 @@ static const char usage[] =
 	"      --max-frames N   frames per thread (default %u, at most %u)\n"
 	"      --no-jit         ignore the JIT interface: JIT frames by frame pointers only\n"
 	"      --no-demangle    C++ and Rust names as the symbol tables hold them\n"
+	"      --perf-map FILE  name JIT code from this perf map (default: the target's\n"
+	"                       /tmp/perf-PID.map; for a core, when it was written before it)\n"
+	"      --no-perf-map    read no perf map\n"
 	"      --stats          timings and counters on stderr\n"
 	"  record:\n"
 	"  -F, --frequency HZ   samples per second (default 99, at most 10000)\n"
@@ -61,6 +67,8 @@ enum {
 	O_IDLE,
 	O_ADDRESSES,
 	O_NO_DEMANGLE,
+	O_PERF_MAP,
+	O_NO_PERF_MAP,
 	O_VERSION
 };
 
@@ -74,6 +82,8 @@ static const struct option long_opts[] = {
 	{ "max-frames", required_argument, NULL, O_MAX_FRAMES },
 	{ "no-jit", no_argument, NULL, O_NO_JIT },
 	{ "no-demangle", no_argument, NULL, O_NO_DEMANGLE },
+	{ "perf-map", required_argument, NULL, O_PERF_MAP },
+	{ "no-perf-map", no_argument, NULL, O_NO_PERF_MAP },
 	{ "stats", no_argument, NULL, O_STATS },
 	{ "frequency", required_argument, NULL, 'F' },
 	{ "duration", required_argument, NULL, 'd' },
@@ -145,6 +155,8 @@ int main(int argc, char **argv)
 			break;
 		case O_NO_JIT: d.opt.no_jit = true; break;
 		case O_NO_DEMANGLE: d.opt.no_demangle = true; break;
+		case O_PERF_MAP: d.opt.perf_map = optarg; break;
+		case O_NO_PERF_MAP: d.opt.no_perf_map = true; break;
 		case O_STATS: d.opt.stats = true; break;
 		case 'F':
 			if (!parse_double(optarg, 0.1, 10000, &r.hz))
@@ -190,5 +202,7 @@ int main(int argc, char **argv)
 		return bad_usage("%s", "give either -p PID or --core FILE");
 	if (d.exe && !d.core)
 		return bad_usage("%s", "--exe goes with --core");
+	if (d.opt.perf_map && d.opt.no_perf_map)
+		return bad_usage("%s", "--perf-map FILE and --no-perf-map exclude each other");
 	return js_dump(&d);
 }

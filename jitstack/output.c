@@ -1,5 +1,6 @@
 /* output.c - text and JSON output of stacks and JIT images (output.h). */
 #include "output.h"
+#include "bounds.h"
 
 #include <gelf.h>
 #include <inttypes.h>
@@ -83,8 +84,16 @@ static size_t jit_accepted(const js_session *s)
 
 /* ---- text ------------------------------------------------------------------------ */
 
+static void text_perfmap_summary(FILE *f, const js_session *s)
+{
+	if (s->pm_on && s->pm.found)
+		fprintf(f, "JIT: perf map %s, %lu lines, %zu ranges\n", s->pm.path, s->pm.lines,
+			js_perfmap_size(&s->pm));
+}
+
 static void text_jit_summary(FILE *f, const js_session *s)
 {
+	text_perfmap_summary(f, s);
 	if (s->opt->no_jit) {
 		fprintf(f, "JIT: not read (--no-jit)\n");
 		return;
@@ -123,6 +132,10 @@ static void text_frame(js_out *o, js_session *s, size_t i, const js_frame *fr)
 		fprintf(o->f, " at %s:%d", y.file, y.line);
 	if (y.jit && !js_image_usable(y.jit))
 		fputs(" [JIT image rejected]", o->f);
+	if (y.source == JS_SRC_PERFMAP) {
+		fputs(" [perf-map]", o->f);
+		o->any_perfmap = true;
+	}
 	if (fr->by_fp) {
 		fputs(" [fp]", o->f);
 		o->any_fp = true;
@@ -145,7 +158,8 @@ static void json_frame(js_out *o, js_session *s, size_t i, const js_frame *fr)
 	json_str(f, y.module);
 	if (y.module)
 		fprintf(f, ", \"module_offset\": %" PRIu64, y.module_off);
-	fprintf(f, ", \"jit\": %s", y.jit ? "true" : "false");
+	fprintf(f, ", \"jit\": %s, \"source\": ", y.jit || y.source == JS_SRC_PERFMAP ? "true" : "false");
+	json_str(f, js_source_name(y.source));
 	if (y.file) {
 		fputs(", \"file\": ", f);
 		json_str(f, y.file);
@@ -157,7 +171,7 @@ static void json_frame(js_out *o, js_session *s, size_t i, const js_frame *fr)
 void out_begin(js_out *o, js_session *s)
 {
 	o->threads = 0;
-	o->any_fp = false;
+	o->any_fp = o->any_perfmap = false;
 	FILE *f = o->f;
 	if (!o->json) {
 		if (s->core)
@@ -199,7 +213,16 @@ void out_begin(js_out *o, js_session *s)
 		json_str(f, im->out.note[0] ? im->out.note : NULL);
 		fputc('}', f);
 	}
-	fputs("]},\n  \"threads\": [", f);
+	fputs("],\n    \"perf_map\": ", f);
+	if (s->pm_on && s->pm.found) {
+		fputs("{\"path\": ", f);
+		json_str(f, s->pm.path);
+		fprintf(f, ", \"lines\": %lu, \"ranges\": %zu, \"skipped\": %lu, \"tombstones\": %lu}",
+			s->pm.lines, js_perfmap_size(&s->pm), s->pm.bad + s->pm.over_limit, s->pm.tombstones);
+	} else {
+		fputs("null", f);
+	}
+	fputs("},\n  \"threads\": [", f);
 }
 
 void out_thread(js_out *o, js_session *s, js_stack *st)
@@ -275,6 +298,11 @@ static void jit_warnings(js_session *s)
 		js_warn(s, "%lu JIT entries have no image", s->jit.empty);
 	if (s->jit.over_limit)
 		js_warn(s, "%lu JIT entries beyond the first %u were not read", s->jit.over_limit, JS_MAX_IMAGES);
+	if (s->pm.bad)
+		js_warn(s, "perf map %s: %lu malformed lines skipped", s->pm.path, s->pm.bad);
+	if (s->pm.over_limit)
+		js_warn(s, "perf map %s: %lu lines beyond the first %u were not read", s->pm.path,
+			s->pm.over_limit, JS_MAX_PERFMAP_LINES);
 }
 
 void out_end(js_out *o, js_session *s)
@@ -284,6 +312,8 @@ void out_end(js_out *o, js_session *s)
 	if (!o->json) {
 		if (o->any_fp)
 			fprintf(f, "\n[fp]: found by following the frame pointer (no CFI for the frame below it)\n");
+		if (o->any_perfmap)
+			fprintf(f, "%s[perf-map]: named from %s\n", o->any_fp ? "" : "\n", s->pm.path);
 		fflush(f);
 		for (size_t i = 0; i < s->n_warn; i++)
 			fprintf(stderr, "jitstack: warning: %s\n", s->warn[i]);

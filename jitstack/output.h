@@ -3,7 +3,8 @@
  * Text (one frame per line, innermost first):
  *   #N  0xPC FUNCTION+0xOFF (MODULE) at FILE:LINE [fp]
  * where MODULE is a file's base name or a JIT image's "[jit 0x...]", and
- * [fp] marks a frame found by following the frame pointer.  The JSON shape
+ * [fp] marks a frame found by following the frame pointer, [perf-map] one
+ * named from the target's perf map.  The JSON shape
  * is documented in jitstack(1).
  */
 #ifndef JS_OUTPUT_H
@@ -18,6 +19,7 @@ typedef struct js_out {
 	bool json;
 	size_t threads;
 	bool any_fp;
+	bool any_perfmap;
 } js_out;
 
 void out_begin(js_out *o, js_session *s);

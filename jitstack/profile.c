@@ -285,7 +285,9 @@ static uint32_t location_of(js_profile *p, js_session *s, const js_frame *f)
 		p->oom = true;
 		return 0;
 	}
-	pr_location loc = { pc, mapping_of(p, s, &y, f->pc), function_of(p, &y), y.line, y.jit != NULL };
+	/* named from JIT data: named again when that changes */
+	bool jit = y.jit || y.source == JS_SRC_PERFMAP;
+	pr_location loc = { pc, mapping_of(p, s, &y, f->pc), function_of(p, &y), y.line, jit };
 	if (!loc.function && y.module) {
 		/* no symbol: name it after its module and offset, as perf does */
 		char buf[300];
@@ -313,11 +315,11 @@ void js_profile_add(js_profile *p, js_session *s, const js_stack *st)
 {
 	if (p->oom || !st->n)
 		return;
-	if (p->jit_changes != s->jit.changes) {
+	if (p->jit_changes != js_names_epoch(s)) {
 		/* JIT code may have been replaced: forget what its pcs (and pcs
 		 * in no module) were named; native pcs keep their locations. */
 		u64map_filter(p->pc_memo, native_location, p);
-		p->jit_changes = s->jit.changes;
+		p->jit_changes = js_names_epoch(s);
 	}
 	uint32_t *loc = malloc(st->n * sizeof *loc);
 	if (!loc) {

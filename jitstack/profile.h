@@ -4,8 +4,8 @@
  * formats come from the same data.
  *
  * Naming a pc is the costly part of a sample, so each pc is named once and
- * remembered; the memo is dropped when the set of JIT images changes (new
- * code at an old address must not keep a stale name).
+ * remembered; the memo is dropped when the set of JIT images or the perf
+ * map changes (new code at an old address must not keep a stale name).
  */
 #ifndef JS_PROFILE_H
 #define JS_PROFILE_H
@@ -20,7 +20,7 @@ typedef struct pr_location {
 	uint32_t mapping;   /* index + 1, 0 = none */
 	uint32_t function;  /* index + 1, 0 = unknown */
 	int64_t line;
-	bool jit;
+	bool jit; /* named from JIT data (an image, the perf map) */
 } pr_location;
 
 typedef struct pr_function {
@@ -56,7 +56,7 @@ typedef struct js_profile {
 	struct u64map *fn_index;    /* (name, file) hash -> function */
 	struct u64map *map_index;   /* module name hash -> mapping */
 	struct otab *smp_index;     /* (thread, locations) -> sample */
-	uint64_t jit_changes;       /* s->jit.changes the memo was built for */
+	uint64_t jit_changes;       /* js_names_epoch() the memo was built for */
 	uint64_t total;             /* samples added */
 	uint64_t period_ns, start_ns, duration_ns;
 	const char *main_exe;

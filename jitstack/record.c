@@ -8,7 +8,9 @@
  * samples the JIT descriptor's seq is read (8 bytes): the list and new
  * images are read again only when it moved.  Signals the threads receive
  * meanwhile stop them under ptrace; SIGCHLD wakes us to pass them on at
- * once, so the target is not held up between samples.
+ * once, so the target is not held up between samples.  The perf map is
+ * read whole before the first sample, then between rounds only what was
+ * appended to it (one stat() when nothing was).
  */
 #include "profile.h"
 #include "record.h"
@@ -43,6 +45,8 @@ static uint64_t real_ns(void)
 typedef struct timings {
 	uint32_t *stopped, *total; /* ns, per thread sample */
 	size_t n;
+	uint32_t *pm; /* ns, per perf map refresh between rounds */
+	size_t n_pm;
 	unsigned long idle, failed, refreshes, rescans;
 } timings;
 
@@ -53,6 +57,12 @@ static void note_time(timings *t, uint64_t stopped, uint64_t total)
 	t->stopped[t->n] = stopped > UINT32_MAX ? UINT32_MAX : (uint32_t)stopped;
 	t->total[t->n] = total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
 	t->n++;
+}
+
+static void note_pm(timings *t, uint64_t ns)
+{
+	if (t->n_pm < MAX_TIMINGS && t->pm)
+		t->pm[t->n_pm++] = ns > UINT32_MAX ? UINT32_MAX : (uint32_t)ns;
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -172,6 +182,8 @@ static int record(js_session *s, const js_record_opts *r, const sigset_t *set)
 	/* From now on a snapshot must not hold sampling up: a writer that
 	 * keeps the list changing gets a best-effort read instead. */
 	s->jit.snapshot_budget_ns = RECORD_SNAPSHOT_BUDGET_NS;
+	js_refresh_perfmap(s);
+	uint64_t pm_first_ns = s->pm_ns;
 	js_profile prof;
 	js_profile_init(&prof);
 	prof.period_ns = (uint64_t)(1e9 / r->hz);
@@ -181,6 +193,7 @@ static int record(js_session *s, const js_record_opts *r, const sigset_t *set)
 	if (s->opt->stats) {
 		tm.stopped = malloc(MAX_TIMINGS * sizeof *tm.stopped);
 		tm.total = malloc(MAX_TIMINGS * sizeof *tm.total);
+		tm.pm = s->pm_on ? malloc(MAX_TIMINGS * sizeof *tm.pm) : NULL;
 	}
 	js_stack st = { 0 };
 	uint64_t start = mono_ns(), next = start, last_scan = start, last_plain = start;
@@ -213,6 +226,10 @@ static int record(js_session *s, const js_record_opts *r, const sigset_t *set)
 			if (bad)
 				break;
 		}
+		/* one stat() when nothing was appended */
+		uint64_t pm0 = mono_ns();
+		js_refresh_perfmap(s);
+		note_pm(&tm, mono_ns() - pm0);
 		sample_all(s, r, &prof, &st, &tm);
 		next += prof.period_ns;
 		if (next <= mono_ns()) /* fell behind: skip, never burst */
@@ -233,7 +250,15 @@ static int record(js_session *s, const js_record_opts *r, const sigset_t *set)
 			js_mem_syscalls(s->mem));
 		print_dist("thread stopped (interrupt, copy registers and stack, resume)", tm.stopped, tm.n);
 		print_dist("whole sample (stop, unwind, name)", tm.total, tm.n);
+		if (s->pm_on)
+			fprintf(stderr,
+				"jitstack: stats: perf map: first read %.3f ms, %llu bytes, %lu lines, %lu "
+				"re-reads from the start\n",
+				pm_first_ns / 1e6, (unsigned long long)s->pm.bytes, s->pm.lines,
+				s->pm.rereads);
+		print_dist("perf map refresh between rounds", tm.pm, tm.n_pm);
 	}
+	free(tm.pm);
 	free(tm.stopped);
 	free(tm.total);
 	js_profile_free(&prof);

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 void js_warn(js_session *s, const char *fmt, ...)
@@ -216,6 +217,96 @@ int js_refresh_jit(js_session *s, read_mode mode)
 	return js_refresh_modules(s);
 }
 
+/* ---- the perf map ------------------------------------------------------------------ */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+bool js_refresh_perfmap(js_session *s)
+{
+	if (!s->pm_on)
+		return false;
+	uint64_t t0 = mono_ns();
+	js_err why = { 0 };
+	int rc = js_perfmap_refresh(&s->pm, &why);
+	s->pm_ns += mono_ns() - t0;
+	/* no map is the usual case (a JIT that writes none) unless one was named */
+	if (rc < 0 && (why.errnum != ENOENT || s->opt->perf_map))
+		js_warn(s, "perf map %s; JIT frames are not named from it", why.msg);
+	return rc > 0;
+}
+
+/* Follow the perf map at path, accepting files of owner besides ours and
+ * root's (-1: any owner, the user named the file). */
+static void use_perfmap(js_session *s, const char *path, long owner)
+{
+	js_perfmap_init(&s->pm, path);
+	s->pm.owner = owner;
+	s->pm_on = true;
+}
+
+static void open_perfmap_live(js_session *s)
+{
+	if (s->opt->no_perf_map)
+		return;
+	if (s->opt->perf_map) {
+		use_perfmap(s, s->opt->perf_map, -1);
+		return;
+	}
+	char path[4200], proc[64];
+	js_perfmap_path_live(s->pid, path, sizeof path);
+	struct stat st;
+	snprintf(proc, sizeof proc, "/proc/%d", (int)s->pid);
+	use_perfmap(s, path, stat(proc, &st) ? (long)geteuid() : (long)st.st_uid);
+}
+
+/* The time this machine booted (btime of /proc/stat), or 0. */
+static time_t boot_time(void)
+{
+	FILE *f = fopen("/proc/stat", "re");
+	char line[256];
+	long long t = 0;
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "btime %lld", &t) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return (time_t)t;
+}
+
+/* A core's perf map: the one given, else /tmp/perf-<pid>.map (the pid from
+ * the core's notes) when it can be the crashed process's own: written since
+ * this machine booted, as the core was, and not after the core (a map
+ * written later belongs to a new process that got the pid). */
+static void open_perfmap_core(js_session *s)
+{
+	if (s->opt->no_perf_map)
+		return;
+	if (s->opt->perf_map) {
+		use_perfmap(s, s->opt->perf_map, -1);
+		return;
+	}
+	char path[64];
+	snprintf(path, sizeof path, "/tmp/perf-%d.map", (int)s->pid);
+	struct stat m, c;
+	if (lstat(path, &m) || fstat(s->core_fd, &c))
+		return;
+	time_t boot = boot_time();
+	enum { SLACK_S = 2 }; /* file times of two writes moments apart */
+	if (c.st_mtime < boot || m.st_mtime < boot || m.st_mtime > c.st_mtime + SLACK_S) {
+		js_warn(s, "%s is not used: it was written %s (--perf-map %s reads it)", path,
+			m.st_mtime > c.st_mtime + SLACK_S ? "after the core, by another process with that pid"
+							  : "before this machine booted, or the core was",
+			path);
+		return;
+	}
+	use_perfmap(s, path, (long)c.st_uid);
+}
+
 /* ---- live ------------------------------------------------------------------------ */
 
 static int open_exe_live(js_session *s)
@@ -273,6 +364,7 @@ int js_open_live(js_session *s, pid_t pid, const js_opts *opt)
 		return rc;
 	if (!dwfl_attach_state(s->dwfl, s->exe_elf, tgid, &thread_callbacks, s))
 		return js_fail(&s->err, JS_EXIT_FAILURE, 0, "libdwfl: %s", dwfl_errmsg(-1));
+	open_perfmap_live(s);
 	return read_jit_descriptors(s);
 }
 
@@ -397,6 +489,8 @@ int js_open_core(js_session *s, const char *core, const char *exe, const js_opts
 			    why ? ": " : "", why ? why : "");
 	}
 	read_jit_descriptors(s);
+	open_perfmap_core(s);
+	js_refresh_perfmap(s);
 	return js_refresh_jit(s, READ_CORE);
 }
 
@@ -407,6 +501,7 @@ void js_close(js_session *s)
 	if (s->dwfl)
 		dwfl_end(s->dwfl); /* before the images its modules point into */
 	js_jit_free(&s->jit);
+	js_perfmap_free(&s->pm);
 	js_memelf_free(&s->vdso);
 	js_proc_free(&s->proc);
 	js_mem_free(s->mem);

@@ -13,6 +13,7 @@
 #include "jitmodules.h"
 #include "mem.h"
 #include "modules.h"
+#include "perfmap.h"
 #include "proc.h"
 
 #include <elfutils/libdwfl.h>
@@ -24,6 +25,8 @@ typedef struct js_opts {
 	bool source_all;     /* -s: source lines of every frame (loads separate debuginfo) */
 	bool no_jit;         /* --no-jit: ignore the JIT interface (frame pointers only) */
 	bool no_demangle;    /* --no-demangle: names as the symbol tables hold them */
+	const char *perf_map; /* --perf-map FILE: the perf map to name JIT code from */
+	bool no_perf_map;     /* --no-perf-map: read none */
 	bool stats;
 } js_opts;
 
@@ -36,6 +39,9 @@ typedef struct js_session {
 	js_mem *mem;
 	js_proc proc;          /* live only */
 	js_jit jit;
+	js_perfmap pm; /* the target's perf map, when pm_on */
+	bool pm_on;
+	uint64_t pm_ns; /* time spent reading it (--stats) */
 	js_memelf vdso;
 	int exe_fd, core_fd;
 	Elf *exe_elf, *core_elf;
@@ -70,6 +76,18 @@ void js_close(js_session *s);
 int js_refresh_jit(js_session *s, read_mode mode);
 /* Report the native modules again (after the target mapped new files). */
 int js_refresh_modules(js_session *s);
+
+/* Read what was appended to the perf map (all of it at first).  Returns
+ * true when its names changed.  A map that cannot be read leaves a warning
+ * (none when the target simply has no map). */
+bool js_refresh_perfmap(js_session *s);
+
+/* Bumped whenever a source of names changed (the JIT images, the perf map):
+ * names remembered under another value may be stale. */
+static inline uint64_t js_names_epoch(const js_session *s)
+{
+	return s->jit.changes + s->pm.changes;
+}
 
 void js_warn(js_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -272,12 +272,12 @@ static size_t memo_slot(uint64_t k, size_t cap)
 /* The memo's slot for key, or NULL when it cannot hold more. */
 static struct sym_memo *memo_find(js_session *s, uint64_t key)
 {
-	bool changed = s->names_changes != s->jit.changes;
+	bool changed = s->names_changes != js_names_epoch(s);
 	if (changed || 2 * (s->names_n + 1) > s->names_cap) {
 		/* Grow, and when JIT images changed, forget the names of JIT pcs
-		 * (new code may sit at an old address) and of pcs in no module
-		 * (JIT code caught between two registrations); native names
-		 * stay. */
+		 * (new code may sit at an old address), of pcs in no module
+		 * (JIT code caught between two registrations) and those the
+		 * perf map named; native names stay. */
 		size_t cap = s->names_cap ? s->names_cap * (changed ? 1 : 2) : 256;
 		if (cap > (1u << 20))
 			return NULL;
@@ -286,7 +286,9 @@ static struct sym_memo *memo_find(js_session *s, uint64_t key)
 			return NULL;
 		size_t n = 0;
 		for (size_t i = 0; i < s->names_cap; i++) {
-			if (!s->names[i].key || (changed && (s->names[i].sym.jit || !s->names[i].sym.module)))
+			const js_sym *y = &s->names[i].sym;
+			if (!s->names[i].key ||
+			    (changed && (y->jit || !y->module || y->source == JS_SRC_PERFMAP)))
 				continue;
 			size_t k = memo_slot(s->names[i].key, cap);
 			while (v[k].key)
@@ -298,7 +300,7 @@ static struct sym_memo *memo_find(js_session *s, uint64_t key)
 		s->names = v;
 		s->names_cap = cap;
 		s->names_n = n;
-		s->names_changes = s->jit.changes;
+		s->names_changes = js_names_epoch(s);
 		if (2 * (n + 1) > cap)
 			return memo_find(s, key); /* still full: grow (once) */
 	}
@@ -325,6 +327,28 @@ void js_symbolize(js_session *s, const js_frame *f, js_sym *o)
 	}
 }
 
+const char *js_source_name(js_name_source src)
+{
+	switch (src) {
+	case JS_SRC_ELF: return "elf";
+	case JS_SRC_GDB_JIT: return "gdb-jit";
+	case JS_SRC_PERFMAP: return "perf-map";
+	case JS_SRC_NONE: break;
+	}
+	return NULL;
+}
+
+/* The perf map's name for pc, if it has one. */
+static void perfmap_name(js_session *s, const js_frame *f, uint64_t pc, js_sym *o)
+{
+	const js_pm_seg *g = s->pm_on ? js_perfmap_find(&s->pm, pc) : NULL;
+	if (!g)
+		return;
+	o->func = js_demangle(s, g->name);
+	o->func_off = f->pc - g->start;
+	o->source = JS_SRC_PERFMAP;
+}
+
 static void symbolize(js_session *s, const js_frame *f, js_sym *o)
 {
 	memset(o, 0, sizeof *o);
@@ -336,6 +360,7 @@ static void symbolize(js_session *s, const js_frame *f, js_sym *o)
 			o->module = o->jit->label;
 			o->module_off = f->pc - o->jit->code_lo;
 		}
+		perfmap_name(s, f, pc, o);
 		return;
 	}
 	void **ud;
@@ -357,6 +382,9 @@ static void symbolize(js_session *s, const js_frame *f, js_sym *o)
 	if (fn) {
 		o->func = js_demangle(s, fn);
 		o->func_off = f->pc - (pc - off);
+		o->source = o->jit ? JS_SRC_GDB_JIT : JS_SRC_ELF;
+	} else {
+		perfmap_name(s, f, pc, o);
 	}
 	if (!(o->jit || s->opt->source_all || embedded_dwarf(s, mod)))
 		return;

@@ -65,8 +65,23 @@ Dwfl_Module *js_module_at(js_session *s, uint64_t pc);
 
 /* ---- names ------------------------------------------------------------------ */
 
+/* Where a frame's name came from.  A JIT image's symbols win over the perf
+ * map where both cover a pc: the image also gives the code's extent, its
+ * CFI and source lines, and it is the JIT's own registration of that code;
+ * the perf map names what no image (and no ELF symbol) does. */
+typedef enum js_name_source {
+	JS_SRC_NONE,    /* unnamed */
+	JS_SRC_ELF,     /* a native module's symbol tables */
+	JS_SRC_GDB_JIT, /* a JIT image registered through the GDB JIT interface */
+	JS_SRC_PERFMAP, /* the target's perf map */
+} js_name_source;
+
+/* "elf", "gdb-jit", "perf-map" (JSON's "source"), or NULL for none. */
+const char *js_source_name(js_name_source src);
+
 typedef struct js_sym {
 	const char *func;        /* NULL when unknown */
+	js_name_source source;   /* where func came from */
 	uint64_t func_off;       /* pc - the function's start */
 	const char *module;      /* the module's file (or the JIT image's label); NULL if none */
 	uint64_t module_off;     /* pc - the module's start */
@@ -75,8 +90,10 @@ typedef struct js_sym {
 	js_image *jit;           /* the JIT image the frame is in (accepted or rejected) */
 } js_sym;
 
-/* Name a frame.  Source lines come from JIT images and from modules that
- * carry their own DWARF; with opt->source_all from separate debuginfo too. */
+/* Name a frame: from a JIT image or a native module's symbols, else from
+ * the perf map (code in no module, or where the module has no symbol).
+ * Source lines come from JIT images and from modules that carry their own
+ * DWARF; with opt->source_all from separate debuginfo too. */
 void js_symbolize(js_session *s, const js_frame *f, js_sym *out);
 
 #endif

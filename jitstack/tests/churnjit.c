@@ -4,6 +4,8 @@
  * a C loop) for about 50 ms, and unpublishes it.  A profiler that kept
  * stale names or images would attribute later generations to gen:0.
  * Runs for SECS seconds (default 3); prints "ready PID" at the start.
+ * It publishes through the GDB JIT interface, or with `churnjit SECS
+ * perfmap` through the perf map alone (each generation's line appended).
  *
  * `churnjit edge FILE` maps FILE's first page and, right after it, a page
  * of code that loops on its first byte, unpublished: the pc is where FILE's
@@ -13,6 +15,7 @@
 #include "jitunwind.h"
 
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,7 +78,8 @@ int main(int argc, char **argv)
 	double secs = argc > 1 ? atof(argv[1]) : 3;
 	uint8_t *code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ju_ctx *ctx;
-	ju_options o = { .channels = JU_CH_GDB, .flags = JU_OPT_NO_ENV };
+	bool perfmap = argc > 2 && !strcmp(argv[2], "perfmap");
+	ju_options o = { .channels = perfmap ? JU_CH_PERFMAP : JU_CH_GDB, .flags = JU_OPT_NO_ENV };
 	if (code == MAP_FAILED || ju_open(&o, &ctx))
 		return 2;
 	printf("ready %d\n", (int)getpid());

@@ -62,4 +62,19 @@ for n, path in enumerate(sorted(glob.glob(os.path.join(d, "image-*.elf")))[:8]):
         mem = desc.ljust(0x100, b"\0") + entry.ljust(0x100, b"\0") + img
         open(os.path.join(d, "mem-%d-%s" % (n, "ext" if ext else "plain")), "wb").write(mem)
 PY
+# perf maps: the child's own, and one with overlaps, tombstones and bad lines
+JITUNWIND=perfmap "$BUILD/tests/child" wait > p.out 2>&1 &
+pid=$!
+PIDS="$PIDS $pid"
+for _ in $(seq 100); do grep -q '^ready' p.out && break; sleep 0.05; done
+{ printf 'PMAP\200'; cat "/tmp/perf-$pid.map"; } > "$DIR/pmap-child" 2>/dev/null
+kill_tree "$pid"
+printf 'PMAP\100%s' "1000 100 a
+1080 100 b
+#1000 100 dead
+zz 1 bad
+ffffffffffffff00 100 wraps
+1000 0 zero
+2000 10 caf\303\251 \377
+1000 10 lat" > "$DIR/pmap-hostile"
 ls "$DIR" | wc -l | sed 's/^/fuzz corpus: /; s/$/ inputs/'
