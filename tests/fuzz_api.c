@@ -57,12 +57,11 @@ static const uint8_t cfi_insns[] = { 0x41, 0x0e, 0x10 }; /* advance 1; def_cfa_o
 
 static ju_blob blob_of(size_t slot, uint8_t place, uint8_t kind, ju_cfi_range *cr)
 {
-	ju_blob b = { .start = R + slot * SLOT + places[place].off, .size = places[place].size,
+	ju_blob b = { .start = R + slot * SLOT + places[place].off,
+		      .size = places[place].size,
 		      .name = "fuzz" };
 	switch (kind % 4) {
-	case 0:
-		b.frame.kind = JU_FRAME_LEAF;
-		break;
+	case 0: b.frame.kind = JU_FRAME_LEAF; break;
 	case 1:
 		b.frame = (ju_frame){ .kind = JU_FRAME_FP,
 				      .u.fp = { 1, 4, b.size >= 16 ? &epilogue : NULL, b.size >= 16,
@@ -131,14 +130,18 @@ static void check_state(void)
 			bool is_live = model[s].live && model[s].off == places[p].off;
 			bool found = arena_find(ctx, (uintptr_t)start, &a) != NULL;
 			if (found != is_live) {
-				fprintf(stderr, "fuzz_api: slot %zu place %u (off %u)\n", s, p, places[p].off);
+				fprintf(stderr, "fuzz_api: slot %zu place %u (off %u)\n", s, p,
+					places[p].off);
 				for (size_t q = 0; q < ctx->n_arenas; q++) {
 					const arena *ar = ctx->arenas[q];
-					fprintf(stderr, "  arena [%#lx, %#lx):", (unsigned long)(ar->lo - (uintptr_t)R),
+					fprintf(stderr, "  arena [%#lx, %#lx):",
+						(unsigned long)(ar->lo - (uintptr_t)R),
 						(unsigned long)(ar->hi - (uintptr_t)R));
 					for (uint32_t r = 0; r < ar->n; r++)
-						fprintf(stderr, " %#lx+%u%s", (unsigned long)(ar->recs[r].start - (uintptr_t)R),
-							ar->recs[r].size, ar->recs[r].flags & REC_DEAD ? "(dead)" : "");
+						fprintf(stderr, " %#lx+%u%s",
+							(unsigned long)(ar->recs[r].start - (uintptr_t)R),
+							ar->recs[r].size,
+							ar->recs[r].flags & REC_DEAD ? "(dead)" : "");
 					fprintf(stderr, "\n");
 				}
 				die("arena_find", found, is_live);
@@ -205,7 +208,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			rc = ju_publish(ctx, &b);
 			expect("ju_publish", rc, overlaps(s, p) ? JU_EOVERLAP : 0, armed, &applied);
 			if (applied) {
-				model[s] = (__typeof__(model[s])){ true, places[p].off, places[p].size, kind };
+				model[s] =
+					(__typeof__(model[s])){ true, places[p].off, places[p].size, kind };
 				n_live++;
 			}
 			break;
@@ -232,8 +236,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					if (slot_of[a] != slot_of[c])
 						continue;
 					two_in_a_slot = true;
-					unsigned a0 = places[place_of[a]].off, a1 = a0 + places[place_of[a]].size;
-					unsigned c0 = places[place_of[c]].off, c1 = c0 + places[place_of[c]].size;
+					unsigned a0 = places[place_of[a]].off,
+						 a1 = a0 + places[place_of[a]].size;
+					unsigned c0 = places[place_of[c]].off,
+						 c1 = c0 + places[place_of[c]].size;
 					clash |= a0 < c1 && c0 < a1;
 				}
 			}
@@ -331,13 +337,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				open_ctx();
 			}
 			break;
-		default: /* arm a fault for the next operation */
-			fault = 1 + x % 24;
-			break;
+		default: /* arm a fault for the next operation */ fault = 1 + x % 24; break;
 		}
 		if (trace)
-			fprintf(stderr, "op %u x %u y %u armed %d: rc %d, %zu live, fault left %ld\n", op, x, y,
-				armed, op < 5 ? rc : 0, n_live, ju__fault_remaining());
+			fprintf(stderr, "op %u x %u y %u armed %d: rc %d, %zu live, fault left %ld\n", op, x,
+				y, armed, op < 5 ? rc : 0, n_live, ju__fault_remaining());
 		ju__fault_after(0);
 		ju__clear_error();
 		check_state();
