@@ -14,12 +14,16 @@ node --perf-basic-prof --interpreted-frames-native-stack -e 0 2>/dev/null ||
 start_child node.out node --perf-basic-prof --interpreted-frames-native-stack "$PROG" $DEPTH
 js='JS:[*~^+]?(recurseJs|spin) [^ ]*recurse\.js:[0-9]+:[0-9]+'
 found=
-for _ in 1 2 3 4 5 6 7 8 9 10; do # until the spin is compiled and its line written
+tries=0
+while [ $tries -lt 40 ]; do # until the spin is compiled and its line written (slow machines: 20 s)
+	tries=$((tries + 1))
 	limit 30 "$JS" -p "$CHILD_PID" > text 2> err || { cat err; fail "jitstack exited $?"; }
 	grep -qE "^#0 +0x[0-9a-f]+ $js\+0x[0-9a-f]+ \[perf-map\]" text && { found=1; break; }
-	sleep 0.3
+	grep -E '^#0 ' text | head -1 >> innermost.seen
+	sleep 0.5
 done
-[ -n "$found" ] || { cat text err; fail "the innermost frame is not a JS function of the workload named from the perf map"; }
+[ -n "$found" ] || { sort innermost.seen | uniq -c | sort -rn | head; grep -cE 'JS:' /tmp/perf-$CHILD_PID.map 2>/dev/null;
+	fail "the innermost frame is not a JS function of the workload named from the perf map (the innermost frames seen are above)"; }
 n=$(grep -cE "^#[0-9]+ +0x[0-9a-f]+ JS:[*~^+]?recurseJs [^ ]*recurse\.js:" text)
 [ "$n" -ge $DEPTH ] || { cat text; fail "$n frames of recurseJs, expected at least $DEPTH"; }
 grep -qE ' (node::Start|main|_start)[^ ]*\+0x' text || { cat text; fail "the stack does not reach node's start"; }
