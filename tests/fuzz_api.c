@@ -41,7 +41,7 @@ static uint8_t *R;
 static ju_ctx *ctx;
 static struct {
 	bool live;
-	uint8_t off, size, kind;
+	uint8_t off, size;
 } model[SLOTS];
 static size_t n_live;
 
@@ -208,8 +208,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			rc = ju_publish(ctx, &b);
 			expect("ju_publish", rc, overlaps(s, p) ? JU_EOVERLAP : 0, armed, &applied);
 			if (applied) {
-				model[s] =
-					(__typeof__(model[s])){ true, places[p].off, places[p].size, kind };
+				model[s] = (__typeof__(model[s])){ true, places[p].off, places[p].size };
 				n_live++;
 			}
 			break;
@@ -265,7 +264,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					model[slot_of[a]].live = true;
 					model[slot_of[a]].off = places[place_of[a]].off;
 					model[slot_of[a]].size = places[place_of[a]].size;
-					model[slot_of[a]].kind = kind_of[a];
 					n_live++;
 				}
 			}
