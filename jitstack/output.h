@@ -20,6 +20,7 @@ typedef struct js_out {
 	size_t threads;
 	bool any_fp;
 	bool any_perfmap;
+	bool any_jitdump;
 } js_out;
 
 void out_begin(js_out *o, js_session *s);

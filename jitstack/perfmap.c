@@ -58,6 +58,7 @@ typedef struct pm_line {
 	uint64_t lo, hi;
 	const char *name;
 	size_t seq;
+	uint32_t tag;
 } pm_line;
 
 struct pm_lines {
@@ -97,6 +98,30 @@ static size_t blanks(const char *p, size_t len)
 	return i;
 }
 
+/* Keep the line's name and queue it for the next commit.  NULL when out of
+ * memory. */
+static const char *add_line(js_perfmap *pm, uint64_t start, uint64_t size, const char *s, size_t n,
+			    uint32_t tag)
+{
+	if (!pm->pending && !(pm->pending = calloc(1, sizeof *pm->pending)))
+		return NULL;
+	const char *name = keep_name(pm, s, n);
+	if (!name || !js_grow(&pm->pending->v, &pm->pending->cap, pm->pending->n, sizeof(pm_line)))
+		return NULL;
+	pm->pending->v[pm->pending->n] = (pm_line){ start, start + size, name, pm->pending->n, tag };
+	pm->pending->n++;
+	pm->lines++;
+	return name;
+}
+
+const char *js_perfmap_add(js_perfmap *pm, uint64_t lo, uint64_t size, const char *name, size_t len,
+			   uint32_t tag)
+{
+	if (!size || lo + size <= lo)
+		return NULL;
+	return add_line(pm, lo, size, name, len, tag);
+}
+
 /* One line without its newline.  0 (parsed or skipped), -1 out of memory. */
 static int parse_line(js_perfmap *pm, const char *p, size_t len)
 {
@@ -124,13 +149,7 @@ static int parse_line(js_perfmap *pm, const char *p, size_t len)
 		pm->over_limit++;
 		return 0;
 	}
-	const char *name = keep_name(pm, p + i, len - i);
-	if (!name || !js_grow(&pm->pending->v, &pm->pending->cap, pm->pending->n, sizeof(pm_line)))
-		return -1;
-	pm->pending->v[pm->pending->n] = (pm_line){ start, start + size, name, pm->pending->n };
-	pm->pending->n++;
-	pm->lines++;
-	return 0;
+	return add_line(pm, start, size, p + i, len - i, 0) ? 0 : -1;
 bad:
 	pm->bad++;
 	return 0;
@@ -170,7 +189,7 @@ typedef struct segs {
 
 /* Append [lo, hi) of the line (start, name), joining it to the range before
  * when that is the same line's and touches it. */
-static bool emit(segs *o, uint64_t lo, uint64_t hi, uint64_t start, const char *name)
+static bool emit(segs *o, uint64_t lo, uint64_t hi, uint64_t start, const char *name, uint32_t tag)
 {
 	if (o->n && o->v[o->n - 1].hi == lo && o->v[o->n - 1].name == name && o->v[o->n - 1].start == start) {
 		o->v[o->n - 1].hi = hi;
@@ -178,7 +197,7 @@ static bool emit(segs *o, uint64_t lo, uint64_t hi, uint64_t start, const char *
 	}
 	if (!js_grow(&o->v, &o->cap, o->n, sizeof *o->v))
 		return false;
-	o->v[o->n++] = (js_pm_seg){ lo, hi, start, name };
+	o->v[o->n++] = (js_pm_seg){ lo, hi, start, name, tag };
 	return true;
 }
 
@@ -266,7 +285,7 @@ static bool flatten(pm_line *v, size_t n, segs *o)
 		plain = v[i].lo >= v[i - 1].hi;
 	if (plain) {
 		for (size_t i = 0; i < n; i++)
-			if (!emit(o, v[i].lo, v[i].hi, v[i].lo, v[i].name))
+			if (!emit(o, v[i].lo, v[i].hi, v[i].lo, v[i].name, v[i].tag))
 				return false;
 		return true;
 	}
@@ -289,7 +308,7 @@ static bool flatten(pm_line *v, size_t n, segs *o)
 			continue;
 		const pm_line *top = h.v[0];
 		uint64_t end = i < n && v[i].lo < top->hi ? v[i].lo : top->hi;
-		ok = emit(o, cur, end, top->lo, top->name);
+		ok = emit(o, cur, end, top->lo, top->name, top->tag);
 		cur = end;
 	}
 	free(h.v);
@@ -305,20 +324,20 @@ static bool paint(const js_pm_seg *old, size_t n_old, const js_pm_seg *new, size
 		uint64_t lo = old[i].lo, hi = old[i].hi;
 		while (lo < hi) {
 			for (; j < n_new && new[j].hi <= lo; j++)
-				if (!emit(o, new[j].lo, new[j].hi, new[j].start, new[j].name))
+				if (!emit(o, new[j].lo, new[j].hi, new[j].start, new[j].name, new[j].tag))
 					return false;
 			if (j == n_new || new[j].lo >= hi) {
-				if (!emit(o, lo, hi, old[i].start, old[i].name))
+				if (!emit(o, lo, hi, old[i].start, old[i].name, old[i].tag))
 					return false;
 				break;
 			}
-			if (new[j].lo > lo && !emit(o, lo, new[j].lo, old[i].start, old[i].name))
+			if (new[j].lo > lo && !emit(o, lo, new[j].lo, old[i].start, old[i].name, old[i].tag))
 				return false;
 			lo = new[j].hi; /* new[j] itself goes out once the sweep is past it */
 		}
 	}
 	for (; j < n_new; j++)
-		if (!emit(o, new[j].lo, new[j].hi, new[j].start, new[j].name))
+		if (!emit(o, new[j].lo, new[j].hi, new[j].start, new[j].name, new[j].tag))
 			return false;
 	return true;
 }

@@ -52,6 +52,7 @@ typedef struct js_pm_seg {
 	uint64_t lo, hi;
 	uint64_t start;   /* the owning line's START (lo may be past it) */
 	const char *name; /* NUL-terminated; control bytes replaced by '?' */
+	uint32_t tag;     /* the caller's, from js_perfmap_add (a perf map's lines: 0) */
 } js_pm_seg;
 
 typedef struct js_perfmap {
@@ -90,6 +91,12 @@ int js_perfmap_refresh(js_perfmap *pm, js_err *why);
  * follows).  Then js_perfmap_commit paints what was parsed.  -1 when out of
  * memory. */
 ssize_t js_perfmap_feed(js_perfmap *pm, const char *buf, size_t len);
+/* Add one range [lo, lo + size) named name (len bytes, no NUL needed) as
+ * a line that follows those fed before, carrying tag (another source of
+ * ranges, the jitdump, keeps its records so).  Returns the name as kept, or
+ * NULL when out of memory or the range is empty or wraps (not added). */
+const char *js_perfmap_add(js_perfmap *pm, uint64_t lo, uint64_t size, const char *name, size_t len,
+			   uint32_t tag);
 /* Paint the lines fed since the last commit over the map.  0, or -1 when out
  * of memory (the map is then as before the commit). */
 int js_perfmap_commit(js_perfmap *pm);
