@@ -6,6 +6,7 @@
 #include "grow.h"
 
 #include <elf.h>
+#include <gelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -302,6 +303,15 @@ static int code_move(js_jitdump *jd, const uint8_t *p)
 	return add_code(jd, r.new_code_addr, r.code_size, o->name, strlen(o->name), r.p.timestamp);
 }
 
+/* A file name, as a writer that works writes one: no control bytes. */
+static bool plain_name(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return false;
+	return n > 0;
+}
+
 /* DEBUG_INFO: nr_entry rows, each a jd_debug_entry and a file name
  * ("\xff" alone: the previous row's, as the specification allows). */
 static int debug_info(js_jitdump *jd, const uint8_t *p, size_t total)
@@ -324,18 +334,30 @@ static int debug_info(js_jitdump *jd, const uint8_t *p, size_t total)
 	size_t at = sizeof r, n = 0;
 	const char *prev = NULL, *prev_raw = NULL;
 	size_t prev_len = 0;
-	bool sorted = true;
+	bool sorted = true, broken = false;
 	for (uint64_t i = 0; i < r.nr_entry; i++) {
-		if (total - at < sizeof(jd_debug_entry) + 1)
+		if (total - at < sizeof(jd_debug_entry) + 1) {
+			broken = true;
 			break;
+		}
 		const uint8_t *e = p + at;
 		const char *name = (const char *)e + sizeof(jd_debug_entry);
 		size_t room = total - at - sizeof(jd_debug_entry), len = strnlen(name, room);
-		if (len == room)
-			break; /* no NUL before the record's end */
+		if (len == room) {
+			broken = true; /* no NUL before the record's end */
+			break;
+		}
 		at += sizeof(jd_debug_entry) + len + 1;
 		const char *file = prev;
 		bool same = len == 1 && (uint8_t)name[0] == 0xff;
+		if (!same && !plain_name(name, len)) {
+			/* node 20 writes file names whose first 16 bytes are
+			 * freed heap (pointers, NULs among them): every row after
+			 * such a name is out of step */
+			n = 0;
+			broken = true;
+			break;
+		}
 		if (!same && !(prev_raw && prev_len == len && !memcmp(prev_raw, name, len))) {
 			if (!(file = keep_str(jd, name, len > JS_MAX_NAME ? JS_MAX_NAME : len))) {
 				free(v);
@@ -351,7 +373,7 @@ static int debug_info(js_jitdump *jd, const uint8_t *p, size_t total)
 		sorted &= !n || v[n].addr >= v[n - 1].addr;
 		n++;
 	}
-	if (n < r.nr_entry)
+	if (broken)
 		jd->bad++;
 	if (!n) {
 		free(v);
@@ -621,13 +643,34 @@ static bool add_span(spans *s, uint64_t lo, uint64_t hi, js_jd_code *c)
 	return true;
 }
 
+/* Another module's extent.  A module read from maps spans from its file's
+ * first mapping to its last, and a file mapped twice far apart (node maps
+ * its own text again, onto huge pages) spans much that is not its own: its
+ * loadable segments are what it holds there. */
 static int other_module(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start, void *arg)
 {
 	(void)name, (void)start;
-	if (js_jit_of(*userdata)) /* GDB JIT images come from their list; ours are being chosen */
+	const js_image *im = *userdata; /* (js_jit_of, without the rest of jitmodules.c) */
+	if (im &&
+	    im->magic == JS_IMAGE_MAGIC) /* GDB JIT images come from their list; ours are being chosen */
 		return DWARF_CB_OK;
-	Dwarf_Addr lo, hi;
+	Dwarf_Addr lo, hi, bias;
 	dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL);
+	enum { HUGE_SPAN = 1u << 30 }; /* larger than any one library's segments */
+	Elf *elf = hi - lo > HUGE_SPAN ? dwfl_module_getelf(mod, &bias) : NULL;
+	size_t nph = 0, loads = 0;
+	if (elf && !elf_getphdrnum(elf, &nph)) {
+		for (size_t i = 0; i < nph; i++) {
+			GElf_Phdr ph;
+			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+				continue;
+			loads++;
+			if (!add_span(arg, ph.p_vaddr + bias, ph.p_vaddr + bias + ph.p_memsz, NULL))
+				return DWARF_CB_ABORT;
+		}
+	}
+	if (loads)
+		return DWARF_CB_OK;
 	return add_span(arg, lo, hi, NULL) ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 

@@ -179,7 +179,8 @@ static void json_frame(js_out *o, js_session *s, size_t i, const js_frame *fr)
 	json_str(f, y.module);
 	if (y.module)
 		fprintf(f, ", \"module_offset\": %" PRIu64, y.module_off);
-	fprintf(f, ", \"jit\": %s, \"source\": ", y.jit || y.source == JS_SRC_PERFMAP ? "true" : "false");
+	fprintf(f, ", \"jit\": %s, \"source\": ",
+		y.jit || y.source == JS_SRC_PERFMAP || y.source == JS_SRC_JITDUMP ? "true" : "false");
 	json_str(f, js_source_name(y.source));
 	if (y.file) {
 		fputs(", \"file\": ", f);
