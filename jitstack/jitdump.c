@@ -779,6 +779,7 @@ static int read_from(js_jitdump *jd, int fd, uint64_t size)
 			break;
 		}
 		jd->reads++;
+		jd->bytes += (uint64_t)n;
 		have += (size_t)n;
 		size_t need = 0;
 		ssize_t used = js_jitdump_feed(jd, buf, have, &need);
@@ -788,7 +789,6 @@ static int read_from(js_jitdump *jd, int fd, uint64_t size)
 			break;
 		}
 		jd->off += (uint64_t)used;
-		jd->bytes += (uint64_t)used;
 		memmove(buf, buf + used, have - (size_t)used);
 		have -= (size_t)used;
 		if (need > cap) { /* bounded by head_size: JS_MAX_JITDUMP_INFO */

@@ -5,8 +5,9 @@
  * tools/perf/Documentation/jitdump-specification.txt): a header, then
  * records in time order.  What each gives us:
  *   CODE_LOAD       a name for [code_addr, code_addr + code_size); the code
- *                   bytes that follow are never read (a dump is mostly code:
- *                   they are stepped over, so a huge dump costs its records)
+ *                   bytes that follow are never looked at (the file is read
+ *                   in large pieces; code that reaches past a piece is
+ *                   stepped over without reading it)
  *   CODE_MOVE       the same code, now at new_code_addr
  *   DEBUG_INFO      source lines of the next CODE_LOAD
  *   UNWINDING_INFO  .eh_frame (+ .eh_frame_hdr) of the next CODE_LOAD,
@@ -97,7 +98,7 @@ typedef struct js_jitdump {
 	uint64_t ns; /* time spent reading (--stats) */
 	/* counters: the summary and warnings */
 	unsigned long loads, moves, debug, unwind, with_cfi, bad, over_limit, late, unknown, reads, rereads;
-	uint64_t bytes;
+	uint64_t bytes; /* read from the file */
 } js_jitdump;
 
 void js_jitdump_init(js_jitdump *jd, const char *path, uint16_t machine);

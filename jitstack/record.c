@@ -259,6 +259,11 @@ static int record(js_session *s, const js_record_opts *r, const sigset_t *set)
 				pm_first_ns / 1e6, (unsigned long long)s->pm.bytes, s->pm.lines,
 				s->pm.rereads);
 		print_dist("perf map refresh between rounds", tm.pm, tm.n_pm);
+		if (s->jd_on)
+			fprintf(stderr,
+				"jitstack: stats: jitdump: %.3f ms in all, %llu bytes read, %lu loads, %lu re-reads "
+				"from the start\n",
+				s->jd.ns / 1e6, (unsigned long long)s->jd.bytes, s->jd.loads, s->jd.rereads);
 	}
 	free(tm.pm);
 	free(tm.stopped);
