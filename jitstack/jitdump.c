@@ -821,6 +821,7 @@ int js_jitdump_refresh(js_jitdump *jd, js_err *why)
 			    "%s: owned by user %u, neither the target's nor ours nor root: not read "
 			    "(--jitdump FILE reads it)",
 			    jd->path, (unsigned)st.st_uid);
+	uint64_t before = jd->changes; /* a re-read from the start is a change too */
 	bool same = jd->found && st.st_dev == jd->dev && st.st_ino == jd->ino;
 	if (same && ((uint64_t)st.st_size == jd->off + jd->skip || jd->ended) &&
 	    (uint64_t)st.st_size >= jd->off)
@@ -830,7 +831,6 @@ int js_jitdump_refresh(js_jitdump *jd, js_err *why)
 			jd->rereads++;
 		reset(jd);
 	}
-	uint64_t before = jd->changes;
 	int fd = open(jd->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (jd->owner < 0 ? 0 : O_NOFOLLOW));
 	struct stat fst;
 	if (fd < 0 || fstat(fd, &fst) || !S_ISREG(fst.st_mode) || fst.st_ino != st.st_ino ||
