@@ -623,6 +623,25 @@ js_image *js_jitdump_image(js_jitdump *jd, js_jd_code *c)
 	return im;
 }
 
+bool js_jitdump_drop_cfi(js_jitdump *jd, uint64_t pc)
+{
+	js_jd_code *c = js_jitdump_find(jd, pc);
+	if (!c || !c->img)
+		return false;
+	if (c->img->reported && js_grow(&jd->dead, &jd->cap_dead, jd->n_dead, sizeof *jd->dead))
+		jd->dead[jd->n_dead++] = c->img; /* libdwfl holds its module until the next report */
+	else if (c->img->reported)
+		c->img->magic = 0; /* out of memory: leaked, but no longer taken for ours */
+	else
+		image_free(c->img);
+	c->img = NULL; /* img_tried stays: it is not made again */
+	free(c->eh);
+	c->eh = NULL;
+	c->eh_size = 0;
+	jd->changes++;
+	return true;
+}
+
 /* ---- reporting ------------------------------------------------------------------------ */
 
 typedef struct span {

@@ -134,6 +134,10 @@ js_image *js_jitdump_image(js_jitdump *jd, js_jd_code *c);
  * that only adds must then be redone in full). */
 bool js_jitdump_report(js_jitdump *jd, const js_jit *j, Dwfl *dwfl);
 
+/* Drop the CFI of the code at pc (it made a frame its own caller): its
+ * frames are then unwound by frame pointers.  Report the modules again
+ * afterwards.  false when that code has no module. */
+bool js_jitdump_drop_cfi(js_jitdump *jd, uint64_t pc);
 /* Free the images a re-read dropped; call after dwfl_report_end. */
 void js_jitdump_reap(js_jitdump *jd);
 

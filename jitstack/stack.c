@@ -145,6 +145,14 @@ size_t js_fix_loops(js_session *s, js_stack *st, size_t n)
 			continue;
 		uint64_t pc = st[i].loop_pc;
 		js_image *im = js_jit_image_at(&s->jit, pc);
+		if (!im && s->jd_on && js_jitdump_drop_cfi(&s->jd, pc)) {
+			js_warn(s,
+				"jitdump %s: the CFI of the code at %#lx makes the frame its own caller; its "
+				"frames are found by frame pointers instead",
+				s->jd.path, (unsigned long)pc);
+			dropped++;
+			continue;
+		}
 		if (!im || !js_image_usable(im) || !im->out.n_fdes)
 			continue;
 		js_warn(s, "JIT image %#lx: its CFI makes the frame at %#lx its own caller; its frames are "

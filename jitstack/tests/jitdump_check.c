@@ -263,6 +263,9 @@ static void makes_a_module_of_unwinding_info(void)
 	c = js_jitdump_find(&jd, 0x30000);
 	CHECK(c && c->eh && !js_jitdump_image(&jd, c), "a garbage table gives no module");
 	CHECK(jd.with_cfi == 2 && jd.unwind == 3, "with CFI %lu of %lu", jd.with_cfi, jd.unwind);
+	CHECK(js_jitdump_drop_cfi(&jd, 0x10010) && !js_jitdump_image(&jd, js_jitdump_find(&jd, 0x10000)) &&
+		      !js_jitdump_drop_cfi(&jd, 0x10010),
+	      "CFI that loops is dropped, once");
 	js_jitdump_free(&jd);
 	free(d.p);
 }
