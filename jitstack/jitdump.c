@@ -217,6 +217,12 @@ static int add_code(js_jitdump *jd, uint64_t lo, uint64_t size, const char *name
 	const char *kept = js_perfmap_add(&jd->ranges, lo, size, name, n, (uint32_t)jd->n_code);
 	if (!kept)
 		return -1;
+	/* rows outside the code describe none of it */
+	size_t w = 0;
+	for (size_t i = 0; i < jd->pend_n_lines; i++)
+		if (jd->pend_lines[i].addr >= lo && jd->pend_lines[i].addr - lo < size)
+			jd->pend_lines[w++] = jd->pend_lines[i];
+	jd->pend_n_lines = w;
 	jd->code[jd->n_code++] = (js_jd_code){ .lo = lo,
 					       .hi = lo + size,
 					       .ts = ts,
@@ -303,12 +309,22 @@ static int code_move(js_jitdump *jd, const uint8_t *p)
 	return add_code(jd, r.new_code_addr, r.code_size, o->name, strlen(o->name), r.p.timestamp);
 }
 
-/* A file name, as a writer that works writes one: no control bytes. */
+/* A file name, as a writer that works writes one: UTF-8 text, no control
+ * bytes. */
 static bool plain_name(const char *s, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+	const unsigned char *p = (const unsigned char *)s;
+	for (size_t i = 0; i < n;) {
+		unsigned c = p[i], more = c < 0x80 ? 0 : c >= 0xc2 && c < 0xe0 ? 1 : c >= 0xe0 && c < 0xf0 ? 2
+						  : c >= 0xf0 && c < 0xf5		 ? 3
+											 : 4;
+		if (c < 0x20 || c == 0x7f || more == 4 || n - i <= more)
 			return false;
+		for (unsigned k = 1; k <= more; k++)
+			if ((p[i + k] & 0xc0) != 0x80)
+				return false;
+		i += 1 + more;
+	}
 	return n > 0;
 }
 

@@ -228,6 +228,8 @@ static void drops_lines_whose_file_names_are_not_text(void)
 	dump d = { 0 };
 	header(&d, EM_X86_64, 1);
 	row rows[] = { { 0x1000, 5, "a.js" }, { 0x1008, 6, "Q\xfe\x0f" } };
+	row utf[] = { { 0x2000, 5, "caf\xc3\xa9.js" }, { 0x2008, 6, "Q\xfe\xa5" }, { 0x2010, 7, "b.js" } };
+	row out[] = { { 0x3000, 5, "a.js" }, { 0x9000, 6, "a.js" } };
 	debug(&d, 2, 0x1000, rows, 2);
 	load(&d, 3, 0x1000, 0x20, "fn");
 	js_jitdump jd;
@@ -235,6 +237,25 @@ static void drops_lines_whose_file_names_are_not_text(void)
 	feed(&jd, &d, 0);
 	js_jd_code *c = js_jitdump_find(&jd, 0x1000);
 	CHECK(c && !c->n_lines && jd.bad == 1, "rows of a broken table kept: %zu", c ? c->n_lines : 0);
+	dump e = { 0 };
+	header(&e, EM_X86_64, 1);
+	debug(&e, 2, 0x2000, utf, 1);
+	load(&e, 3, 0x2000, 0x20, "utf8");
+	debug(&e, 4, 0x2000, utf, 3);
+	load(&e, 5, 0x2100, 0x20, "not-utf8");
+	debug(&e, 6, 0x3000, out, 2);
+	load(&e, 7, 0x3000, 0x20, "rows-outside");
+	js_jitdump je;
+	js_jitdump_init(&je, NULL, EM_X86_64);
+	feed(&je, &e, 0);
+	c = js_jitdump_find(&je, 0x2000);
+	CHECK(c && c->n_lines == 1 && !strcmp(c->lines[0].file, "caf\xc3\xa9.js"), "a UTF-8 name is kept");
+	c = js_jitdump_find(&je, 0x2100);
+	CHECK(c && !c->n_lines, "bytes that are not UTF-8: the table is dropped");
+	c = js_jitdump_find(&je, 0x3000);
+	CHECK(c && c->n_lines == 1, "a row outside the code is dropped: %zu rows", c ? c->n_lines : 0);
+	js_jitdump_free(&je);
+	free(e.p);
 	js_jitdump_free(&jd);
 	free(d.p);
 }

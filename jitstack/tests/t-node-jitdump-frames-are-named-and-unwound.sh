@@ -3,8 +3,8 @@
 # --interpreted-frames-native-stack, so that interpreted JS frames are code
 # of their own) writes jit-PID.dump in its working directory and no perf
 # map.  node writes the dump through a 2 MiB buffer, so a live reader sees
-# what it pushed out: progs/recurse-dump.js is recurse.js with enough code
-# compiled, while its spin settles, to push the buffer out.  It recurses
+# what it pushed out: progs/recurse-dump.js is recurse.js that compiles
+# enough code every 2 s to push the buffer out.  It recurses
 # DEPTH times in recurseJs, then spins: from
 # the dump alone, jitstack -p names the innermost frame one of its JS
 # functions, at least DEPTH frames recurseJs (node's "JS:<tier>recurseJs
@@ -25,18 +25,18 @@ start_child node.out node $FLAGS "$PROG" $DEPTH
 js='(JS|LazyCompile|Function):[*~^+]?(recurseJs|spin) [^ ]*recurse-dump\.js:[0-9]+(:[0-9]+)?'
 found=
 tries=0
-while [ $tries -lt 40 ]; do # until the spin is compiled and its load written (slow machines: 20 s)
+while [ $tries -lt 60 ]; do # until the spin is compiled and its load pushed out (slow machines: 30 s)
 	tries=$((tries + 1))
 	limit 30 "$JS" -p "$CHILD_PID" > text 2> err || { cat err; fail "jitstack exited $?"; }
-	grep -qE "^#0 +0x[0-9a-f]+ $js\+0x[0-9a-f]+ .*\[jitdump\]" text && { found=1; break; }
-	grep -E '^#0 ' text | head -1 >> innermost.seen
+	grep -qaE "^#0 +0x[0-9a-f]+ $js\+0x[0-9a-f]+ .*\[jitdump\]" text && { found=1; break; }
+	grep -aE '^#0 ' text | head -1 >> innermost.seen
 	sleep 0.5
 done
 [ -n "$found" ] || { sort innermost.seen | uniq -c | sort -rn | head; head -3 text;
 	fail "the innermost frame is not a JS function of the workload named from the jitdump (the innermost frames seen are above)"; }
-n=$(grep -cE "^#[0-9]+ +0x[0-9a-f]+ (JS|LazyCompile|Function):[*~^+]?recurseJs [^ ]*recurse-dump\.js:" text)
+n=$(grep -caE "^#[0-9]+ +0x[0-9a-f]+ (JS|LazyCompile|Function):[*~^+]?recurseJs [^ ]*recurse-dump\.js:" text)
 [ "$n" -ge $DEPTH ] || { cat text; fail "$n frames of recurseJs, expected at least $DEPTH"; }
-grep -qE ' (node::Start|main|_start)[^ ]*\+0x' text || { cat text; fail "the stack does not reach node's start"; }
+grep -qaE ' (node::Start|main|_start)[^ ]*\+0x' text || { cat text; fail "the stack does not reach node's start"; }
 limit 30 "$JS" -p "$CHILD_PID" --json > js.json || fail "jitstack --json exited $?"
 python3 - js.json <<'PY' > cfi || fail "the JS frames do not say source jitdump"
 import json, sys
@@ -47,11 +47,11 @@ print(d["jit"]["jitdump"]["with_cfi"], d["jit"]["jitdump"]["modules"])
 sys.exit(0 if js and all(f["source"] == "jitdump" and f["jit"] for f in js) else 1)
 PY
 limit 30 "$JS" -p "$CHILD_PID" --no-jitdump > nodump || fail "--no-jitdump: exit $?"
-grep -qE "$js" nodump && fail "--no-jitdump still names JS frames"
+grep -qaE "$js" nodump && fail "--no-jitdump still names JS frames"
 limit 30 "$JS" record -p "$CHILD_PID" -F 200 -d 1 -o prof.txt 2> err || { cat err; fail "record exited $?"; }
 top=$(awk '{ n = $NF; $NF = ""; k = split($0, f, ";"); sub(/ +$/, "", f[k]); c[f[k]] += n }
 	END { for (l in c) print c[l], l }' prof.txt | sort -rn | head -1)
 echo "$top" | grep -qE "^[0-9]+ $js\$" || { head -5 prof.txt; fail "the hottest frame is not a JS function: $top"; }
 read -r with_cfi modules < cfi
-note "node $(node --version): $(grep -m1 -E "^#0 .*$js" text); $n recurseJs frames; loads with CFI $with_cfi ($modules modules); record: hottest $top"
+note "node $(node --version): $(grep -m1 -aE "^#0 .*$js" text); $n recurseJs frames; loads with CFI $with_cfi ($modules modules); record: hottest $top"
 pass "node --perf-prof: JS frames named from the jitdump, live and in record"
