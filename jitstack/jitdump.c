@@ -859,7 +859,10 @@ static int read_from(js_jitdump *jd, int fd, uint64_t size)
 int js_jitdump_refresh(js_jitdump *jd, js_err *why)
 {
 	struct stat st;
-	int e = jd->owner < 0 ? stat(jd->path, &st) : lstat(jd->path, &st);
+	/* a symbolic link is followed only in a path the user gave, or the
+	 * kernel's own link to a mapped file (/proc/PID/map_files) */
+	bool follow = jd->owner < 0 || strstr(jd->path, "/map_files/");
+	int e = follow ? stat(jd->path, &st) : lstat(jd->path, &st);
 	if (e)
 		return fail(why, JS_EXIT_FAILURE, errno, "%s: %s", jd->path, strerror(errno));
 	if (!S_ISREG(st.st_mode))
@@ -879,7 +882,7 @@ int js_jitdump_refresh(js_jitdump *jd, js_err *why)
 			jd->rereads++;
 		reset(jd);
 	}
-	int fd = open(jd->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (jd->owner < 0 ? 0 : O_NOFOLLOW));
+	int fd = open(jd->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (follow ? 0 : O_NOFOLLOW));
 	struct stat fst;
 	if (fd < 0 || fstat(fd, &fst) || !S_ISREG(fst.st_mode) || fst.st_ino != st.st_ino ||
 	    fst.st_dev != st.st_dev) {
@@ -927,27 +930,39 @@ bool js_jitdump_path_live(pid_t pid, char *out, size_t len)
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return false;
-	char line[4400], best[sizeof line] = "";
-	bool exact = false;
+	static const char deleted[] = " (deleted)";
+	char line[4400], best[sizeof line] = "", range[64] = "";
+	bool exact = false, gone = false;
 	while (fgets(line, sizeof line, f)) {
 		char perms[8];
-		int at = -1;
+		int at = -1, end = -1;
 		line[strcspn(line, "\n")] = 0;
-		if (sscanf(line, "%*x-%*x %7s %*s %*s %*s %n", perms, &at) < 1 || at < 0 || perms[2] != 'x')
+		if (sscanf(line, "%*x-%*x%n %7s %*s %*s %*s %n", &end, perms, &at) < 1 || at < 0 || perms[2] != 'x')
 			continue;
-		const char *file = line + at;
+		char *file = line + at;
+		size_t n = strlen(file), d = sizeof deleted - 1;
+		/* a dump its writer unlinked (node --perf-prof-delete-file) is
+		 * still there through the mapping */
+		bool unlinked = n > d && !strcmp(file + n - d, deleted);
+		if (unlinked)
+			file[n -= d] = 0;
 		if (file[0] != '/' || !js_jitdump_name_ok(file))
-			continue; /* (a deleted file's name ends in " (deleted)") */
-		size_t n = strlen(file), w = strlen(want);
+			continue;
+		size_t w = strlen(want);
 		bool is_ours = w && n >= w && !strcmp(file + n - w, want);
 		if (exact && !is_ours)
 			continue;
 		exact |= is_ours;
+		gone = unlinked;
 		snprintf(best, sizeof best, "%s", file);
+		snprintf(range, sizeof range, "%.*s", end, line);
 	}
 	fclose(f);
 	if (!best[0])
 		return false;
-	snprintf(out, len, "/proc/%d/root%s", (int)pid, best);
+	if (gone)
+		snprintf(out, len, "/proc/%d/map_files/%s", (int)pid, range);
+	else
+		snprintf(out, len, "/proc/%d/root%s", (int)pid, best);
 	return true;
 }

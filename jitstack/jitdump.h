@@ -142,7 +142,9 @@ bool js_jitdump_drop_cfi(js_jitdump *jd, uint64_t pc);
 void js_jitdump_reap(js_jitdump *jd);
 
 /* The marker mapping of a live process's dump in /proc/PID/maps, as a path
- * seen from here (through /proc/PID/root).  false when there is none. */
+ * seen from here: through /proc/PID/root, or for a dump its writer unlinked
+ * through /proc/PID/map_files (root may follow those links).  false when
+ * there is none. */
 bool js_jitdump_path_live(pid_t pid, char *out, size_t len);
 /* Does the path name a jitdump (jit-<digits>.dump)? */
 bool js_jitdump_name_ok(const char *path);

@@ -52,6 +52,20 @@ limit 30 "$JS" record -p "$CHILD_PID" -F 200 -d 1 -o prof.txt 2> err || { cat er
 top=$(awk '{ n = $NF; $NF = ""; k = split($0, f, ";"); sub(/ +$/, "", f[k]); c[f[k]] += n }
 	END { for (l in c) print c[l], l }' prof.txt | sort -rn | head -1)
 echo "$top" | grep -qE "^[0-9]+ $js\$" || { head -5 prof.txt; fail "the hottest frame is not a JS function: $top"; }
+kill_tree "$CHILD_PID"
+
+# node --perf-prof-delete-file unlinks the dump once it has it open: it is
+# still read, through its mapping (/proc/PID/map_files)
+# shellcheck disable=SC2086
+start_child gone.out node $FLAGS --perf-prof-delete-file "$PROG" $DEPTH
+found=
+for _ in $(seq 40); do
+	limit 30 "$JS" -p "$CHILD_PID" > gone 2> err || { cat err; fail "jitstack exited $? (an unlinked dump)"; }
+	grep -qaE "^#[0-9]+ +0x[0-9a-f]+ $js\+0x[0-9a-f]+ .*\[jitdump\]" gone && { found=1; break; }
+	sleep 0.5
+done
+[ -n "$found" ] && grep -q '^JIT: jitdump /proc/[0-9]*/map_files/' gone ||
+	{ head -8 gone; fail "an unlinked dump does not name the JS frames"; }
 read -r with_cfi modules < cfi
 note "node $(node --version): $(grep -m1 -aE "^#0 .*$js" text); $n recurseJs frames; loads with CFI $with_cfi ($modules modules); record: hottest $top"
 pass "node --perf-prof: JS frames named from the jitdump, live and in record"
