@@ -937,7 +937,8 @@ bool js_jitdump_path_live(pid_t pid, char *out, size_t len)
 		char perms[8];
 		int at = -1, end = -1;
 		line[strcspn(line, "\n")] = 0;
-		if (sscanf(line, "%*x-%*x%n %7s %*s %*s %*s %n", &end, perms, &at) < 1 || at < 0 || perms[2] != 'x')
+		if (sscanf(line, "%*x-%*x%n %7s %*s %*s %*s %n", &end, perms, &at) < 1 || at < 0 ||
+		    perms[2] != 'x')
 			continue;
 		char *file = line + at;
 		size_t n = strlen(file), d = sizeof deleted - 1;
