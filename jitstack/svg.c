@@ -133,12 +133,11 @@ static int add_sample(ftree *t, const pr_sample *x)
 	return 0;
 }
 
-static const ftree *sort_tree;
-
-static int cmp_child(const void *a, const void *b)
+static int cmp_child(const void *a, const void *b, void *tree)
 {
-	const fnode *x = &sort_tree->v[*(const uint32_t *)a], *y = &sort_tree->v[*(const uint32_t *)b];
-	return strcmp(name_of(sort_tree, x), name_of(sort_tree, y));
+	const ftree *t = tree;
+	const fnode *x = &t->v[*(const uint32_t *)a], *y = &t->v[*(const uint32_t *)b];
+	return strcmp(name_of(t, x), name_of(t, y));
 }
 
 /* Children in name order, and every frame's first sample.  A child is made
@@ -148,12 +147,11 @@ static int lay_out(ftree *t)
 	uint32_t *kids = malloc(t->n * sizeof *kids);
 	if (!kids)
 		return -1;
-	sort_tree = t;
 	for (size_t i = 0; i < t->n; i++) {
 		size_t m = 0;
 		for (uint32_t k = t->v[i].child; k; k = t->v[k - 1].next)
 			kids[m++] = k - 1;
-		qsort(kids, m, sizeof *kids, cmp_child);
+		qsort_r(kids, m, sizeof *kids, cmp_child, t);
 		uint64_t at = t->v[i].start;
 		t->v[i].child = m ? kids[0] + 1 : 0;
 		for (size_t j = 0; j < m; j++) {
