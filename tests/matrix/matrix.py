@@ -35,6 +35,7 @@ import mxjudge as J  # noqa: E402
 import mxrun  # noqa: E402
 import mxsteps  # noqa: E402
 from mxmethods import COLUMNS, METHODS, Ctx  # noqa: E402
+import mxaarch64  # noqa: E402
 from mxxfail import XFAIL, expected_failure  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -100,7 +101,8 @@ def run_cell(ctx, method, col, run_root, keep):
     res = {"method": method.id, "column": col.id, "expected": "fail" if xf else "pass",
            "reason": xf[0] if xf else None}
     try:
-        outcome = method.run(ctx, col, cell)
+        outcome = (mxaarch64.run(method, ctx, col, cell) if col.arch == "aarch64"
+                   else method.run(ctx, col, cell))
         ok, why = verdict(outcome)
         if outcome.note and outcome.verdict is None:
             why += " (%s)" % outcome.note

@@ -37,7 +37,7 @@ UNWINDERS = [  # (id, label, tool, flags); the quick form runs the first two
 REQUIRED = {(u, c) for u in ("dwfl-jit", "unw-ptrace-jit", "gdb", "lldb")
             for c in ("nofp-exact", "fp-exact")}
 DEBUGGERS = {"gdb", "lldb"}
-STEP_COLUMNS = [c for c in COLUMNS if c.workload == "probe"]
+STEP_COLUMNS = [c for c in COLUMNS if c.workload == "probe" and c.arch == "x86-64"]
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 

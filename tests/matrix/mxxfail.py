@@ -72,6 +72,26 @@ XFAIL = [
 ]
 
 
+# -- AArch64 under qemu-user (mxaarch64.py; the rows it cannot run are SKIPs)
+A64 = ["a64-fp-none", "a64-fp-region", "a64-nofp-exact", "a64-fp-exact"]
+XFAIL += [
+    (["glibc-backtrace", "libgcc", "cxx-exception"], ["a64-fp-none"],
+     "nothing registered, and libgcc has no frame-pointer fallback on AArch64 either: the walk "
+     "stops at the first JIT frame (a C++ exception ends in std::terminate)"),
+    (["gdb-live"], ["a64-fp-none"],
+     "gdb-multiarch without a registration cannot unwind the JIT frame: its AArch64 fallback "
+     "gives it one caller that is no code address, and the backtrace ends there"),
+    (["gdb-core"], A64,
+     "gdb-multiarch loads no shared library from the core qemu-user writes (it has no NT_FILE "
+     "note; `info sharedlibrary` is empty), so it cannot unwind out of libc's raise()"),
+    (["jitstack-core"], A64,
+     "the core qemu-user writes has no NT_FILE note and --exe names only the program, so "
+     "jitstack has no CFI for libc and walks raise()/abort() by frame pointer, which skips "
+     "probe_abort's caller (the library's child, trapping in its own code, passes: "
+     "jitstack/tests/t-aarch64-core-under-qemu.sh)"),
+]
+
+
 def expected_failure(method, column):
     """(reason, partial) when the cell is expected to fail, else None."""
     for methods, columns, reason, *partial in XFAIL:
