@@ -82,8 +82,10 @@ XFAIL += [
      "gdb-multiarch without a registration cannot unwind the JIT frame: its AArch64 fallback "
      "gives it one caller that is no code address, and the backtrace ends there"),
     (["gdb-core"], A64,
-     "gdb-multiarch loads no shared library from the core qemu-user writes (it has no NT_FILE "
-     "note; `info sharedlibrary` is empty), so it cannot unwind out of libc's raise()"),
+     "the core qemu-user writes has no NT_FILE note and leaves out the program's read-only "
+     "segments (file size 0): gdb-multiarch relocates neither the PIE (`info files`: .text at "
+     "its link address) nor any shared library (`info sharedlibrary`: none), so it cannot "
+     "unwind out of libc's raise()"),
     (["jitstack-core"], A64,
      "the core qemu-user writes has no NT_FILE note and --exe names only the program, so "
      "jitstack has no CFI for libc and walks raise()/abort() by frame pointer, which skips "
