@@ -102,11 +102,15 @@ def free_port():
         return s.getsockname()[1]
 
 
-def under_stub(ctx, col, cell):
-    """Start the probe (mode abort) under qemu -g PORT; qemu waits for the
-    debugger before the guest's first instruction.  (process, port, exe)."""
+def under_stub(ctx, col, cell, cmd_env_exe=None):
+    """Start the probe (mode abort, unless cmd_env_exe(port) says otherwise)
+    under qemu -g PORT; qemu waits for the debugger before the guest's first
+    instruction.  (process, port, exe)."""
     port = free_port()
-    cmd, env, exe = workload(ctx, col, cell, "abort", ["-g", str(port)])
+    if cmd_env_exe:
+        cmd, env, exe = cmd_env_exe(port)
+    else:
+        cmd, env, exe = workload(ctx, col, cell, "abort", ["-g", str(port)])
     cell.log("$ " + " ".join(cmd) + " &")
     out = open(cell.path("workload.out"), "wb")
     p = cell._popen(cmd, env, out, subprocess.STDOUT)
@@ -156,6 +160,30 @@ def lldb_stub(ctx, col, cell):
     bt = out[out.find("(lldb) bt"):] if "(lldb) bt" in out else ""
     return Outcome(expect_of(cell, exe), frames=J.parse_lldb(bt), names_jit=col.publishes,
                    inline_dups=True, note="" if rc == 0 else "exit %d" % rc)
+
+
+def gdb_steps(ctx, col, cell, mxstep_gdb):
+    """Every instruction (mxsteps.py) in gdb-multiarch through qemu's gdb
+    stub: step.tj stops at its SIGTRAP, mxstep_gdb.py single-steps tj:leaf.
+    (gdb's output, the executable)."""
+    from mxmethods import TOOL_TIMEOUT
+    if not shutil.which(GDB_MULTIARCH):
+        raise Skip("gdb-multiarch is not installed (Debian package gdb-multiarch)")
+    exe = exe_of(ctx)
+    expect = cell.path("expect")
+
+    def start(port):
+        env = cell.env(dict(col.env, QEMU_LD_PREFIX=LD_PREFIX, TJ_PROBE_EXPECT=expect))
+        return [QEMU, "-g", str(port), exe] + col.tj_args + [ctx.step_tj, "9"], env, exe
+    p, port, exe = under_stub(ctx, col, cell, start)
+    try:
+        env = cell.env({"MX_EXPECT": expect, "MX_FUNC": "tj:leaf", "MX_REMOTE": "localhost:%d" % port})
+        rc, out = cell.run([GDB_MULTIARCH, "-nx", "-batch", "-ex", "set sysroot " + LD_PREFIX,
+                            "-ex", "file " + exe, "-x", mxstep_gdb], env=env, timeout=TOOL_TIMEOUT,
+                           name="mx-step")
+    finally:
+        cell.stop(p)
+    return rc, out, exe
 
 
 # ---- qemu's own core files -------------------------------------------------------------
