@@ -5,7 +5,7 @@ Only the unwinders that can reach a qemu-user guest have a way in: the
 in-process ones (glibc backtrace(), libgcc's _Unwind_Backtrace, a C++
 exception) run inside the guest; gdb-multiarch and lldb attach to qemu's
 gdb stub; gdb-multiarch and jitstack read the AArch64 core qemu writes
-itself.  Every other row is a SKIP saying why (ptrace, perf and eBPF see
+itself.  Every other row is N/A, saying why (ptrace, perf and eBPF see
 qemu, not the guest; the guest's extra unwinder libraries are not
 installable here without a multiarch setup).
 """
@@ -17,7 +17,7 @@ import subprocess
 import time
 
 import mxjudge as J
-from mxrun import Skip, Timeout
+from mxrun import NotApplicable, Skip, Timeout
 
 QEMU = "qemu-aarch64"
 LD_PREFIX = "/usr/aarch64-linux-gnu"
@@ -272,7 +272,7 @@ WHY_NOT = {
 
 
 def run(method, ctx, col, cell):
-    """The AArch64 cell of `method`: its run, or a Skip saying why there is none."""
+    """The AArch64 cell of `method`: its run, or N/A saying why there is none."""
     if method.id in RUNS:
         return RUNS[method.id](ctx, col, cell)
-    raise Skip("AArch64 under qemu-user: " + WHY_NOT.get(method.id, "not run there"))
+    raise NotApplicable("AArch64 under qemu-user: " + WHY_NOT.get(method.id, "not run there"))

@@ -23,7 +23,7 @@ import re
 import mxaarch64
 import mxjudge as J
 from mxmethods import COLUMNS, need_cmd, need_file
-from mxrun import Skip
+from mxrun import NotApplicable
 
 UNWINDERS = [  # (id, label, tool, flags); the quick form runs the first two
     ("dwfl-jit", "libdwfl + GDB JIT images", "mx-step-dwfl", ["--jit"]),
@@ -115,7 +115,7 @@ def run_one(ctx, col, unwinder, cell):
     expect_path = cell.path("expect")
     if col.arch == "aarch64":
         if tool != "gdb":
-            raise Skip("AArch64 under qemu-user: %s cannot trace the guest (only gdb-multiarch, "
+            raise NotApplicable("AArch64 under qemu-user: %s cannot trace the guest (only gdb-multiarch, "
                        "through qemu's gdb stub, steps it here)" % label)
         rc, out, exe = mxaarch64.gdb_steps(ctx, col, cell, os.path.join(HERE, "mxstep_gdb.py"))
         parse = lambda out: parse_debugger_positions(out, J.parse_gdb)  # noqa: E731

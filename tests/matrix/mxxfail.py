@@ -72,7 +72,7 @@ XFAIL = [
 ]
 
 
-# -- AArch64 under qemu-user (mxaarch64.py; the rows it cannot run are SKIPs)
+# -- AArch64 under qemu-user (mxaarch64.py; the rows it cannot run are N/A)
 A64 = ["a64-fp-none", "a64-fp-region", "a64-nofp-exact", "a64-fp-exact"]
 XFAIL += [
     (["glibc-backtrace", "libgcc", "cxx-exception"], ["a64-fp-none"],
