@@ -188,10 +188,10 @@ def gdb_steps(ctx, col, cell, mxstep_gdb):
 
 # ---- qemu's own core files -------------------------------------------------------------
 
-def qemu_core(ctx, col, cell):
-    """Run the probe to its abort; qemu-user writes the guest's core itself,
-    as qemu_PROGRAM_DATE_PID.core in the cell.  (core, exe)."""
-    cmd, env, exe = workload(ctx, col, cell, "abort")
+def qemu_core(ctx, col, cell, action="abort"):
+    """Run the probe to its abort (or trap); qemu-user writes the guest's
+    core itself, as qemu_PROGRAM_DATE_PID.core in the cell.  (core, exe)."""
+    cmd, env, exe = workload(ctx, col, cell, action)
     rc, out = cell.run(cmd, env=env, workload=True, core=True, name="workload")
     for f in os.listdir(cell.dir):  # qemu's own (x86-64) core, where core_pattern writes one
         if f == "core" or re.match(r"core\.\d+$", f):
@@ -203,10 +203,12 @@ def qemu_core(ctx, col, cell):
 
 
 def gdb_core(ctx, col, cell):
+    """gdb-multiarch on the core of a trap in the probe's own code (as
+    jitstack_core)."""
     from mxmethods import Outcome, TOOL_TIMEOUT
     if not shutil.which(GDB_MULTIARCH):
         raise Skip("gdb-multiarch is not installed (Debian package gdb-multiarch)")
-    core, exe = qemu_core(ctx, col, cell)
+    core, exe = qemu_core(ctx, col, cell, "fault")
     rc, out = cell.run([GDB_MULTIARCH, "-nx", "-batch", "-ex", "set pagination off",
                         "-ex", "set sysroot " + LD_PREFIX, "-ex", "file " + exe, "-ex", "core-file " + core,
                         "-ex", "info sharedlibrary", "-ex", "bt"],
@@ -219,8 +221,11 @@ def jitstack_core(ctx, col, cell):
     from mxmethods import Outcome, TOOL_TIMEOUT
     if not os.path.exists(ctx.jitstack):
         raise Skip("jitstack not built (no BUILD/jitstack/jitstack)")
-    core, exe = qemu_core(ctx, col, cell)
-    # qemu's cores have no NT_FILE note: --exe names the program
+    # qemu's cores have no NT_FILE note: --exe names the program, and no
+    # library is found, so the probe traps in its own code (mode 14) rather
+    # than in libc's abort(), as the library's child does
+    # (jitstack/tests/t-aarch64-core-under-qemu.sh)
+    core, exe = qemu_core(ctx, col, cell, "fault")
     rc, out = cell.run([ctx.jitstack, "--core", core, "--exe", exe, "--json"], timeout=TOOL_TIMEOUT,
                        name="jitstack")
     return Outcome(expect_of(cell, exe), frames=J.parse_jitstack(out), names_jit=col.publishes,

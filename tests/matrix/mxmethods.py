@@ -21,7 +21,8 @@ SPIN_SECS = "1.5"
 TOOL_TIMEOUT = 120  # seconds a debugger or profiler may take before it is killed
 LLVM_LIBUNWIND = "/usr/lib/llvm-14/lib/libunwind.so.1"  # as tests/tests.mk
 PROBE_MODE = {"backtrace": 1, "wait": 2, "abort": 3, "throw": 4, "spin": 5, "unwind": 6,
-              "unw": 7, "unwstep": 8, "crash": 10, "uaf": 11, "malloc": 12, "libbacktrace": 13}
+              "unw": 7, "unwstep": 8, "crash": 10, "uaf": 11, "malloc": 12, "libbacktrace": 13,
+              "fault": 14}
 LONG_SPIN = "60"    # for tools that attach to a spinning workload: it is killed when they are done
 # AddressSanitizer's report of the use-after-free: the fatal stack by its
 # slow unwinder (_Unwind_Backtrace), the allocation and free stacks by its
