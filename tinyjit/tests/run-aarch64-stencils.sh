@@ -63,6 +63,34 @@ for set in fp nofp; do
 	check "header_${set}_has_only_aarch64_holes" sh -c "grep -q 'TJ_R_AARCH64_' '$h' && ! grep -q 'TJ_R_X86_64_' '$h'"
 	check "header_${set}_names_the_machine" grep -q "^	\"$set\", 183, " "$h"
 done
+# what the objects say, as run-generator.sh checks on x86-64: every opcode
+# has its stencil, a final `b _JIT_CONTINUE` is dropped (4 bytes), a 64-bit
+# operand is a movz/movk group, holes carry their disassembly, calls out go
+# through an extern hole, and each hole's offset is one of the object's
+# relocations
+H=$TJ_A64_B/stencils_fp.h
+DIS=$TJ_A64_B/stencils/fp/omit.dis
+missing=
+for op in $(sed -n 's/^OP(\([A-Z]*\),.*/\1/p' tinyjit/vm/opcodes.def); do
+	grep -q "^/\* ---- $op: " "$H" || missing="$missing $op"
+done
+expect_eq every_opcode_has_a_stencil "" "$missing"
+last=$(sed -n '/<tj_op_ADD>:/,/^$/p' "$DIS" | grep -E '^ +[0-9a-f]+:' | tail -n 1 | sed 's/^ *\([0-9a-f]*\):.*/\1/')
+check add_ends_in_b_continue sh -c "sed -n '/<tj_op_ADD>:/,/^\$/p' '$DIS' | tail -n 2 | grep -q 'R_AARCH64_JUMP26.*_JIT_CONTINUE'"
+size=$(sed -n 's|^/\* ---- ADD: \([0-9]*\) bytes (the final jmp to _JIT_CONTINUE dropped).*|\1|p' "$H")
+expect_eq final_continue_jump_is_dropped "$((0x$last))" "$size"
+for g in G0_NC G1_NC G2_NC G3; do
+	check "push_operand_has_its_movw_$g" grep -q "TJ_R_AARCH64_MOVW_UABS_$g, TJ_HOLE_OPERAND, 0, 0 }" "$H"
+done
+check holes_carry_their_disassembly grep -q 'R_AARCH64_MOVW_UABS_G3 _JIT_OPERAND+0, in `movk x[0-9]*, #0x0, lsl #48`' "$H"
+check calls_out_go_through_an_extern_hole grep -q 'TJ_R_AARCH64_CALL26, TJ_HOLE_EXTERN, [0-9], 0 }' "$H"
+want=$(sed -n '/<tj_op_CALL>:/,/^$/p' "$DIS" | grep -c 'R_AARCH64_')
+got=$(sed -n '/^static const tj_hole tj_fp_CALL_holes/,/^};/p' "$H" | grep -c '^	{ ')
+# the fp set's CALL is the framed rebuild: compare with that object's relocations
+wantf=$(sed -n '/<tj_op_CALL>:/,/^$/p' "$TJ_A64_B/stencils/fp/frame.dis" | grep -c 'R_AARCH64_')
+expect_eq framed_call_keeps_every_relocation_but_the_final_jump "$((wantf - 1))" "$got"
+echo "CALL: $want relocations without a frame, $wantf with; $got holes in the header"
+
 # the region rule read from the shim's CFI at its blr: the frame record
 # stp x29, x30, [sp, #-16]!; mov x29, sp
 check region_rule_is_the_shims_frame_record grep -q \
