@@ -162,13 +162,15 @@ def lldb_stub(ctx, col, cell):
                    inline_dups=True, note="" if rc == 0 else "exit %d" % rc)
 
 
-def gdb_steps(ctx, col, cell, mxstep_gdb):
-    """Every instruction (mxsteps.py) in gdb-multiarch through qemu's gdb
-    stub: step.tj stops at its SIGTRAP, mxstep_gdb.py single-steps tj:leaf.
-    (gdb's output, the executable)."""
+def debugger_steps(ctx, col, cell, tool, script):
+    """Every instruction (mxsteps.py) in gdb-multiarch or lldb through qemu's
+    gdb stub: step.tj stops at its SIGTRAP, the debugger's script
+    (mxstep_gdb.py, mxstep_lldb.py) single-steps tj:leaf.  (exit code, the
+    debugger's output, the executable)."""
     from mxmethods import TOOL_TIMEOUT
-    if not shutil.which(GDB_MULTIARCH):
-        raise Skip("gdb-multiarch is not installed (Debian package gdb-multiarch)")
+    need = {"gdb": (GDB_MULTIARCH, "gdb-multiarch"), "lldb": (LLDB, "lldb-16")}[tool]
+    if not shutil.which(need[0]):
+        raise Skip("%s is not installed (Debian package %s)" % need)
     exe = exe_of(ctx)
     expect = cell.path("expect")
 
@@ -178,9 +180,15 @@ def gdb_steps(ctx, col, cell, mxstep_gdb):
     p, port, exe = under_stub(ctx, col, cell, start)
     try:
         env = cell.env({"MX_EXPECT": expect, "MX_FUNC": "tj:leaf", "MX_REMOTE": "localhost:%d" % port})
-        rc, out = cell.run([GDB_MULTIARCH, "-nx", "-batch", "-ex", "set sysroot " + LD_PREFIX,
-                            "-ex", "file " + exe, "-x", mxstep_gdb], env=env, timeout=TOOL_TIMEOUT,
-                           name="mx-step")
+        if tool == "gdb":
+            cmd = [GDB_MULTIARCH, "-nx", "-batch", "-ex", "set sysroot " + LD_PREFIX, "-ex", "file " + exe,
+                   "-x", script]
+        else:
+            cmd = [LLDB, "--no-lldbinit", "-b", "-o", "platform select remote-linux",
+                   "-o", "target create --arch aarch64-unknown-linux-gnu " + exe,
+                   "-o", "settings set target.exec-search-paths %s/lib" % LD_PREFIX,
+                   "-o", "command script import " + script]
+        rc, out = cell.run(cmd, env=env, timeout=TOOL_TIMEOUT, name="mx-step")
     finally:
         cell.stop(p)
     return rc, out, exe

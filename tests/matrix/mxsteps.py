@@ -114,11 +114,13 @@ def run_one(ctx, col, unwinder, cell):
     uid, label, tool, flags = unwinder
     expect_path = cell.path("expect")
     if col.arch == "aarch64":
-        if tool != "gdb":
-            raise NotApplicable("AArch64 under qemu-user: %s cannot trace the guest (only gdb-multiarch, "
-                       "through qemu's gdb stub, steps it here)" % label)
-        rc, out, exe = mxaarch64.gdb_steps(ctx, col, cell, os.path.join(HERE, "mxstep_gdb.py"))
-        parse = lambda out: parse_debugger_positions(out, J.parse_gdb)  # noqa: E731
+        if tool not in DEBUGGERS:
+            raise NotApplicable("AArch64 under qemu-user: %s cannot trace the guest (only the "
+                                "debuggers, through qemu's gdb stub, step it here)" % label)
+        script = os.path.join(HERE, "mxstep_%s.py" % tool)
+        rc, out, exe = mxaarch64.debugger_steps(ctx, col, cell, tool, script)
+        parse = lambda out: parse_debugger_positions(  # noqa: E731
+            out, J.parse_gdb if tool == "gdb" else J.parse_lldb)
     else:
         exe = ctx.tinyjit["plain"]
         env = cell.env({"TJ_PROBE_EXPECT": expect_path, "MX_EXPECT": expect_path, "MX_FUNC": "tj:leaf"})
