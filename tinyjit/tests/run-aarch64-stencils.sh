@@ -8,7 +8,8 @@
 #  - clang-19 does not reserve x29 when asked (-mframe-pointer=reserved is
 #    ignored, -ffixed-x29 rejected), so the build uses neither;
 #  - the generated headers hold AArch64 code and only AArch64 holes, and
-#    record how many stencils needed a frame.
+#    record how many stencils needed a frame;
+#  - a relocation the runtime cannot apply fails the build.
 # Needs no qemu: it checks the build, not the run.
 . "$(dirname "$0")/lib.sh"
 [ -f "$TJ_A64_B/stencils_fp.h" ] || skip_all "$TJ_A64_B/stencils_fp.h is not built (make tinyjit-aarch64)"
@@ -90,6 +91,18 @@ got=$(sed -n '/^static const tj_hole tj_fp_CALL_holes/,/^};/p' "$H" | grep -c '^
 wantf=$(sed -n '/<tj_op_CALL>:/,/^$/p' "$TJ_A64_B/stencils/fp/frame.dis" | grep -c 'R_AARCH64_')
 expect_eq framed_call_keeps_every_relocation_but_the_final_jump "$((wantf - 1))" "$got"
 echo "CALL: $want relocations without a frame, $wantf with; $got holes in the header"
+
+# a relocation the runtime cannot apply is a build error naming it, never a
+# silent hole: -fpic turns the holes into GOT loads (ADR_GOT_PAGE = 311)
+pic=$(echo "$TJ_A64_STENCIL_CFLAGS" | sed 's/-fno-pic -mcmodel=large/-fpic/')
+if TJ_STENCIL_CFLAGS=$pic sh tinyjit/gen/build-stencils.sh nofp \
+	tinyjit/stencils/stencils.c "$OUT/pic" "$OUT/pic.h" "$SHIM" 2>"$OUT/pic.err"; then
+	fail "a -fpic stencil set with GOT relocations was accepted"
+else
+	check unsupported_relocation_is_named grep -q \
+		'tj_op_PUSH at 0x0: relocation type 311 is not supported' "$OUT/pic.err"
+	check no_header_is_written sh -c "! test -e '$OUT/pic.h'"
+fi
 
 # the region rule read from the shim's CFI at its blr: the frame record
 # stp x29, x30, [sp, #-16]!; mov x29, sp
