@@ -19,7 +19,7 @@ static const char usage[] =
 	"                       [--perf-map FILE | --no-perf-map] [--jitdump FILE | --no-jitdump] [--stats]\n"
 	"       jitstack --core FILE [--exe PATH] [--json] [-s] [--images] [--max-frames N] [--no-jit]\n"
 	"                       [--no-demangle] [--perf-map FILE | --no-perf-map] [--jitdump FILE | --no-jitdump]\n"
-	"       jitstack record -p PID [-F HZ] [-d SECONDS] [-o FILE] [--format collapsed|pprof]\n"
+	"       jitstack record -p PID [-F HZ] [-d SECONDS] [-o FILE] [--format collapsed|pprof|svg]\n"
 	"                       [--idle] [--addresses] [--max-frames N] [--no-jit] [--no-demangle]\n"
 	"                       [--perf-map FILE | --no-perf-map] [--jitdump FILE | --no-jitdump] [--stats]\n"
 	"\n"
@@ -51,7 +51,8 @@ static const char usage[] =
 	"  -d, --duration SECS  how long (default: until the process exits or ^C)\n"
 	"  -o, --output FILE    where the profile goes (default: stdout for collapsed,\n"
 	"                       jitstack.pb.gz for pprof)\n"
-	"      --format FMT     collapsed (flamegraph.pl, speedscope) or pprof (gzipped protobuf)\n"
+	"      --format FMT     collapsed (flamegraph.pl, speedscope), pprof (gzipped protobuf) or\n"
+	"                       svg (an interactive flame graph)\n"
 	"      --idle           also count threads blocked in a system call\n"
 	"      --addresses      collapsed: frames with their addresses (one line per pc stack)\n"
 	"  -h, --help           this text;  --version  the version\n"
@@ -200,9 +201,9 @@ int main(int argc, char **argv)
 			return bad_usage("%s", "record needs -p PID");
 		if (d.core || d.json || d.images)
 			return bad_usage("%s", "record takes -p only (no --core, --json or --images)");
-		if (format && strcmp(format, "collapsed") && strcmp(format, "pprof"))
-			return bad_usage("--format: expected collapsed or pprof, got '%s'", format);
-		r.format = format && !strcmp(format, "pprof") ? FMT_PPROF : FMT_COLLAPSED;
+		if (format && strcmp(format, "collapsed") && strcmp(format, "pprof") && strcmp(format, "svg"))
+			return bad_usage("--format: expected collapsed, pprof or svg, got '%s'", format);
+		r.format = !format ? FMT_COLLAPSED : !strcmp(format, "pprof") ? FMT_PPROF : !strcmp(format, "svg") ? FMT_SVG : FMT_COLLAPSED;
 		r.opt = d.opt;
 		r.pid = d.pid;
 		return js_record(&r);

@@ -30,7 +30,7 @@ expect 2 "either -p PID or --core" "$JS"
 expect 2 "either -p PID or --core" "$JS" -p 1 --core x
 expect 2 "expected a process id" "$JS" -p abc
 expect 2 "record needs -p" "$JS" record
-expect 2 "expected collapsed or pprof" "$JS" record -p 1 --format svg
+expect 2 "expected collapsed, pprof or svg" "$JS" record -p 1 --format html
 expect 2 "belong to 'jitstack record'" "$JS" -p 1 -F 99
 
 # no such process: one that was reaped, and a zombie
