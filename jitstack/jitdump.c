@@ -214,7 +214,7 @@ static int add_code(js_jitdump *jd, uint64_t lo, uint64_t size, const char *name
 	}
 	if (!js_grow(&jd->code, &jd->cap_code, jd->n_code, sizeof *jd->code))
 		return -1;
-	const char *kept = js_perfmap_add(&jd->ranges, lo, size, name, n, (uint32_t)jd->n_code);
+	const char *kept = js_perfmap_add(&jd->ranges, lo, size, name, n, jd->n_code);
 	if (!kept)
 		return -1;
 	/* rows outside the code describe none of it */
@@ -556,7 +556,7 @@ int js_jitdump_commit(js_jitdump *jd)
 js_jd_code *js_jitdump_find(js_jitdump *jd, uint64_t pc)
 {
 	const js_pm_seg *g = js_perfmap_find(&jd->ranges, pc);
-	return g && g->tag < jd->n_code ? &jd->code[g->tag] : NULL;
+	return g && g->start < jd->n_code ? &jd->code[g->start] : NULL;
 }
 
 const js_jd_line *js_jitdump_line(const js_jd_code *c, uint64_t pc)

@@ -82,7 +82,7 @@ typedef struct js_jitdump {
 	bool have_header;
 	uint64_t flags, start_ns;
 	uint32_t pid;
-	js_perfmap ranges; /* code ranges, tag = index in code[] */
+	js_perfmap ranges; /* code ranges, .start = index in code[] */
 	js_jd_code *code;
 	size_t n_code, cap_code;
 	/* DEBUG_INFO and UNWINDING_INFO wait for the CODE_LOAD they describe */

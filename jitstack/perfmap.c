@@ -58,7 +58,7 @@ typedef struct pm_line {
 	uint64_t lo, hi;
 	const char *name;
 	size_t seq;
-	uint32_t tag;
+	uint64_t start; /* what its ranges carry as js_pm_seg.start */
 } pm_line;
 
 struct pm_lines {
@@ -100,26 +100,26 @@ static size_t blanks(const char *p, size_t len)
 
 /* Keep the line's name and queue it for the next commit.  NULL when out of
  * memory. */
-static const char *add_line(js_perfmap *pm, uint64_t start, uint64_t size, const char *s, size_t n,
-			    uint32_t tag)
+static const char *add_line(js_perfmap *pm, uint64_t lo, uint64_t size, const char *s, size_t n,
+			    uint64_t start)
 {
 	if (!pm->pending && !(pm->pending = calloc(1, sizeof *pm->pending)))
 		return NULL;
 	const char *name = keep_name(pm, s, n);
 	if (!name || !js_grow(&pm->pending->v, &pm->pending->cap, pm->pending->n, sizeof(pm_line)))
 		return NULL;
-	pm->pending->v[pm->pending->n] = (pm_line){ start, start + size, name, pm->pending->n, tag };
+	pm->pending->v[pm->pending->n] = (pm_line){ lo, lo + size, name, pm->pending->n, start };
 	pm->pending->n++;
 	pm->lines++;
 	return name;
 }
 
 const char *js_perfmap_add(js_perfmap *pm, uint64_t lo, uint64_t size, const char *name, size_t len,
-			   uint32_t tag)
+			   uint64_t start)
 {
 	if (!size || lo + size <= lo)
 		return NULL;
-	return add_line(pm, lo, size, name, len, tag);
+	return add_line(pm, lo, size, name, len, start);
 }
 
 /* One line without its newline.  0 (parsed or skipped), -1 out of memory. */
@@ -149,7 +149,7 @@ static int parse_line(js_perfmap *pm, const char *p, size_t len)
 		pm->over_limit++;
 		return 0;
 	}
-	return add_line(pm, start, size, p + i, len - i, 0) ? 0 : -1;
+	return add_line(pm, start, size, p + i, len - i, start) ? 0 : -1;
 bad:
 	pm->bad++;
 	return 0;
@@ -189,7 +189,7 @@ typedef struct segs {
 
 /* Append [lo, hi) of the line (start, name), joining it to the range before
  * when that is the same line's and touches it. */
-static bool emit(segs *o, uint64_t lo, uint64_t hi, uint64_t start, const char *name, uint32_t tag)
+static bool emit(segs *o, uint64_t lo, uint64_t hi, uint64_t start, const char *name)
 {
 	if (o->n && o->v[o->n - 1].hi == lo && o->v[o->n - 1].name == name && o->v[o->n - 1].start == start) {
 		o->v[o->n - 1].hi = hi;
@@ -197,7 +197,7 @@ static bool emit(segs *o, uint64_t lo, uint64_t hi, uint64_t start, const char *
 	}
 	if (!js_grow(&o->v, &o->cap, o->n, sizeof *o->v))
 		return false;
-	o->v[o->n++] = (js_pm_seg){ lo, hi, start, name, tag };
+	o->v[o->n++] = (js_pm_seg){ lo, hi, start, name };
 	return true;
 }
 
@@ -285,7 +285,7 @@ static bool flatten(pm_line *v, size_t n, segs *o)
 		plain = v[i].lo >= v[i - 1].hi;
 	if (plain) {
 		for (size_t i = 0; i < n; i++)
-			if (!emit(o, v[i].lo, v[i].hi, v[i].lo, v[i].name, v[i].tag))
+			if (!emit(o, v[i].lo, v[i].hi, v[i].start, v[i].name))
 				return false;
 		return true;
 	}
@@ -308,7 +308,7 @@ static bool flatten(pm_line *v, size_t n, segs *o)
 			continue;
 		const pm_line *top = h.v[0];
 		uint64_t end = i < n && v[i].lo < top->hi ? v[i].lo : top->hi;
-		ok = emit(o, cur, end, top->lo, top->name, top->tag);
+		ok = emit(o, cur, end, top->start, top->name);
 		cur = end;
 	}
 	free(h.v);
@@ -324,20 +324,20 @@ static bool paint(const js_pm_seg *old, size_t n_old, const js_pm_seg *new, size
 		uint64_t lo = old[i].lo, hi = old[i].hi;
 		while (lo < hi) {
 			for (; j < n_new && new[j].hi <= lo; j++)
-				if (!emit(o, new[j].lo, new[j].hi, new[j].start, new[j].name, new[j].tag))
+				if (!emit(o, new[j].lo, new[j].hi, new[j].start, new[j].name))
 					return false;
 			if (j == n_new || new[j].lo >= hi) {
-				if (!emit(o, lo, hi, old[i].start, old[i].name, old[i].tag))
+				if (!emit(o, lo, hi, old[i].start, old[i].name))
 					return false;
 				break;
 			}
-			if (new[j].lo > lo && !emit(o, lo, new[j].lo, old[i].start, old[i].name, old[i].tag))
+			if (new[j].lo > lo && !emit(o, lo, new[j].lo, old[i].start, old[i].name))
 				return false;
 			lo = new[j].hi; /* new[j] itself goes out once the sweep is past it */
 		}
 	}
 	for (; j < n_new; j++)
-		if (!emit(o, new[j].lo, new[j].hi, new[j].start, new[j].name, new[j].tag))
+		if (!emit(o, new[j].lo, new[j].hi, new[j].start, new[j].name))
 			return false;
 	return true;
 }

@@ -50,9 +50,9 @@
 /* One range of the map: [lo, hi) belongs to the line that starts at start. */
 typedef struct js_pm_seg {
 	uint64_t lo, hi;
-	uint64_t start;   /* the owning line's START (lo may be past it) */
+	uint64_t start;   /* the owning line's START (lo may be past it), or the
+			   * value js_perfmap_add was given */
 	const char *name; /* NUL-terminated; control bytes replaced by '?' */
-	uint32_t tag;     /* the caller's, from js_perfmap_add (a perf map's lines: 0) */
 } js_pm_seg;
 
 typedef struct js_perfmap {
@@ -92,11 +92,12 @@ int js_perfmap_refresh(js_perfmap *pm, js_err *why);
  * memory. */
 ssize_t js_perfmap_feed(js_perfmap *pm, const char *buf, size_t len);
 /* Add one range [lo, lo + size) named name (len bytes, no NUL needed) as
- * a line that follows those fed before, carrying tag (another source of
- * ranges, the jitdump, keeps its records so).  Returns the name as kept, or
- * NULL when out of memory or the range is empty or wraps (not added). */
+ * a line that follows those fed before, whose ranges carry start as their
+ * .start (another source of ranges, the jitdump, names its records so).
+ * Returns the name as kept, or NULL when out of memory or the range is
+ * empty or wraps (not added). */
 const char *js_perfmap_add(js_perfmap *pm, uint64_t lo, uint64_t size, const char *name, size_t len,
-			   uint32_t tag);
+			   uint64_t start);
 /* Paint the lines fed since the last commit over the map.  0, or -1 when out
  * of memory (the map is then as before the commit). */
 int js_perfmap_commit(js_perfmap *pm);
