@@ -22,6 +22,8 @@ static void image_free(js_image *im)
 	if (!im)
 		return;
 	js_img_out_free(&im->out);
+	js_exports_free(&im->exports);
+	free(im->raw);
 	free(im);
 }
 
@@ -144,8 +146,9 @@ static void dump_copy(const js_entry *e, const uint8_t *bytes)
 	}
 }
 
-/* Copy and rewrite one entry's image.  Never fails as a whole: a bad image
- * is kept, rejected, with the reason. */
+/* Copy one entry's image (rewritten once the whole list is copied, when
+ * the symbols of every image are known).  Never fails as a whole: an image
+ * that cannot be copied is kept, rejected, with the reason. */
 static js_image *load_image(js_jit *j, js_mem *m, const js_entry *e, unsigned desc, size_t *budget)
 {
 	js_image *im = calloc(1, sizeof *im);
@@ -162,44 +165,177 @@ static js_image *load_image(js_jit *j, js_mem *m, const js_entry *e, unsigned de
 	else
 		snprintf(im->modname, sizeof im->modname, "[jit@%" PRIx64 ".%" PRIx64 ".%" PRIx64 "]", e->addr,
 			 e->symfile_addr, e->symfile_size);
+	snprintf(im->label, sizeof im->label, "[jit %#" PRIx64 "]", im->code_lo);
 	js_img_out *o = &im->out;
 	if (e->symfile_size == 0 || e->symfile_size > JS_MAX_IMAGE_SIZE) {
 		js_fail(&o->why, JS_EXIT_FAILURE, 0, "image size %" PRIu64 " bytes (limit %zu)", e->symfile_size,
 			(size_t)JS_MAX_IMAGE_SIZE);
-		goto done;
+		return im;
 	}
 	if (e->symfile_size > *budget) {
 		js_fail(&o->why, JS_EXIT_FAILURE, 0, "over the %zu-byte budget for all images",
 			(size_t)JS_MAX_IMAGES_TOTAL);
-		goto done;
+		return im;
 	}
 	uint8_t *copy = malloc(e->symfile_size);
 	if (!copy) {
 		js_fail(&o->why, JS_EXIT_FAILURE, ENOMEM, "out of memory for a %" PRIu64 "-byte image",
 			e->symfile_size);
-		goto done;
+		return im;
 	}
 	if (js_mem_read(m, e->symfile_addr, copy, e->symfile_size)) {
 		js_fail(&o->why, JS_EXIT_FAILURE, errno, "image at %#" PRIx64 " (%" PRIu64 " bytes) is unreadable: %s",
 			e->symfile_addr, e->symfile_size, strerror(errno));
 		free(copy);
-		goto done;
+		return im;
 	}
 	*budget -= e->symfile_size;
 	dump_copy(e, copy);
 	j->copies++;
 	j->copy_bytes += e->symfile_size;
-	js_img_in in = { copy, e->symfile_size, e->symfile_addr, im->code_lo, im->code_hi, j->machine };
+	if (js_image_exports(copy, e->symfile_size, &im->exports)) {
+		free(copy);
+		image_free(im);
+		return NULL;
+	}
+	im->raw = copy;
+	return im;
+}
+
+/* ---- symbols across images ------------------------------------------------------ */
+
+/* Every export of the listed images, by name; built at the first lookup,
+ * so that images which need no other's symbols cost nothing. */
+typedef struct sym_ref {
+	const char *name;
+	uint64_t addr;
+	size_t order; /* of two images defining a name, the first listed wins */
+} sym_ref;
+
+typedef struct sym_index {
+	js_jit *j;
+	sym_ref *v;
+	size_t n;
+	bool built, failed;
+} sym_index;
+
+static int by_name(const void *a, const void *b)
+{
+	const sym_ref *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	return c ? c : x->order < y->order ? -1 : x->order > y->order;
+}
+
+static void index_build(sym_index *x)
+{
+	js_jit *j = x->j;
+	size_t n = 0;
+	x->built = true;
+	for (size_t i = 0; i < j->n_img; i++)
+		n += j->img[i]->exports.n;
+	if (!n)
+		return;
+	x->v = malloc(n * sizeof *x->v);
+	if (!x->v) {
+		x->failed = true; /* out of memory: the relocations fail, as with no index */
+		return;
+	}
+	for (size_t i = 0; i < j->n_img; i++) {
+		const js_exports *ex = &j->img[i]->exports;
+		for (size_t k = 0; k < ex->n; k++)
+			x->v[x->n++] = (sym_ref){ ex->v[k].name, ex->v[k].addr, i };
+	}
+	qsort(x->v, x->n, sizeof *x->v, by_name);
+}
+
+static bool index_lookup(void *arg, const char *name, uint64_t *addr)
+{
+	sym_index *x = arg;
+	if (!x->built)
+		index_build(x);
+	size_t lo = 0, hi = x->n; /* the first entry not below name */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(x->v[mid].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == x->n || strcmp(x->v[lo].name, name))
+		return false;
+	*addr = x->v[lo].addr;
+	return true;
+}
+
+/* Rewrite an image from its copy (the copy stays as it was: REL
+ * relocations read their addends from the bytes they patch). */
+static void rewrite_image(js_jit *j, js_image *im, sym_index *x)
+{
+	js_img_out *o = &im->out;
+	uint8_t *work = malloc(im->symfile_size);
+	if (!work) {
+		js_fail(&o->why, JS_EXIT_FAILURE, ENOMEM, "out of memory for a %" PRIu64 "-byte image",
+			im->symfile_size);
+		return;
+	}
+	memcpy(work, im->raw, im->symfile_size);
+	js_img_in in = { work,        im->symfile_size, im->symfile_addr, im->code_lo,
+			 im->code_hi, j->machine,       index_lookup,     x };
 	js_image_rewrite(&in, o);
+	free(work);
 	j->rewrites++;
-	free(copy);
-done:
+	im->rewritten = true;
+	if (!o->n_undefined) {
+		free(im->raw);
+		im->raw = NULL;
+	}
 	if (!im->code_lo && o->lo < o->hi) {
 		im->code_lo = o->lo; /* known even when the image was rejected later */
 		im->code_hi = o->hi;
 	}
 	snprintf(im->label, sizeof im->label, "[jit %#" PRIx64 "]", im->code_lo);
-	return im;
+}
+
+/* An image rewritten before, again: a new struct, as libdwfl may still
+ * hold the old one's ELF (freed with j->dead). */
+static int rewrite_again(js_jit *j, size_t at, sym_index *x)
+{
+	js_image *old = j->img[at], *nu = malloc(sizeof *nu);
+	if (!nu || keep(&j->dead, &j->n_dead, &j->cap_dead, old)) {
+		free(nu);
+		return -1;
+	}
+	*nu = *old;
+	old->raw = NULL;
+	old->exports = (js_exports){ 0 };
+	memset(&nu->out, 0, sizeof nu->out);
+	nu->reported = false;
+	rewrite_image(j, nu, x);
+	j->img[at] = nu;
+	return 0;
+}
+
+/* Rewrite the images copied by this refresh, and those that wait for
+ * symbols when this refresh brought images that define some.  Returns
+ * true when an image already reported changed. */
+static bool rewrite_pending(js_jit *j, size_t first_fresh)
+{
+	bool new_exports = false;
+	for (size_t i = first_fresh; i < j->n_img; i++)
+		new_exports |= j->img[i]->exports.n > 0;
+	sym_index x = { j, NULL, 0, false, false };
+	bool changed = false;
+	for (size_t i = 0; i < j->n_img; i++) {
+		js_image *im = j->img[i];
+		if (!im->raw)
+			continue;
+		if (!im->rewritten)
+			rewrite_image(j, im, &x);
+		else if (new_exports && !rewrite_again(j, i, &x))
+			changed = true;
+	}
+	free(x.v);
+	return changed;
 }
 
 /* The images of one read of the lists that were not cached: added to the
@@ -339,6 +475,7 @@ static void commit(js_jit *j, batch *fresh)
 			image_free(fresh->v[f]);
 	free(fresh->v);
 	*fresh = (batch){ 0 };
+	changed |= rewrite_pending(j, w);
 	if (changed)
 		j->changes++;
 }
@@ -530,6 +667,8 @@ int js_jit_drop_cfi(js_jit *j, js_image *im)
 		return -1;
 	}
 	*nu = *im;
+	im->raw = NULL; /* the new struct owns them now */
+	im->exports = (js_exports){ 0 };
 	memcpy(elf, im->out.elf, im->out.elf_size);
 	nu->out.elf = elf;
 	/* Our own output: an empty .eh_frame (its terminator first) and an
