@@ -41,6 +41,45 @@ void js_jit_free(js_jit *j)
 
 /* ---- finding the descriptors ------------------------------------------------- */
 
+static bool has_symtab(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+			return true;
+	return false;
+}
+
+/* The descriptor in the module's separate debuginfo: a JIT that defines it
+ * static or hidden, shipped stripped, keeps the symbol only there (gdb
+ * finds it so).  libdwfl reads the symbol table of the file it finds
+ * through the build-id or .gnu_debuglink (the callbacks' debuginfo path)
+ * when the module's own file has no .symtab (or its MiniDebugInfo); the
+ * file's own .dynsym, which libdwfl lists too, was searched already.  The
+ * table is bounded by the file, and its walk by JS_MAX_SYMBOLS. */
+static bool find_in_debuginfo(Dwfl_Module *mod, Elf *main_elf, uint64_t *addr, GElf_Xword *size)
+{
+	if (has_symtab(main_elf))
+		return false;
+	int n = dwfl_module_getsymtab(mod);
+	for (int i = 1; i < n && (unsigned)i < JS_MAX_SYMBOLS; i++) {
+		GElf_Sym sym;
+		GElf_Addr value;
+		Elf *from;
+		const char *name = dwfl_module_getsym_info(mod, i, &sym, &value, NULL, &from, NULL);
+		if (from == main_elf || !name || sym.st_shndx == SHN_UNDEF)
+			continue; /* the file's own .dynsym, searched already */
+		int type = GELF_ST_TYPE(sym.st_info);
+		if ((type == STT_OBJECT || type == STT_NOTYPE) && !strcmp(name, GDBJIT_DESCRIPTOR_SYMBOL)) {
+			*addr = value;
+			*size = sym.st_size;
+			return true;
+		}
+	}
+	return false;
+}
+
 static int find_in_module(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start, void *arg)
 {
 	(void)start;
@@ -51,9 +90,13 @@ static int find_in_module(Dwfl_Module *mod, void **userdata, const char *name, D
 	Elf *elf = dwfl_module_getelf(mod, &bias);
 	GElf_Addr value;
 	GElf_Xword size;
-	if (!elf || !js_find_symbol(elf, GDBJIT_DESCRIPTOR_SYMBOL, &value, &size))
+	uint64_t addr;
+	if (!elf)
 		return DWARF_CB_OK;
-	uint64_t addr = value + bias;
+	if (js_find_symbol(elf, GDBJIT_DESCRIPTOR_SYMBOL, &value, &size))
+		addr = value + bias;
+	else if (!find_in_debuginfo(mod, elf, &addr, &size))
+		return DWARF_CB_OK;
 	for (size_t i = 0; i < j->n_desc; i++)
 		if (j->desc[i].addr == addr)
 			return DWARF_CB_OK;

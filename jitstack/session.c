@@ -66,9 +66,14 @@ static int find_debuginfo(Dwfl_Module *mod, void **ud, const char *modname, Dwar
 	return dwfl_standard_find_debuginfo(mod, ud, modname, base, file, debuglink, crc, debugfile);
 }
 
+/* --debuginfo-path (NULL: libdwfl's default, ":.debug:/usr/lib/debug").
+ * libdwfl keeps a pointer to it in the callbacks, for the whole run. */
+static char *debuginfo_path;
+
 static const Dwfl_Callbacks callbacks = {
 	.find_elf = find_elf,
 	.find_debuginfo = find_debuginfo,
+	.debuginfo_path = &debuginfo_path,
 };
 
 static pid_t cb_next_thread(Dwfl *dwfl, void *arg, void **targ)
@@ -357,6 +362,7 @@ int js_open_live(js_session *s, pid_t pid, const js_opts *opt)
 	if ((rc = open_exe_live(s)) || (rc = js_proc_attach(&s->proc, tgid, &s->err)))
 		return rc;
 	s->mem = js_mem_live(tgid);
+	debuginfo_path = (char *)opt->debuginfo_path;
 	s->dwfl = dwfl_begin(&callbacks);
 	if (!s->mem || !s->dwfl)
 		return js_fail(&s->err, JS_EXIT_FAILURE, ENOMEM, "out of memory");
@@ -470,6 +476,7 @@ int js_open_core(js_session *s, const char *core, const char *exe, const js_opts
 		exe = exe_abs;
 	snprintf(s->exe_path, sizeof s->exe_path, "%s", exe ? exe : "");
 	core_comm(s);
+	debuginfo_path = (char *)opt->debuginfo_path;
 	s->dwfl = dwfl_begin(&callbacks);
 	s->mem = js_mem_core(s->core_elf);
 	if (!s->dwfl || !s->mem)
