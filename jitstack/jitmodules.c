@@ -353,6 +353,11 @@ static int rewrite_again(js_jit *j, size_t at, sym_index *x)
 	old->exports = (js_exports){ 0 };
 	memset(&nu->out, 0, sizeof nu->out);
 	nu->reported = false;
+	/* a new name: libdwfl keeps a module reported again under its old
+	 * name and range, with the old ELF */
+	char *tail = strchr(nu->modname, '~');
+	size_t len = tail ? (size_t)(tail - nu->modname) : strlen(nu->modname);
+	snprintf(nu->modname + len, sizeof nu->modname - len, "~r%lu", j->rewrites);
 	rewrite_image(j, nu, x);
 	j->img[at] = nu;
 	return 0;
