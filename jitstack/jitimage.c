@@ -79,6 +79,9 @@ static bool relocate(ein *e, const js_arch *arch, ein_sec *s, js_img_out *o, con
 	if (!st.unsupported && !st.out_of_range && !st.bad_symbol)
 		return true;
 	o->n_undefined += st.undefined;
+	const uint8_t *name = (const uint8_t *)st.first_undefined;
+	if (st.undefined && !o->undefined_at && name > e->img && name < e->img + e->size)
+		o->undefined_at = (size_t)(name - e->img); /* libelf reads names in the copy */
 	if (st.undefined && st.undefined == st.unsupported + st.out_of_range + st.bad_symbol)
 		note(o, "%s %s: relocations against %s, which no JIT image defines", s->name, what,
 		     st.first_undefined[0] ? st.first_undefined : "an unnamed symbol");

@@ -47,6 +47,7 @@ typedef struct js_img_out {
 	uint64_t lo, hi;      /* its code hull */
 	unsigned long n_funcs, n_fdes, n_tomb, n_debug_sections;
 	unsigned long n_undefined; /* relocations of kept sections against symbols no image defines */
+	size_t undefined_at;       /* the first such symbol's name: its offset in the image (0: none) */
 	bool has_lines;       /* libdw finds line rows in its units: frames get source lines */
 	bool not_elf;         /* rejected: not an ELF image (a JIT's own symbol-file format) */
 	bool no_code;         /* rejected: an ELF image with no code section (data, or debug

@@ -276,6 +276,8 @@ static void index_build(sym_index *x)
 	x->built = true;
 	for (size_t i = 0; i < j->n_img; i++)
 		n += j->img[i]->exports.n;
+	if (n > JS_MAX_SYMBOLS)
+		n = JS_MAX_SYMBOLS; /* a hostile list: the symbols of the first images */
 	if (!n)
 		return;
 	x->v = malloc(n * sizeof *x->v);
@@ -285,7 +287,7 @@ static void index_build(sym_index *x)
 	}
 	for (size_t i = 0; i < j->n_img; i++) {
 		const js_exports *ex = &j->img[i]->exports;
-		for (size_t k = 0; k < ex->n; k++)
+		for (size_t k = 0; k < ex->n && x->n < n; k++)
 			x->v[x->n++] = (sym_ref){ ex->v[k].name, ex->v[k].addr, i };
 	}
 	qsort(x->v, x->n, sizeof *x->v, by_name);
@@ -363,6 +365,20 @@ static int rewrite_again(js_jit *j, size_t at, sym_index *x)
 	return 0;
 }
 
+/* Does an image that waits for symbols get one now?  Its first missing
+ * symbol is defined: so each rewrite again resolves one more, and an image
+ * waiting for a symbol nobody defines costs a lookup per refresh. */
+static bool can_progress(const js_image *im, sym_index *x)
+{
+	uint64_t addr;
+	size_t at = im->out.undefined_at;
+	/* the copy may differ there from what the rewrite read (a relocation
+	 * into the string table): the name must end inside it */
+	if (!at || at >= im->symfile_size || !memchr(im->raw + at, 0, im->symfile_size - at))
+		return false;
+	return index_lookup(x, (const char *)im->raw + at, &addr);
+}
+
 /* Rewrite the images copied by this refresh, and those that wait for
  * symbols when this refresh brought images that define some.  Returns
  * true when an image already reported changed. */
@@ -379,7 +395,7 @@ static bool rewrite_pending(js_jit *j, size_t first_fresh)
 			continue;
 		if (!im->rewritten)
 			rewrite_image(j, im, &x);
-		else if (new_exports && !rewrite_again(j, i, &x))
+		else if (new_exports && can_progress(im, &x) && !rewrite_again(j, i, &x))
 			changed = true;
 	}
 	free(x.v);
