@@ -54,7 +54,7 @@ if command -v lli-19 >/dev/null 2>&1 && command -v clang-19 >/dev/null 2>&1 &&
 	lli-19 -jit-kind=orc-lazy rec.ll > lli.out 2>&1 &
 	pid=$!
 	PIDS="$PIDS $pid"
-	for _ in $(seq 100); do grep -q '^ready' lli.out && break; sleep 0.05; done
+	for _ in $(seq 400); do grep -q '^ready' lli.out && break; sleep 0.05; done # lli starts slowly
 	JITSTACK_DUMP_IMAGES="$W/lli" "$BUILD/jitstack/jitstack" -p "$pid" > /dev/null 2>&1
 	kill_tree "$pid"
 	cp lli/image-*.elf "$DIR/" 2>/dev/null
