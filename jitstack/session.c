@@ -57,18 +57,62 @@ static int find_elf(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr ba
 	return dwfl_linux_proc_find_elf(mod, ud, name, base, file, elfp);
 }
 
-/* A JIT image carries its own DWARF; never look for a separate file. */
+/* --debuginfo-path (NULL: libdwfl's default, ":.debug:/usr/lib/debug").
+ * libdwfl keeps a pointer to it in the callbacks, for the whole run. */
+static char *debuginfo_path;
+/* Without -s, separate debuginfo only from this machine's files (the
+ * descriptor is looked for in every stripped module's). */
+static bool local_debuginfo_only;
+
+/* Is there a file named `debuglink` where dwfl_standard_find_debuginfo
+ * looks for it: for each entry of the debuginfo path (a leading + or -
+ * is its CRC flag), an empty one the file's directory, a relative one
+ * under it, an absolute one a root above it? */
+static bool debuglink_exists(const char *file, const char *debuglink)
+{
+	if (!file || !debuglink || !debuglink[0])
+		return false;
+	const char *slash = strrchr(file, '/');
+	const char *dir = slash ? file : ".";
+	int dlen = slash ? (int)(slash - file) : 1;
+	char buf[PATH_MAX];
+	for (const char *p = debuginfo_path ? debuginfo_path : ":.debug:/usr/lib/debug";; p++) {
+		const char *end = strchrnul(p, ':');
+		if (*p == '+' || *p == '-')
+			p++;
+		int elen = end > p ? (int)(end - p) : 0, n;
+		if (!elen)
+			n = snprintf(buf, sizeof buf, "%.*s/%s", dlen, dir, debuglink);
+		else if (*p == '/')
+			n = snprintf(buf, sizeof buf, "%.*s%.*s/%s", elen, p, dlen, dir, debuglink);
+		else
+			n = snprintf(buf, sizeof buf, "%.*s/%.*s/%s", dlen, dir, elen, p, debuglink);
+		if (n > 0 && (size_t)n < sizeof buf && access(buf, R_OK) == 0)
+			return true;
+		if (!*end)
+			return false;
+		p = end;
+	}
+}
+
+/* A JIT image carries its own DWARF; never look for a separate file.
+ * Without -s, a module's debug file is taken only from this machine:
+ * dwfl_standard_find_debuginfo falls back on debuginfod, whose first use
+ * loads libdebuginfod and libcurl (tens of milliseconds, whatever
+ * DEBUGINFOD_URLS says) and may ask servers, for every stripped module. */
 static int find_debuginfo(Dwfl_Module *mod, void **ud, const char *modname, Dwarf_Addr base,
 			  const char *file, const char *debuglink, GElf_Word crc, char **debugfile)
 {
 	if (js_jit_of(*ud))
 		return -1;
+	if (local_debuginfo_only) {
+		int fd =
+			dwfl_build_id_find_debuginfo(mod, ud, modname, base, file, debuglink, crc, debugfile);
+		if (fd >= 0 || !debuglink_exists(file, debuglink))
+			return fd;
+	}
 	return dwfl_standard_find_debuginfo(mod, ud, modname, base, file, debuglink, crc, debugfile);
 }
-
-/* --debuginfo-path (NULL: libdwfl's default, ":.debug:/usr/lib/debug").
- * libdwfl keeps a pointer to it in the callbacks, for the whole run. */
-static char *debuginfo_path;
 
 static const Dwfl_Callbacks callbacks = {
 	.find_elf = find_elf,
@@ -363,6 +407,7 @@ int js_open_live(js_session *s, pid_t pid, const js_opts *opt)
 		return rc;
 	s->mem = js_mem_live(tgid);
 	debuginfo_path = (char *)opt->debuginfo_path;
+	local_debuginfo_only = !opt->source_all;
 	s->dwfl = dwfl_begin(&callbacks);
 	if (!s->mem || !s->dwfl)
 		return js_fail(&s->err, JS_EXIT_FAILURE, ENOMEM, "out of memory");
@@ -477,6 +522,7 @@ int js_open_core(js_session *s, const char *core, const char *exe, const js_opts
 	snprintf(s->exe_path, sizeof s->exe_path, "%s", exe ? exe : "");
 	core_comm(s);
 	debuginfo_path = (char *)opt->debuginfo_path;
+	local_debuginfo_only = !opt->source_all;
 	s->dwfl = dwfl_begin(&callbacks);
 	s->mem = js_mem_core(s->core_elf);
 	if (!s->dwfl || !s->mem)
