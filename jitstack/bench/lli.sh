@@ -34,7 +34,7 @@ def ms(v):
 
 print("machine: %d CPUs, load average %s; %d runs per tool and kind"
       % (os.cpu_count(), " ".join(open("/proc/loadavg").read().split()[0:3]), RUNS))
-print("| lli-19 -jit-kind | frames (JIT named by jitstack) | `jitstack -p` median | `eu-stack -p` median | jitstack / eu-stack |")
+print("| lli-19 -jit-kind | frames, all threads (JIT ones named by jitstack) | `jitstack -p` median | `eu-stack -p` median | jitstack / eu-stack |")
 print("|---|---:|---:|---:|---:|")
 for kind in ("mcjit", "orc", "orc-lazy"):
     p = sp.Popen(["lli-19", "-jit-kind=" + kind, "rec.ll"], stdout=sp.PIPE, stderr=sp.DEVNULL, text=True)
