@@ -252,14 +252,14 @@ static js_image *load_image(js_jit *j, js_mem *m, const js_entry *e, unsigned de
 typedef struct sym_ref {
 	const char *name;
 	uint64_t addr;
-	size_t order; /* of two images defining a name, the first listed wins */
+	size_t order; /* of two images defining a name, the one first in j->img wins */
 } sym_ref;
 
 typedef struct sym_index {
 	js_jit *j;
 	sym_ref *v;
 	size_t n;
-	bool built, failed;
+	bool built;
 } sym_index;
 
 static int by_name(const void *a, const void *b)
@@ -281,10 +281,8 @@ static void index_build(sym_index *x)
 	if (!n)
 		return;
 	x->v = malloc(n * sizeof *x->v);
-	if (!x->v) {
-		x->failed = true; /* out of memory: the relocations fail, as with no index */
-		return;
-	}
+	if (!x->v)
+		return; /* out of memory: the relocations fail, as with no index */
 	for (size_t i = 0; i < j->n_img; i++) {
 		const js_exports *ex = &j->img[i]->exports;
 		for (size_t k = 0; k < ex->n && x->n < n; k++)
@@ -387,7 +385,7 @@ static bool rewrite_pending(js_jit *j, size_t first_fresh)
 	bool new_exports = false;
 	for (size_t i = first_fresh; i < j->n_img; i++)
 		new_exports |= j->img[i]->exports.n > 0;
-	sym_index x = { j, NULL, 0, false, false };
+	sym_index x = { j, NULL, 0, false };
 	bool changed = false;
 	for (size_t i = 0; i < j->n_img; i++) {
 		js_image *im = j->img[i];
