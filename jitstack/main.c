@@ -16,12 +16,12 @@
 
 static const char usage[] =
 	"usage: jitstack -p PID [--json] [-s] [--images] [--max-frames N] [--no-jit] [--no-demangle]\n"
-	"                       [--perf-map FILE | --no-perf-map] [--stats]\n"
+	"                       [--perf-map FILE | --no-perf-map] [--debuginfo-path PATH] [--stats]\n"
 	"       jitstack --core FILE [--exe PATH] [--json] [-s] [--images] [--max-frames N] [--no-jit]\n"
-	"                       [--no-demangle] [--perf-map FILE | --no-perf-map]\n"
+	"                       [--no-demangle] [--perf-map FILE | --no-perf-map] [--debuginfo-path PATH]\n"
 	"       jitstack record -p PID [-F HZ] [-d SECONDS] [-o FILE] [--format collapsed|pprof|svg]\n"
 	"                       [--idle] [--addresses] [--max-frames N] [--no-jit] [--no-demangle]\n"
-	"                       [--perf-map FILE | --no-perf-map] [--stats]\n"
+	"                       [--perf-map FILE | --no-perf-map] [--debuginfo-path PATH] [--stats]\n"
 	"\n"
 	"Print the stack of every thread of a live process or a core file, through JIT\n"
 	"code registered with the GDB JIT interface (named, with source lines, unwound\n"
@@ -41,6 +41,8 @@ static const char usage[] =
 	"      --perf-map FILE  name JIT code from this perf map (default: the target's\n"
 	"                       /tmp/perf-PID.map; for a core, when it was written before it)\n"
 	"      --no-perf-map    read no perf map\n"
+	"      --debuginfo-path PATH  where separate debuginfo is looked for, as eu-stack's\n"
+	"                       (default :.debug:/usr/lib/debug)\n"
 	"      --stats          timings and counters on stderr\n"
 	"  record:\n"
 	"  -F, --frequency HZ   samples per second (default 99, at most 10000)\n"
@@ -70,6 +72,7 @@ enum {
 	O_NO_DEMANGLE,
 	O_PERF_MAP,
 	O_NO_PERF_MAP,
+	O_DEBUGINFO_PATH,
 	O_VERSION
 };
 
@@ -85,6 +88,7 @@ static const struct option long_opts[] = {
 	{ "no-demangle", no_argument, NULL, O_NO_DEMANGLE },
 	{ "perf-map", required_argument, NULL, O_PERF_MAP },
 	{ "no-perf-map", no_argument, NULL, O_NO_PERF_MAP },
+	{ "debuginfo-path", required_argument, NULL, O_DEBUGINFO_PATH },
 	{ "stats", no_argument, NULL, O_STATS },
 	{ "frequency", required_argument, NULL, 'F' },
 	{ "duration", required_argument, NULL, 'd' },
@@ -158,6 +162,7 @@ int main(int argc, char **argv)
 		case O_NO_DEMANGLE: d.opt.no_demangle = true; break;
 		case O_PERF_MAP: d.opt.perf_map = optarg; break;
 		case O_NO_PERF_MAP: d.opt.no_perf_map = true; break;
+		case O_DEBUGINFO_PATH: d.opt.debuginfo_path = optarg; break;
 		case O_STATS: d.opt.stats = true; break;
 		case 'F':
 			if (!parse_double(optarg, 0.1, 10000, &r.hz))

@@ -28,6 +28,7 @@ typedef struct js_opts {
 	const char *perf_map; /* --perf-map FILE: the perf map to name JIT code from */
 	bool no_perf_map;     /* --no-perf-map: read none */
 	bool stats;
+	const char *debuginfo_path; /* --debuginfo-path: where separate debuginfo is looked for */
 } js_opts;
 
 typedef struct js_session {
