@@ -200,9 +200,25 @@ bool ein_sym_addr(ein *e, const ein_sym *s, uint64_t *addr)
 	return true;
 }
 
+/* An undefined symbol's value: what another image defines under its name
+ * (gdb reads every JIT object into one program space, where they resolve
+ * each other's symbols), else 0 for a weak one. */
+static bool extern_symbol(ein *e, const ein_sym *s, uint64_t *S, ein_reloc_stats *st)
+{
+	if (s->name[0] && e->resolve && e->resolve(e->resolve_arg, s->name, S))
+		return true;
+	if (s->bind == STB_WEAK) {
+		*S = 0;
+		return true;
+	}
+	if (!st->undefined++)
+		st->first_undefined = s->name;
+	return false;
+}
+
 /* The value S of a relocation's symbol: a section symbol stands for its
  * section's address. */
-static bool reloc_symbol(ein *e, ein_sec *symtab, uint32_t symi, uint64_t *S)
+static bool reloc_symbol(ein *e, ein_sec *symtab, uint32_t symi, uint64_t *S, ein_reloc_stats *st)
 {
 	if (symi == 0) {
 		*S = 0;
@@ -217,6 +233,8 @@ static bool reloc_symbol(ein *e, ein_sec *symtab, uint32_t symi, uint64_t *S)
 		*S = e->sec[s.shndx].addr;
 		return true;
 	}
+	if (s.shndx == SHN_UNDEF)
+		return extern_symbol(e, &s, S, st);
 	return ein_sym_addr(e, &s, S);
 }
 
@@ -282,7 +300,7 @@ int ein_relocate(ein *e, const js_arch *arch, size_t target, ein_reloc_stats *st
 			if (!rela)
 				x = (GElf_Rela){ rel.r_offset, rel.r_info, 0 };
 			uint64_t S;
-			if (!reloc_symbol(e, symtab, GELF_R_SYM(x.r_info), &S)) {
+			if (!reloc_symbol(e, symtab, GELF_R_SYM(x.r_info), &S, st)) {
 				st->bad_symbol++;
 				continue;
 			}

@@ -26,6 +26,11 @@ typedef struct ein_sec {
 	Elf_Scn *scn;
 } ein_sec;
 
+/* Looks up a symbol another image defines (a relocatable object that
+ * refers to code or data of another; see ein.resolve).  True with its
+ * address when some image defines `name`. */
+typedef bool (*ein_resolver)(void *arg, const char *name, uint64_t *addr);
+
 typedef struct ein {
 	Elf *elf;           /* libelf over the copy */
 	uint8_t *img;       /* the copy (relocations are applied in place) */
@@ -33,6 +38,12 @@ typedef struct ein {
 	uint16_t type, machine;
 	size_t nsec;
 	ein_sec *sec;       /* nsec entries, [0] is the null section */
+	/* Where relocations find the symbols the image leaves undefined (set
+	 * after ein_parse; NULL: such relocations fail).  LLVM's lazy ORC JIT
+	 * registers one object per function and one for the globals, and
+	 * their DWARF refers to each other's symbols. */
+	ein_resolver resolve;
+	void *resolve_arg;
 } ein;
 
 /* Parse the ELF header and section headers of img (which the caller owns
@@ -64,13 +75,17 @@ bool ein_sym_addr(ein *e, const ein_sym *s, uint64_t *addr);
 
 typedef struct ein_reloc_stats {
 	unsigned long applied, unsupported, out_of_range, bad_symbol;
+	unsigned long undefined;     /* against symbols no image defines (also in bad_symbol) */
+	const char *first_undefined; /* the first such symbol's name, inside the image */
 } ein_reloc_stats;
 
 /* Apply every REL/RELA section that targets section `target` to the copy,
  * with section addresses as the load addresses (a JIT that places a
  * relocatable object sets each sh_addr to where it put the section, as
- * LLVM's RuntimeDyld does for gdb).  Relocations of unknown type are
- * counted and skipped.  Returns the number of relocation sections found. */
+ * LLVM's RuntimeDyld does for gdb).  An undefined symbol is looked up
+ * with e->resolve; an undefined weak one that no image defines is 0, as a
+ * linker makes it.  Relocations of unknown type are counted and skipped.
+ * Returns the number of relocation sections found. */
 int ein_relocate(ein *e, const js_arch *arch, size_t target, ein_reloc_stats *st);
 
 #endif

@@ -61,7 +61,33 @@ static void check_output(const js_img_out *o)
 	elf_end(e);
 }
 
-static void rewrite(const uint8_t *bytes, size_t size, uint64_t addr, uint64_t lo, uint64_t hi)
+/* The symbols of other images: those the input's images export (a list),
+ * or for a lone image any name, at an address made from its bytes, so
+ * that relocations against other images' symbols land anywhere. */
+typedef struct fuzz_syms {
+	js_exports x[16];
+	size_t n;
+} fuzz_syms;
+
+static bool fuzz_resolve(void *arg, const char *name, uint64_t *addr)
+{
+	const fuzz_syms *fs = arg;
+	for (size_t i = 0; fs && i < fs->n; i++)
+		for (size_t k = 0; k < fs->x[i].n; k++)
+			if (!strcmp(fs->x[i].v[k].name, name)) {
+				*addr = fs->x[i].v[k].addr;
+				return true;
+			}
+	if (fs || !name[0] || name[0] == 'u')
+		return false; /* undefined: the relocation fails */
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (const char *p = name; *p; p++)
+		h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
+	*addr = h;
+	return true;
+}
+
+static void rewrite(const uint8_t *bytes, size_t size, uint64_t addr, uint64_t lo, uint64_t hi, fuzz_syms *fs)
 {
 	uint8_t *copy = malloc(size ? size : 1);
 	if (!copy)
@@ -70,7 +96,7 @@ static void rewrite(const uint8_t *bytes, size_t size, uint64_t addr, uint64_t l
 	/* the target's machine is the image's own when jitstack knows it, so
 	 * every machine's relocation rules are fuzzed */
 	uint16_t m = size >= 20 ? (uint16_t)(bytes[18] | bytes[19] << 8) : EM_X86_64;
-	js_img_in in = { copy, size, addr, lo, hi, js_arch_for(m) ? m : EM_X86_64 };
+	js_img_in in = { copy, size, addr, lo, hi, js_arch_for(m) ? m : EM_X86_64, fuzz_resolve, fs };
 	js_img_out out;
 	if (js_image_rewrite(&in, &out) == 0)
 		check_output(&out);
@@ -157,7 +183,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	if (size >= 4 && !memcmp(data, ELFMAG, SELFMAG)) {
-		rewrite(data, size, FUZZ_BASE, 0, 0);
+		rewrite(data, size, FUZZ_BASE, 0, 0, NULL);
 		return 0;
 	}
 	js_mem *m = js_mem_buffer(data, size, FUZZ_BASE);
@@ -166,19 +192,33 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	js_desc d;
 	memset(&d, 0, sizeof d);
 	d.addr = FUZZ_BASE;
+	/* as jitmodules.c does: every image's exports first, then each image
+	 * rewritten with the others' symbols */
+	fuzz_syms fs = { .n = 0 };
+	uint8_t *img[16] = { 0 };
 	if (js_desc_read(m, &d, READ_CORE) == 0) {
 		size_t budget = 1 << 20;
 		for (size_t i = 0; i < d.n && i < 16; i++) {
 			const js_entry *e = &d.ents[i];
 			if (!e->symfile_size || e->symfile_size > budget)
 				continue;
-			uint8_t *img = malloc(e->symfile_size);
-			if (img && js_mem_read(m, e->symfile_addr, img, e->symfile_size) == 0)
-				rewrite(img, e->symfile_size, e->symfile_addr, e->code_lo, e->code_hi);
-			free(img);
+			img[i] = malloc(e->symfile_size);
+			if (img[i] && js_mem_read(m, e->symfile_addr, img[i], e->symfile_size) == 0 &&
+			    js_image_exports(img[i], e->symfile_size, &fs.x[fs.n]) == 0)
+				fs.n++;
+			else
+				free(img[i]), img[i] = NULL;
 			budget -= e->symfile_size;
 		}
+		for (size_t i = 0; i < d.n && i < 16; i++)
+			if (img[i])
+				rewrite(img[i], d.ents[i].symfile_size, d.ents[i].symfile_addr,
+					d.ents[i].code_lo, d.ents[i].code_hi, &fs);
 	}
+	for (size_t i = 0; i < 16; i++)
+		free(img[i]);
+	for (size_t i = 0; i < fs.n; i++)
+		js_exports_free(&fs.x[i]);
 	js_desc_free(&d);
 	js_mem_free(m);
 	return 0;

@@ -70,12 +70,24 @@ static int code_hull(ein *e, const js_img_in *in, js_img_out *o)
 }
 
 /* Relocate a section the rewrite keeps; false if some relocation could not
- * be applied (the section's bytes are then not trustworthy). */
-static bool relocate(ein *e, const js_arch *arch, ein_sec *s)
+ * be applied (the section's bytes are then not trustworthy), with why in
+ * the image's note. */
+static bool relocate(ein *e, const js_arch *arch, ein_sec *s, js_img_out *o, const char *what)
 {
 	ein_reloc_stats st = { 0 };
 	ein_relocate(e, arch, (size_t)(s - e->sec), &st);
-	return !st.unsupported && !st.out_of_range && !st.bad_symbol;
+	if (!st.unsupported && !st.out_of_range && !st.bad_symbol)
+		return true;
+	o->n_undefined += st.undefined;
+	const uint8_t *name = (const uint8_t *)st.first_undefined;
+	if (st.undefined && !o->undefined_at && name > e->img && name < e->img + e->size)
+		o->undefined_at = (size_t)(name - e->img); /* libelf reads names in the copy */
+	if (st.undefined && st.undefined == st.unsupported + st.out_of_range + st.bad_symbol)
+		note(o, "%s %s: relocations against %s, which no JIT image defines", s->name, what,
+		     st.first_undefined[0] ? st.first_undefined : "an unnamed symbol");
+	else
+		note(o, "%s %s: relocations that cannot be applied", s->name, what);
+	return false;
 }
 
 static bool has_relocs(const ein *e, size_t target)
@@ -378,10 +390,8 @@ static int convert_cfi(ein *e, const js_arch *arch, js_img_out *o, cfi_out *c)
 		 * the offsets other relocations make into it, and stays 0. */
 		if (e->type == ET_REL && (s->flags & SHF_ALLOC) && has_relocs(e, (size_t)(s - e->sec)))
 			s->addr = o->lo;
-		if (!relocate(e, arch, s)) {
-			note(o, "%s has relocations that cannot be applied", s->name);
+		if (!relocate(e, arch, s, o, "left out"))
 			continue;
-		}
 		src[n_src++] = (cfi_src){ s->data, s->size, s->addr, i == 1 };
 	}
 	ein_sec *text = ein_section(e, ".text");
@@ -414,8 +424,7 @@ static void relocate_debug(ein *e, const js_arch *arch, js_img_out *o)
 			s->addr = (uint64_t)-1;
 			continue;
 		}
-		if (!relocate(e, arch, s)) {
-			note(o, "%s dropped: relocations that cannot be applied", s->name);
+		if (!relocate(e, arch, s, o, "dropped")) {
 			s->addr = (uint64_t)-1;
 			continue;
 		}
@@ -430,6 +439,8 @@ static int rewrite(ein *e, const js_img_in *in, js_img_out *o, cfi_out *c, fsym 
 		o->not_elf = in->size < SELFMAG || memcmp(in->bytes, ELFMAG, SELFMAG) != 0;
 		return -1;
 	}
+	e->resolve = in->resolve;
+	e->resolve_arg = in->resolve_arg;
 	const js_arch *arch = js_arch_for(e->machine);
 	if (e->machine != in->machine || !arch) {
 		char a[32], b[32];
@@ -477,4 +488,58 @@ void js_img_out_free(js_img_out *o)
 {
 	free(o->elf);
 	o->elf = NULL;
+}
+
+/* ---- exports ------------------------------------------------------------------- */
+
+static bool is_export(const ein_sym *s)
+{
+	return s->name[0] && s->shndx != SHN_UNDEF && s->type != STT_SECTION && s->type != STT_FILE &&
+	       (s->bind == STB_GLOBAL || s->bind == STB_WEAK || s->bind == STB_GNU_UNIQUE);
+}
+
+static int collect_exports(ein *e, js_exports *x)
+{
+	size_t count, names = 0;
+	ein_sec *st = ein_symtab(e, &count);
+	if (!st || count < 2)
+		return 0;
+	x->v = malloc(count * sizeof *x->v);
+	/* the names fit in the string table, which fits in the image */
+	x->names = malloc(e->sec[st->link].size + 1);
+	if (!x->v || !x->names)
+		return -1;
+	for (size_t i = 1; i < count; i++) {
+		ein_sym s;
+		uint64_t addr;
+		if (!ein_sym_get(e, st, i, &s) || !is_export(&s) || !ein_sym_addr(e, &s, &addr))
+			continue;
+		size_t len = strlen(s.name) + 1;
+		if (len > e->sec[st->link].size + 1 - names)
+			break; /* names repeated past the table's size: enough */
+		memcpy(x->names + names, s.name, len);
+		x->v[x->n++] = (js_export){ addr, x->names + names };
+		names += len;
+	}
+	return 0;
+}
+
+int js_image_exports(uint8_t *bytes, size_t size, js_exports *x)
+{
+	memset(x, 0, sizeof *x);
+	ein e;
+	int rc = 0;
+	if (ein_parse(&e, bytes, size, NULL) == 0)
+		rc = collect_exports(&e, x);
+	ein_free(&e);
+	if (rc)
+		js_exports_free(x);
+	return rc;
+}
+
+void js_exports_free(js_exports *x)
+{
+	free(x->v);
+	free(x->names);
+	memset(x, 0, sizeof *x);
 }

@@ -24,6 +24,7 @@
 #ifndef JS_JITIMAGE_H
 #define JS_JITIMAGE_H
 
+#include "elfin.h"
 #include "err.h"
 
 #include <stdbool.h>
@@ -36,6 +37,8 @@ typedef struct js_img_in {
 	uint64_t addr;        /* where the image is in the target (for messages) */
 	uint64_t hint_lo, hint_hi; /* code hull from the entry's extension, or 0 */
 	uint16_t machine;     /* the target's e_machine; the image must match */
+	ein_resolver resolve; /* symbols the image leaves undefined (elfin.h), or NULL */
+	void *resolve_arg;
 } js_img_in;
 
 typedef struct js_img_out {
@@ -43,6 +46,8 @@ typedef struct js_img_out {
 	size_t elf_size;
 	uint64_t lo, hi;      /* its code hull */
 	unsigned long n_funcs, n_fdes, n_tomb, n_debug_sections;
+	unsigned long n_undefined; /* relocations of kept sections against symbols no image defines */
+	size_t undefined_at;       /* the first such symbol's name: its offset in the image (0: none) */
 	bool has_lines;       /* libdw finds line rows in its units: frames get source lines */
 	bool not_elf;         /* rejected: not an ELF image (a JIT's own symbol-file format) */
 	bool no_code;         /* rejected: an ELF image with no code section (data, or debug
@@ -54,5 +59,24 @@ typedef struct js_img_out {
 /* Returns 0 with out->elf set, or -1 with out->why. */
 int js_image_rewrite(const js_img_in *in, js_img_out *out);
 void js_img_out_free(js_img_out *o);
+
+/* What one image defines for the others: its global and weak symbols
+ * that are defined (functions and data, not sections or files), at their
+ * addresses as the relocations of another image would take them. */
+typedef struct js_export {
+	uint64_t addr;
+	const char *name; /* in js_exports.names */
+} js_export;
+
+typedef struct js_exports {
+	js_export *v;
+	size_t n;
+	char *names;
+} js_exports;
+
+/* The exports of an image (a copy, as js_img_in.bytes; not modified).  An
+ * image that cannot be read defines nothing.  0, or -1 when out of memory. */
+int js_image_exports(uint8_t *bytes, size_t size, js_exports *x);
+void js_exports_free(js_exports *x);
 
 #endif

@@ -22,6 +22,8 @@ static void image_free(js_image *im)
 	if (!im)
 		return;
 	js_img_out_free(&im->out);
+	js_exports_free(&im->exports);
+	free(im->raw);
 	free(im);
 }
 
@@ -39,6 +41,45 @@ void js_jit_free(js_jit *j)
 
 /* ---- finding the descriptors ------------------------------------------------- */
 
+static bool has_symtab(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+			return true;
+	return false;
+}
+
+/* The descriptor in the module's separate debuginfo: a JIT that defines it
+ * static or hidden, shipped stripped, keeps the symbol only there (gdb
+ * finds it so).  libdwfl reads the symbol table of the file it finds
+ * through the build-id or .gnu_debuglink (the callbacks' debuginfo path)
+ * when the module's own file has no .symtab (or its MiniDebugInfo); the
+ * file's own .dynsym, which libdwfl lists too, was searched already.  The
+ * table is bounded by the file, and its walk by JS_MAX_SYMBOLS. */
+static bool find_in_debuginfo(Dwfl_Module *mod, Elf *main_elf, uint64_t *addr, GElf_Xword *size)
+{
+	if (has_symtab(main_elf))
+		return false;
+	int n = dwfl_module_getsymtab(mod);
+	for (int i = 1; i < n && (unsigned)i < JS_MAX_SYMBOLS; i++) {
+		GElf_Sym sym;
+		GElf_Addr value;
+		Elf *from;
+		const char *name = dwfl_module_getsym_info(mod, i, &sym, &value, NULL, &from, NULL);
+		if (from == main_elf || !name || sym.st_shndx == SHN_UNDEF)
+			continue; /* the file's own .dynsym, searched already */
+		int type = GELF_ST_TYPE(sym.st_info);
+		if ((type == STT_OBJECT || type == STT_NOTYPE) && !strcmp(name, GDBJIT_DESCRIPTOR_SYMBOL)) {
+			*addr = value;
+			*size = sym.st_size;
+			return true;
+		}
+	}
+	return false;
+}
+
 static int find_in_module(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start, void *arg)
 {
 	(void)start;
@@ -49,9 +90,13 @@ static int find_in_module(Dwfl_Module *mod, void **userdata, const char *name, D
 	Elf *elf = dwfl_module_getelf(mod, &bias);
 	GElf_Addr value;
 	GElf_Xword size;
-	if (!elf || !js_find_symbol(elf, GDBJIT_DESCRIPTOR_SYMBOL, &value, &size))
+	uint64_t addr;
+	if (!elf)
 		return DWARF_CB_OK;
-	uint64_t addr = value + bias;
+	if (js_find_symbol(elf, GDBJIT_DESCRIPTOR_SYMBOL, &value, &size))
+		addr = value + bias;
+	else if (!find_in_debuginfo(mod, elf, &addr, &size))
+		return DWARF_CB_OK;
 	for (size_t i = 0; i < j->n_desc; i++)
 		if (j->desc[i].addr == addr)
 			return DWARF_CB_OK;
@@ -144,8 +189,9 @@ static void dump_copy(const js_entry *e, const uint8_t *bytes)
 	}
 }
 
-/* Copy and rewrite one entry's image.  Never fails as a whole: a bad image
- * is kept, rejected, with the reason. */
+/* Copy one entry's image (rewritten once the whole list is copied, when
+ * the symbols of every image are known).  Never fails as a whole: an image
+ * that cannot be copied is kept, rejected, with the reason. */
 static js_image *load_image(js_jit *j, js_mem *m, const js_entry *e, unsigned desc, size_t *budget)
 {
 	js_image *im = calloc(1, sizeof *im);
@@ -162,44 +208,196 @@ static js_image *load_image(js_jit *j, js_mem *m, const js_entry *e, unsigned de
 	else
 		snprintf(im->modname, sizeof im->modname, "[jit@%" PRIx64 ".%" PRIx64 ".%" PRIx64 "]", e->addr,
 			 e->symfile_addr, e->symfile_size);
+	snprintf(im->label, sizeof im->label, "[jit %#" PRIx64 "]", im->code_lo);
 	js_img_out *o = &im->out;
 	if (e->symfile_size == 0 || e->symfile_size > JS_MAX_IMAGE_SIZE) {
 		js_fail(&o->why, JS_EXIT_FAILURE, 0, "image size %" PRIu64 " bytes (limit %zu)", e->symfile_size,
 			(size_t)JS_MAX_IMAGE_SIZE);
-		goto done;
+		return im;
 	}
 	if (e->symfile_size > *budget) {
 		js_fail(&o->why, JS_EXIT_FAILURE, 0, "over the %zu-byte budget for all images",
 			(size_t)JS_MAX_IMAGES_TOTAL);
-		goto done;
+		return im;
 	}
 	uint8_t *copy = malloc(e->symfile_size);
 	if (!copy) {
 		js_fail(&o->why, JS_EXIT_FAILURE, ENOMEM, "out of memory for a %" PRIu64 "-byte image",
 			e->symfile_size);
-		goto done;
+		return im;
 	}
 	if (js_mem_read(m, e->symfile_addr, copy, e->symfile_size)) {
 		js_fail(&o->why, JS_EXIT_FAILURE, errno, "image at %#" PRIx64 " (%" PRIu64 " bytes) is unreadable: %s",
 			e->symfile_addr, e->symfile_size, strerror(errno));
 		free(copy);
-		goto done;
+		return im;
 	}
 	*budget -= e->symfile_size;
 	dump_copy(e, copy);
 	j->copies++;
 	j->copy_bytes += e->symfile_size;
-	js_img_in in = { copy, e->symfile_size, e->symfile_addr, im->code_lo, im->code_hi, j->machine };
+	if (js_image_exports(copy, e->symfile_size, &im->exports)) {
+		free(copy);
+		image_free(im);
+		return NULL;
+	}
+	im->raw = copy;
+	return im;
+}
+
+/* ---- symbols across images ------------------------------------------------------ */
+
+/* Every export of the listed images, by name; built at the first lookup,
+ * so that images which need no other's symbols cost nothing. */
+typedef struct sym_ref {
+	const char *name;
+	uint64_t addr;
+	size_t order; /* of two images defining a name, the one first in j->img wins */
+} sym_ref;
+
+typedef struct sym_index {
+	js_jit *j;
+	sym_ref *v;
+	size_t n;
+	bool built;
+} sym_index;
+
+static int by_name(const void *a, const void *b)
+{
+	const sym_ref *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	return c ? c : x->order < y->order ? -1 : x->order > y->order;
+}
+
+static void index_build(sym_index *x)
+{
+	js_jit *j = x->j;
+	size_t n = 0;
+	x->built = true;
+	for (size_t i = 0; i < j->n_img; i++)
+		n += j->img[i]->exports.n;
+	if (n > JS_MAX_SYMBOLS)
+		n = JS_MAX_SYMBOLS; /* a hostile list: the symbols of the first images */
+	if (!n)
+		return;
+	x->v = malloc(n * sizeof *x->v);
+	if (!x->v)
+		return; /* out of memory: the relocations fail, as with no index */
+	for (size_t i = 0; i < j->n_img; i++) {
+		const js_exports *ex = &j->img[i]->exports;
+		for (size_t k = 0; k < ex->n && x->n < n; k++)
+			x->v[x->n++] = (sym_ref){ ex->v[k].name, ex->v[k].addr, i };
+	}
+	qsort(x->v, x->n, sizeof *x->v, by_name);
+}
+
+static bool index_lookup(void *arg, const char *name, uint64_t *addr)
+{
+	sym_index *x = arg;
+	if (!x->built)
+		index_build(x);
+	size_t lo = 0, hi = x->n; /* the first entry not below name */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(x->v[mid].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == x->n || strcmp(x->v[lo].name, name))
+		return false;
+	*addr = x->v[lo].addr;
+	return true;
+}
+
+/* Rewrite an image from its copy (the copy stays as it was: REL
+ * relocations read their addends from the bytes they patch). */
+static void rewrite_image(js_jit *j, js_image *im, sym_index *x)
+{
+	js_img_out *o = &im->out;
+	uint8_t *work = malloc(im->symfile_size);
+	if (!work) {
+		js_fail(&o->why, JS_EXIT_FAILURE, ENOMEM, "out of memory for a %" PRIu64 "-byte image",
+			im->symfile_size);
+		return;
+	}
+	memcpy(work, im->raw, im->symfile_size);
+	js_img_in in = { work,        im->symfile_size, im->symfile_addr, im->code_lo,
+			 im->code_hi, j->machine,       index_lookup,     x };
 	js_image_rewrite(&in, o);
+	free(work);
 	j->rewrites++;
-	free(copy);
-done:
+	im->rewritten = true;
+	if (!o->n_undefined) {
+		free(im->raw);
+		im->raw = NULL;
+	}
 	if (!im->code_lo && o->lo < o->hi) {
 		im->code_lo = o->lo; /* known even when the image was rejected later */
 		im->code_hi = o->hi;
 	}
 	snprintf(im->label, sizeof im->label, "[jit %#" PRIx64 "]", im->code_lo);
-	return im;
+}
+
+/* An image rewritten before, again: a new struct, as libdwfl may still
+ * hold the old one's ELF (freed with j->dead). */
+static int rewrite_again(js_jit *j, size_t at, sym_index *x)
+{
+	js_image *old = j->img[at], *nu = malloc(sizeof *nu);
+	if (!nu || keep(&j->dead, &j->n_dead, &j->cap_dead, old)) {
+		free(nu);
+		return -1;
+	}
+	*nu = *old;
+	old->raw = NULL;
+	old->exports = (js_exports){ 0 };
+	memset(&nu->out, 0, sizeof nu->out);
+	nu->reported = false;
+	/* a new name: libdwfl keeps a module reported again under its old
+	 * name and range, with the old ELF */
+	char *tail = strchr(nu->modname, '~');
+	size_t len = tail ? (size_t)(tail - nu->modname) : strlen(nu->modname);
+	snprintf(nu->modname + len, sizeof nu->modname - len, "~r%lu", j->rewrites);
+	rewrite_image(j, nu, x);
+	j->img[at] = nu;
+	return 0;
+}
+
+/* Does an image that waits for symbols get one now?  Its first missing
+ * symbol is defined: so each rewrite again resolves one more, and an image
+ * waiting for a symbol nobody defines costs a lookup per refresh. */
+static bool can_progress(const js_image *im, sym_index *x)
+{
+	uint64_t addr;
+	size_t at = im->out.undefined_at;
+	/* the copy may differ there from what the rewrite read (a relocation
+	 * into the string table): the name must end inside it */
+	if (!at || at >= im->symfile_size || !memchr(im->raw + at, 0, im->symfile_size - at))
+		return false;
+	return index_lookup(x, (const char *)im->raw + at, &addr);
+}
+
+/* Rewrite the images copied by this refresh, and those that wait for
+ * symbols when this refresh brought images that define some.  Returns
+ * true when an image already reported changed. */
+static bool rewrite_pending(js_jit *j, size_t first_fresh)
+{
+	bool new_exports = false;
+	for (size_t i = first_fresh; i < j->n_img; i++)
+		new_exports |= j->img[i]->exports.n > 0;
+	sym_index x = { j, NULL, 0, false };
+	bool changed = false;
+	for (size_t i = 0; i < j->n_img; i++) {
+		js_image *im = j->img[i];
+		if (!im->raw)
+			continue;
+		if (!im->rewritten)
+			rewrite_image(j, im, &x);
+		else if (new_exports && can_progress(im, &x) && !rewrite_again(j, i, &x))
+			changed = true;
+	}
+	free(x.v);
+	return changed;
 }
 
 /* The images of one read of the lists that were not cached: added to the
@@ -339,6 +537,7 @@ static void commit(js_jit *j, batch *fresh)
 			image_free(fresh->v[f]);
 	free(fresh->v);
 	*fresh = (batch){ 0 };
+	changed |= rewrite_pending(j, w);
 	if (changed)
 		j->changes++;
 }
@@ -530,6 +729,8 @@ int js_jit_drop_cfi(js_jit *j, js_image *im)
 		return -1;
 	}
 	*nu = *im;
+	im->raw = NULL; /* the new struct owns them now */
+	im->exports = (js_exports){ 0 };
 	memcpy(elf, im->out.elf, im->out.elf_size);
 	nu->out.elf = elf;
 	/* Our own output: an empty .eh_frame (its terminator first) and an

@@ -28,6 +28,10 @@ typedef struct js_image {
 	uint64_t entry, reg_seq, symfile_addr, symfile_size;
 	uint64_t code_lo, code_hi; /* the entry's hull (extension), else the image's */
 	js_img_out out;          /* the rewritten image; out.elf NULL when rejected */
+	js_exports exports;      /* the symbols it defines for other images */
+	uint8_t *raw;            /* the copy, kept while relocations wait for symbols that no
+				  * image defines yet (out.n_undefined), or not rewritten yet */
+	bool rewritten;
 	char modname[96];        /* unique libdwfl module name */
 	char label[40];          /* "[jit 0x...]", what output shows */
 	bool live;               /* listed by the latest read */

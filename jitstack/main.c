@@ -16,12 +16,15 @@
 
 static const char usage[] =
 	"usage: jitstack -p PID [--json] [-s] [--images] [--max-frames N] [--no-jit] [--no-demangle]\n"
-	"                       [--perf-map FILE | --no-perf-map] [--jitdump FILE | --no-jitdump] [--stats]\n"
+	"                       [--perf-map FILE | --no-perf-map] [--jitdump FILE | --no-jitdump]\n"
+	"                       [--debuginfo-path PATH] [--stats]\n"
 	"       jitstack --core FILE [--exe PATH] [--json] [-s] [--images] [--max-frames N] [--no-jit]\n"
 	"                       [--no-demangle] [--perf-map FILE | --no-perf-map] [--jitdump FILE | --no-jitdump]\n"
+	"                       [--debuginfo-path PATH]\n"
 	"       jitstack record -p PID [-F HZ] [-d SECONDS] [-o FILE] [--format collapsed|pprof|svg]\n"
 	"                       [--idle] [--addresses] [--max-frames N] [--no-jit] [--no-demangle]\n"
-	"                       [--perf-map FILE | --no-perf-map] [--jitdump FILE | --no-jitdump] [--stats]\n"
+	"                       [--perf-map FILE | --no-perf-map] [--jitdump FILE | --no-jitdump]\n"
+	"                       [--debuginfo-path PATH] [--stats]\n"
 	"\n"
 	"Print the stack of every thread of a live process or a core file, through JIT\n"
 	"code registered with the GDB JIT interface (named, with source lines, unwound\n"
@@ -45,6 +48,8 @@ static const char usage[] =
 	"                       (default: the one the target maps, jit-PID.dump; for a core,\n"
 	"                       the one in its notes, records written before the core)\n"
 	"      --no-jitdump     read no jitdump\n"
+	"      --debuginfo-path PATH  where separate debuginfo is looked for, as eu-stack's\n"
+	"                       (default :.debug:/usr/lib/debug)\n"
 	"      --stats          timings and counters on stderr\n"
 	"  record:\n"
 	"  -F, --frequency HZ   samples per second (default 99, at most 10000)\n"
@@ -76,6 +81,7 @@ enum {
 	O_NO_PERF_MAP,
 	O_JITDUMP,
 	O_NO_JITDUMP,
+	O_DEBUGINFO_PATH,
 	O_VERSION
 };
 
@@ -93,6 +99,7 @@ static const struct option long_opts[] = {
 	{ "no-perf-map", no_argument, NULL, O_NO_PERF_MAP },
 	{ "jitdump", required_argument, NULL, O_JITDUMP },
 	{ "no-jitdump", no_argument, NULL, O_NO_JITDUMP },
+	{ "debuginfo-path", required_argument, NULL, O_DEBUGINFO_PATH },
 	{ "stats", no_argument, NULL, O_STATS },
 	{ "frequency", required_argument, NULL, 'F' },
 	{ "duration", required_argument, NULL, 'd' },
@@ -168,6 +175,7 @@ int main(int argc, char **argv)
 		case O_NO_PERF_MAP: d.opt.no_perf_map = true; break;
 		case O_JITDUMP: d.opt.jitdump = optarg; break;
 		case O_NO_JITDUMP: d.opt.no_jitdump = true; break;
+		case O_DEBUGINFO_PATH: d.opt.debuginfo_path = optarg; break;
 		case O_STATS: d.opt.stats = true; break;
 		case 'F':
 			if (!parse_double(optarg, 0.1, 10000, &r.hz))

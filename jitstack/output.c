@@ -91,6 +91,22 @@ static size_t jitdump_modules(const js_session *s)
 	return n;
 }
 
+/* An image that holds no code: data or DWARF for code in other images
+ * (LLVM's lazy ORC JIT registers the globals of a module so).  Nothing
+ * failed: it is not counted or shown as rejected. */
+static bool holds_no_code(const js_image *im)
+{
+	return !js_image_usable(im) && !im->superseded && im->out.no_code;
+}
+
+static size_t jit_no_code(const js_session *s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->jit.n_img; i++)
+		n += holds_no_code(s->jit.img[i]);
+	return n;
+}
+
 /* ---- text ------------------------------------------------------------------------ */
 
 static void text_perfmap_summary(FILE *f, const js_session *s)
@@ -127,10 +143,12 @@ static void text_jit_summary(FILE *f, const js_session *s)
 			fprintf(f, ", seq %" PRIu64, d->seq);
 		fprintf(f, ", %zu entries (%s)\n", d->n, js_desc_state_name(d->state));
 	}
-	size_t acc = jit_accepted(s);
+	size_t acc = jit_accepted(s), data = jit_no_code(s), bad = s->jit.n_img - acc - data;
 	fprintf(f, "JIT: %zu image%s, %lu functions", acc, acc == 1 ? "" : "s", jit_funcs(s));
-	if (acc != s->jit.n_img)
-		fprintf(f, "; %zu image%s rejected", s->jit.n_img - acc, s->jit.n_img - acc == 1 ? "" : "s");
+	if (data)
+		fprintf(f, "; %zu image%s without code", data, data == 1 ? "" : "s");
+	if (bad)
+		fprintf(f, "; %zu image%s rejected", bad, bad == 1 ? "" : "s");
 	fputc('\n', f);
 }
 
@@ -227,6 +245,8 @@ void out_begin(js_out *o, js_session *s)
 		if (js_image_usable(im)) {
 			fprintf(f, ", \"status\": \"ok\", \"functions\": %lu, \"fdes\": %lu, \"lines\": %s",
 				im->out.n_funcs, im->out.n_fdes, im->out.has_lines ? "true" : "false");
+		} else if (holds_no_code(im)) {
+			fprintf(f, ", \"status\": \"no-code\", \"exports\": %zu", im->exports.n);
 		} else {
 			fputs(", \"status\": \"rejected\", \"reason\": ", f);
 			json_str(f, im->out.why.msg);
@@ -328,8 +348,8 @@ static void jit_warnings(js_session *s)
 			"%zu JIT entries hold symbol files that are not ELF (a JIT's own format): not read",
 			not_elf);
 	if (no_code)
-		js_warn(s, "%zu JIT images hold no code (data or debug information for other images)",
-			no_code);
+		js_warn(s, "%zu JIT image%s no code (data or debug information for other images)", no_code,
+			no_code == 1 ? " holds" : "s hold");
 	if (s->jit.empty)
 		js_warn(s, "%lu JIT entries have no image", s->jit.empty);
 	if (s->jit.over_limit)
@@ -403,6 +423,12 @@ void out_images(js_out *o, js_session *s)
 		const js_image *im = s->jit.img[i];
 		fprintf(f, "\n%s entry %#" PRIx64 ", image %#" PRIx64 " (%" PRIu64 " bytes), code %#" PRIx64 "-%#" PRIx64 "\n",
 			im->label, im->entry, im->symfile_addr, im->symfile_size, im->code_lo, im->code_hi);
+		if (holds_no_code(im)) {
+			fprintf(f,
+				"  no code: data or debug information for other images, %zu symbol%s for them\n",
+				im->exports.n, im->exports.n == 1 ? "" : "s");
+			continue;
+		}
 		if (!js_image_usable(im)) {
 			fprintf(f, "  rejected: %s\n", im->out.why.msg);
 			continue;

@@ -57,70 +57,69 @@ static int find_elf(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr ba
 	return dwfl_linux_proc_find_elf(mod, ud, name, base, file, elfp);
 }
 
-/* Whether one of the places dwfl_standard_find_debuginfo looks in (with the
- * default path ":.debug:/usr/lib/debug") holds a file: by build-id
- * /usr/lib/debug/.build-id/xx/rest.debug; by name, DIR/LINK, DIR/.debug/LINK
- * and /usr/lib/debug/DIR/LINK, LINK being the .gnu_debuglink name, or, with
- * none, the file's own name + ".debug" and (in /usr/lib/debug) the name
- * itself.  Existence only: libdwfl opens the file and checks its CRC or
- * build-id. */
-static bool local_debug_file_exists(Dwfl_Module *mod, const char *file, const char *debuglink)
+/* --debuginfo-path (NULL: libdwfl's default, ":.debug:/usr/lib/debug").
+ * libdwfl keeps a pointer to it in the callbacks, for the whole run. */
+static char *debuginfo_path;
+/* Without -s, separate debuginfo only from this machine's files (the
+ * descriptor is looked for in every stripped module's). */
+static bool local_debuginfo_only;
+
+/* Is there a file named `debuglink` where dwfl_standard_find_debuginfo
+ * looks for it: for each entry of the debuginfo path (a leading + or -
+ * is its CRC flag), an empty one the file's directory, a relative one
+ * under it, an absolute one a root above it? */
+static bool debuglink_exists(const char *file, const char *debuglink)
 {
-	char path[PATH_MAX];
-	const unsigned char *id;
-	GElf_Addr vaddr;
-	int n = dwfl_module_build_id(mod, &id, &vaddr);
-	if (n > 1 && n <= 64) {
-		int k = snprintf(path, sizeof path, "/usr/lib/debug/.build-id/%02x/", id[0]);
-		for (int i = 1; i < n; i++)
-			k += snprintf(path + k, sizeof path - (size_t)k, "%02x", id[i]);
-		snprintf(path + k, sizeof path - (size_t)k, ".debug");
-		if (access(path, F_OK) == 0)
-			return true;
-	}
-	if (!file)
+	if (!file || !debuglink || !debuglink[0])
 		return false;
 	const char *slash = strrchr(file, '/');
-	const char *name = slash ? slash + 1 : file;
-	int dlen = slash ? (int)(slash - file) : 1;
 	const char *dir = slash ? file : ".";
-	char own[NAME_MAX + 8];
-	const char *link = debuglink;
-	if (!link) {
-		snprintf(own, sizeof own, "%s.debug", name);
-		link = own;
-	}
-	const char *fmt[] = { "%.*s/%s", "%.*s/.debug/%s", "/usr/lib/debug%.*s/%s" };
-	for (size_t i = 0; i < sizeof fmt / sizeof *fmt; i++) {
-		if ((size_t)snprintf(path, sizeof path, fmt[i], dlen, dir, link) < sizeof path &&
-		    access(path, F_OK) == 0)
+	int dlen = slash ? (int)(slash - file) : 1;
+	char buf[PATH_MAX];
+	for (const char *p = debuginfo_path ? debuginfo_path : ":.debug:/usr/lib/debug";; p++) {
+		const char *end = strchrnul(p, ':');
+		if (*p == '+' || *p == '-')
+			p++;
+		int elen = end > p ? (int)(end - p) : 0, n;
+		if (!elen)
+			n = snprintf(buf, sizeof buf, "%.*s/%s", dlen, dir, debuglink);
+		else if (*p == '/')
+			n = snprintf(buf, sizeof buf, "%.*s%.*s/%s", elen, p, dlen, dir, debuglink);
+		else
+			n = snprintf(buf, sizeof buf, "%.*s/%.*s/%s", dlen, dir, elen, p, debuglink);
+		if (n > 0 && (size_t)n < sizeof buf && access(buf, R_OK) == 0)
 			return true;
+		if (!*end)
+			return false;
+		p = end;
 	}
-	return !debuglink && (size_t)snprintf(path, sizeof path, "/usr/lib/debug%.*s/%s", dlen, dir, name) < sizeof path &&
-	       access(path, F_OK) == 0;
 }
 
 /* A JIT image carries its own DWARF; never look for a separate file.
- * libdw 0.188 loads its debuginfod client (libdebuginfod, and with it
- * libcurl and a TLS library: about 5 ms, more than a whole dump takes)
- * the first time dwfl_standard_find_debuginfo finds no local file, whether
- * or not DEBUGINFOD_URLS names a server.  So unless it does, libdwfl is
- * asked only when a local debug file exists; otherwise the module keeps its
- * own symbols, as it would after that search. */
+ * Without -s, or without DEBUGINFOD_URLS, a module's debug file is taken
+ * only from this machine: dwfl_standard_find_debuginfo (libdw 0.188) falls
+ * back on debuginfod, whose first use loads libdebuginfod, libcurl and a
+ * TLS library (several milliseconds, more than a whole dump, whatever
+ * DEBUGINFOD_URLS says) and may ask servers, for every stripped module. */
 static int find_debuginfo(Dwfl_Module *mod, void **ud, const char *modname, Dwarf_Addr base,
 			  const char *file, const char *debuglink, GElf_Word crc, char **debugfile)
 {
 	if (js_jit_of(*ud))
 		return -1;
 	const char *urls = getenv("DEBUGINFOD_URLS");
-	if (!(urls && *urls) && !local_debug_file_exists(mod, file, debuglink))
-		return -1;
+	if (local_debuginfo_only || !urls || !*urls) {
+		int fd =
+			dwfl_build_id_find_debuginfo(mod, ud, modname, base, file, debuglink, crc, debugfile);
+		if (fd >= 0 || !debuglink_exists(file, debuglink))
+			return fd;
+	}
 	return dwfl_standard_find_debuginfo(mod, ud, modname, base, file, debuglink, crc, debugfile);
 }
 
 static const Dwfl_Callbacks callbacks = {
 	.find_elf = find_elf,
 	.find_debuginfo = find_debuginfo,
+	.debuginfo_path = &debuginfo_path,
 };
 
 static pid_t cb_next_thread(Dwfl *dwfl, void *arg, void **targ)
@@ -517,6 +516,8 @@ int js_open_live(js_session *s, pid_t pid, const js_opts *opt)
 	if ((rc = open_exe_live(s)) || (rc = js_proc_attach(&s->proc, tgid, &s->err)))
 		return rc;
 	s->mem = js_mem_live(tgid);
+	debuginfo_path = (char *)opt->debuginfo_path;
+	local_debuginfo_only = !opt->source_all;
 	s->dwfl = dwfl_begin(&callbacks);
 	if (!s->mem || !s->dwfl)
 		return js_fail(&s->err, JS_EXIT_FAILURE, ENOMEM, "out of memory");
@@ -631,6 +632,8 @@ int js_open_core(js_session *s, const char *core, const char *exe, const js_opts
 		exe = exe_abs;
 	snprintf(s->exe_path, sizeof s->exe_path, "%s", exe ? exe : "");
 	core_comm(s);
+	debuginfo_path = (char *)opt->debuginfo_path;
+	local_debuginfo_only = !opt->source_all;
 	s->dwfl = dwfl_begin(&callbacks);
 	s->mem = js_mem_core(s->core_elf);
 	if (!s->dwfl || !s->mem)

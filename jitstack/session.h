@@ -31,6 +31,7 @@ typedef struct js_opts {
 	const char *jitdump;  /* --jitdump FILE: the jitdump to name and unwind JIT code from */
 	bool no_jitdump;      /* --no-jitdump: read none */
 	bool stats;
+	const char *debuginfo_path; /* --debuginfo-path: where separate debuginfo is looked for */
 } js_opts;
 
 typedef struct js_session {

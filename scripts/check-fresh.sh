@@ -100,6 +100,13 @@ for f in /etc/apt/apt.conf.d/*; do
 	[ -f "$f" ] && grep -q '^[[:space:]]*Acquire::' "$f" && cp "$f" "$R/etc/apt/apt.conf.d/"
 done
 cp /etc/hosts /etc/resolv.conf "$R/etc/"
+# The certificate authorities this machine adds to Debian's (a proxy's own,
+# say): ca-certificates takes them in when it is installed, so TLS clients
+# (npm) reach what they reach here.
+if ls /usr/local/share/ca-certificates/*.crt >/dev/null 2>&1; then
+	mkdir -p "$R/usr/local/share/ca-certificates"
+	cp /usr/local/share/ca-certificates/*.crt "$R/usr/local/share/ca-certificates/"
+fi
 mkdir -p "$R/root/jitunwind"
 git -C "$ROOT" archive "$REV" | tar -C "$R/root/jitunwind" -xf -
 say "$(git -C "$ROOT" rev-parse --short "$REV"): $(git -C "$ROOT" log -1 --format=%s "$REV")"

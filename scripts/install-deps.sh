@@ -44,14 +44,15 @@ for g in "$@"; do
 done
 # Packages other parts of the tree ask for to build and test, one per line:
 # "PACKAGE", or "PACKAGE COMMAND" for a package wanted only where no
-# COMMAND is on the PATH (npm: Debian's npm conflicts with node builds
-# that bring their own).
+# COMMAND is on the PATH but its own (npm: Debian's npm conflicts with node
+# builds that bring theirs).
+installed() { case $(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true) in *" installed") return 0 ;; esac; return 1; }
 case " $* " in *" build "* | *" test "*)
 	for f in "$(dirname "$0")"/../tinyjit/PACKAGES "$(dirname "$0")"/../jitstack/PACKAGES; do
 		[ -f "$f" ] || continue
 		while read -r pkg cmd; do
 			case $pkg in '' | '#'*) continue ;; esac
-			[ -n "$cmd" ] && command -v "$cmd" >/dev/null 2>&1 && continue
+			[ -n "$cmd" ] && ! installed "$pkg" && command -v "$cmd" >/dev/null 2>&1 && continue
 			want="$want $pkg"
 		done < "$f"
 	done ;;
@@ -64,8 +65,7 @@ fi
 
 missing=""
 for p in $want; do
-	s=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
-	case $s in *" installed") ;; *) missing="$missing $p" ;; esac
+	installed "$p" || missing="$missing $p"
 done
 [ -z "$missing" ] && exit 0
 

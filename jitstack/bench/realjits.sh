@@ -57,11 +57,13 @@ def pct(v, q):
     v = sorted(v)
     return v[min(len(v) - 1, int(q * len(v)))]
 
-def bench(name, pid, jit_re):
+def bench(name, pid, jit_re, refresh=None):
     times = {"jitstack": [], "eu-stack": []}
     named = {}
     cmds = {"jitstack": [JS, "-p", str(pid)], "eu-stack": ["eu-stack", "-p", str(pid)]}
     for i in range(RUNS):
+        if refresh:  # untimed: the JIT's own map of what it compiled since
+            refresh()
         for tool in (("jitstack", "eu-stack") if i % 2 == 0 else ("eu-stack", "jitstack")):
             t = time.perf_counter()
             r = run(cmds[tool])
@@ -89,8 +91,9 @@ def target(name, cmd, ready, named_re, refresh=None, setup=None):
         if setup:
             setup()
         p = start(cmd, ready)
-        wait_named(p.pid, named_re, (lambda: refresh(p.pid)) if refresh else None)
-        bench(name, p.pid, named_re)
+        again = (lambda: refresh(p.pid)) if refresh else None
+        wait_named(p.pid, named_re, again)
+        bench(name, p.pid, named_re, again)
     except (RuntimeError, OSError, sp.CalledProcessError) as e:
         print("| %s | skipped: %s |" % (name, e), flush=True)
     finally:

@@ -45,6 +45,21 @@ if [ -x "$BUILD/aarch64/child" ] && command -v qemu-aarch64 >/dev/null 2>&1; the
 	rm -f qemu_*.core core core.*
 fi
 
+# LLVM's lazy ORC JIT: one image per function and one for the globals,
+# whose relocations name each other's symbols; kept apart in lli/ for the
+# list of them all below
+if command -v lli-19 >/dev/null 2>&1 && command -v clang-19 >/dev/null 2>&1 &&
+	clang-19 -g -O0 -S -emit-llvm -o rec.ll "$ROOT/jitstack/tests/rec.c"; then
+	mkdir -p lli
+	lli-19 -jit-kind=orc-lazy rec.ll > lli.out 2>&1 &
+	pid=$!
+	PIDS="$PIDS $pid"
+	for _ in $(seq 400); do grep -q '^ready' lli.out && break; sleep 0.05; done # lli starts slowly
+	JITSTACK_DUMP_IMAGES="$W/lli" "$BUILD/jitstack/jitstack" -p "$pid" > /dev/null 2>&1
+	kill_tree "$pid"
+	cp lli/image-*.elf "$DIR/" 2>/dev/null
+fi
+
 # target memories: descriptor at 0, entry at 0x100, image at 0x200
 python3 - "$DIR" <<'PY'
 import glob, os, struct, sys
@@ -61,6 +76,17 @@ for n, path in enumerate(sorted(glob.glob(os.path.join(d, "image-*.elf")))[:8]):
             entry += struct.pack("<QQQQ", 2, 0, 0, 0)
         mem = desc.ljust(0x100, b"\0") + entry.ljust(0x100, b"\0") + img
         open(os.path.join(d, "mem-%d-%s" % (n, "ext" if ext else "plain")), "wb").write(mem)
+# one list of every lli image: entries at 0x100 + 0x40 k, images from 0x1000
+imgs = [open(p, "rb").read() for p in sorted(glob.glob("lli/image-*.elf"))[:15]]
+if imgs:
+    at, entries, blob = 0x1000, b"", b""
+    for k, img in enumerate(imgs):
+        nxt = BASE + 0x100 + 0x40 * (k + 1) if k + 1 < len(imgs) else 0
+        entries += struct.pack("<QQQQ", nxt, 0, BASE + at + len(blob), len(img)).ljust(0x40, b"\0")
+        blob += img.ljust((len(img) + 15) & ~15, b"\0")
+    desc = struct.pack("<IIQQ", 1, 1, BASE + 0x100, BASE + 0x100)
+    mem = desc.ljust(0x100, b"\0") + entries.ljust(at - 0x100, b"\0") + blob
+    open(os.path.join(d, "mem-lli-list"), "wb").write(mem)
 PY
 # perf maps: the child's own, and one with overlaps, tombstones and bad lines
 JITUNWIND=perfmap "$BUILD/tests/child" wait > p.out 2>&1 &

@@ -74,6 +74,9 @@ need_node_modules() {
 	stamp=$BUILD/tools/node/installed
 	[ "$(cat "$stamp" 2>/dev/null)" = "$NPM_PACKAGES" ] && return 0
 	mkdir -p "$BUILD/tools/node"
+	# node trusts its own list of authorities; the system's may add some
+	# (a proxy's), which is what apt trusts here
+	[ -f /etc/ssl/certs/ca-certificates.crt ] && export NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
 	# shellcheck disable=SC2086
 	limit 300 npm install --prefix "$BUILD/tools/node" --no-audit --no-fund --no-package-lock --no-save \
 		$NPM_PACKAGES > npm.out 2>&1 || { tail -5 npm.out; skip "npm cannot install $NPM_PACKAGES"; }

@@ -23,8 +23,8 @@ found=
 tries=0
 while [ $tries -lt 30 ]; do # until the methods are compiled (slow machines: about 30 s)
 	tries=$((tries + 1))
-	limit 60 jcmd "$CHILD_PID" Compiler.perfmap > jcmd.out 2>&1 || { cat jcmd.out; fail "jcmd Compiler.perfmap exited $?"; }
-	limit 60 "$JS" -p "$CHILD_PID" > text 2> err || { cat err; fail "jitstack exited $?"; }
+	limit 60 jcmd "$CHILD_PID" Compiler.perfmap > jcmd.out 2>&1 || { rc=$?; cat jcmd.out; fail "jcmd Compiler.perfmap exited $rc"; }
+	limit 60 "$JS" -p "$CHILD_PID" > text 2> err || { rc=$?; cat err; fail "jitstack exited $rc"; }
 	# the thread whose innermost frame is leafJava (paragraph mode: one thread each)
 	awk -v RS= -v re="^#0 +0x[0-9a-f]+ $leaf\\\\+0x[0-9a-f]+ \\\\[perf-map\\\\]" \
 		'{ n = split($0, l, "\n"); for (i = 1; i <= n; i++) if (l[i] ~ /^#0 /) { if (l[i] ~ re) print; break } }' \
@@ -55,7 +55,7 @@ for t in json.load(open(sys.argv[1]))["threads"]:
             n += 1
 sys.exit(0 if n else "no frame of Rec")
 PY
-limit 60 "$JS" record -p "$CHILD_PID" -F 200 -d 1 -o prof.txt 2> err || { cat err; fail "record exited $?"; }
+limit 60 "$JS" record -p "$CHILD_PID" -F 200 -d 1 -o prof.txt 2> err || { rc=$?; cat err; fail "record exited $rc"; }
 top=$(awk '{ n = $NF; $NF = ""; k = split($0, f, ";"); sub(/ +$/, "", f[k]); c[f[k]] += n }
 	END { for (l in c) print c[l], l }' prof.txt | sort -rn | head -1)
 echo "$top" | grep -qE "^[0-9]+ $leaf\$" || { sort -k2 -rn prof.txt | head -5; fail "the hottest frame is not leafJava: $top"; }

@@ -20,8 +20,8 @@ HOT=$ROOT/jitstack/tests/progs/hot.tj
 pid=$!
 CLEANUP_PIDS="${CLEANUP_PIDS:-} $pid"
 sleep 0.3
-limit 60 "$JS" record -p $pid -F 250 -d 1.5 --format pprof -o hot.pb.gz 2> rec.err || { cat rec.err; fail "record (pprof) exited $?"; }
-limit 60 "$JS" record -p $pid -F 250 -d 1.5 -o hot.txt 2> rec.err || { cat rec.err; fail "record (collapsed) exited $?"; }
+limit 60 "$JS" record -p $pid -F 250 -d 1.5 --format pprof -o hot.pb.gz 2> rec.err || { rc=$?; cat rec.err; fail "record (pprof) exited $rc"; }
+limit 60 "$JS" record -p $pid -F 250 -d 1.5 -o hot.txt 2> rec.err || { rc=$?; cat rec.err; fail "record (collapsed) exited $rc"; }
 kill_tree $pid
 
 # flamegraph.pl's format: frames without ';' or line breaks, one space, a count
@@ -38,8 +38,8 @@ p_cool=$(awk '$1 == "leaf" && $2 == "tj:cool" { print $3 + 0 }' dump)
 [ -n "$p_hot" ] && [ "$p_hot" -gt $((3 * ${p_cool:-0})) ] || { cat dump; fail "tj:hot is not 3x tj:cool in the profile itself"; }
 
 need_pprof
-"$PPROF" -top hot.pb.gz > top 2> top.err || { cat top.err; fail "pprof -top exited $?"; }
-"$PPROF" -traces hot.pb.gz > traces 2> traces.err || { cat traces.err; fail "pprof -traces exited $?"; }
+"$PPROF" -top hot.pb.gz > top 2> top.err || { rc=$?; cat top.err; fail "pprof -top exited $rc"; }
+"$PPROF" -traces hot.pb.gz > traces 2> traces.err || { rc=$?; cat traces.err; fail "pprof -traces exited $rc"; }
 python3 - top traces "$samples" "$period" "$p_hot" "$p_cool" <<'PY' || { cat top; fail "pprof does not show what the profile holds"; }
 import re, sys
 top, traces = open(sys.argv[1]).read(), open(sys.argv[2]).read()

@@ -16,7 +16,7 @@ HOT=$ROOT/jitstack/tests/progs/hot.tj
 pid=$!
 CLEANUP_PIDS="${CLEANUP_PIDS:-} $pid"
 sleep 0.3
-limit 60 "$JS" record -p $pid -F 250 -d 2 --format svg -o hot.svg 2> rec.err || { cat rec.err; fail "record exited $?"; }
+limit 60 "$JS" record -p $pid -F 250 -d 2 --format svg -o hot.svg 2> rec.err || { rc=$?; cat rec.err; fail "record exited $rc"; }
 kill_tree $pid
 
 # What the file itself holds, read with Python's XML parser.
@@ -95,7 +95,7 @@ need_file "$JTB/hostile" "make jitstack-check"
 for mode in markup badname; do
 	start_child h.out "$JTB/hostile" $mode wait
 	limit 60 "$JS" record -p "$CHILD_PID" --idle -F 200 -d 0.5 --format svg -o $mode.svg 2> rec.err ||
-		{ cat rec.err; fail "[$mode] record exited $?"; }
+		{ rc=$?; cat rec.err; fail "[$mode] record exited $rc"; }
 	kill_tree "$CHILD_PID"
 	python3 - $mode.svg $mode <<'PY' || fail "[$mode] the SVG is not well-formed or lost the JIT frame's name"
 import sys

@@ -9,7 +9,7 @@ JS_TB := $(JS_B)/tests
 JS_FUZZ_TIME ?= 300
 JS_TEST_CFLAGS = -std=gnu11 $(JS_WARN) -O1 -g -fno-omit-frame-pointer $(SANFLAGS)
 
-JS_TEST_PROGS := $(addprefix $(JS_TB)/,foreignjit jitobj.o jitobj-df.o jitobj-clang.o cxxwait hostile threads tomb churnjit pprofdump perfmap_check jitdump_check)
+JS_TEST_PROGS := $(addprefix $(JS_TB)/,foreignjit jitobj.o jitobj-df.o jitobj-clang.o cxxwait hostile threads tomb churnjit pprofdump perfmap_check jitdump_check child-localdesc relocs_check)
 
 # A foreign JIT and the objects it loads (LLVM-style): the objects keep no
 # frame pointer, so only their CFI (.eh_frame, or .debug_frame) unwinds them.
@@ -40,6 +40,14 @@ $(JS_TB)/threads: $(JS)/tests/threads.c
 	@mkdir -p $(dir $@)
 	$(CC) $(JS_TEST_CFLAGS) -o $@ $< -pthread
 
+# The library's child with __jit_debug_descriptor local, as a JIT that
+# defines it static or hidden has it: once stripped, only the separate
+# debuginfo names it (t-descriptor-found-through-separate-debuginfo.sh).
+$(JS_TB)/child-localdesc: $(TEST_DIR)/child $(LIB_A)
+	@mkdir -p $(dir $@)
+	objcopy --localize-symbol=__jit_debug_descriptor $(LIB_A) $@.a
+	$(CXX) $(CHILD_LDFLAGS) -o $@ $(TEST_DIR)/child.o $(TEST_DIR)/child-cxx.o $@.a -ldl -pthread
+
 # Programs on libjitunwind itself.
 $(JS_TB)/tomb $(JS_TB)/churnjit: $(JS_TB)/%: $(JS)/tests/%.c $(LIB_A) include/jitunwind.h
 	@mkdir -p $(dir $@)
@@ -61,6 +69,14 @@ JS_JD_SRCS := $(addprefix $(JS)/,jitdump.c perfmap.c jitimage.c elfin.c cfi_conv
 $(JS_TB)/jitdump_check: $(JS)/tests/jitdump_check.c $(JS_JD_SRCS) $(JS_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(JS_TEST_CFLAGS) -D_GNU_SOURCE -I$(JS) -I. -o $@ $< $(JS_JD_SRCS) -ldw -lelf
+
+# jitmodules.c and the image reader on their own: images whose DWARF
+# names another's symbols, over two refreshes of a list in memory.
+JS_RELOC_SRCS := $(addprefix $(JS)/,jitmodules.c desc.c mem.c jitimage.c elfin.c cfi_convert.c aranges.c \
+	err.c grow.c machine.c symfind.c) $(FMT_SRCS)
+$(JS_TB)/relocs_check: $(JS)/tests/relocs_check.c $(JS_RELOC_SRCS) $(JS_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(JS_TEST_CFLAGS) -D_GNU_SOURCE -I$(JS) -I. -o $@ $< $(JS_RELOC_SRCS) -ldw -lelf
 
 # The fuzz target and the reader it drives, instrumented (clang-19).
 JS_FUZZ_SRCS := $(addprefix $(JS)/,fuzz_reader.c desc.c mem.c jitimage.c elfin.c cfi_convert.c aranges.c err.c \
