@@ -640,7 +640,12 @@ js_image *js_jitdump_image(js_jitdump *jd, js_jd_code *c)
 	size_t idx = (size_t)(c - jd->code);
 	snprintf(im->modname, sizeof im->modname, "[jitdump@%" PRIx64 ".%zu]", c->lo, idx);
 	snprintf(im->label, sizeof im->label, "[jitdump %#" PRIx64 "]", c->lo);
-	js_img_in in = { .bytes = b.p, .size = b.len, .addr = c->lo, .hint_lo = c->lo, .hint_hi = c->hi, .machine = jd->machine };
+	js_img_in in = { .bytes = b.p,
+			 .size = b.len,
+			 .addr = c->lo,
+			 .hint_lo = c->lo,
+			 .hint_hi = c->hi,
+			 .machine = jd->machine };
 	js_image_rewrite(&in, &im->out);
 	buf_free(&b);
 	if (!im->out.elf || !im->out.n_fdes) {
