@@ -196,7 +196,10 @@ int main(int argc, char **argv)
 			return bad_usage("%s", "record takes -p only (no --core, --json or --images)");
 		if (format && strcmp(format, "collapsed") && strcmp(format, "pprof") && strcmp(format, "svg"))
 			return bad_usage("--format: expected collapsed, pprof or svg, got '%s'", format);
-		r.format = !format ? FMT_COLLAPSED : !strcmp(format, "pprof") ? FMT_PPROF : !strcmp(format, "svg") ? FMT_SVG : FMT_COLLAPSED;
+		r.format = !format                    ? FMT_COLLAPSED
+			   : !strcmp(format, "pprof") ? FMT_PPROF
+			   : !strcmp(format, "svg")   ? FMT_SVG
+						      : FMT_COLLAPSED;
 		r.opt = d.opt;
 		r.pid = d.pid;
 		return js_record(&r);

@@ -165,8 +165,8 @@ static int write_profile(js_session *s, const js_record_opts *r, js_profile *pro
 		const char *exe = prof->main_exe && *prof->main_exe ? prof->main_exe : "?";
 		const char *base = strrchr(exe, '/');
 		char title[512];
-		snprintf(title, sizeof title, "%.200s (PID %d): %" PRIu64 " samples in %.1f s at %g Hz", base ? base + 1 : exe,
-			 (int)r->pid, prof->total, prof->duration_ns / 1e9, r->hz);
+		snprintf(title, sizeof title, "%.200s (PID %d): %" PRIu64 " samples in %.1f s at %g Hz",
+			 base ? base + 1 : exe, (int)r->pid, prof->total, prof->duration_ns / 1e9, r->hz);
 		bad = js_profile_write_svg(prof, f, title);
 	} else {
 		bad = js_profile_write_collapsed(prof, f, r->addresses);
