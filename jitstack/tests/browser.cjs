@@ -8,7 +8,8 @@
 //   node browser.cjs speedscope RELEASE_DIR PROFILE NAME SHOT.png
 //     Serves speedscope's release files and PROFILE on 127.0.0.1, lets
 //     speedscope import PROFILE (#profileURL), opens its sandwich view and
-//     prints, as JSON, the importer's message and the table's row for NAME.
+//     prints, as JSON, the importer's message and the table's rows for NAME
+//     (summed: speedscope keeps one per line of a function).
 //
 // Exit 0 with the JSON on stdout; exit 1 with a message otherwise.  The
 // shell tests compare the JSON with what the profile itself holds.
@@ -137,7 +138,9 @@ async function speedscope(release, profile, name, shot) {
 			importer: log.filter((l) => /^Importing as/.test(l)),
 			errors: log.filter((l) => /^error:|Failed|failed/.test(l)),
 			rows: rows.length,
-			row: rows.find((r) => r.name === name) || null,
+			// a function is one row per distinct (name, file, line) frame
+			// where the profile gives lines (pprof): its rows summed
+			row: rows.filter((r) => r.name === name).reduce((a, r) => a ? { ...a, total: a.total + r.total, self: a.self + r.self, rows: a.rows + 1 } : { ...r, rows: 1 }, null),
 			self_sum: rows.reduce((s, r) => s + r.self, 0),
 		};
 	} finally {
