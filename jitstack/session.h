@@ -28,6 +28,7 @@ typedef struct js_opts {
 	const char *perf_map; /* --perf-map FILE: the perf map to name JIT code from */
 	bool no_perf_map;     /* --no-perf-map: read none */
 	bool stats;
+	bool no_ptrace; /* list the threads, do not seize them (perf event sampling) */
 } js_opts;
 
 typedef struct js_session {
@@ -38,6 +39,7 @@ typedef struct js_session {
 	Dwfl *dwfl;
 	js_mem *mem;
 	js_proc proc;          /* live only */
+	js_thread *sampled;    /* a thread unwound from a perf sample, not in proc (or NULL) */
 	js_jit jit;
 	js_perfmap pm; /* the target's perf map, when pm_on */
 	bool pm_on;
