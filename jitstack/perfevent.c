@@ -110,11 +110,11 @@ int js_pe_probe(js_pe *pe, pid_t pid, double hz, js_err *err)
 	memset(pe, 0, sizeof *pe);
 	pe->pid = pid;
 	pe->hz = hz;
-	const char *fixed = getenv("JS_PE_STACK");
-	if (fixed && *fixed) {
-		long v = strtol(fixed, NULL, 0);
-		pe->fixed = true;
-		pe->fixed_stack = v < 8 ? 8 : v > JS_PE_STACK_MAX ? JS_PE_STACK_MAX : (uint32_t)(v & ~7l);
+	pe->start_stack = JS_PE_STACK_START;
+	const char *start = getenv("JS_PE_STACK");
+	if (start && *start) {
+		long v = strtol(start, NULL, 0);
+		pe->start_stack = v < 64 ? 64 : v > JS_PE_STACK_MAX ? JS_PE_STACK_MAX : (uint32_t)(v & ~7l);
 	}
 	static const struct {
 		uint32_t type;
@@ -236,7 +236,7 @@ int js_pe_add(js_pe *pe, pid_t tid, const char *comm, js_err *err)
 		snprintf(t->comm, sizeof t->comm, "%s", comm);
 	else
 		read_comm(pe->pid, tid, t->comm, sizeof t->comm);
-	int e = open_event(pe, t, pe->fixed ? pe->fixed_stack : JS_PE_STACK_START);
+	int e = open_event(pe, t, pe->start_stack);
 	if (!e)
 		return 0;
 	t->hup = true;
@@ -404,7 +404,7 @@ void js_pe_used(js_pe *pe, const js_pe_sample *x, size_t used, bool ran_off)
 	bool full = x->stack_len == x->stack_size && x->stack_size;
 	if (ran_off && full)
 		pe->st.truncated++;
-	if (pe->fixed || t->stack != x->stack_size)
+	if (t->stack != x->stack_size)
 		return; /* a sample of the event before a resize */
 	if (ran_off && full) {
 		if (t->stack < JS_PE_STACK_MAX)
