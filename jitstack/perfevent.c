@@ -111,7 +111,7 @@ int js_pe_probe(js_pe *pe, pid_t pid, double hz, js_err *err)
 	pe->pid = pid;
 	pe->hz = hz;
 	pe->start_stack = JS_PE_STACK_START;
-	const char *start = getenv("JS_PE_STACK");
+	const char *start = getenv("JITSTACK_STACK_COPY");
 	if (start && *start) {
 		long v = strtol(start, NULL, 0);
 		pe->start_stack = v < 64 ? 64 : v > JS_PE_STACK_MAX ? JS_PE_STACK_MAX : (uint32_t)(v & ~7l);

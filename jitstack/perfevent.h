@@ -19,7 +19,7 @@
  * size is fixed when an event is opened, so a change reopens the thread's
  * event (between drains; what it would have sampled meanwhile is a few
  * microseconds).  The kernel copies the whole size at every sample, so the
- * size is what the target pays.  The environment variable JS_PE_STACK
+ * size is what the target pays.  The environment variable JITSTACK_STACK_COPY
  * (bytes) sets the starting size instead: tests use it to start short.
  */
 #ifndef JS_PERFEVENT_H
@@ -78,7 +78,7 @@ typedef struct js_pe {
 	size_t n, cap;
 	uint8_t *scratch; /* a record that wraps around the ring's end */
 	js_pe_stats st;
-	uint32_t start_stack; /* JS_PE_STACK_START, or the JS_PE_STACK variable (tests) */
+	uint32_t start_stack; /* JS_PE_STACK_START, or the JITSTACK_STACK_COPY variable (tests) */
 } js_pe;
 
 /* Can the process be sampled with perf events?  Opens (and closes) an

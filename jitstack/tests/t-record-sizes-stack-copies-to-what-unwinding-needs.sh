@@ -1,6 +1,6 @@
 # jitstack record (perf events) on tinyjit running progs/deep.tj at the
 # bottom of a 64-frame stack, its stack copies started at 1 KiB
-# (JS_PE_STACK), less than the unwind needs: record finds its unwinds run
+# (JITSTACK_STACK_COPY), less than the unwind needs: record finds its unwinds run
 # off the copy's end, grows the copy, and then unwinds whole stacks -- at
 # least 90 % of the samples reach _start and hold tj:leaf -- and reports
 # the samples it could unwind only partly, on stderr and as a pprof comment.
@@ -14,7 +14,7 @@ case " $RECORD_MODES " in *" perf "*) ;; *) skip "perf mode is not among RECORD_
 pid=$!
 CLEANUP_PIDS="${CLEANUP_PIDS:-} $pid"
 sleep 0.3
-JS_PE_STACK=1024 limit 60 "$JS" record --mode perf -p $pid -F 500 -d 2 --stats -o prof.txt 2> rec.err ||
+JITSTACK_STACK_COPY=1024 limit 60 "$JS" record --mode perf -p $pid -F 500 -d 2 --stats -o prof.txt 2> rec.err ||
 	{ cat rec.err; fail "record exited $?"; }
 grown=$(sed -n 's/.*, \([0-9]*\) grown,.*/\1/p' rec.err)
 trunc=$(sed -n 's/.* \([0-9]*\) truncated stack copies.*/\1/p' rec.err)
@@ -26,7 +26,7 @@ $(awk '{ t += $NF } /^[^;]*;_start;.*;tj:leaf [0-9]+$/ { w += $NF } END { print 
 EOT
 [ "$total" -ge 50 ] || { cat rec.err; fail "only $total samples"; }
 [ $((100 * whole)) -ge $((90 * total)) ] || { cat prof.txt rec.err; fail "$whole of $total samples unwound whole; a long one shrinks ($shrunk times), $whole2 of $total2 whole"; }
-JS_PE_STACK=1024 limit 60 "$JS" record --mode perf -p $pid -F 500 -d 0.5 --format pprof -o prof.pb.gz 2> rec.err ||
+JITSTACK_STACK_COPY=1024 limit 60 "$JS" record --mode perf -p $pid -F 500 -d 0.5 --format pprof -o prof.pb.gz 2> rec.err ||
 	{ cat rec.err; fail "pprof record exited $?"; }
 "$JTB/pprofdump" prof.pb.gz > dump || { cat dump; fail "the pprof file does not decode"; }
 grep -q "^comment jitstack: [0-9]* samples unwound only partly" dump || { cat dump; fail "no pprof comment on the partly unwound samples"; }
@@ -34,7 +34,7 @@ kill_tree $pid
 
 need_file "$JTB/latethread" "make jitstack-check"
 start_child lt.out "$JTB/latethread" -1 0 0
-JS_PE_STACK=32768 limit 60 "$JS" record --mode perf -p "$CHILD_PID" -F 500 -d 1.5 --stats -o prof.txt 2> rec.err ||
+JITSTACK_STACK_COPY=32768 limit 60 "$JS" record --mode perf -p "$CHILD_PID" -F 500 -d 1.5 --stats -o prof.txt 2> rec.err ||
 	{ cat rec.err; fail "record exited $?"; }
 shrunk=$(sed -n 's/.* grown, \([0-9]*\) shrunk.*/\1/p' rec.err)
 [ "${shrunk:-0}" -ge 1 ] || { cat rec.err; fail "a 32 KiB copy of a shallow stack never shrank"; }
