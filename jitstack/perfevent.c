@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { PAGE = 4096, RING_SAMPLES = 16, MAX_DATA_PAGES = 256, MIN_DATA_PAGES = 8 };
+enum { PAGE = 4096, RING_SAMPLES = 48, MAX_DATA_PAGES = 256, MIN_DATA_PAGES = 8 };
 
 /* The registers libdwfl's x86-64 unwinding starts from (session.c), in the
  * kernel's numbering (asm/perf_regs.h): the sample lists them in bit order. */
@@ -84,7 +84,7 @@ static void fill_attr(const js_pe *pe, struct perf_event_attr *a, uint32_t stack
 	a->use_clockid = 1;
 	a->clockid = CLOCK_MONOTONIC; /* the clock of the JIT list's registration times */
 	a->watermark = 1;
-	a->wakeup_watermark = (uint32_t)(data_size / 4);
+	a->wakeup_watermark = (uint32_t)(data_size / 2); /* js_pe_drain takes all then */
 }
 
 /* Say why the kernel refused, in words a user can act on. */
@@ -398,6 +398,15 @@ static size_t drain_one(js_pe *pe, size_t i, void (*cb)(const js_pe_sample *, vo
 	return count;
 }
 
+/* Has everything in t's ring been read (a reopen would lose nothing)? */
+static bool ring_empty(const js_pe_thread *t)
+{
+	if (!t->ring)
+		return true;
+	const struct perf_event_mmap_page *h = (const void *)t->ring;
+	return __atomic_load_n(&h->data_head, __ATOMIC_ACQUIRE) == h->data_tail;
+}
+
 void js_pe_used(js_pe *pe, const js_pe_sample *x, size_t used, bool ran_off)
 {
 	js_pe_thread *t = x->t;
@@ -431,7 +440,7 @@ size_t js_pe_drain(js_pe *pe, void (*cb)(const js_pe_sample *x, void *arg), void
 	size_t w = 0;
 	for (size_t i = 0; i < pe->n; i++) {
 		js_pe_thread *t = &pe->t[i];
-		if (t->want && !t->hup) {
+		if (t->want && !t->hup && ring_empty(t)) {
 			uint32_t want = t->want;
 			bool grow = want > t->stack;
 			close_event(t);
@@ -443,7 +452,7 @@ size_t js_pe_drain(js_pe *pe, void (*cb)(const js_pe_sample *x, void *arg), void
 			else
 				pe->st.shrunk++;
 		}
-		if (t->hup) {
+		if (t->hup && ring_empty(t)) {
 			close_event(t);
 			continue;
 		}

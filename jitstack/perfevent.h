@@ -98,7 +98,7 @@ size_t js_pe_drain(js_pe *pe, void (*cb)(const js_pe_sample *x, void *arg), void
 /* After unwinding x: how far into the copy the unwind read, and whether it
  * ran off the copy's end (adapts the thread's size). */
 void js_pe_used(js_pe *pe, const js_pe_sample *x, size_t used, bool ran_off);
-/* Wait until a ring is a quarter full, fd (a signalfd, or -1) is readable,
+/* Wait until a ring is half full, fd (a signalfd, or -1) is readable,
  * or timeout_ms passed.  Returns true when fd is readable. */
 bool js_pe_wait(js_pe *pe, int fd, int timeout_ms);
 /* Are all the threads gone (every event hung up)? */

@@ -14,10 +14,12 @@
  *
  * Before each drain the JIT descriptor's seq is read: when it moved the
  * list is read again, so a sample of code published since the last read is
- * named (the images it lands in are registered before it ran).  An image
- * unregistered between a sample and its drain is gone by then: such
- * samples are named after what replaced them or not at all, within one
- * drain period.  The perf map is refreshed before each drain too.
+ * named.  A sample whose stack holds code that no module, image or perf
+ * map line covers is kept (bounded) and unwound again once it is DEFER_NS
+ * old: a JIT may run code before it registers it.  An image unregistered
+ * between a sample and its drain is gone by then: such samples are named
+ * after what replaced them, or kept and retried as above.  The perf map is
+ * refreshed before each drain too.
  */
 #include "perfrecord.h"
 #include "stack.h"
@@ -32,6 +34,9 @@
 #include <unistd.h>
 
 #define DRAIN_MS 10                   /* drain at least this often */
+#define DEFER_MAX 1024                /* samples kept for a second unwind */
+#define DEFER_BYTES (16u << 20)       /* ... and their stack copies */
+#define DEFER_NS 20000000ull          /* ... until they are this old */
 #define RESCAN_NS 100000000ull        /* list /proc/PID/task this often (clones are also reported) */
 #define PLAIN_REREAD_NS 1000000000ull /* a list without the seqlock: read it stopped this often */
 #define STACK_REACH (16u << 20)       /* above a full copy, this much counts as stack */
@@ -53,7 +58,21 @@ typedef struct ctx {
 	size_t n_ns;
 	uint64_t jit_samples, jit_named; /* leaves in JIT code (an image or the perf map), named */
 	unsigned long refreshes, rescans;
+	struct deferred *dq; /* samples in unknown code, unwound again next round */
+	size_t n_dq, dq_bytes;
+	uint64_t deferred, deferred_named;
+	bool final; /* the last drain: nothing is deferred */
 } ctx;
+
+typedef struct deferred {
+	uint64_t time_ns;
+	pid_t tid;
+	char comm[32];
+	struct user_regs_struct regs;
+	uint8_t *stack;
+	size_t len;
+	bool full;
+} deferred;
 
 /* Is the leaf of st in JIT code, and named?  (--stats) */
 static void count_jit_leaf(ctx *c)
@@ -71,29 +90,108 @@ static void count_jit_leaf(ctx *c)
 	c->jit_named += y.func != NULL;
 }
 
+/* Unwind a stack copy into c->st; *used and *ran_off as
+ * js_mem_snapshot_used says. */
+static void unwind_copy(ctx *c, pid_t tid, const char *comm, const struct user_regs_struct *regs,
+			const uint8_t *stack, size_t len, bool full, size_t *used, bool *ran_off)
+{
+	js_thread t;
+	memset(&t, 0, sizeof t);
+	t.tid = tid;
+	memcpy(t.comm, comm, sizeof t.comm);
+	t.regs = *regs;
+	t.have_regs = true;
+	c->s->sampled = &t;
+	js_mem_snapshot_set(c->s->mem, regs->rsp, stack, len, full ? STACK_REACH : len);
+	js_unwind_live(c->s, &t, &c->st);
+	*used = js_mem_snapshot_used(c->s->mem, ran_off);
+	js_mem_snapshot_clear(c->s->mem);
+	c->s->sampled = NULL;
+}
+
+/* Has c->st a frame in code no module, image or perf map line covers:
+ * perhaps JIT code whose registration is not on the list yet? */
+static bool in_unknown_code(ctx *c)
+{
+	for (size_t i = 0; i < c->st.n; i++) {
+		js_sym y;
+		js_symbolize(c->s, &c->st.f[i], &y);
+		if (!y.func && !y.module)
+			return true;
+	}
+	return false;
+}
+
+static void add_sample(ctx *c)
+{
+	js_profile_add(c->prof, c->s, &c->st);
+	if (c->s->opt->stats)
+		count_jit_leaf(c);
+}
+
+/* Keep the sample just unwound for one more unwind once it is DEFER_NS
+ * old, after the JIT list was read again: a JIT may run code before it
+ * registers it (or a read may have come just before the registration),
+ * and a sample of that code is named once its image is on the list.
+ * Bounded; false when full. */
+static bool defer(ctx *c, const js_pe_sample *x)
+{
+	if (c->final || c->n_dq >= DEFER_MAX || c->dq_bytes + x->stack_len > DEFER_BYTES)
+		return false;
+	if (!c->dq && !(c->dq = calloc(DEFER_MAX, sizeof *c->dq)))
+		return false;
+	uint8_t *copy = malloc(x->stack_len ? (size_t)x->stack_len : 1);
+	if (!copy)
+		return false;
+	memcpy(copy, x->stack, (size_t)x->stack_len);
+	deferred *d = &c->dq[c->n_dq++];
+	d->time_ns = x->time_ns;
+	d->tid = x->tid;
+	memcpy(d->comm, x->t->comm, sizeof d->comm);
+	d->regs = x->regs;
+	d->stack = copy;
+	d->len = (size_t)x->stack_len;
+	d->full = x->stack_len == x->stack_size;
+	c->dq_bytes += d->len;
+	c->deferred++;
+	return true;
+}
+
+/* The deferred samples DEFER_NS old (all of them on the last drain),
+ * unwound again with the images as they are now. */
+static void flush_deferred(ctx *c)
+{
+	uint64_t now = mono_ns();
+	size_t w = 0;
+	for (size_t i = 0; i < c->n_dq; i++) {
+		deferred *d = &c->dq[i];
+		if (!c->final && d->time_ns + DEFER_NS > now) {
+			c->dq[w++] = *d;
+			continue;
+		}
+		size_t used;
+		bool ran_off;
+		unwind_copy(c, d->tid, d->comm, &d->regs, d->stack, d->len, d->full, &used, &ran_off);
+		c->deferred_named += !in_unknown_code(c);
+		add_sample(c);
+		c->dq_bytes -= d->len;
+		free(d->stack);
+	}
+	c->n_dq = w;
+}
+
 static void on_sample(const js_pe_sample *x, void *arg)
 {
 	ctx *c = arg;
 	uint64_t t0 = mono_ns();
-	js_thread t;
-	memset(&t, 0, sizeof t);
-	t.tid = x->tid;
-	memcpy(t.comm, x->t->comm, sizeof t.comm);
-	t.regs = x->regs;
-	t.have_regs = true;
-	c->s->sampled = &t;
-	bool full = x->stack_len == x->stack_size;
-	js_mem_snapshot_set(c->s->mem, x->regs.rsp, x->stack, (size_t)x->stack_len,
-			    full ? STACK_REACH : x->stack_len);
-	js_unwind_live(c->s, &t, &c->st);
+	size_t used;
 	bool ran_off;
-	size_t used = js_mem_snapshot_used(c->s->mem, &ran_off);
-	js_mem_snapshot_clear(c->s->mem);
-	c->s->sampled = NULL;
+	unwind_copy(c, x->tid, x->t->comm, &x->regs, x->stack, (size_t)x->stack_len,
+		    x->stack_len == x->stack_size, &used, &ran_off);
 	js_pe_used(c->pe, x, used, ran_off);
-	js_profile_add(c->prof, c->s, &c->st);
-	if (c->s->opt->stats)
-		count_jit_leaf(c);
+	bool jit_source = c->s->jit.n_desc || c->s->pm_on;
+	if (!(jit_source && in_unknown_code(c) && defer(c, x)))
+		add_sample(c);
 	uint64_t dt = mono_ns() - t0;
 	if (c->ns && c->n_ns < MAX_TIMINGS)
 		c->ns[c->n_ns++] = dt > UINT32_MAX ? UINT32_MAX : (uint32_t)dt;
@@ -162,9 +260,12 @@ static void print_stats(ctx *c, double cpu, double secs, uint64_t pm_first_ns)
 		p->samples ? p->stack_bytes / 1024.0 / (double)p->samples : 0.0, (unsigned long long)p->grown,
 		(unsigned long long)p->shrunk, c->refreshes, c->s->jit.copies, (unsigned long)c->prof->n_loc,
 		js_mem_syscalls(c->s->mem), c->rescans);
-	fprintf(stderr, "jitstack: stats: samples whose leaf is JIT code: %llu, named: %llu (%.2f%%)\n",
+	fprintf(stderr,
+		"jitstack: stats: samples whose leaf is JIT code: %llu, named: %llu (%.2f%%); %llu samples in "
+		"unknown code unwound again after the next JIT list refresh, %llu named then\n",
 		(unsigned long long)c->jit_samples, (unsigned long long)c->jit_named,
-		c->jit_samples ? 100.0 * (double)c->jit_named / (double)c->jit_samples : 100.0);
+		c->jit_samples ? 100.0 * (double)c->jit_named / (double)c->jit_samples : 100.0,
+		(unsigned long long)c->deferred, (unsigned long long)c->deferred_named);
 	fprintf(stderr, "jitstack: stats: own CPU time %.3f s over %.2f s, %.1f us per sample\n", cpu, secs,
 		p->samples ? cpu * 1e6 / (double)p->samples : 0.0);
 	if (c->n_ns) {
@@ -236,6 +337,7 @@ static bool round_once(ctx *c, uint64_t *last_scan, uint64_t *last_plain)
 			return true;
 	}
 	js_refresh_perfmap(s);
+	flush_deferred(c);
 	js_pe_drain(c->pe, on_sample, c);
 	return js_pe_all_gone(c->pe);
 }
@@ -271,6 +373,10 @@ int js_record_perf(js_session *s, const js_record_opts *r, js_profile *prof, js_
 		if (round_once(&c, &last_scan, &last_plain) || signalled)
 			break;
 	}
+	if (s->jit.n_desc && js_jit_seq_moved(&s->jit, s->mem))
+		js_refresh_jit(s, READ_RUNNING);
+	c.final = true;
+	flush_deferred(&c);
 	js_pe_drain(pe, on_sample, &c);
 	close(sfd);
 	prof->duration_ns = mono_ns() - start;
@@ -279,5 +385,6 @@ int js_record_perf(js_session *s, const js_record_opts *r, js_profile *prof, js_
 		print_stats(&c, cpu_s() - cpu0, prof->duration_ns / 1e9, pm_first_ns);
 	js_stack_free(&c.st);
 	free(c.ns);
+	free(c.dq);
 	return 0;
 }
