@@ -189,7 +189,7 @@ static void on_sample(const js_pe_sample *x, void *arg)
 	unwind_copy(c, x->tid, x->t->comm, &x->regs, x->stack, (size_t)x->stack_len,
 		    x->stack_len == x->stack_size, &used, &ran_off);
 	js_pe_used(c->pe, x, used, ran_off);
-	bool jit_source = c->s->jit.n_desc || c->s->pm_on;
+	bool jit_source = c->s->jit.n_desc || c->s->pm.bytes; /* something may name it later */
 	if (!(jit_source && in_unknown_code(c) && defer(c, x)))
 		add_sample(c);
 	uint64_t dt = mono_ns() - t0;

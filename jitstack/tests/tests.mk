@@ -10,7 +10,7 @@ JS_FUZZ_TIME ?= 300
 JS_TEST_CFLAGS = -std=gnu11 $(JS_WARN) -O1 -g -fno-omit-frame-pointer $(SANFLAGS)
 
 JS_TEST_PROGS := $(addprefix $(JS_TB)/,foreignjit jitobj.o jitobj-df.o jitobj-clang.o cxxwait hostile threads tomb churnjit pprofdump perfmap_check \
-	latethread noperf)
+	latethread noperf hostilestack)
 
 # A foreign JIT and the objects it loads (LLVM-style): the objects keep no
 # frame pointer, so only their CFI (.eh_frame, or .debug_frame) unwinds them.
@@ -44,6 +44,10 @@ $(JS_TB)/threads: $(JS)/tests/threads.c
 $(JS_TB)/latethread: $(JS)/tests/latethread.c
 	@mkdir -p $(dir $@)
 	$(CC) $(JS_TEST_CFLAGS) -o $@ $< -pthread
+
+$(JS_TB)/hostilestack: $(JS)/tests/hostilestack.c
+	@mkdir -p $(dir $@)
+	$(CC) $(JS_TEST_CFLAGS) -o $@ $<
 
 $(JS_TB)/noperf: $(JS)/tests/noperf.c
 	@mkdir -p $(dir $@)
