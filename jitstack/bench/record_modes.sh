@@ -90,7 +90,7 @@ for hz in (100, 1000):
         for k in kinds:
             w, c = run(k, hz)
             wall[k].append(w), cpu[k].append(c)
-    print("\n%d Hz | wall: median of ratios to the round's unsampled run | wall min vs min | target CPU: median of ratios" % hz)
+    print("\n| %d Hz | wall: median of ratios to the round's unsampled run | wall min vs min | target CPU: median of ratios |" % hz)
     print("|---|---:|---:|---:|")
     print("| alone | %.3f s (median) | %.3f s | %.3f s (median) |" % (st.median(wall["alone"]), min(wall["alone"]),
           st.median(cpu["alone"])))
