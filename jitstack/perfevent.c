@@ -105,11 +105,30 @@ static int refused(pid_t pid, int e, js_err *err)
 		(int)pid, strerror(e), v);
 }
 
+/* kernel.perf_event_max_sample_rate: above it perf_event_open fails with
+ * EINVAL, and the kernel lowers it when sampling interrupts take long. */
+static double max_rate(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
+	long v = 0;
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v > 0 ? (double)v : 0;
+}
+
 int js_pe_probe(js_pe *pe, pid_t pid, double hz, js_err *err)
 {
 	memset(pe, 0, sizeof *pe);
 	pe->pid = pid;
 	pe->hz = hz;
+	double max = max_rate();
+	if (max && hz > max) {
+		pe->asked_hz = hz;
+		pe->hz = max;
+	}
 	pe->start_stack = JS_PE_STACK_START;
 	const char *start = getenv("JITSTACK_STACK_COPY");
 	if (start && *start) {

@@ -70,8 +70,9 @@ typedef struct js_pe_stats {
 
 typedef struct js_pe {
 	pid_t pid;
-	double hz;
-	uint32_t type; /* PERF_TYPE_HARDWARE (cycles) or PERF_TYPE_SOFTWARE (cpu-clock) */
+	double hz;       /* per thread; at most kernel.perf_event_max_sample_rate */
+	double asked_hz; /* what was asked when that was more, else 0 */
+	uint32_t type;   /* PERF_TYPE_HARDWARE (cycles) or PERF_TYPE_SOFTWARE (cpu-clock) */
 	uint64_t config;
 	const char *event; /* "cycles", "cpu-clock" */
 	js_pe_thread *t;

@@ -347,6 +347,10 @@ int js_record_perf(js_session *s, const js_record_opts *r, js_profile *prof, js_
 {
 	ctx c = { .s = s, .pe = pe, .prof = prof };
 	pe->pid = s->pid; /* -p may have named a thread */
+	if (pe->asked_hz)
+		fprintf(stderr,
+			"jitstack: -F %g is above kernel.perf_event_max_sample_rate: sampling at %g Hz\n",
+			pe->asked_hz, pe->hz);
 	int rc = add_threads(s, pe);
 	if (rc)
 		return rc;

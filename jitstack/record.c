@@ -254,7 +254,7 @@ static int record(js_session *s, const js_record_opts *r, const sigset_t *set, j
 	uint64_t pm_first_ns = s->pm_ns;
 	js_profile prof;
 	js_profile_init(&prof);
-	prof.period_ns = (uint64_t)(1e9 / r->hz);
+	prof.period_ns = (uint64_t)(1e9 / (pe ? pe->hz : r->hz));
 	prof.start_ns = real_ns();
 	prof.main_exe = s->exe_path;
 	if (pe)
