@@ -2,7 +2,7 @@
  *
  * The target is never stopped to be sampled: the kernel copies a sampled
  * thread's registers and the top of its stack into the thread's ring
- * (perfevent.h), and every DRAIN_MS (or sooner, when a ring is a quarter
+ * (perfevent.h), and every DRAIN_MS (or sooner, when a ring is half
  * full) the rings are drained and each copy unwound here with the session's
  * libdwfl, modules, CFI and JIT images, through session.c's thread
  * callbacks: the registers from the sample (s->sampled), memory from the
