@@ -17,7 +17,9 @@
 #include "grow.h"
 #include "bounds.h"
 
+#if defined(__x86_64__)
 #include <asm/perf_regs.h>
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
@@ -33,8 +35,11 @@
 
 enum { PAGE = 4096, RING_SAMPLES = 48, MAX_DATA_PAGES = 256, MIN_DATA_PAGES = 8 };
 
+#if defined(__x86_64__)
 /* The registers libdwfl's x86-64 unwinding starts from (session.c), in the
- * kernel's numbering (asm/perf_regs.h): the sample lists them in bit order. */
+ * kernel's numbering (asm/perf_regs.h): the sample lists them in bit order.
+ * Live processes are unwound on x86-64 hosts only (session.c), so this is
+ * the one register set. */
 static const int sampled_regs[] = {
 	PERF_REG_X86_AX,  PERF_REG_X86_BX,  PERF_REG_X86_CX,  PERF_REG_X86_DX,  PERF_REG_X86_SI,
 	PERF_REG_X86_DI,  PERF_REG_X86_BP,  PERF_REG_X86_SP,  PERF_REG_X86_IP,  PERF_REG_X86_R8,
@@ -50,6 +55,13 @@ static uint64_t regs_mask(void)
 		m |= 1ull << sampled_regs[i];
 	return m;
 }
+#else
+#define N_REGS ((size_t)0)
+static uint64_t regs_mask(void)
+{
+	return 0;
+}
+#endif
 
 static long perf_event_open(struct perf_event_attr *a, pid_t tid)
 {
@@ -129,6 +141,9 @@ int js_pe_probe(js_pe *pe, pid_t pid, double hz, js_err *err)
 		pe->asked_hz = hz;
 		pe->hz = max;
 	}
+	if (!N_REGS)
+		return js_fail(err, JS_EXIT_ARCH, 0,
+			       "perf event sampling is implemented on x86-64 hosts only");
 	pe->start_stack = JS_PE_STACK_START;
 	const char *start = getenv("JITSTACK_STACK_COPY");
 	if (start && *start) {
@@ -278,10 +293,14 @@ static uint64_t u64_at(const uint8_t *p)
 
 static void set_regs(struct user_regs_struct *r, const uint64_t *v)
 {
+#if defined(__x86_64__)
 	/* in sampled_regs' order */
 	r->rax = v[0], r->rbx = v[1], r->rcx = v[2], r->rdx = v[3], r->rsi = v[4], r->rdi = v[5];
 	r->rbp = v[6], r->rsp = v[7], r->rip = v[8], r->r8 = v[9], r->r9 = v[10], r->r10 = v[11];
 	r->r11 = v[12], r->r12 = v[13], r->r13 = v[14], r->r14 = v[15], r->r15 = v[16];
+#else
+	(void)r, (void)v;
+#endif
 }
 
 /* A sample record (header excluded): bounded by its size. */
@@ -302,10 +321,10 @@ static bool parse_sample(js_pe *pe, js_pe_thread *t, const uint8_t *p, size_t le
 	}
 	if ((size_t)(end - p) < N_REGS * 8 + 8)
 		return false;
-	uint64_t v[N_REGS];
-	memcpy(v, p, sizeof v);
+	uint64_t v[N_REGS ? N_REGS : 1];
+	memcpy(v, p, N_REGS * 8);
 	set_regs(&x->regs, v);
-	p += sizeof v;
+	p += N_REGS * 8;
 	uint64_t size = u64_at(p);
 	p += 8;
 	if (size > (uint64_t)(end - p) || (size && (uint64_t)(end - p) - size < 8))

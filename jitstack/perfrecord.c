@@ -102,7 +102,12 @@ static void unwind_copy(ctx *c, pid_t tid, const char *comm, const struct user_r
 	t.regs = *regs;
 	t.have_regs = true;
 	c->s->sampled = &t;
-	js_mem_snapshot_set(c->s->mem, regs->rsp, stack, len, full ? STACK_REACH : len);
+#if defined(__x86_64__)
+	uint64_t sp = regs->rsp;
+#else
+	uint64_t sp = 0; /* perfevent.c samples x86-64 only */
+#endif
+	js_mem_snapshot_set(c->s->mem, sp, stack, len, full ? STACK_REACH : len);
 	js_unwind_live(c->s, &t, &c->st);
 	*used = js_mem_snapshot_used(c->s->mem, ran_off);
 	js_mem_snapshot_clear(c->s->mem);
