@@ -314,20 +314,15 @@ static void add_comments(ctx *c)
 	js_profile_comment(c->prof, buf);
 }
 
-/* One round between two waits.  Returns true when the process is gone. */
+/* One round between two waits: the JIT list and the perf map brought up
+ * to date, the rings drained, and now and then the threads listed (after
+ * the drain, so that a clone's PERF_RECORD_FORK opens the new thread's
+ * event first; the listing catches what that missed).  Returns true when
+ * the process is gone (its last samples drained). */
 static bool round_once(ctx *c, uint64_t *last_scan, uint64_t *last_plain)
 {
 	js_session *s = c->s;
 	uint64_t now = mono_ns();
-	if (now - *last_scan >= RESCAN_NS) {
-		*last_scan = now;
-		c->rescans++;
-		if (js_proc_rescan(&s->proc, NULL) || js_proc_gone(&s->proc)) {
-			js_pe_drain(c->pe, on_sample, c);
-			return true;
-		}
-		add_threads(s, c->pe);
-	}
 	if (s->jit.n_desc && js_jit_seq_moved(&s->jit, s->mem)) {
 		c->refreshes++;
 		if (js_refresh_jit(s, READ_RUNNING)) {
@@ -344,6 +339,13 @@ static bool round_once(ctx *c, uint64_t *last_scan, uint64_t *last_plain)
 	js_refresh_perfmap(s);
 	flush_deferred(c);
 	js_pe_drain(c->pe, on_sample, c);
+	if (now - *last_scan >= RESCAN_NS) {
+		*last_scan = now;
+		c->rescans++;
+		if (js_proc_rescan(&s->proc, NULL) || js_proc_gone(&s->proc))
+			return true;
+		add_threads(s, c->pe);
+	}
 	return js_pe_all_gone(c->pe);
 }
 
