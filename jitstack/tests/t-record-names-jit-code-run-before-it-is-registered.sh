@@ -9,7 +9,7 @@
 need_file "$JTB/churnjit" "make jitstack-check"
 case " $RECORD_MODES " in *" perf "*) ;; *) skip "perf mode is not among RECORD_MODES ($RECORD_MODES)" ;; esac
 start_child cj.out "$JTB/churnjit" 10 late
-limit 60 "$JS" record --mode perf -p "$CHILD_PID" -F 500 -d 2 --stats -o prof.txt 2> rec.err ||
+limit 60 "$JS" record --mode perf -p "$CHILD_PID" -F 500 -d 3 --stats -o prof.txt 2> rec.err ||
 	{ cat rec.err; fail "record exited $?"; }
 gens=$(grep -o 'gen:[0-9]*' prof.txt | sort -u | wc -l)
 read total unnamed <<EOT

@@ -34,7 +34,7 @@ kill_tree $pid
 
 need_file "$JTB/latethread" "make jitstack-check"
 start_child lt.out "$JTB/latethread" -1 0 0
-JITSTACK_STACK_COPY=32768 limit 60 "$JS" record --mode perf -p "$CHILD_PID" -F 500 -d 1.5 --stats -o prof.txt 2> rec.err ||
+JITSTACK_STACK_COPY=32768 limit 60 "$JS" record --mode perf -p "$CHILD_PID" -F 500 -d 2.5 --stats -o prof.txt 2> rec.err ||
 	{ cat rec.err; fail "record exited $?"; }
 shrunk=$(sed -n 's/.* grown, \([0-9]*\) shrunk.*/\1/p' rec.err)
 [ "${shrunk:-0}" -ge 1 ] || { cat rec.err; fail "a 32 KiB copy of a shallow stack never shrank"; }
