@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -144,6 +145,12 @@ int js_pe_probe(js_pe *pe, pid_t pid, double hz, js_err *err)
 	if (!N_REGS)
 		return js_fail(err, JS_EXIT_ARCH, 0,
 			       "perf event sampling is implemented on x86-64 hosts only");
+	/* one descriptor per thread: as many as we may have */
+	struct rlimit nofile;
+	if (!getrlimit(RLIMIT_NOFILE, &nofile) && nofile.rlim_cur < nofile.rlim_max) {
+		nofile.rlim_cur = nofile.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &nofile);
+	}
 	pe->start_stack = JS_PE_STACK_START;
 	const char *start = getenv("JITSTACK_STACK_COPY");
 	if (start && *start) {
@@ -277,6 +284,8 @@ int js_pe_add(js_pe *pe, pid_t tid, const char *comm, js_err *err)
 	if (e == ESRCH)
 		return -1;
 	pe->st.open_failed++;
+	if (e == EMFILE || e == ENFILE || e == ENOMEM)
+		return -1; /* this thread goes unsampled (counted); a later listing retries */
 	if (e == EACCES || e == EPERM)
 		return refused(pe->pid, e, err);
 	return js_fail(err, JS_EXIT_FAILURE, e, "perf_event_open on thread %d: %s", (int)tid, strerror(e));
@@ -351,10 +360,8 @@ static void on_task(js_pe *pe, uint32_t type, const uint8_t *p, size_t len)
 		return;
 	}
 	/* a thread of the process cloned: fork records are pid, ppid, tid, ptid */
-	if ((pid_t)pid == pe->pid && !find(pe, (pid_t)tid)) {
+	if ((pid_t)pid == pe->pid && !find(pe, (pid_t)tid) && js_pe_add(pe, (pid_t)tid, NULL, NULL) == 0)
 		pe->st.forks++;
-		js_pe_add(pe, (pid_t)tid, NULL, NULL);
-	}
 }
 
 static void on_comm(js_pe *pe, const uint8_t *p, size_t len)

@@ -64,7 +64,8 @@ typedef struct js_pe_sample {
 
 typedef struct js_pe_stats {
 	uint64_t samples, lost, lost_records, truncated, throttled, forks, exits;
-	uint64_t grown, shrunk, open_failed, no_regs;
+	uint64_t grown, shrunk, no_regs;
+	uint64_t open_failed; /* events that could not be opened (no descriptors, memory) */
 	uint64_t stack_bytes; /* sum of the sizes asked for, per sample */
 } js_pe_stats;
 

@@ -309,6 +309,15 @@ static void add_comments(ctx *c)
 		js_profile_comment(c->prof, buf);
 		fprintf(stderr, "%s\n", buf);
 	}
+	if (p->open_failed) {
+		snprintf(
+			buf, sizeof buf,
+			"jitstack: %llu times a thread's perf event could not be opened (open files: ulimit -n; "
+			"memory); those threads were not sampled meanwhile",
+			(unsigned long long)p->open_failed);
+		js_profile_comment(c->prof, buf);
+		fprintf(stderr, "%s\n", buf);
+	}
 	snprintf(buf, sizeof buf, "jitstack: sampled with perf events (%s), %llu samples", c->pe->event,
 		 (unsigned long long)p->samples);
 	js_profile_comment(c->prof, buf);
@@ -342,7 +351,8 @@ static bool round_once(ctx *c, uint64_t *last_scan, uint64_t *last_plain)
 	if (now - *last_scan >= RESCAN_NS) {
 		*last_scan = now;
 		c->rescans++;
-		if (js_proc_rescan(&s->proc, NULL) || js_proc_gone(&s->proc))
+		/* (another failure, such as no descriptor left, is not the end) */
+		if (js_proc_rescan(&s->proc, NULL) == JS_EXIT_NO_PROCESS || js_proc_gone(&s->proc))
 			return true;
 		add_threads(s, c->pe);
 	}
