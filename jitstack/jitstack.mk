@@ -15,7 +15,7 @@ JS_WARN := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
 JS_DEBUG ?=
 JS_CFLAGS = -std=c11 -D_GNU_SOURCE $(JS_WARN) $(CFLAGS) $(SANFLAGS) $(if $(filter 1,$(JS_DEBUG)),-DJS_DEBUG) \
 	-I$(JS) -I$(JS_B) -I.
-JS_LIBS := -ldw -lelf -lprotobuf-c -lz -liberty
+JS_LIBS := -ldw -lelf -lprotobuf-c -lz -liberty -lm
 
 # profile.proto -> profile.pb-c.[ch] at build time (protoc-c)
 JS_PROTO_C := $(JS_B)/profile.pb-c.c

@@ -19,7 +19,7 @@ static const char usage[] =
 	"                       [--perf-map FILE | --no-perf-map] [--stats]\n"
 	"       jitstack --core FILE [--exe PATH] [--json] [-s] [--images] [--max-frames N] [--no-jit]\n"
 	"                       [--no-demangle] [--perf-map FILE | --no-perf-map]\n"
-	"       jitstack record -p PID [-F HZ] [-d SECONDS] [-o FILE] [--format collapsed|pprof]\n"
+	"       jitstack record -p PID [-F HZ] [-d SECONDS] [-o FILE] [--format collapsed|pprof|svg]\n"
 	"                       [--mode perf|ptrace] [--idle] [--addresses] [--max-frames N] [--no-jit] [--no-demangle]\n"
 	"                       [--perf-map FILE | --no-perf-map] [--stats]\n"
 	"\n"
@@ -47,7 +47,8 @@ static const char usage[] =
 	"  -d, --duration SECS  how long (default: until the process exits or ^C)\n"
 	"  -o, --output FILE    where the profile goes (default: stdout for collapsed,\n"
 	"                       jitstack.pb.gz for pprof)\n"
-	"      --format FMT     collapsed (flamegraph.pl, speedscope) or pprof (gzipped protobuf)\n"
+	"      --format FMT     collapsed (flamegraph.pl, speedscope), pprof (gzipped protobuf) or\n"
+	"                       svg (an interactive flame graph)\n"
 	"      --mode MODE      perf: the kernel copies registers and stacks at each sample,\n"
 	"                       nothing stops (default; ptrace when perf_event_open is refused);\n"
 	"                       ptrace: each sample stops the thread for its registers and stack\n"
@@ -194,9 +195,12 @@ int main(int argc, char **argv)
 			return bad_usage("%s", "record needs -p PID");
 		if (d.core || d.json || d.images)
 			return bad_usage("%s", "record takes -p only (no --core, --json or --images)");
-		if (format && strcmp(format, "collapsed") && strcmp(format, "pprof"))
-			return bad_usage("--format: expected collapsed or pprof, got '%s'", format);
-		r.format = format && !strcmp(format, "pprof") ? FMT_PPROF : FMT_COLLAPSED;
+		if (format && strcmp(format, "collapsed") && strcmp(format, "pprof") && strcmp(format, "svg"))
+			return bad_usage("--format: expected collapsed, pprof or svg, got '%s'", format);
+		r.format = !format                    ? FMT_COLLAPSED
+			   : !strcmp(format, "pprof") ? FMT_PPROF
+			   : !strcmp(format, "svg")   ? FMT_SVG
+						      : FMT_COLLAPSED;
 		if (mode && strcmp(mode, "perf") && strcmp(mode, "ptrace"))
 			return bad_usage("--mode: expected perf or ptrace, got '%s'", mode);
 		/* perf events sample threads while they run on a CPU: blocked ones never */

@@ -8,7 +8,7 @@
 
 /* The length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong
  * forms, no surrogates, nothing above U+10FFFF), or 0. */
-static size_t utf8_len(const unsigned char *p)
+size_t js_utf8_len(const unsigned char *p)
 {
 	unsigned char c = p[0];
 	if (c < 0x80)
@@ -38,7 +38,7 @@ void json_str(FILE *f, const char *s)
 	fputc('"', f);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		if (*p >= 0x80) {
-			size_t n = utf8_len(p);
+			size_t n = js_utf8_len(p);
 			if (n)
 				fwrite(p, 1, n, f), p += n - 1;
 			else

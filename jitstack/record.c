@@ -15,9 +15,11 @@
 #include "perfrecord.h"
 #include "profile.h"
 #include "record.h"
+#include "svg.h"
 #include "stack.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,7 +161,17 @@ static int write_profile(js_session *s, const js_record_opts *r, js_profile *pro
 	FILE *f = out && strcmp(out, "-") ? fopen(out, "we") : stdout;
 	if (!f)
 		return js_fail(&s->err, JS_EXIT_FAILURE, errno, "cannot write %s: %s", out, strerror(errno));
-	int bad = js_profile_write_collapsed(prof, f, r->addresses);
+	int bad;
+	if (r->format == FMT_SVG) {
+		const char *exe = prof->main_exe && *prof->main_exe ? prof->main_exe : "?";
+		const char *base = strrchr(exe, '/');
+		char title[512];
+		snprintf(title, sizeof title, "%.200s (PID %d): %" PRIu64 " samples in %.1f s at %g Hz",
+			 base ? base + 1 : exe, (int)r->pid, prof->total, prof->duration_ns / 1e9, r->hz);
+		bad = js_profile_write_svg(prof, f, title);
+	} else {
+		bad = js_profile_write_collapsed(prof, f, r->addresses);
+	}
 	if (f != stdout)
 		bad |= fclose(f);
 	if (bad)

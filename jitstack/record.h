@@ -4,7 +4,7 @@
 
 #include "session.h"
 
-typedef enum { FMT_COLLAPSED, FMT_PPROF } js_format;
+typedef enum { FMT_COLLAPSED, FMT_PPROF, FMT_SVG } js_format;
 
 typedef enum {
 	MODE_PERF,   /* perf events copy registers and stacks; nothing stops (the default) */
@@ -16,7 +16,7 @@ typedef struct js_record_opts {
 	pid_t pid;
 	double hz;          /* samples per second */
 	double secs;        /* 0: until the target exits or SIGINT/SIGTERM */
-	const char *out;    /* NULL: stdout (collapsed) or jitstack.pb.gz (pprof) */
+	const char *out;    /* NULL: stdout (collapsed, svg) or jitstack.pb.gz (pprof) */
 	js_format format;
 	bool idle;          /* count threads blocked in system calls too */
 	bool addresses;     /* collapsed: each frame's address too */

@@ -57,11 +57,64 @@ static int find_elf(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr ba
 	return dwfl_linux_proc_find_elf(mod, ud, name, base, file, elfp);
 }
 
-/* A JIT image carries its own DWARF; never look for a separate file. */
+/* Whether one of the places dwfl_standard_find_debuginfo looks in (with the
+ * default path ":.debug:/usr/lib/debug") holds a file: by build-id
+ * /usr/lib/debug/.build-id/xx/rest.debug; by name, DIR/LINK, DIR/.debug/LINK
+ * and /usr/lib/debug/DIR/LINK, LINK being the .gnu_debuglink name, or, with
+ * none, the file's own name + ".debug" and (in /usr/lib/debug) the name
+ * itself.  Existence only: libdwfl opens the file and checks its CRC or
+ * build-id. */
+static bool local_debug_file_exists(Dwfl_Module *mod, const char *file, const char *debuglink)
+{
+	char path[PATH_MAX];
+	const unsigned char *id;
+	GElf_Addr vaddr;
+	int n = dwfl_module_build_id(mod, &id, &vaddr);
+	if (n > 1 && n <= 64) {
+		int k = snprintf(path, sizeof path, "/usr/lib/debug/.build-id/%02x/", id[0]);
+		for (int i = 1; i < n; i++)
+			k += snprintf(path + k, sizeof path - (size_t)k, "%02x", id[i]);
+		snprintf(path + k, sizeof path - (size_t)k, ".debug");
+		if (access(path, F_OK) == 0)
+			return true;
+	}
+	if (!file)
+		return false;
+	const char *slash = strrchr(file, '/');
+	const char *name = slash ? slash + 1 : file;
+	int dlen = slash ? (int)(slash - file) : 1;
+	const char *dir = slash ? file : ".";
+	char own[NAME_MAX + 8];
+	const char *link = debuglink;
+	if (!link) {
+		snprintf(own, sizeof own, "%s.debug", name);
+		link = own;
+	}
+	const char *fmt[] = { "%.*s/%s", "%.*s/.debug/%s", "/usr/lib/debug%.*s/%s" };
+	for (size_t i = 0; i < sizeof fmt / sizeof *fmt; i++) {
+		if ((size_t)snprintf(path, sizeof path, fmt[i], dlen, dir, link) < sizeof path &&
+		    access(path, F_OK) == 0)
+			return true;
+	}
+	return !debuglink &&
+	       (size_t)snprintf(path, sizeof path, "/usr/lib/debug%.*s/%s", dlen, dir, name) < sizeof path &&
+	       access(path, F_OK) == 0;
+}
+
+/* A JIT image carries its own DWARF; never look for a separate file.
+ * libdw 0.188 loads its debuginfod client (libdebuginfod, and with it
+ * libcurl and a TLS library: about 5 ms, more than a whole dump takes)
+ * the first time dwfl_standard_find_debuginfo finds no local file, whether
+ * or not DEBUGINFOD_URLS names a server.  So unless it does, libdwfl is
+ * asked only when a local debug file exists; otherwise the module keeps its
+ * own symbols, as it would after that search. */
 static int find_debuginfo(Dwfl_Module *mod, void **ud, const char *modname, Dwarf_Addr base,
 			  const char *file, const char *debuglink, GElf_Word crc, char **debugfile)
 {
 	if (js_jit_of(*ud))
+		return -1;
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	if (!(urls && *urls) && !local_debug_file_exists(mod, file, debuglink))
 		return -1;
 	return dwfl_standard_find_debuginfo(mod, ud, modname, base, file, debuglink, crc, debugfile);
 }

@@ -42,10 +42,18 @@ for g in "$@"; do
 	*) echo "install-deps.sh: unknown group '$g'" >&2; exit 2 ;;
 	esac
 done
-# Packages other parts of the tree ask for to build and test, one per line.
+# Packages other parts of the tree ask for to build and test, one per line:
+# "PACKAGE", or "PACKAGE COMMAND" for a package wanted only where no
+# COMMAND is on the PATH (npm: Debian's npm conflicts with node builds
+# that bring their own).
 case " $* " in *" build "* | *" test "*)
 	for f in "$(dirname "$0")"/../tinyjit/PACKAGES "$(dirname "$0")"/../jitstack/PACKAGES; do
-		[ -f "$f" ] && want="$want $(grep -v '^#' "$f" | tr '\n' ' ')"
+		[ -f "$f" ] || continue
+		while read -r pkg cmd; do
+			case $pkg in '' | '#'*) continue ;; esac
+			[ -n "$cmd" ] && command -v "$cmd" >/dev/null 2>&1 && continue
+			want="$want $pkg"
+		done < "$f"
 	done ;;
 esac
 

@@ -4,6 +4,7 @@
 #   tinyjit         $(BUILD)/tinyjit/tinyjit
 #   tinyjit-check   every tinyjit test (nonzero exit on failure)
 #   fuzz-tinyjit    the libFuzzer parser target and a long differential run
+#   tinyjit-aarch64 the same, cross-built for AArch64 (aarch64.mk)
 #
 # From the including Makefile (defaults for a standalone `make -f`):
 #   CC CFLAGS BUILD LIBJU_A JU_INCLUDE
@@ -37,7 +38,7 @@ TJ_BIN := $(TJ_B)/tinyjit
 # The generator reads the objects' .eh_frame with the tree's one reader
 # (formats/, at the top of the tree).
 TJ_FMT_HDRS := $(wildcard formats/*.h)
-TJ_GEN_OBJS := $(addprefix $(TJ_B)/gen/,elfobj.o stencil_cfi.o x86.o fpcheck.o) \
+TJ_GEN_OBJS := $(addprefix $(TJ_B)/gen/,elfobj.o stencil_cfi.o isa.o x86.o a64.o fpcheck.o) \
 	$(addprefix $(TJ_B)/gen/formats/,bytes.o ehframe.o)
 TJ_TOOL_CFLAGS = $(CFLAGS) $(TJ_WARN) $(SANFLAGS) -std=gnu11 -I$(TJ) -I.
 TJ_TOOL_LIBS := -lelf -lcapstone
@@ -147,4 +148,5 @@ tinyjit-libunwind: $(TJ_B)/tinyjit-libunwind
 bench-tinyjit: $(TJ_BIN)
 	sh bench/tinyjit/run.sh $(BUILD)
 
+include $(TJ)/aarch64.mk
 include $(TJ)/tests/tests.mk

@@ -20,6 +20,8 @@
  *              new code before it unregisters the old lists both a moment);
  *              HOSTILE_ORDER=reverse lists the newer one first
  *   badname    a valid image whose symbol's name is not UTF-8
+ *   markup     a valid image whose symbol's name holds XML's markup
+ *              characters (jit:<&>")
  *   version    descriptor version 2
  *   long       a list of 1.2 million entries (more than jitstack reads)
  *   odd        the jitunwind extension with seq odd forever (a writer
@@ -305,6 +307,12 @@ static void setup(const char *mode)
 			       "jit:\xff\xfe\x80"
 			       "b",
 			       8); /* a lead byte, a non-byte, a lone continuation */
+		v[0] = entry(good.p, good.n);
+		link_list(v, 1);
+	} else if (!strcmp(mode, "markup")) {
+		char *name = memmem(good.p, good.n, "jit:blob", 8);
+		if (name)
+			memcpy(name, "jit:<&>\"", 8);
 		v[0] = entry(good.p, good.n);
 		link_list(v, 1);
 	} else if (!strcmp(mode, "outside")) {

@@ -66,3 +66,42 @@ PY
 }
 
 check_frames() { python3 "$ROOT/tests/check_frames.py" "$@"; }
+
+# The npm packages the browser tests use, installed once per build tree
+# under $BUILD/tools/node (no lock file is written: versions are pinned
+# here).  Sets NODE_MODULES; skips when npm cannot fetch them.
+NPM_PACKAGES="playwright-core@1.49.1 speedscope@1.22.2"
+need_node_modules() {
+	need_cmd node
+	need_cmd npm
+	NODE_MODULES=$BUILD/tools/node/node_modules
+	stamp=$BUILD/tools/node/installed
+	[ "$(cat "$stamp" 2>/dev/null)" = "$NPM_PACKAGES" ] && return 0
+	mkdir -p "$BUILD/tools/node"
+	# shellcheck disable=SC2086
+	limit 300 npm install --prefix "$BUILD/tools/node" --no-audit --no-fund --no-package-lock --no-save \
+		$NPM_PACKAGES > npm.out 2>&1 || { tail -5 npm.out; skip "npm cannot install $NPM_PACKAGES"; }
+	echo "$NPM_PACKAGES" > "$stamp"
+}
+
+# Google's pprof, built from Debian's packaged source
+# (golang-github-google-pprof-dev) with Debian's Go, once per build tree.
+# Sets PPROF.
+need_pprof() {
+	PPROF=$BUILD/tools/pprof
+	[ -x "$PPROF" ] && return 0
+	need_cmd go
+	[ -d /usr/share/gocode/src/github.com/google/pprof ] ||
+		skip "pprof's source is not installed (golang-github-google-pprof-dev)"
+	mkdir -p "$BUILD/tools"
+	GOPATH=/usr/share/gocode GO111MODULE=off GOFLAGS= GOCACHE=$BUILD/tools/gocache \
+		limit 600 go build -o "$PPROF.new" github.com/google/pprof > go.out 2>&1 ||
+		{ tail -5 go.out; fail "pprof does not build from its Debian source"; }
+	mv "$PPROF.new" "$PPROF"
+}
+
+# A chromium that runs headless here (Debian's /usr/bin/chromium).
+need_chromium() {
+	CHROMIUM=$(command -v chromium || true)
+	[ -n "$CHROMIUM" ] || skip "chromium is not installed"
+}

@@ -30,7 +30,7 @@ expect 2 "either -p PID or --core" "$JS"
 expect 2 "either -p PID or --core" "$JS" -p 1 --core x
 expect 2 "expected a process id" "$JS" -p abc
 expect 2 "record needs -p" "$JS" record
-expect 2 "expected collapsed or pprof" "$JS" record -p 1 --format svg
+expect 2 "expected collapsed, pprof or svg" "$JS" record -p 1 --format html
 expect 2 "expected perf or ptrace" "$JS" record -p 1 --mode bpf
 expect 2 "--idle needs --mode ptrace" "$JS" record -p 1 --idle --mode perf
 expect 2 "belong to 'jitstack record'" "$JS" -p 1 --mode perf

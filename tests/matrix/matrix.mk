@@ -90,7 +90,8 @@ MX_RUN = python3 $(MX)/matrix.py --build $(BUILD)
 
 .PHONY: matrix matrix-quick matrix-check matrix-bench matrix-tools
 # jitstack's cells run whenever its fragment is part of the build.
-matrix-tools: lib $(MX_TOOLS) $(MX_WORKLOADS) $(JS_BIN)
+# The AArch64 columns run tinyjit's cross build under qemu-user (mxaarch64.py).
+matrix-tools: lib $(MX_TOOLS) $(MX_WORKLOADS) $(JS_BIN) $(TJ_A64_B)/tinyjit
 
 matrix: test-deps matrix-tools
 	$(MX_RUN) --form full --selftest --write-doc docs/MATRIX.md $(MATRIX_ARGS)

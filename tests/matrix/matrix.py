@@ -35,6 +35,7 @@ import mxjudge as J  # noqa: E402
 import mxrun  # noqa: E402
 import mxsteps  # noqa: E402
 from mxmethods import COLUMNS, METHODS, Ctx  # noqa: E402
+import mxaarch64  # noqa: E402
 from mxxfail import XFAIL, expected_failure  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -100,7 +101,8 @@ def run_cell(ctx, method, col, run_root, keep):
     res = {"method": method.id, "column": col.id, "expected": "fail" if xf else "pass",
            "reason": xf[0] if xf else None}
     try:
-        outcome = method.run(ctx, col, cell)
+        outcome = (mxaarch64.run(method, ctx, col, cell) if col.arch == "aarch64"
+                   else method.run(ctx, col, cell))
         ok, why = verdict(outcome)
         if outcome.note and outcome.verdict is None:
             why += " (%s)" % outcome.note
@@ -113,6 +115,8 @@ def run_cell(ctx, method, col, run_root, keep):
         status = ("XPASS" if ok else "XFAIL") if xf else ("PASS" if ok else "FAIL")
     except mxrun.Skip as e:
         status, why = "SKIP", str(e)
+    except mxrun.NotApplicable as e:
+        status, why = "N/A", str(e)
     except mxrun.Timeout as e:
         status, why = ("XFAIL" if xf else "FAIL"), str(e)
     except Exception as e:  # a broken cell is a failure, never a crash of the run
@@ -136,6 +140,8 @@ def run_steps(ctx, col, unwinder, run_root, keep):
         res["status"] = ("PASS" if ok else "FAIL") if required else "INFO"
     except mxrun.Skip as e:
         res.update(status="SKIP", first_bad=str(e))
+    except mxrun.NotApplicable as e:
+        res.update(status="N/A", first_bad=str(e))
     except Exception as e:
         res.update(status="FAIL", first_bad="%s: %s" % (type(e).__name__, e))
     finally:
@@ -146,7 +152,8 @@ def run_steps(ctx, col, unwinder, run_root, keep):
 
 # ---- output ------------------------------------------------------------------------
 
-COLOR = {"PASS": "32", "XFAIL": "33", "FAIL": "1;31", "XPASS": "1;31", "SKIP": "36", "INFO": "0"}
+COLOR = {"PASS": "32", "XFAIL": "33", "FAIL": "1;31", "XPASS": "1;31", "SKIP": "36", "N/A": "2",
+         "INFO": "0"}
 
 
 def paint(text, status, tty):
@@ -163,13 +170,14 @@ def terminal_table(doc, tty):
     cols = doc["columns"]
     cells = {(c["method"], c["column"]): c for c in doc["cells"]}
     lw = max([len(m["label"]) for m in doc["methods"]] + [len(u[1]) for u in mxsteps.UNWINDERS]) + 2
-    out = ["%-*s" % (lw, "") + "".join("%-11s" % c["id"] for c in cols)]
+    cw = max([11] + [len(c["id"]) + 1 for c in cols])
+    out = ["%-*s" % (lw, "") + "".join("%-*s" % (cw, c["id"]) for c in cols)]
     for m in doc["methods"]:
         row = "%-*s" % (lw, m["label"])
         for c in cols:
             cell = cells.get((m["id"], c["id"]))
             s = cell["status"] if cell else "-"
-            row += paint("%-11s" % s, s, tty)
+            row += paint("%-*s" % (cw, s), s, tty)
         out.append(row)
     if doc["steps"]:
         out.append("")
@@ -195,12 +203,12 @@ def terminal_table(doc, tty):
 
 
 def grouped(doc):
-    """(status, reason, "methods x columns") for the XFAIL and SKIP cells,
-    one line per reason."""
+    """(status, reason, "methods x columns") for the XFAIL, SKIP and N/A
+    cells, one line per reason."""
     col_order = [c["id"] for c in doc["columns"]]
     groups = {}
     for c in doc["cells"]:
-        if c["status"] in ("XFAIL", "SKIP"):
+        if c["status"] in ("XFAIL", "SKIP", "N/A"):
             key = (c["status"], c["reason"] if c["status"] == "XFAIL" else c["detail"])
             ms, cs = groups.setdefault(key, ([], []))
             ms.append(c["method"]) if c["method"] not in ms else None
@@ -224,8 +232,10 @@ def summary(doc):
     for c in doc["cells"]:
         n[c["status"]] = n.get(c["status"], 0) + 1
     st = [s for s in doc["steps"] if s["required"]]
-    return ("%d PASS, %d XFAIL, %d SKIP, %d FAIL, %d XPASS; every instruction: %d of %d required at 100 %%"
-            % (n.get("PASS", 0), n.get("XFAIL", 0), n.get("SKIP", 0), n.get("FAIL", 0), n.get("XPASS", 0),
+    return ("%d PASS, %d XFAIL, %d SKIP, %d N/A, %d FAIL, %d XPASS; every instruction: %d of %d required "
+            "at 100 %%"
+            % (n.get("PASS", 0), n.get("XFAIL", 0), n.get("SKIP", 0), n.get("N/A", 0), n.get("FAIL", 0),
+               n.get("XPASS", 0),
                sum(s["status"] == "PASS" for s in st), len(st)))
 
 
@@ -265,7 +275,9 @@ def markdown(doc):
          "another tool's output. A frame counts when its address falls inside the right function or "
          "blob and, where the tool names JIT code, carries the right `tj:` name.", "",
          "**PASS** the whole stack, innermost to `main` · **XFAIL** a known limitation, reason below · "
-         "**FAIL** / **XPASS** (unexpected) fail `make check` · **SKIP** the tool is missing here.", "",
+         "**FAIL** / **XPASS** (unexpected) fail `make check` · **SKIP** the tool is missing here · "
+         "**N/A** the unwinder has no way into that workload (an AArch64 guest under qemu-user), "
+         "reason below.", "",
          "## Columns", "",
          "| column | workload and mode |", "|---|---|"]
     for c in cols:
@@ -296,6 +308,10 @@ def markdown(doc):
     if skipped:
         L += ["", "## Skipped", ""]
         L += ["- %s: %s" % (w.replace(" x ", " × "), r) for r, w in skipped]
+    na = [(r, w) for st, r, w in grouped(doc) if st == "N/A"]
+    if na:
+        L += ["", "## Not applicable", ""]
+        L += ["- %s: %s" % (w.replace(" x ", " × "), r) for r, w in na]
     odd = [c for c in doc["cells"] if c["status"] in ("FAIL", "XPASS")]
     if odd:
         L += ["", "## Unexpected results", ""]
@@ -328,7 +344,7 @@ def markdown(doc):
             L += ["", "%d positions a run: %d in tj:leaf's code (its trampolines included), the rest in "
                   "`tj_rt_host`, `h_probe` and the shim's epilogue." % (one["total"], one["jit_total"])]
         order = [u[0] for u in mxsteps.UNWINDERS]
-        firsts = sorted((s for s in doc["steps"] if s.get("first_bad")),
+        firsts = sorted((s for s in doc["steps"] if s.get("first_bad") and s["status"] != "N/A"),
                         key=lambda s: (order.index(s["unwinder"]), col_ids.index(s["column"])))
         if firsts:
             L += ["", "First wrong position of each run below 100 %:", ""]

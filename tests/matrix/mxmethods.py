@@ -21,7 +21,8 @@ SPIN_SECS = "1.5"
 TOOL_TIMEOUT = 120  # seconds a debugger or profiler may take before it is killed
 LLVM_LIBUNWIND = "/usr/lib/llvm-14/lib/libunwind.so.1"  # as tests/tests.mk
 PROBE_MODE = {"backtrace": 1, "wait": 2, "abort": 3, "throw": 4, "spin": 5, "unwind": 6,
-              "unw": 7, "unwstep": 8, "crash": 10, "uaf": 11, "malloc": 12, "libbacktrace": 13}
+              "unw": 7, "unwstep": 8, "crash": 10, "uaf": 11, "malloc": 12, "libbacktrace": 13,
+              "fault": 14}
 LONG_SPIN = "60"    # for tools that attach to a spinning workload: it is killed when they are done
 # AddressSanitizer's report of the use-after-free: the fatal stack by its
 # slow unwinder (_Unwind_Backtrace), the allocation and free stacks by its
@@ -33,10 +34,10 @@ LIBPROFILER = "/usr/lib/x86_64-linux-gnu/libprofiler.so.0"
 
 
 class Column:
-    def __init__(self, id, label, workload, tj_args=(), env=None, publishes=False):
+    def __init__(self, id, label, workload, tj_args=(), env=None, publishes=False, arch="x86-64"):
         self.id, self.label, self.workload = id, label, workload
         self.tj_args, self.env = list(tj_args), dict(env or {})
-        self.publishes = publishes
+        self.publishes, self.arch = publishes, arch
 
 
 COLUMNS = [
@@ -54,6 +55,15 @@ COLUMNS = [
            env={"JITUNWIND": "all"}, publishes=True),
     Column("child-none", "the library's child, nothing published", "child",
            env={"JITUNWIND": "none"}),
+    # tinyjit for AArch64 under qemu-user (mxaarch64.py: which rows run there)
+    Column("a64-fp-none", "AArch64 (qemu-user): FP stencils, nothing published", "probe",
+           ["--frames=fp", "--cfi=region", "--publish=none"], arch="aarch64"),
+    Column("a64-fp-region", "AArch64 (qemu-user): FP + region CFI + in-memory channels", "probe",
+           ["--frames=fp", "--cfi=region", "--publish=default"], publishes=True, arch="aarch64"),
+    Column("a64-nofp-exact", "AArch64 (qemu-user): no-FP + exact CFI + in-memory channels", "probe",
+           ["--frames=nofp", "--cfi=exact", "--publish=default"], publishes=True, arch="aarch64"),
+    Column("a64-fp-exact", "AArch64 (qemu-user): FP + exact CFI + in-memory channels", "probe",
+           ["--frames=fp", "--cfi=exact", "--publish=default"], publishes=True, arch="aarch64"),
 ]
 
 

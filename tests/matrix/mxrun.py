@@ -52,6 +52,12 @@ class Skip(Exception):
     pass
 
 
+class NotApplicable(Exception):
+    """The unwinder has no way into this column's workload (an AArch64 guest
+    under qemu-user that ptrace, perf or valgrind cannot see): N/A, with
+    the reason, never counted as a tool missing here."""
+
+
 class Cell:
     """The scratch space and process bookkeeping of one cell."""
 

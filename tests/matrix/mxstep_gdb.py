@@ -1,5 +1,7 @@
 """mxstep_gdb.py - every instruction in gdb: run as gdb's script (gdb -nx
--batch -x mxstep_gdb.py --args tinyjit ... step.tj 9).
+-batch -x mxstep_gdb.py --args tinyjit ... step.tj 9).  With MX_REMOTE=
+HOST:PORT it connects to a gdb stub instead of running the program (the
+AArch64 columns: gdb-multiarch and qemu-user, mxaarch64.py).
 
 Runs the program to its SIGTRAP (probe mode 9: the expect file MX_EXPECT
 is written and its code published), breaks on the first instruction of
@@ -27,7 +29,12 @@ def pc():
 def main():
     for setting in ("pagination off", "confirm off", "width 0", "print frame-arguments none"):
         gdb.execute("set " + setting)
-    gdb.execute("run", to_string=True)  # stops at the program's SIGTRAP
+    remote = os.environ.get("MX_REMOTE")
+    if remote:  # qemu-user's gdb stub (mxaarch64.py): the guest waits at its first instruction
+        gdb.execute("target remote " + remote, to_string=True)
+        gdb.execute("continue", to_string=True)
+    else:
+        gdb.execute("run", to_string=True)  # stops at the program's SIGTRAP
     print("# mx-step: gdb, pid %d" % gdb.selected_inferior().pid)
     code = {n: b[:2] for n, b in read_blobs(os.environ["MX_EXPECT"]).items()}
     lo, hi = code[os.environ["MX_FUNC"]]

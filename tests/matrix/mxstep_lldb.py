@@ -8,7 +8,8 @@ instruction of the JIT function MX_FUNC and single-steps (`thread
 step-inst`) from there through its body, its native call and its return
 until the pc is back in another JIT function.  At every position it prints
 "@ 0xPC" and then what `bt` prints; the harness (mxsteps.py) parses and
-judges each.
+judges each.  With MX_REMOTE=HOST:PORT it connects to a gdb stub instead
+of launching the program (the AArch64 columns: qemu-user, mxaarch64.py).
 """
 import os
 import sys
@@ -35,10 +36,17 @@ def command(debugger, thread, cmd):
 def run(debugger):
     debugger.SetAsync(False)
     target = debugger.GetSelectedTarget()
-    info = target.GetLaunchInfo()
-    info.SetEnvironmentEntries(["%s=%s" % kv for kv in os.environ.items()], True)
     error = lldb.SBError()
-    process = target.Launch(info, error)
+    remote = os.environ.get("MX_REMOTE")
+    if remote:  # qemu-user's gdb stub: the guest waits at its first instruction
+        process = target.ConnectRemote(debugger.GetListener(), "connect://" + remote, "gdb-remote",
+                                       error)
+        if error.Success():
+            error = process.Continue()
+    else:
+        info = target.GetLaunchInfo()
+        info.SetEnvironmentEntries(["%s=%s" % kv for kv in os.environ.items()], True)
+        process = target.Launch(info, error)
     if not error.Success():
         raise RuntimeError("launch: %s" % error.GetCString())
     print("# mx-step: lldb, pid %d" % process.GetProcessID())

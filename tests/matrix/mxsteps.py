@@ -20,8 +20,10 @@ where the pc is:
 import os
 import re
 
+import mxaarch64
 import mxjudge as J
 from mxmethods import COLUMNS, need_cmd, need_file
+from mxrun import NotApplicable
 
 UNWINDERS = [  # (id, label, tool, flags); the quick form runs the first two
     ("dwfl-jit", "libdwfl + GDB JIT images", "mx-step-dwfl", ["--jit"]),
@@ -36,6 +38,9 @@ UNWINDERS = [  # (id, label, tool, flags); the quick form runs the first two
 # exact at every instruction
 REQUIRED = {(u, c) for u in ("dwfl-jit", "unw-ptrace-jit", "gdb", "lldb")
             for c in ("nofp-exact", "fp-exact")}
+# AArch64 under qemu-user: gdb-multiarch through qemu's gdb stub is the one
+# tracer that reaches the guest (mxaarch64.py)
+REQUIRED |= {("gdb", c) for c in ("a64-nofp-exact", "a64-fp-exact")}
 DEBUGGERS = {"gdb", "lldb"}
 STEP_COLUMNS = [c for c in COLUMNS if c.workload == "probe"]
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -107,11 +112,20 @@ def step_command(ctx, tool, flags, expect_path, program):
 
 def run_one(ctx, col, unwinder, cell):
     uid, label, tool, flags = unwinder
-    exe = ctx.tinyjit["plain"]
     expect_path = cell.path("expect")
-    env = cell.env({"TJ_PROBE_EXPECT": expect_path, "MX_EXPECT": expect_path, "MX_FUNC": "tj:leaf"})
-    cmd, parse = step_command(ctx, tool, flags, expect_path, [exe] + col.tj_args + [ctx.step_tj, "9"])
-    rc, out = cell.run(cmd, env=env, timeout=120, name="mx-step")
+    if col.arch == "aarch64":
+        if tool not in DEBUGGERS:
+            raise NotApplicable("AArch64 under qemu-user: %s cannot trace the guest (only the "
+                                "debuggers, through qemu's gdb stub, step it here)" % label)
+        script = os.path.join(HERE, "mxstep_%s.py" % tool)
+        rc, out, exe = mxaarch64.debugger_steps(ctx, col, cell, tool, script)
+        parse = lambda out: parse_debugger_positions(  # noqa: E731
+            out, J.parse_gdb if tool == "gdb" else J.parse_lldb)
+    else:
+        exe = ctx.tinyjit["plain"]
+        env = cell.env({"TJ_PROBE_EXPECT": expect_path, "MX_EXPECT": expect_path, "MX_FUNC": "tj:leaf"})
+        cmd, parse = step_command(ctx, tool, flags, expect_path, [exe] + col.tj_args + [ctx.step_tj, "9"])
+        rc, out = cell.run(cmd, env=env, timeout=120, name="mx-step")
     m = re.search(r"pid (\d+)", out)
     if m:
         cell.pids.add(int(m.group(1)))

@@ -72,6 +72,29 @@ XFAIL = [
 ]
 
 
+# -- AArch64 under qemu-user (mxaarch64.py; the rows it cannot run are N/A)
+A64 = ["a64-fp-none", "a64-fp-region", "a64-nofp-exact", "a64-fp-exact"]
+XFAIL += [
+    (["glibc-backtrace", "libgcc", "cxx-exception"], ["a64-fp-none"],
+     "nothing registered, and libgcc has no frame-pointer fallback on AArch64 either: the walk "
+     "stops at the first JIT frame (a C++ exception ends in std::terminate)"),
+    (["gdb-live"], ["a64-fp-none"],
+     "gdb-multiarch without a registration cannot unwind the JIT frame: its AArch64 fallback "
+     "gives it one caller that is no code address, and the backtrace ends there"),
+    (["gdb-core"], A64,
+     "the core qemu-user writes has no NT_FILE note and leaves out the program's read-only "
+     "segments (file size 0): gdb-multiarch relocates neither the PIE (`info files`: .text at "
+     "its link address) nor any shared library (`info sharedlibrary`: none), so it names none "
+     "of the program's frames and loses the stack after the first few"),
+    (["jitstack-core"], ["a64-fp-none"],
+     "nothing published: jitstack follows frame pointers through the JIT frames, and its "
+     "AArch64 walk goes wrong after the second (a third tj:descend where tj_jit_enter "
+     "belongs), while lldb's "
+     "frame-pointer fallback gets the same stack right (lldb-live x a64-fp-none passes); on "
+     "x86-64 jitstack passes fp-none"),
+]
+
+
 def expected_failure(method, column):
     """(reason, partial) when the cell is expected to fail, else None."""
     for methods, columns, reason, *partial in XFAIL:

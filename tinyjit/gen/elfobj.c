@@ -141,8 +141,9 @@ int eo_open(const char *path, eo_object *o, char *err, size_t errlen)
 	GElf_Ehdr eh;
 	if (!o->elf || !gelf_getehdr(o->elf, &eh))
 		FAIL("%s: not an ELF file: %s", path, elf_errmsg(-1));
-	if (eh.e_type != ET_REL || eh.e_machine != EM_X86_64)
-		FAIL("%s: not an x86-64 relocatable object", path);
+	if (eh.e_type != ET_REL || (eh.e_machine != EM_X86_64 && eh.e_machine != EM_AARCH64))
+		FAIL("%s: not an x86-64 or AArch64 relocatable object", path);
+	o->machine = eh.e_machine;
 
 	Elf_Scn *symscn = NULL, *scn = NULL;
 	while ((scn = elf_nextscn(o->elf, scn))) {
@@ -154,6 +155,8 @@ int eo_open(const char *path, eo_object *o, char *err, size_t errlen)
 		FAIL("%s: no symbol table", path);
 	if (read_funcs(o, symscn, err, errlen))
 		return -1;
+	for (size_t i = 0; i < o->n_funcs; i++)
+		o->funcs[i].machine = o->machine;
 	GElf_Shdr symsh;
 	gelf_getshdr(symscn, &symsh);
 	Elf_Data *symdata = section_data(symscn);

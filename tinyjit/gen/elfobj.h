@@ -1,4 +1,5 @@
-/* elfobj.h - the parts of a relocatable x86-64 object the stencil tools need
+/* elfobj.h - the parts of a relocatable x86-64 or AArch64 object the stencil
+ * tools need
  * (build time): its functions, their code and relocations, and .eh_frame.
  */
 #ifndef TJ_ELFOBJ_H
@@ -10,7 +11,7 @@
 
 typedef struct eo_reloc {
 	uint64_t offset;   /* in the function (or in .eh_frame) */
-	uint32_t type;     /* R_X86_64_* */
+	uint32_t type;     /* R_X86_64_*, R_AARCH64_* */
 	const char *sym;   /* symbol name ("" for a section symbol) */
 	int sym_defined;   /* the symbol is defined in this object */
 	size_t sym_shndx;  /* its section, when defined */
@@ -20,6 +21,7 @@ typedef struct eo_reloc {
 
 typedef struct eo_func {
 	const char *name;
+	uint16_t machine;    /* the object's e_machine */
 	size_t shndx;        /* its section */
 	uint64_t value;      /* offset in that section */
 	const uint8_t *code;
@@ -30,6 +32,7 @@ typedef struct eo_func {
 
 typedef struct eo_object {
 	const char *path;
+	uint16_t machine; /* EM_X86_64 or EM_AARCH64 */
 	int fd;
 	Elf *elf;
 	eo_func *funcs;

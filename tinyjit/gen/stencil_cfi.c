@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <gelf.h>
+
+#include "formats/bytes.h"
 #include "formats/ehframe.h"
 #include "stencil_cfi.h"
 
@@ -14,10 +17,6 @@
 		return -1;                          \
 	} while (0)
 
-/* The standard CIE's initial instructions, as clang and gcc emit them:
- * DW_CFA_def_cfa rsp+8; DW_CFA_offset r16 at cfa-8. */
-static const uint8_t std_initial[] = { DW_CFA_def_cfa, EH_REG_RSP, 8, DW_CFA_offset | EH_REG_RA, 1 };
-
 static size_t strip_nops(const uint8_t *p, size_t n)
 {
 	while (n && p[n - 1] == DW_CFA_nop)
@@ -25,7 +24,24 @@ static size_t strip_nops(const uint8_t *p, size_t n)
 	return n;
 }
 
-static int check_cie(const uint8_t *cie, size_t len, const char *path, char *err, size_t errlen)
+/* The standard CIE's initial instructions, as clang and gcc emit them:
+ * DW_CFA_def_cfa sp+entry, and on x86-64 DW_CFA_offset r16 at cfa-8 (the
+ * call pushed the return address; on AArch64 it is still in lr). */
+static size_t std_initial(const isa_ops *isa, int64_t data_align, uint8_t out[8])
+{
+	size_t n = 0;
+	out[n++] = DW_CFA_def_cfa;
+	out[n++] = (uint8_t)isa->dw_sp;
+	out[n++] = (uint8_t)isa->entry_cfa_offset;
+	if (isa->ra_saved_at_entry) {
+		out[n++] = (uint8_t)(DW_CFA_offset | isa->dw_ra);
+		out[n++] = (uint8_t)(-8 / data_align);
+	}
+	return n;
+}
+
+static int check_cie(const isa_ops *isa, const uint8_t *cie, size_t len, const char *path, eh_fde *out,
+		     char *err, size_t errlen)
 {
 	byte_rd r = rd_make(cie, len);
 	unsigned version = rd_u8(&r);
@@ -41,16 +57,33 @@ static int check_cie(const uint8_t *cie, size_t len, const char *path, char *err
 	uint64_t enc = rd_u8(&r);
 	if (r.failed || auglen != 1)
 		FAIL("%s: malformed CIE", path);
-	if (code_align != 1 || data_align != -8 || ra != EH_REG_RA)
+	/* x86-64 raw CFI goes to the API verbatim, so its factors must be the
+	 * API's; AArch64's are rewritten (eh_fde_rebase), any will do. */
+	int factors_ok = isa->machine == EM_X86_64
+				 ? code_align == isa->api_code_align && data_align == isa->api_data_align
+				 : code_align >= 1 && data_align < 0;
+	if (!factors_ok || ra != isa->dw_ra)
 		FAIL("%s: CIE has code alignment %llu, data alignment %lld, return address column %llu; "
-		     "the jitunwind API assumes 1, -8, 16",
-		     path, (unsigned long long)code_align, (long long)data_align, (unsigned long long)ra);
-	if (enc != (DW_EH_PE_pcrel | DW_EH_PE_sdata4))
-		FAIL("%s: FDE pointer encoding 0x%02llx, expected pcrel|sdata4", path,
+		     "the %s jitunwind API assumes %llu, %lld, %u",
+		     path, (unsigned long long)code_align, (long long)data_align, (unsigned long long)ra,
+		     isa->name, (unsigned long long)isa->api_code_align, (long long)isa->api_data_align,
+		     isa->dw_ra);
+	/* AArch64's large code model makes clang write 8-byte pc fields */
+	if (enc != (DW_EH_PE_pcrel | DW_EH_PE_sdata4) && enc != (DW_EH_PE_pcrel | DW_EH_PE_sdata8))
+		FAIL("%s: FDE pointer encoding 0x%02llx, expected pcrel|sdata4 or pcrel|sdata8", path,
 		     (unsigned long long)enc);
-	size_t n = strip_nops(r.p, rd_left(&r));
-	if (n != sizeof std_initial || memcmp(r.p, std_initial, n) != 0)
-		FAIL("%s: CIE initial instructions are not 'def_cfa rsp+8; offset r16 cfa-8'", path);
+	out->wide_pc = enc == (DW_EH_PE_pcrel | DW_EH_PE_sdata8);
+	uint8_t want[8];
+	size_t nw = std_initial(isa, data_align, want);
+	/* the rest must be padding; not strip_nops: def_cfa sp+0 ends in a 0 */
+	size_t n = rd_left(&r);
+	if (n < nw || memcmp(r.p, want, nw) != 0 || strip_nops(r.p + nw, n - nw) != 0)
+		FAIL("%s: CIE initial instructions are not the standard %s ones (def_cfa sp+%llu%s)", path,
+		     isa->name, (unsigned long long)isa->entry_cfa_offset,
+		     isa->ra_saved_at_entry ? "; return address at cfa-8" : "");
+	out->isa = isa;
+	out->code_align = code_align;
+	out->data_align = data_align;
 	return 0;
 }
 
@@ -65,6 +98,9 @@ static const eo_reloc *pc_begin_reloc(const eo_object *o, size_t off)
 
 int eh_find_fde(const eo_object *o, const eo_func *f, eh_fde *out, char *err, size_t errlen)
 {
+	const isa_ops *isa = isa_for(o->machine);
+	if (!isa)
+		FAIL("%s: no instruction-set table for ELF machine %u", o->path, o->machine);
 	const uint8_t *base = o->eh_frame;
 	size_t size = o->eh_frame_size, off = 0;
 	if (!base)
@@ -88,10 +124,15 @@ int eh_find_fde(const eo_object *o, const eo_func *f, eh_fde *out, char *err, si
 				uint64_t clen = rd_u32(&c);
 				if (c.failed || clen > size - cie_off - 4 || rd_u32(&c) != EH_CIE_ID)
 					FAIL("%s: FDE at 0x%zx points at no CIE", o->path, off);
-				if (check_cie(c.p, clen - 4, o->path, err, errlen))
+				if (check_cie(isa, c.p, clen - 4, o->path, out, err, errlen))
 					return -1;
-				rd_u32(&r); /* pc_begin */
-				out->range = rd_u32(&r);
+				if (out->wide_pc) {
+					rd_u64(&r); /* pc_begin */
+					out->range = rd_u64(&r);
+				} else {
+					rd_u32(&r);
+					out->range = rd_u32(&r);
+				}
 				uint64_t aug = rd_uleb(&r);
 				if (r.failed || aug > (uint64_t)(next - r.p))
 					FAIL("%s: malformed FDE at 0x%zx", o->path, off);
@@ -111,7 +152,9 @@ int eh_find_fde(const eo_object *o, const eo_func *f, eh_fde *out, char *err, si
 
 int eh_row_at(const eh_fde *fde, uint64_t at, eh_row *row, char *err, size_t errlen)
 {
-	eh_row cur = { EH_REG_RSP, 8, 0, 1, 0, -8 }, saved[8];
+	const isa_ops *isa = fde->isa;
+	eh_row cur = { isa->dw_sp, (int64_t)isa->entry_cfa_offset, 0, isa->ra_saved_at_entry, 0, -8 },
+	       saved[8];
 	int depth = 0;
 	uint64_t loc = 0;
 	byte_rd r = rd_make(fde->insns, fde->len);
@@ -121,16 +164,17 @@ int eh_row_at(const eh_fde *fde, uint64_t at, eh_row *row, char *err, size_t err
 			FAIL("unsupported call frame instruction 0x%02x", in.op);
 		if (r.failed)
 			FAIL("truncated call frame instructions");
-		int64_t off = (int64_t)in.uarg * -8; /* the data alignment check_cie wants */
+		int64_t off = (int64_t)in.uarg * fde->data_align;
+		uint64_t advance = in.advance * fde->code_align;
 		switch (in.op) {
 		case DW_CFA_nop: break;
 		case DW_CFA_advance_loc:
 		case DW_CFA_advance_loc1:
 		case DW_CFA_advance_loc2:
 		case DW_CFA_advance_loc4:
-			if (loc + in.advance > at)
+			if (loc + advance > at)
 				goto done;
-			loc += in.advance;
+			loc += advance;
 			break;
 		case DW_CFA_def_cfa:
 			cur.cfa_reg = (unsigned)in.reg;
@@ -140,10 +184,10 @@ int eh_row_at(const eh_fde *fde, uint64_t at, eh_row *row, char *err, size_t err
 		case DW_CFA_def_cfa_offset: cur.cfa_offset = (int64_t)in.uarg; break;
 		case DW_CFA_offset:
 		case DW_CFA_offset_extended:
-			if (in.reg == EH_REG_RBP) {
+			if (in.reg == isa->dw_fp) {
 				cur.has_fp = 1;
 				cur.fp_offset = off;
-			} else if (in.reg == EH_REG_RA) {
+			} else if (in.reg == isa->dw_ra) {
 				cur.has_ra = 1;
 				cur.ra_offset = off;
 			}
@@ -166,5 +210,96 @@ int eh_row_at(const eh_fde *fde, uint64_t at, eh_row *row, char *err, size_t err
 	}
 done:
 	*row = cur;
+	return 0;
+}
+
+static void put_advance(byte_buf *b, uint64_t delta)
+{
+	if (delta == 0)
+		return;
+	if (delta < 0x40) {
+		buf_u8(b, (uint8_t)(DW_CFA_advance_loc | delta));
+	} else if (delta <= UINT8_MAX) {
+		buf_u8(b, DW_CFA_advance_loc1);
+		buf_u8(b, (uint8_t)delta);
+	} else if (delta <= UINT16_MAX) {
+		buf_u8(b, DW_CFA_advance_loc2);
+		buf_u16(b, (uint16_t)delta);
+	} else {
+		buf_u8(b, DW_CFA_advance_loc4);
+		buf_u32(b, (uint32_t)delta);
+	}
+}
+
+static void put_reg_op(byte_buf *b, uint8_t op, uint64_t reg)
+{
+	buf_u8(b, op);
+	buf_uleb(b, reg);
+}
+
+int eh_fde_rebase(const eh_fde *fde, uint8_t *out, size_t cap, size_t *len, char *err, size_t errlen)
+{
+	const isa_ops *isa = fde->isa;
+	if (fde->code_align == isa->api_code_align && fde->data_align == isa->api_data_align &&
+	    isa->machine == EM_X86_64) {
+		if (fde->len > cap)
+			FAIL("%zu bytes of call frame instructions, more than %zu", fde->len, cap);
+		memcpy(out, fde->insns, fde->len);
+		*len = fde->len;
+		return 0;
+	}
+	byte_buf b;
+	buf_init(&b, out, cap);
+	byte_rd r = rd_make(fde->insns, fde->len);
+	while (rd_left(&r)) {
+		cfa_insn in;
+		if (!cfa_next(&r, DW_EH_PE_omit, &in) || r.failed)
+			FAIL("call frame instruction 0x%02x cannot be read", in.op);
+		int64_t off = (int64_t)in.uarg * fde->data_align;
+		uint64_t bytes = in.advance * fde->code_align;
+		switch (in.op) {
+		case DW_CFA_nop: break;
+		case DW_CFA_advance_loc:
+		case DW_CFA_advance_loc1:
+		case DW_CFA_advance_loc2:
+		case DW_CFA_advance_loc4:
+			if (bytes % isa->api_code_align)
+				FAIL("an advance of %llu bytes is not a multiple of %llu",
+				     (unsigned long long)bytes, (unsigned long long)isa->api_code_align);
+			put_advance(&b, bytes / isa->api_code_align);
+			break;
+		case DW_CFA_def_cfa:
+			put_reg_op(&b, DW_CFA_def_cfa, in.reg);
+			buf_uleb(&b, in.uarg);
+			break;
+		case DW_CFA_def_cfa_register: put_reg_op(&b, DW_CFA_def_cfa_register, in.reg); break;
+		case DW_CFA_def_cfa_offset:
+			buf_u8(&b, DW_CFA_def_cfa_offset);
+			buf_uleb(&b, in.uarg);
+			break;
+		case DW_CFA_offset:
+		case DW_CFA_offset_extended:
+			if (off % isa->api_data_align || off / isa->api_data_align < 0)
+				FAIL("register %llu saved at CFA%+lld: not a multiple of %lld",
+				     (unsigned long long)in.reg, (long long)off,
+				     (long long)isa->api_data_align);
+			if (in.reg < 0x40)
+				buf_u8(&b, (uint8_t)(DW_CFA_offset | in.reg));
+			else
+				put_reg_op(&b, DW_CFA_offset_extended, in.reg);
+			buf_uleb(&b, (uint64_t)(off / isa->api_data_align));
+			break;
+		case DW_CFA_restore:
+		case DW_CFA_restore_extended:
+		case DW_CFA_same_value: put_reg_op(&b, DW_CFA_same_value, in.reg); break;
+		case DW_CFA_undefined: put_reg_op(&b, DW_CFA_undefined, in.reg); break;
+		case DW_CFA_remember_state:
+		case DW_CFA_restore_state: buf_u8(&b, in.op); break;
+		default: FAIL("call frame instruction 0x%02x is not supported", in.op);
+		}
+	}
+	if (!buf_ok(&b))
+		FAIL("the rewritten call frame instructions need more than %zu bytes", cap);
+	*len = b.len;
 	return 0;
 }

@@ -15,8 +15,11 @@
  *
  * For every opcode of vm/opcodes.def the header holds tj_op_<NAME>'s code,
  * its holes (one per relocation, named after the symbol the runtime
- * supplies), and its .eh_frame FDE instructions for exact CFI.  A final
- * `jmp _JIT_CONTINUE` is dropped: the next stencil is copied right after.
+ * supplies), and its .eh_frame FDE instructions for exact CFI, as they
+ * read after the CIE the jitunwind API assumes (eh_fde_rebase).  A final
+ * `jmp _JIT_CONTINUE` (AArch64: `b _JIT_CONTINUE`) is dropped: the next
+ * stencil is copied right after.  The objects may be x86-64 or AArch64
+ * (isa.h); all must be of the same one.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -28,7 +31,7 @@
 #include "stencil_cfi.h"
 #include "elfobj.h"
 #include "fpcheck.h"
-#include "x86.h"
+#include "isa.h"
 
 static const char *const op_names[] = {
 #define OP(name, mn, opnd, pops, pushes) #name,
@@ -131,7 +134,7 @@ static void put_comment_line(FILE *out, const char *s, const char *e)
 
 /* The instruction text of the listing line that holds code offset `at`.
  * Instruction lines are "  OFF: BYTES\tMNEMONIC\tOPERANDS"; relocation
- * lines "\t\tOFF:  R_X86_64_..." are skipped. */
+ * lines "\t\tOFF:  R_X86_64_..." (R_AARCH64_...) are skipped. */
 static void insn_at(const char *s, const char *e, uint64_t at, char *out, size_t n)
 {
 	snprintf(out, n, "?");
@@ -147,7 +150,8 @@ static void insn_at(const char *s, const char *e, uint64_t at, char *out, size_t
 		char *colon;
 		unsigned long long off = strtoull(line, &colon, 16);
 		char *tab = strchr(line, '\t');
-		if (colon == line || *colon != ':' || !tab || strstr(line, "R_X86_64") || off > at)
+		if (colon == line || *colon != ':' || !tab || strstr(line, "R_X86_64") ||
+		    strstr(line, "R_AARCH64") || off > at)
 			continue;
 		for (char *c = tab + 1; *c; c++)
 			if (*c == '\t')
@@ -167,24 +171,50 @@ typedef struct {
 	size_t nholes; /* relocations kept */
 	unsigned uses; /* bit mask of enum tj_extern */
 	eh_fde fde;
+	uint8_t cfi[512]; /* fde's instructions after the API's CIE */
+	size_t cfi_len;
 } stencil;
 
-static int reloc_kind(uint32_t type)
+/* The relocations the runtime applies: enum tj_reloc, in its order. */
+/* clang-format off */
+#define RELOCS(X) \
+	X(EM_X86_64, R_X86_64_64) \
+	X(EM_X86_64, R_X86_64_32) \
+	X(EM_X86_64, R_X86_64_32S) \
+	X(EM_X86_64, R_X86_64_PC32) \
+	X(EM_X86_64, R_X86_64_PLT32) \
+	X(EM_AARCH64, R_AARCH64_CALL26) \
+	X(EM_AARCH64, R_AARCH64_JUMP26) \
+	X(EM_AARCH64, R_AARCH64_MOVW_UABS_G0_NC) \
+	X(EM_AARCH64, R_AARCH64_MOVW_UABS_G1_NC) \
+	X(EM_AARCH64, R_AARCH64_MOVW_UABS_G2_NC) \
+	X(EM_AARCH64, R_AARCH64_MOVW_UABS_G3) \
+	X(EM_AARCH64, R_AARCH64_ADR_PREL_PG_HI21) \
+	X(EM_AARCH64, R_AARCH64_ADD_ABS_LO12_NC) \
+	X(EM_AARCH64, R_AARCH64_LDST8_ABS_LO12_NC) \
+	X(EM_AARCH64, R_AARCH64_LDST16_ABS_LO12_NC) \
+	X(EM_AARCH64, R_AARCH64_LDST32_ABS_LO12_NC) \
+	X(EM_AARCH64, R_AARCH64_LDST64_ABS_LO12_NC) \
+	X(EM_AARCH64, R_AARCH64_LDST128_ABS_LO12_NC)
+/* clang-format on */
+
+static int reloc_kind(unsigned machine, uint32_t type)
 {
-	switch (type) {
-	case R_X86_64_64: return TJ_R_X86_64_64;
-	case R_X86_64_32: return TJ_R_X86_64_32;
-	case R_X86_64_32S: return TJ_R_X86_64_32S;
-	case R_X86_64_PC32: return TJ_R_X86_64_PC32;
-	case R_X86_64_PLT32: return TJ_R_X86_64_PLT32;
-	default: return -1;
-	}
+#define X(m, r)                                                                                              \
+	if (machine == (m) && type == (r))                                                                   \
+		return TJ_##r;
+	RELOCS(X)
+#undef X
+	return -1;
 }
 
 static const char *reloc_name(int kind)
 {
-	static const char *const n[] = { "R_X86_64_64", "R_X86_64_32", "R_X86_64_32S",
-					 "R_X86_64_PC32", "R_X86_64_PLT32" };
+	static const char *const n[] = {
+#define X(m, r) #r,
+		RELOCS(X)
+#undef X
+	};
 	return n[kind];
 }
 
@@ -208,23 +238,38 @@ static void classify(const stencil *s, const eo_reloc *r, int *value, int *ext)
 	    s->obj, s->f->name, (unsigned long long)r->offset, r->sym);
 }
 
-/* Whether the stencil ends in `jmp _JIT_CONTINUE` (e9 rel32), which the
- * runtime replaces by placing the next stencil right there. */
-static int ends_in_continue(const eo_func *f)
+/* The bytes of a final jump to _JIT_CONTINUE, which the runtime replaces
+ * by placing the next stencil right there, or 0: on x86-64 `jmp rel32`
+ * (e9, PLT32/PC32 at -4), on AArch64 `b imm26` (JUMP26, addend 0). */
+static size_t continue_jump(const eo_func *f)
 {
-	if (f->size < 5 || f->code[f->size - 5] != 0xe9 || !f->n_relocs)
+	if (!f->n_relocs)
 		return 0;
 	const eo_reloc *r = &f->relocs[f->n_relocs - 1];
-	return r->offset == f->size - 4 && strcmp(r->sym, "_JIT_CONTINUE") == 0 &&
-	       (r->type == R_X86_64_PLT32 || r->type == R_X86_64_PC32) && r->addend == -4;
+	if (strcmp(r->sym, "_JIT_CONTINUE") != 0)
+		return 0;
+	if (f->machine == EM_X86_64)
+		return f->size >= 5 && f->code[f->size - 5] == 0xe9 && r->offset == f->size - 4 &&
+				       (r->type == R_X86_64_PLT32 || r->type == R_X86_64_PC32) &&
+				       r->addend == -4
+			       ? 5
+			       : 0;
+	if (f->machine == EM_AARCH64 && f->size >= 4 && r->offset == f->size - 4) {
+		uint32_t w;
+		memcpy(&w, f->code + f->size - 4, 4);
+		return (w & 0xfc000000u) == 0x14000000u && r->type == R_AARCH64_JUMP26 && r->addend == 0 ? 4
+													 : 0;
+	}
+	return 0;
 }
 
 static void emit_stencil(FILE *out, const char *set, int op, stencil *s)
 {
 	const eo_func *f = s->f;
 	const char *name = op_names[op];
-	int dropped = ends_in_continue(f);
-	s->size = f->size - (dropped ? 5 : 0);
+	size_t jump = continue_jump(f);
+	int dropped = jump != 0;
+	s->size = f->size - jump;
 	size_t nholes = s->nholes = f->n_relocs - (size_t)dropped;
 	const char *ls, *le;
 	ls = listing_find(s->dis, f->name, &le);
@@ -254,7 +299,7 @@ static void emit_stencil(FILE *out, const char *set, int op, stencil *s)
 		fprintf(out, "static const tj_hole tj_%s_%s_holes[] = {\n", set, name);
 		for (size_t i = 0; i < nholes; i++) {
 			const eo_reloc *r = &f->relocs[i];
-			int kind = reloc_kind(r->type), value, ext;
+			int kind = reloc_kind(f->machine, r->type), value, ext;
 			if (kind < 0)
 				die("%s: %s at 0x%llx: relocation type %u is not supported", s->obj, f->name,
 				    (unsigned long long)r->offset, r->type);
@@ -275,25 +320,29 @@ static void emit_stencil(FILE *out, const char *set, int op, stencil *s)
 
 	fprintf(out, "/* its FDE's call frame instructions (after the standard CIE) */\n");
 	fprintf(out, "static const uint8_t tj_%s_%s_cfi[] = {", set, name);
-	for (size_t i = 0; i < s->fde.len; i++)
-		fprintf(out, "%s0x%02x,", i % 12 ? " " : "\n\t", s->fde.insns[i]);
-	fprintf(out, "%s};\n\n", s->fde.len ? "\n" : " 0 ");
+	for (size_t i = 0; i < s->cfi_len; i++)
+		fprintf(out, "%s0x%02x,", i % 12 ? " " : "\n\t", s->cfi[i]);
+	fprintf(out, "%s};\n\n", s->cfi_len ? "\n" : " 0 ");
 	s->uses = uses;
 }
 
 /* ---- the region rule from the shim ---- */
 
-static eh_row shim_region(const char *path)
+static eh_row shim_region(const char *path, unsigned machine)
 {
 	char err[512];
 	eo_object o;
 	if (eo_open(path, &o, err, sizeof err))
 		die("%s", err);
+	const isa_ops *isa = isa_for(o.machine);
+	if (o.machine != machine || !isa)
+		die("%s: the shim is not built for the stencils' machine (%u, not %u)", path, o.machine,
+		    machine);
 	const eo_func *f = eo_find(&o, "tj_shim_call");
 	if (!f)
 		die("%s: no tj_shim_call", path);
 	size_t len;
-	long call = x86_only_indirect_call(f->code, f->size, &len);
+	long call = isa->only_indirect_call(f->code, f->size, &len);
 	if (call < 0)
 		die("%s: tj_shim_call must contain exactly one indirect call (the call into JIT code)",
 		    path);
@@ -301,10 +350,10 @@ static eh_row shim_region(const char *path)
 	eh_row row;
 	if (eh_find_fde(&o, f, &fde, err, sizeof err) || eh_row_at(&fde, (uint64_t)call, &row, err, sizeof err))
 		die("%s: %s", path, err);
-	if (row.cfa_reg != EH_REG_RBP || !row.has_fp || !row.has_ra)
-		die("%s: at its call into JIT code (0x%lx) tj_shim_call's CFA is not rbp-based with rbp "
+	if (row.cfa_reg != isa->dw_fp || !row.has_fp || !row.has_ra)
+		die("%s: at its call into JIT code (0x%lx) tj_shim_call's CFA is not %s-based with %s "
 		    "and the return address saved; compile it with -mframe-pointer=all",
-		    path, call);
+		    path, call, isa->fp_name, isa->fp_name);
 	eo_close(&o);
 	return row;
 }
@@ -348,7 +397,10 @@ int main(int argc, char **argv)
 	listing l_omit = read_listing(omit_dis), l_frame = { 0 };
 	if (frame)
 		l_frame = read_listing(frame_dis);
-	eh_row region = shim_region(shim);
+	if (frame && o_frame.machine != o_omit.machine)
+		die("%s and %s are built for different machines", omit, frame);
+	const isa_ops *isa = isa_for(o_omit.machine);
+	eh_row region = shim_region(shim, o_omit.machine);
 
 	stencil st[TJ_OP_COUNT];
 	unsigned n_framed = 0;
@@ -367,6 +419,8 @@ int main(int argc, char **argv)
 			die("%s: %s is too large", o->path, fname);
 		if (eh_find_fde(o, s->f, &s->fde, err, sizeof err))
 			die("%s", err);
+		if (eh_fde_rebase(&s->fde, s->cfi, sizeof s->cfi, &s->cfi_len, err, sizeof err))
+			die("%s: %s: %s", o->path, fname, err);
 		n_framed += (unsigned)s->framed;
 		if (check_fp) {
 			int bad = s->framed ? fp_check_standard_frame(s->f, err, sizeof err)
@@ -384,13 +438,16 @@ int main(int argc, char **argv)
 	FILE *out = fopen(tmppath, "w");
 	if (!out)
 		die("cannot write %s", tmppath);
-	fprintf(out, "/* %s - stencil set '%s', generated by tj_gen from %s; do not edit.\n *\n"
-		     " * Stencils rebuilt with a frame pointer: %u of %d.\n"
-		     " * Region rule, from tj_shim_call's CFI at its call into JIT code (%s):\n"
-		     " *   CFA = rbp%+lld, rbp at CFA%+lld, return address at CFA%+lld.\n */\n"
-		     "#include \"runtime/stencil.h\"\n#include \"vm/vm.h\"\n\n",
-		outpath, set, omit, n_framed, TJ_OP_COUNT, shim, (long long)region.cfa_offset,
-		(long long)region.fp_offset, (long long)region.ra_offset);
+	fprintf(out,
+		"/* %s - stencil set '%s', generated by tj_gen from %s; do not edit.\n *\n"
+		" * Machine code for %s.\n"
+		" * Stencils rebuilt with a frame pointer: %u of %d.\n"
+		" * Region rule, from tj_shim_call's CFI at its call into JIT code (%s):\n"
+		" *   CFA = %s%+lld, %s at CFA%+lld, return address at CFA%+lld.\n */\n"
+		"#include \"runtime/stencil.h\"\n#include \"vm/vm.h\"\n\n",
+		outpath, set, omit, isa->name, n_framed, TJ_OP_COUNT, shim, isa->fp_name,
+		(long long)region.cfa_offset, isa->fp_name, (long long)region.fp_offset,
+		(long long)region.ra_offset);
 	for (int op = 0; op < TJ_OP_COUNT; op++)
 		emit_stencil(out, set, op, &st[op]);
 
@@ -402,10 +459,11 @@ int main(int argc, char **argv)
 			snprintf(holes, sizeof holes, "tj_%s_%s_holes", set, op_names[op]);
 		fprintf(out, "\t[TJ_OP_%s] = { tj_%s_%s_code, %zu, %zu, %s, tj_%s_%s_cfi, %zu, %d, 0x%x },\n",
 			op_names[op], set, op_names[op], s->size, s->nholes, holes, set, op_names[op],
-			s->fde.len, s->framed, s->uses);
+			s->cfi_len, s->framed, s->uses);
 	}
-	fprintf(out, "};\n\nconst tj_stencil_set tj_stencils_%s = {\n\t\"%s\", tj_%s_ops, %d, %u,\n\t%lld, %lld, %lld,\n};\n",
-		set, set, set, TJ_OP_COUNT, n_framed, (long long)region.cfa_offset,
+	fprintf(out,
+		"};\n\nconst tj_stencil_set tj_stencils_%s = {\n\t\"%s\", %u, tj_%s_ops, %d, %u,\n\t%lld, %lld, %lld,\n};\n",
+		set, set, (unsigned)o_omit.machine, set, TJ_OP_COUNT, n_framed, (long long)region.cfa_offset,
 		(long long)region.fp_offset, (long long)region.ra_offset);
 	if (fclose(out) != 0 || rename(tmppath, outpath) != 0)
 		die("cannot write %s", outpath);

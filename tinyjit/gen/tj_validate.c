@@ -1,6 +1,7 @@
 /* tj_validate.c - the build-time frame-pointer validator for stencils.
  *
- *   tj_validate list OBJ          print the functions of OBJ that write rbp
+ *   tj_validate list OBJ          print the functions of OBJ that write the
+ *                                 frame pointer (rbp, x29)
  *                                 (they must be rebuilt with a frame)
  *   tj_validate frames OBJ LIST   check that each function named in the file
  *                                 LIST has the standard frame and no other
@@ -59,8 +60,9 @@ int main(int argc, char **argv)
 		}
 	}
 	if (strcmp(mode, "list") == 0)
-		fprintf(stderr, "tj_validate: %s: %d of %zu stencils write rbp without a frame\n", argv[2],
-			writers, o.n_funcs);
+		fprintf(stderr,
+			"tj_validate: %s: %d of %zu stencils write the frame pointer without a frame\n",
+			argv[2], writers, o.n_funcs);
 	eo_close(&o);
 	return bad;
 }

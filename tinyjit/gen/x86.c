@@ -5,6 +5,7 @@
  * each instruction's written registers instead of matching mnemonics.
  */
 #include <capstone/capstone.h>
+#include <elf.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -39,14 +40,13 @@ static int classify(const cs_insn *in)
 	static const uint8_t mov_rsp_rbp[2][3] = { { 0x48, 0x89, 0xe5 }, { 0x48, 0x8b, 0xec } };
 	if (in->size == 3 && (memcmp(in->bytes, mov_rsp_rbp[0], 3) == 0 ||
 			      memcmp(in->bytes, mov_rsp_rbp[1], 3) == 0))
-		return X86_W_SET_FP;
+		return ISA_W_SET_FP;
 	if (in->size == 1 && (in->bytes[0] == 0x5d /* pop %rbp */ || in->bytes[0] == 0xc9 /* leave */))
-		return X86_W_RESTORE;
-	return X86_W_OTHER;
+		return ISA_W_RESTORE;
+	return ISA_W_OTHER;
 }
 
-int x86_fp_writes(const uint8_t *code, size_t size, x86_write *out, int max, char *err,
-		  size_t errlen)
+int x86_fp_writes(const uint8_t *code, size_t size, isa_write *out, int max, char *err, size_t errlen)
 {
 	csh h;
 	if (open_cs(&h, err, errlen))
@@ -78,10 +78,11 @@ int x86_fp_writes(const uint8_t *code, size_t size, x86_write *out, int max, cha
 	return n;
 }
 
-int x86_has_fp_prologue(const uint8_t *code, size_t size)
+long x86_fp_prologue_set(const uint8_t *code, size_t size)
 {
-	return size >= 4 && code[0] == 0x55 && code[1] == 0x48 &&
-	       ((code[2] == 0x89 && code[3] == 0xe5) || (code[2] == 0x8b && code[3] == 0xec));
+	int std = size >= 4 && code[0] == 0x55 && code[1] == 0x48 &&
+		  ((code[2] == 0x89 && code[3] == 0xe5) || (code[2] == 0x8b && code[3] == 0xec));
+	return std ? 1 : -1;
 }
 
 long x86_only_indirect_call(const uint8_t *code, size_t size, size_t *len)
@@ -110,3 +111,20 @@ long x86_only_indirect_call(const uint8_t *code, size_t size, size_t *len)
 	cs_close(&h);
 	return count == 1 && left == 0 ? found : -1;
 }
+
+const isa_ops isa_x86_64 = {
+	.name = "x86-64",
+	.machine = EM_X86_64,
+	.fp_name = "rbp",
+	.prologue_text = "push %rbp; mov %rsp, %rbp",
+	.fp_writes = x86_fp_writes,
+	.fp_prologue_set = x86_fp_prologue_set,
+	.only_indirect_call = x86_only_indirect_call,
+	.dw_fp = 6,
+	.dw_sp = 7,
+	.dw_ra = 16,
+	.api_code_align = 1,
+	.api_data_align = -8,
+	.entry_cfa_offset = 8,
+	.ra_saved_at_entry = 1,
+};

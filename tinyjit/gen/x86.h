@@ -7,23 +7,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* An instruction that writes rbp (or ebp, bp, bpl). */
-typedef struct x86_write {
-	uint64_t offset;
-	char text[192]; /* "movq %rsp, %rbp" */
-	int kind;      /* X86_W_* */
-} x86_write;
+#include "isa.h"
 
-enum { X86_W_OTHER, X86_W_SET_FP /* mov %rsp,%rbp */, X86_W_RESTORE /* pop %rbp, leave */ };
+/* Decode code[0..size) completely and list the instructions that write rbp
+ * (or ebp, bp, bpl).  Returns their count (at most max are stored), or -1
+ * with a message when the bytes do not decode. */
+int x86_fp_writes(const uint8_t *code, size_t size, isa_write *out, int max, char *err, size_t errlen);
 
-/* Decode code[0..size) completely and list the instructions that write the
- * frame-pointer register.  Returns their count (at most max are stored),
- * or -1 with a message when the bytes do not decode. */
-int x86_fp_writes(const uint8_t *code, size_t size, x86_write *out, int max, char *err,
-		  size_t errlen);
-
-/* Whether code starts with the standard prologue push %rbp; mov %rsp,%rbp. */
-int x86_has_fp_prologue(const uint8_t *code, size_t size);
+/* 1 (the offset of its mov) if code starts with the standard prologue
+ * push %rbp; mov %rsp,%rbp, else -1. */
+long x86_fp_prologue_set(const uint8_t *code, size_t size);
 
 /* Offset of the only indirect call (call *reg / call *mem) in code, and
  * its length; -1 unless there is exactly one. */

@@ -27,9 +27,13 @@
  *                        12 malloc and free one block, for allocation
  *                           profilers;
  *                        13 print libbacktrace's backtrace_full (builds
- *                           with TJ_LIBBACKTRACE only: tinyjit-libbacktrace).
+ *                           with TJ_LIBBACKTRACE only: tinyjit-libbacktrace);
+ *                        14 trap in its own code for a core file, with no
+ *                           libc frame on top (qemu-user's cores name no
+ *                           library: a reader given only the program must
+ *                           start in it).
  *
- * With TJ_PROBE_EXPECT=FILE, probe(1..13) first writes FILE: every published
+ * With TJ_PROBE_EXPECT=FILE, probe(1..14) first writes FILE: every published
  * function's code range, and the native frames the stack must hold, derived
  * from the VM's own transitions (see write_expect), never from an unwinder.
  * With TJ_PROBE_REPEAT=N, modes 1, 6, 7, 8, 10 and 13 unwind N times and
@@ -382,6 +386,13 @@ static NOINLINE void probe_trap(void)
 	NOT_A_TAIL_CALL();
 }
 
+static NOINLINE void probe_fault(void)
+{
+	printf("tinyjit probe: trapping for a core file\n");
+	fflush(stdout);
+	__builtin_trap(); /* ud2 (SIGILL), brk (SIGTRAP): both dump core */
+}
+
 /* ---- a crash reporter ------------------------------------------------------ */
 
 /* What an in-process crash reporter does (Sentry native's inproc backend,
@@ -572,10 +583,13 @@ static NOINLINE int probe_libbacktrace(void)
 #endif
 
 static const char *const actions[] = {
-	[1] = "probe_backtrace",       [2] = "probe_wait",         [3] = "probe_abort",
-	[5] = "probe_spin",            [6] = "probe_unwind",       [7] = "probe_unw_backtrace",
-	[8] = "probe_unw_step",        [9] = "probe_trap",         [10] = "probe_crash",
-	[11] = "probe_use_after_free", [12] = "probe_malloc",      [13] = "probe_libbacktrace",
+	[1] = "probe_backtrace", [2] = "probe_wait",
+	[3] = "probe_abort",     [5] = "probe_spin",
+	[6] = "probe_unwind",    [7] = "probe_unw_backtrace",
+	[8] = "probe_unw_step",  [9] = "probe_trap",
+	[10] = "probe_crash",    [11] = "probe_use_after_free",
+	[12] = "probe_malloc",   [13] = "probe_libbacktrace",
+	[14] = "probe_fault",
 };
 enum { MAX_MODE = sizeof actions / sizeof actions[0] - 1 };
 
@@ -614,10 +628,11 @@ static NOINLINE tj_res h_probe(tj_vm *vm, const int64_t *a)
 #ifdef TJ_LIBBACKTRACE
 	case 13: return ok(probe_libbacktrace());
 #endif
+	case 14: probe_fault(); break;
 	}
 	if (mode == 10)
 		return tj_vm_fail(vm, TJ_ERR_HOST, vm->host_insn, "probe: the crash reporter did not run");
-	return tj_vm_fail(vm, TJ_ERR_HOST, vm->host_insn, "probe: mode must be 0..13");
+	return tj_vm_fail(vm, TJ_ERR_HOST, vm->host_insn, "probe: mode must be 0..14");
 }
 
 const tj_host tj_hosts[] = {

@@ -10,13 +10,17 @@
  * src/ch_jitdump.c); without them perf's DWARF unwinder stops there.
  * A stencil's final `jmp _JIT_CONTINUE` was dropped by the generator, so
  * straight-line code runs from one stencil into the next.  Calls to run-time
- * functions go through a trampoline (jmp *0(%rip); .quad addr) at the end of
- * the function: the mapping is rarely within the ±2 GiB a rel32 reaches.
+ * functions go through a trampoline (jmp *0(%rip); .quad addr -- on
+ * AArch64 ldr x16, 8; br x16; .quad addr) at the end of the function: the
+ * mapping is rarely within the ±2 GiB a rel32 (±128 MiB a bl) reaches.
  *
  * Memory is mapped RW, filled, then mprotect'ed RX: it is never writable and
  * executable at once, and never comes from malloc (perf symbolizes only
- * anonymous executable mappings).
+ * anonymous executable mappings).  The instruction cache is synchronised
+ * with the written code before it runs (a no-op on x86-64, required on
+ * AArch64).
  */
+#include <elf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,16 +127,33 @@ static size_t plan(const tj_program *p, const tj_stencil_set *set, uint32_t *off
 	return at;
 }
 
-static void write_trampolines(uint8_t *at, unsigned uses, uint64_t *addr_of_ext)
+/* jmp *0(%rip) -- FF /4 with a RIP-relative operand; the target; int3s */
+static void trampoline_x86_64(uint8_t *at, uint64_t target)
+{
+	static const uint8_t jmp_rip[6] = { 0xff, 0x25, 0, 0, 0, 0 };
+	memcpy(at, jmp_rip, sizeof jmp_rip);
+	memcpy(at + 6, &target, 8);
+	memset(at + 14, 0xcc, TJ_TRAMPOLINE_SIZE - 14);
+}
+
+/* ldr x16, #8 (LDR literal, 0x58000000 | imm19 2 << 5 | Rt 16); br x16;
+ * the target */
+static void trampoline_aarch64(uint8_t *at, uint64_t target)
+{
+	static const uint32_t insns[2] = { 0x58000050u, 0xd61f0200u };
+	memcpy(at, insns, sizeof insns);
+	memcpy(at + 8, &target, 8);
+}
+
+static void write_trampolines(const tj_stencil_set *set, uint8_t *at, unsigned uses, uint64_t *addr_of_ext)
 {
 	for (int e = 0; e < TJ_EXT_COUNT; e++) {
 		if (!(uses & (1u << e)))
 			continue;
-		/* jmp *0(%rip) -- FF /4 with a RIP-relative operand; then the target */
-		static const uint8_t jmp_rip[6] = { 0xff, 0x25, 0, 0, 0, 0 };
-		memcpy(at, jmp_rip, sizeof jmp_rip);
-		memcpy(at + 6, &ext_addr[e], 8);
-		memset(at + 14, 0xcc, TJ_TRAMPOLINE_SIZE - 14); /* int3 */
+		if (set->elf_machine == EM_AARCH64)
+			trampoline_aarch64(at, ext_addr[e]);
+		else
+			trampoline_x86_64(at, ext_addr[e]);
 		addr_of_ext[e] = (uint64_t)(uintptr_t)at;
 		at += TJ_TRAMPOLINE_SIZE;
 	}
@@ -262,13 +283,14 @@ int tj_jit_compile(const tj_program *p, enum tj_frames frames, tj_jit **out, cha
 	for (uint32_t fi = 0; fi < p->n_funcs; fi++) {
 		const tj_func *f = &p->funcs[fi];
 		uint64_t ext[TJ_EXT_COUNT] = { 0 };
-		write_trampolines(j->mem + tramp[fi], uses[fi], ext);
+		write_trampolines(j->set, j->mem + tramp[fi], uses[fi], ext);
 		for (uint32_t i = f->first; i < f->first + f->count; i++)
 			if (emit_insn(p, j->set, i, j->mem, off, ext, err, errlen))
 				goto out;
 		j->entries[fi] = j->mem + off[f->first];
 		describe(j, p, fi, off, tramp, uses[fi], &nl, &nc);
 	}
+	__builtin___clear_cache((char *)j->mem, (char *)j->mem + total);
 	if (mprotect(j->mem, j->mem_size, PROT_READ | PROT_EXEC) != 0) {
 		snprintf(err, errlen, "mprotect of JIT code to read+execute failed");
 		goto out;

@@ -46,6 +46,23 @@ enum tj_reloc {
 	TJ_R_X86_64_32S,   /* S + A, sign-extended 32 bits */
 	TJ_R_X86_64_PC32,  /* S + A - P, signed 32 bits */
 	TJ_R_X86_64_PLT32, /* L + A - P; we have no PLT, so as PC32 */
+	/* AArch64 relocations (ELF for the Arm 64-bit Architecture, "Static
+	 * AArch64 relocations"): clang-19's -mcmodel=large stencils use the
+	 * branches and MOVW ones; the page-relative ones are for the small code
+	 * model.  Each patches the field inside a 32-bit instruction word. */
+	TJ_R_AARCH64_CALL26,              /* S + A - P, bl: imm26 words, +-128 MiB */
+	TJ_R_AARCH64_JUMP26,              /* S + A - P, b: as CALL26 */
+	TJ_R_AARCH64_MOVW_UABS_G0_NC,     /* S + A bits 0..15 into movz/movk imm16 */
+	TJ_R_AARCH64_MOVW_UABS_G1_NC,     /* bits 16..31 */
+	TJ_R_AARCH64_MOVW_UABS_G2_NC,     /* bits 32..47 */
+	TJ_R_AARCH64_MOVW_UABS_G3,        /* bits 48..63 (no higher bits to lose) */
+	TJ_R_AARCH64_ADR_PREL_PG_HI21,    /* Page(S + A) - Page(P), adrp: +-4 GiB */
+	TJ_R_AARCH64_ADD_ABS_LO12_NC,     /* S + A bits 0..11, add imm12 */
+	TJ_R_AARCH64_LDST8_ABS_LO12_NC,   /* bits 0..11, ldrb/strb imm12 */
+	TJ_R_AARCH64_LDST16_ABS_LO12_NC,  /* bits 1..11: must be 2-aligned */
+	TJ_R_AARCH64_LDST32_ABS_LO12_NC,  /* bits 2..11: 4-aligned */
+	TJ_R_AARCH64_LDST64_ABS_LO12_NC,  /* bits 3..11: 8-aligned */
+	TJ_R_AARCH64_LDST128_ABS_LO12_NC, /* bits 4..11: 16-aligned */
 };
 
 typedef struct tj_hole {
@@ -71,16 +88,19 @@ typedef struct tj_stencil {
 /* One complete build of the stencils (frames=fp or frames=nofp). */
 typedef struct tj_stencil_set {
 	const char *name;
+	uint16_t elf_machine;    /* EM_X86_64 or EM_AARCH64: the code's ISA */
 	const tj_stencil *ops;   /* indexed by enum tj_op */
 	unsigned n_ops;
 	unsigned n_with_frame;   /* stencils rebuilt with a frame */
 	/* The shim's frame at its call into JIT code, from its .eh_frame:
-	 * CFA = rbp + cfa_offset, caller's rbp at CFA + fp_offset, return
-	 * address at CFA + ra_offset. */
+	 * CFA = frame pointer (rbp, x29) + cfa_offset, the caller's frame
+	 * pointer at CFA + fp_offset, return address at CFA + ra_offset. */
 	int32_t region_cfa_offset, region_fp_offset, region_ra_offset;
 } tj_stencil_set;
 
-/* A trampoline: jmp *0(%rip); .quad target (Intel SDM, JMP FF /4). */
+/* A trampoline, on x86-64: jmp *0(%rip); .quad target (Intel SDM, JMP
+ * FF /4); on AArch64: ldr x16, 8; br x16; .quad target (x16 is IP0, the
+ * register the AAPCS64 leaves to veneers, and no stencil argument). */
 #define TJ_TRAMPOLINE_SIZE 16
 
 #endif

@@ -53,6 +53,21 @@ MODES="--jit=off
 --jit=on --frames=nofp --cfi=region
 --jit=on --frames=nofp --cfi=exact"
 
+# AArch64 (tinyjit/aarch64.mk): the cross-built tinyjit runs under
+# qemu-user with the cross libc.  need_aarch64 skips the driver, saying
+# why, where the cross tools or qemu are missing; a64 runs a program of
+# $TJ_A64_B under qemu (no core files: qemu would write its own).
+need_aarch64() {
+	command -v qemu-aarch64 >/dev/null 2>&1 || skip_all "qemu-aarch64 is not installed (qemu-user)"
+	QEMU_LD_PREFIX=${QEMU_LD_PREFIX:-/usr/aarch64-linux-gnu}
+	export QEMU_LD_PREFIX
+	[ -f "$QEMU_LD_PREFIX/lib/ld-linux-aarch64.so.1" ] ||
+		skip_all "no AArch64 libc in $QEMU_LD_PREFIX (libc6-arm64-cross)"
+	[ -x "$TJ_A64_B/tinyjit" ] || skip_all "$TJ_A64_B/tinyjit is not built (make tinyjit-aarch64)"
+	TJ_A64=$TJ_A64_B/tinyjit
+}
+a64() { (ulimit -c 0 && exec timeout -k 5 60 qemu-aarch64 "$@"); }
+
 finish() {
 	echo "$tj_driver: $tj_pass passed, $tj_fail failed, $tj_skip skipped"
 	[ "$tj_fail" -eq 0 ]

@@ -69,7 +69,8 @@ $(TJ_SAN_B)/difftest: $(TJ)/tests/difftest.c $(TJ)/tests/progen.c $(TJ_SAN_ENGIN
 
 TJ_TEST_BINS := $(TJ_BIN) $(TJ_TEST_B)/patch_test $(TJ_TEST_B)/reference $(TJ_TEST_B)/difftest $(TJ_TEST_B)/fuzz_parse \
 	$(TJ_SAN_B)/tinyjit $(TJ_SAN_B)/difftest
-TJ_TEST_ENV = $(TJ_STENCIL_ENV) TJ=$(TJ_BIN) TJ_TEST_B=$(TJ_TEST_B)
+TJ_TEST_ENV = $(TJ_STENCIL_ENV) TJ=$(TJ_BIN) TJ_TEST_B=$(TJ_TEST_B) \
+	TJ_A64_B=$(TJ_A64_B) TJ_A64_STENCIL_CFLAGS='$(TJ_A64_STENCIL_CFLAGS)'
 
 CHECK_BUILD += $(TJ_TEST_BINS)
 

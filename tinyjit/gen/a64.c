@@ -1,0 +1,190 @@
+/* a64.c - decode AArch64 stencils and the shim with capstone (build time).
+ *
+ * As on x86-64 (x86.c), the validator asks capstone for each instruction's
+ * written registers instead of matching mnemonics, so that writes through
+ * w29, pair loads and writeback forms are all seen.
+ */
+#include <capstone/capstone.h>
+#include <elf.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "a64.h"
+
+static int open_cs(csh *h, char *err, size_t errlen)
+{
+	if (cs_open(CS_ARCH_ARM64, CS_MODE_ARM, h) != CS_ERR_OK) {
+		snprintf(err, errlen, "capstone: cannot open an AArch64 decoder");
+		return -1;
+	}
+	cs_option(*h, CS_OPT_DETAIL, CS_OPT_ON);
+	return 0;
+}
+
+static int is_fp(unsigned reg)
+{
+	return reg == ARM64_REG_X29 || reg == ARM64_REG_W29;
+}
+
+static int writes_fp(csh h, const cs_insn *in)
+{
+	cs_regs rd, wr;
+	uint8_t nrd, nwr;
+	if (cs_regs_access(h, in, rd, &nrd, wr, &nwr) != CS_ERR_OK)
+		return 1; /* unknown: treat as a write, the build then fails loudly */
+	for (int i = 0; i < nwr; i++)
+		if (is_fp(wr[i]))
+			return 1;
+	return 0;
+}
+
+static int op_reg(const cs_arm64 *a, int i, unsigned reg)
+{
+	return a->op_count > i && a->operands[i].type == ARM64_OP_REG && a->operands[i].reg == reg;
+}
+
+/* x29 = sp + K (mov x29, sp is add x29, sp, #0): K, or -1 if not that. */
+static long set_fp_offset(const cs_insn *in)
+{
+	const cs_arm64 *a = &in->detail->arm64;
+	if (!op_reg(a, 0, ARM64_REG_X29) || !op_reg(a, 1, ARM64_REG_SP))
+		return -1;
+	if (in->id == ARM64_INS_MOV && a->op_count == 2)
+		return 0;
+	if (in->id == ARM64_INS_ADD && a->op_count == 3 && a->operands[2].type == ARM64_OP_IMM &&
+	    a->operands[2].shift.type == ARM64_SFT_INVALID && a->operands[2].imm >= 0)
+		return (long)a->operands[2].imm;
+	return -1;
+}
+
+/* stp x29, x30, [sp, #K] or ldp x29, x30, [sp...]: the pair's memory
+ * operand, with sp its base. */
+static const cs_arm64_op *fp_pair_on_stack(const cs_insn *in, unsigned id)
+{
+	const cs_arm64 *a = &in->detail->arm64;
+	if (in->id != id || !op_reg(a, 0, ARM64_REG_X29) || !op_reg(a, 1, ARM64_REG_X30) || a->op_count < 3 ||
+	    a->operands[2].type != ARM64_OP_MEM || a->operands[2].mem.base != ARM64_REG_SP ||
+	    a->operands[2].mem.index != ARM64_REG_INVALID)
+		return NULL;
+	return &a->operands[2];
+}
+
+static int classify(const cs_insn *in)
+{
+	if (set_fp_offset(in) >= 0)
+		return ISA_W_SET_FP;
+	if (fp_pair_on_stack(in, ARM64_INS_LDP))
+		return ISA_W_RESTORE;
+	return ISA_W_OTHER;
+}
+
+int a64_fp_writes(const uint8_t *code, size_t size, isa_write *out, int max, char *err, size_t errlen)
+{
+	csh h;
+	if (open_cs(&h, err, errlen))
+		return -1;
+	cs_insn *in = cs_malloc(h);
+	const uint8_t *p = code;
+	size_t left = size;
+	uint64_t addr = 0;
+	int n = 0;
+	while (left) {
+		uint64_t at = addr;
+		if (!cs_disasm_iter(h, &p, &left, &addr, in)) {
+			snprintf(err, errlen, "cannot decode the instruction at offset 0x%llx",
+				 (unsigned long long)at);
+			n = -1;
+			break;
+		}
+		if (!writes_fp(h, in))
+			continue;
+		if (n < max) {
+			out[n].offset = in->address;
+			out[n].kind = classify(in);
+			snprintf(out[n].text, sizeof out[n].text, "%s %s", in->mnemonic, in->op_str);
+		}
+		n++;
+	}
+	cs_free(in, 1);
+	cs_close(&h);
+	return n;
+}
+
+long a64_fp_prologue_set(const uint8_t *code, size_t size)
+{
+	char err[128];
+	csh h;
+	if (open_cs(&h, err, sizeof err))
+		return -1;
+	cs_insn *in = cs_malloc(h);
+	const uint8_t *p = code;
+	size_t left = size;
+	uint64_t addr = 0;
+	long found = -1, record = -1; /* where the stp put x29, from sp */
+	for (int i = 0; i < 3 && left && cs_disasm_iter(h, &p, &left, &addr, in); i++) {
+		const cs_arm64 *a = &in->detail->arm64;
+		const cs_arm64_op *m = fp_pair_on_stack(in, ARM64_INS_STP);
+		if (i == 0 && in->id == ARM64_INS_SUB && op_reg(a, 0, ARM64_REG_SP) &&
+		    op_reg(a, 1, ARM64_REG_SP))
+			continue; /* sub sp, sp, #N: the frame's space */
+		if (record < 0 && m && m->mem.disp >= 0 && !a->writeback) {
+			record = m->mem.disp;
+			continue;
+		}
+		if (record < 0 && m && m->mem.disp < 0 && a->writeback) {
+			record = 0; /* pre-indexed: the record is at the new sp */
+			continue;
+		}
+		if (record >= 0 && set_fp_offset(in) == record)
+			found = (long)in->address;
+		break;
+	}
+	cs_free(in, 1);
+	cs_close(&h);
+	return found;
+}
+
+long a64_only_indirect_call(const uint8_t *code, size_t size, size_t *len)
+{
+	char err[128];
+	csh h;
+	if (open_cs(&h, err, sizeof err))
+		return -1;
+	cs_insn *in = cs_malloc(h);
+	const uint8_t *p = code;
+	size_t left = size;
+	uint64_t addr = 0;
+	long found = -1;
+	int count = 0;
+	while (left && cs_disasm_iter(h, &p, &left, &addr, in)) {
+		if (in->id != ARM64_INS_BLR)
+			continue;
+		found = (long)in->address;
+		*len = in->size;
+		count++;
+	}
+	cs_free(in, 1);
+	cs_close(&h);
+	return count == 1 && left == 0 ? found : -1;
+}
+
+/* AArch64 DWARF numbers: x29 29, sp 31, the return address column x30 (lr)
+ * (DWARF for the Arm 64-bit Architecture).  The API's standard CIE: code
+ * alignment 4, data alignment -8, CFA = sp + 0 at entry, the return address
+ * still in lr. */
+const isa_ops isa_aarch64 = {
+	.name = "AArch64",
+	.machine = EM_AARCH64,
+	.fp_name = "x29",
+	.prologue_text = "stp x29, x30, [sp, #K]; add x29, sp, #K",
+	.fp_writes = a64_fp_writes,
+	.fp_prologue_set = a64_fp_prologue_set,
+	.only_indirect_call = a64_only_indirect_call,
+	.dw_fp = 29,
+	.dw_sp = 31,
+	.dw_ra = 30,
+	.api_code_align = 4,
+	.api_data_align = -8,
+	.entry_cfa_offset = 0,
+	.ra_saved_at_entry = 0,
+};
