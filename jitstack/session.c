@@ -140,6 +140,10 @@ static bool cb_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **targ)
 {
 	(void)dwfl;
 	js_session *s = arg;
+	if (s->sampled && s->sampled->tid == tid && s->sampled->have_regs) {
+		*targ = s->sampled;
+		return true;
+	}
 	for (size_t i = 0; i < s->proc.n; i++) {
 		if (s->proc.t[i].tid == tid && s->proc.t[i].have_regs) {
 			*targ = &s->proc.t[i];
@@ -405,7 +409,10 @@ int js_open_live(js_session *s, pid_t pid, const js_opts *opt)
 			s->comm[strcspn(s->comm, "\n")] = 0;
 		fclose(f);
 	}
-	if ((rc = open_exe_live(s)) || (rc = js_proc_attach(&s->proc, tgid, &s->err)))
+	if ((rc = open_exe_live(s)))
+		return rc;
+	rc = opt->no_ptrace ? js_proc_list(&s->proc, tgid, &s->err) : js_proc_attach(&s->proc, tgid, &s->err);
+	if (rc)
 		return rc;
 	s->mem = js_mem_live(tgid);
 	debuginfo_path = (char *)opt->debuginfo_path;

@@ -29,6 +29,7 @@ typedef struct js_opts {
 	bool no_perf_map;     /* --no-perf-map: read none */
 	bool stats;
 	const char *debuginfo_path; /* --debuginfo-path: where separate debuginfo is looked for */
+	bool no_ptrace; /* list the threads, do not seize them (perf event sampling) */
 } js_opts;
 
 typedef struct js_session {
@@ -39,6 +40,7 @@ typedef struct js_session {
 	Dwfl *dwfl;
 	js_mem *mem;
 	js_proc proc;          /* live only */
+	js_thread *sampled;    /* a thread unwound from a perf sample, not in proc (or NULL) */
 	js_jit jit;
 	js_perfmap pm; /* the target's perf map, when pm_on */
 	bool pm_on;
