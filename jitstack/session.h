@@ -29,7 +29,7 @@ typedef struct js_opts {
 	bool no_perf_map;     /* --no-perf-map: read none */
 	bool stats;
 	const char *debuginfo_path; /* --debuginfo-path: where separate debuginfo is looked for */
-	bool no_ptrace; /* list the threads, do not seize them (perf event sampling) */
+	bool no_ptrace;             /* list the threads, do not seize them (perf event sampling) */
 } js_opts;
 
 typedef struct js_session {

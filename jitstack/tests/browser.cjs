@@ -121,13 +121,16 @@ async function speedscope(release, profile, name, shot) {
 			const scale = { '': 1, ns: 1, us: 1e3, '\u00b5s': 1e3, ms: 1e6, s: 1e9 };
 			const cell = (s) => {
 				const m = /^([\d.]+)(ns|us|\u00b5s|ms|s)? \((<?[\d.]+)%\)$/.exec(s);
-				return m && { v: +m[1] * scale[m[2] || ''], unit: m[2] ? 'ns' : 'count', pct: m[3] };
+				// shown rounded ("1.37s"): half its last digit is how far off it may be
+				const dec = (m && m[1].split('.')[1]) || '';
+				return m && { v: +m[1] * scale[m[2] || ''], tol: 0.5 * Math.pow(10, -dec.length) * scale[m[2] || ''],
+					unit: m[2] ? 'ns' : 'count', pct: m[3] };
 			};
 			const out = [];
 			for (let i = 0; i + 2 < text.length; i++) {
 				const t = cell(text[i]), s = cell(text[i + 1]);
 				if (t && s) {
-					out.push({ total: t.v, self: s.v, unit: s.unit, self_pct: s.pct, name: text[i + 2] });
+					out.push({ total: t.v, self: s.v, tol: s.tol, unit: s.unit, self_pct: s.pct, name: text[i + 2] });
 					i += 2;
 				}
 			}
@@ -140,8 +143,9 @@ async function speedscope(release, profile, name, shot) {
 			rows: rows.length,
 			// a function is one row per distinct (name, file, line) frame
 			// where the profile gives lines (pprof): its rows summed
-			row: rows.filter((r) => r.name === name).reduce((a, r) => a ? { ...a, total: a.total + r.total, self: a.self + r.self, rows: a.rows + 1 } : { ...r, rows: 1 }, null),
+			row: rows.filter((r) => r.name === name).reduce((a, r) => a ? { ...a, total: a.total + r.total, self: a.self + r.self, tol: a.tol + r.tol, rows: a.rows + 1 } : { ...r, rows: 1 }, null),
 			self_sum: rows.reduce((s, r) => s + r.self, 0),
+			self_sum_tol: rows.reduce((s, r) => s + r.tol, 0),
 		};
 	} finally {
 		await browser.close();
