@@ -63,6 +63,12 @@ static bool find_in_debuginfo(Dwfl_Module *mod, Elf *main_elf, uint64_t *addr, G
 	if (has_symtab(main_elf))
 		return false;
 	int n = dwfl_module_getsymtab(mod);
+	/* no separate file found: the table is the .dynsym js_find_symbol
+	 * searched through its hash, and a scan of it finds nothing more */
+	const char *debugfile = NULL;
+	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
+	if (!debugfile)
+		return false;
 	for (int i = 1; i < n && (unsigned)i < JS_MAX_SYMBOLS; i++) {
 		GElf_Sym sym;
 		GElf_Addr value;

@@ -4,6 +4,7 @@
 #   jitstack-check   its tests (tests/run.sh jitstack; part of make check)
 #   fuzz-jitstack    libFuzzer on the descriptor and image reader (JS_FUZZ_TIME s)
 #   bench-jitstack   the benchmarks of jitstack/BENCH.md
+#   bench-jitstack-record  record's modes against perf (jitstack/bench/record_modes.sh)
 #   JS_DEBUG=1       error messages carry the file and line that made them
 
 JS := jitstack
@@ -45,7 +46,7 @@ $(JS_B)/obj/formats/%.o: formats/%.c $(FMT_HDRS)
 $(JS_BIN): $(JS_OBJS)
 	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $^ $(JS_LIBS)
 
-.PHONY: jitstack jitstack-check fuzz-jitstack bench-jitstack
+.PHONY: jitstack jitstack-check fuzz-jitstack bench-jitstack bench-jitstack-record
 jitstack: $(JS_BIN)
 
 include $(JS)/tests/tests.mk
@@ -56,3 +57,6 @@ $(JS_B)/bench/ptrace_cost: $(JS)/bench/ptrace_cost.c
 
 bench-jitstack: $(JS_BIN) $(TJ_BIN) $(JS_B)/bench/ptrace_cost
 	sh $(JS)/bench/run.sh $(BUILD)
+
+bench-jitstack-record: $(JS_BIN) $(TJ_BIN)
+	sh $(JS)/bench/record_modes.sh $(BUILD)

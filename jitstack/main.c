@@ -22,7 +22,7 @@ static const char usage[] =
 	"                       [--no-demangle] [--perf-map FILE | --no-perf-map] [--jitdump FILE | --no-jitdump]\n"
 	"                       [--debuginfo-path PATH]\n"
 	"       jitstack record -p PID [-F HZ] [-d SECONDS] [-o FILE] [--format collapsed|pprof|svg]\n"
-	"                       [--idle] [--addresses] [--max-frames N] [--no-jit] [--no-demangle]\n"
+	"                       [--mode perf|ptrace] [--idle] [--addresses] [--max-frames N] [--no-jit] [--no-demangle]\n"
 	"                       [--perf-map FILE | --no-perf-map] [--jitdump FILE | --no-jitdump]\n"
 	"                       [--debuginfo-path PATH] [--stats]\n"
 	"\n"
@@ -58,7 +58,10 @@ static const char usage[] =
 	"                       jitstack.pb.gz for pprof)\n"
 	"      --format FMT     collapsed (flamegraph.pl, speedscope), pprof (gzipped protobuf) or\n"
 	"                       svg (an interactive flame graph)\n"
-	"      --idle           also count threads blocked in a system call\n"
+	"      --mode MODE      perf: the kernel copies registers and stacks at each sample,\n"
+	"                       nothing stops (default; ptrace when perf_event_open is refused);\n"
+	"                       ptrace: each sample stops the thread for its registers and stack\n"
+	"      --idle           also count threads blocked in a system call (--mode ptrace)\n"
 	"      --addresses      collapsed: frames with their addresses (one line per pc stack)\n"
 	"  -h, --help           this text;  --version  the version\n"
 	"\n"
@@ -82,6 +85,7 @@ enum {
 	O_JITDUMP,
 	O_NO_JITDUMP,
 	O_DEBUGINFO_PATH,
+	O_MODE,
 	O_VERSION
 };
 
@@ -106,6 +110,7 @@ static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "format", required_argument, NULL, O_FORMAT },
 	{ "idle", no_argument, NULL, O_IDLE },
+	{ "mode", required_argument, NULL, O_MODE },
 	{ "addresses", no_argument, NULL, O_ADDRESSES },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, O_VERSION },
@@ -152,7 +157,7 @@ int main(int argc, char **argv)
 	}
 	js_dump_opts d = { 0 };
 	js_record_opts r = { .hz = 99, .format = FMT_COLLAPSED };
-	const char *pid_arg = NULL, *format = NULL;
+	const char *pid_arg = NULL, *format = NULL, *mode = NULL;
 	bool hz_given = false;
 	int c;
 	long v;
@@ -189,6 +194,7 @@ int main(int argc, char **argv)
 		case 'o': r.out = optarg; break;
 		case O_FORMAT: format = optarg; break;
 		case O_IDLE: r.idle = true; break;
+		case O_MODE: mode = optarg; break;
 		case O_ADDRESSES: r.addresses = true; break;
 		case 'h': printf(usage, JS_DEFAULT_MAX_FRAMES, JS_MAX_FRAMES); return 0;
 		case O_VERSION: printf("jitstack %s\n", JS_VERSION); return 0;
@@ -211,14 +217,25 @@ int main(int argc, char **argv)
 			return bad_usage("%s", "record takes -p only (no --core, --json or --images)");
 		if (format && strcmp(format, "collapsed") && strcmp(format, "pprof") && strcmp(format, "svg"))
 			return bad_usage("--format: expected collapsed, pprof or svg, got '%s'", format);
-		r.format = !format ? FMT_COLLAPSED : !strcmp(format, "pprof") ? FMT_PPROF : !strcmp(format, "svg") ? FMT_SVG : FMT_COLLAPSED;
+		r.format = !format                    ? FMT_COLLAPSED
+			   : !strcmp(format, "pprof") ? FMT_PPROF
+			   : !strcmp(format, "svg")   ? FMT_SVG
+						      : FMT_COLLAPSED;
+		if (mode && strcmp(mode, "perf") && strcmp(mode, "ptrace"))
+			return bad_usage("--mode: expected perf or ptrace, got '%s'", mode);
+		/* perf events sample threads while they run on a CPU: blocked ones never */
+		if (r.idle && mode && !strcmp(mode, "perf"))
+			return bad_usage(
+				"%s", "--idle needs --mode ptrace (perf events sample running threads only)");
+		r.mode = (mode && !strcmp(mode, "ptrace")) || r.idle ? MODE_PTRACE : MODE_PERF;
 		r.opt = d.opt;
 		r.pid = d.pid;
 		return js_record(&r);
 	}
-	if (format || r.out || r.secs || r.idle || r.addresses || hz_given)
+	if (format || r.out || r.secs || r.idle || r.addresses || hz_given || mode)
 		return bad_usage("%s",
-				 "-F, -d, -o, --format, --idle and --addresses belong to 'jitstack record'");
+				 "-F, -d, -o, --format, --mode, --idle and --addresses belong to 'jitstack "
+				 "record'");
 	if (!pid_arg == !d.core)
 		return bad_usage("%s", "give either -p PID or --core FILE");
 	if (d.exe && !d.core)

@@ -200,6 +200,8 @@ static int build(const js_profile *p, msgs *m)
 	build_samples(p, m);
 	m->prof.n_string_table = p->n_str;
 	m->prof.string_table = p->str;
+	m->prof.n_comment = p->n_comment;
+	m->prof.comment = (int64_t *)p->comment;
 	return 0;
 }
 

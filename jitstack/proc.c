@@ -152,7 +152,7 @@ static int scan(js_proc *p, int *added, js_err *err)
 }
 
 /* Seize the threads not seized yet: 0, or a js_exit code with *err. */
-static int seize_new(js_proc *p, js_err *err)
+int js_proc_seize(js_proc *p, js_err *err)
 {
 	for (size_t i = 0; i < p->n; i++) {
 		js_thread *t = &p->t[i];
@@ -175,10 +175,35 @@ static int seize_new(js_proc *p, js_err *err)
 	return 0;
 }
 
-int js_proc_attach(js_proc *p, pid_t pid, js_err *err)
+/* A zombie's main thread stays listed in /proc/PID/task until it is
+ * reaped; a tracer learns of the exit from waitpid, a lister from here. */
+static bool zombie(pid_t pid, pid_t tid)
+{
+	char path[64], st[512];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	if (read_small(path, st, sizeof st))
+		return true;
+	const char *paren = strrchr(st, ')'); /* comm may hold anything */
+	return !paren || paren[1] != ' ' || paren[2] == 'Z' || paren[2] == 'X';
+}
+
+static int seize_new(js_proc *p, js_err *err)
+{
+	if (!p->list_only)
+		return js_proc_seize(p, err);
+	for (size_t i = 0; i < p->n; i++)
+		if (!p->t[i].gone && !p->t[i].seized && zombie(p->pid, p->t[i].tid)) {
+			p->t[i].gone = true;
+			p->t[i].why = "exited";
+		}
+	return 0;
+}
+
+static int attach(js_proc *p, pid_t pid, bool list_only, js_err *err)
 {
 	memset(p, 0, sizeof *p);
 	p->pid = pid;
+	p->list_only = list_only;
 	p->stop_timeout_ns = DEFAULT_STOP_TIMEOUT_NS;
 	/* Tracee stops are announced with SIGCHLD: keep it pending for
 	 * wait_stop's sigtimedwait (its default action would discard it). */
@@ -200,6 +225,16 @@ int js_proc_attach(js_proc *p, pid_t pid, js_err *err)
 	if (js_proc_gone(p))
 		return js_fail(err, JS_EXIT_NO_PROCESS, ESRCH, "process %d exited while being attached to", (int)pid);
 	return 0;
+}
+
+int js_proc_attach(js_proc *p, pid_t pid, js_err *err)
+{
+	return attach(p, pid, false, err);
+}
+
+int js_proc_list(js_proc *p, pid_t pid, js_err *err)
+{
+	return attach(p, pid, true, err);
 }
 
 int js_proc_rescan(js_proc *p, js_err *err)

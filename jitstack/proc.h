@@ -42,12 +42,19 @@ typedef struct js_proc {
 	js_thread *t;
 	size_t n, cap;
 	uint64_t stop_timeout_ns;
+	bool list_only; /* threads are listed, not seized (perf event sampling) */
 } js_proc;
 
 /* Seize every thread.  Returns 0, or a js_exit code with *err:
  * JS_EXIT_NO_PROCESS (gone), JS_EXIT_PERMISSION (not allowed, saying what
  * stands in the way), JS_EXIT_FAILURE. */
 int js_proc_attach(js_proc *p, pid_t pid, js_err *err);
+/* List every thread without seizing any (list_only): for sampling with
+ * perf events, which needs no tracer.  0, or a js_exit code with *err. */
+int js_proc_list(js_proc *p, pid_t pid, js_err *err);
+/* Seize the threads listed but not seized (of a list_only js_proc too):
+ * 0, or a js_exit code with *err. */
+int js_proc_seize(js_proc *p, js_err *err);
 /* Seize threads that appeared, forget those that exited.  0, or a js_exit
  * code with *err (err may be NULL). */
 int js_proc_rescan(js_proc *p, js_err *err);

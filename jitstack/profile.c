@@ -203,6 +203,15 @@ void js_profile_init(js_profile *p)
 		intern(p, names[i]);
 }
 
+void js_profile_comment(js_profile *p, const char *text)
+{
+	if (p->n_comment >= sizeof p->comment / sizeof p->comment[0])
+		return;
+	uint32_t i = intern(p, text);
+	if (i)
+		p->comment[p->n_comment++] = i;
+}
+
 void js_profile_free(js_profile *p)
 {
 	for (size_t i = 0; i < p->n_str; i++)

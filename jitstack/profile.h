@@ -60,6 +60,8 @@ typedef struct js_profile {
 	uint64_t total;             /* samples added */
 	uint64_t period_ns, start_ns, duration_ns;
 	const char *main_exe;
+	int64_t comment[8]; /* pprof comments: string indices */
+	size_t n_comment;
 	bool oom;
 } js_profile;
 
@@ -67,6 +69,10 @@ void js_profile_init(js_profile *p);
 void js_profile_free(js_profile *p);
 /* Add one stack (already unwound) of a thread. */
 void js_profile_add(js_profile *p, js_session *s, const js_stack *st);
+
+/* A line of text the profile carries about itself (pprof: a comment):
+ * samples lost, stack copies too short.  At most 8; later ones dropped. */
+void js_profile_comment(js_profile *p, const char *text);
 
 /* flamegraph.pl's collapsed format: "thread;root;...;leaf count", one line
  * per distinct stack of names (with ADDRESSES, of names and addresses:

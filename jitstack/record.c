@@ -12,6 +12,7 @@
  * read whole before the first sample, then between rounds only what was
  * appended to it (one stat() when nothing was).
  */
+#include "perfrecord.h"
 #include "profile.h"
 #include "record.h"
 #include "svg.h"
@@ -165,8 +166,8 @@ static int write_profile(js_session *s, const js_record_opts *r, js_profile *pro
 		const char *exe = prof->main_exe && *prof->main_exe ? prof->main_exe : "?";
 		const char *base = strrchr(exe, '/');
 		char title[512];
-		snprintf(title, sizeof title, "%.200s (PID %d): %" PRIu64 " samples in %.1f s at %g Hz", base ? base + 1 : exe,
-			 (int)r->pid, prof->total, prof->duration_ns / 1e9, r->hz);
+		snprintf(title, sizeof title, "%.200s (PID %d): %" PRIu64 " samples in %.1f s at %g Hz",
+			 base ? base + 1 : exe, (int)r->pid, prof->total, prof->duration_ns / 1e9, r->hz);
 		bad = js_profile_write_svg(prof, f, title);
 	} else {
 		bad = js_profile_write_collapsed(prof, f, r->addresses);
@@ -179,29 +180,11 @@ static int write_profile(js_session *s, const js_record_opts *r, js_profile *pro
 	return 0;
 }
 
-static int record(js_session *s, const js_record_opts *r, const sigset_t *set)
+/* The ptrace sampling loop: every thread stopped in turn, HZ times a
+ * second, until the duration is over, the process exited or a signal. */
+static void sample_ptrace(js_session *s, const js_record_opts *r, const sigset_t *set, js_profile *prof,
+			  uint64_t pm_first_ns)
 {
-	int rc = js_refresh_jit(s, READ_RUNNING);
-	if (rc)
-		return rc;
-	if (js_jit_has_plain(&s->jit)) { /* a list without the seqlock: read it stopped */
-		js_proc_stop_all(&s->proc);
-		rc = js_refresh_jit(s, READ_STOPPED);
-		js_proc_resume_all(&s->proc);
-		if (rc)
-			return rc;
-	}
-	/* From now on a snapshot must not hold sampling up: a writer that
-	 * keeps the list changing gets a best-effort read instead. */
-	s->jit.snapshot_budget_ns = RECORD_SNAPSHOT_BUDGET_NS;
-	js_refresh_perfmap(s);
-	js_refresh_jitdump(s);
-	uint64_t pm_first_ns = s->pm_ns;
-	js_profile prof;
-	js_profile_init(&prof);
-	prof.period_ns = (uint64_t)(1e9 / r->hz);
-	prof.start_ns = real_ns();
-	prof.main_exe = s->exe_path;
 	timings tm = { 0 };
 	if (s->opt->stats) {
 		tm.stopped = malloc(MAX_TIMINGS * sizeof *tm.stopped);
@@ -233,10 +216,7 @@ static int record(js_session *s, const js_record_opts *r, const sigset_t *set)
 			/* no seq to watch: read the list again, stopped, now and then */
 			last_plain = now;
 			tm.refreshes++;
-			js_proc_stop_all(&s->proc);
-			int bad = js_refresh_jit(s, READ_STOPPED);
-			js_proc_resume_all(&s->proc);
-			if (bad)
+			if (js_refresh_jit_stopped(s))
 				break;
 		}
 		/* one stat() when nothing was appended */
@@ -244,23 +224,18 @@ static int record(js_session *s, const js_record_opts *r, const sigset_t *set)
 		js_refresh_perfmap(s);
 		js_refresh_jitdump(s);
 		note_pm(&tm, mono_ns() - pm0);
-		sample_all(s, r, &prof, &st, &tm);
-		next += prof.period_ns;
+		sample_all(s, r, prof, &st, &tm);
+		next += prof->period_ns;
 		if (next <= mono_ns()) /* fell behind: skip, never burst */
-			next = mono_ns() + prof.period_ns;
+			next = mono_ns() + prof->period_ns;
 	}
-	prof.duration_ns = mono_ns() - start;
+	prof->duration_ns = mono_ns() - start;
 	js_stack_free(&st);
-	rc = prof.oom ? js_fail(&s->err, JS_EXIT_FAILURE, ENOMEM, "out of memory for the profile")
-		      : write_profile(s, r, &prof);
-	fprintf(stderr, "jitstack: %llu samples in %.2f s%s%s\n", (unsigned long long)prof.total,
-		prof.duration_ns / 1e9, js_proc_gone(&s->proc) ? " (the process exited)" : "",
-		rc ? "" : r->format == FMT_PPROF ? ", pprof written" : "");
 	if (s->opt->stats) {
 		fprintf(stderr,
 			"jitstack: stats: %zu thread samples, %lu idle skipped, %lu failed, %lu JIT re-reads, "
 			"%lu images copied, %lu locations, %lu memory reads\n",
-			tm.n, tm.idle, tm.failed, tm.refreshes, s->jit.copies, (unsigned long)prof.n_loc,
+			tm.n, tm.idle, tm.failed, tm.refreshes, s->jit.copies, (unsigned long)prof->n_loc,
 			js_mem_syscalls(s->mem));
 		print_dist("thread stopped (interrupt, copy registers and stack, resume)", tm.stopped, tm.n);
 		print_dist("whole sample (stop, unwind, name)", tm.total, tm.n);
@@ -271,17 +246,64 @@ static int record(js_session *s, const js_record_opts *r, const sigset_t *set)
 				pm_first_ns / 1e6, (unsigned long long)s->pm.bytes, s->pm.lines,
 				s->pm.rereads);
 		print_dist("perf map refresh between rounds", tm.pm, tm.n_pm);
-		if (s->jd_on)
-			fprintf(stderr,
-				"jitstack: stats: jitdump: %.3f ms in all, %llu bytes read, %lu loads, %lu re-reads "
-				"from the start\n",
-				s->jd.ns / 1e6, (unsigned long long)s->jd.bytes, s->jd.loads, s->jd.rereads);
+		js_stats_jitdump(s);
 	}
 	free(tm.pm);
 	free(tm.stopped);
 	free(tm.total);
+}
+
+/* pe: sample with perf events (js_pe_probe succeeded), else with ptrace. */
+static int record(js_session *s, const js_record_opts *r, const sigset_t *set, js_pe *pe)
+{
+	int rc = js_refresh_jit(s, READ_RUNNING);
+	if (rc)
+		return rc;
+	if (js_jit_has_plain(&s->jit) && (rc = js_refresh_jit_stopped(s))) /* no seqlock: read it stopped */
+		return rc;
+	/* From now on a snapshot must not hold sampling up: a writer that
+	 * keeps the list changing gets a best-effort read instead. */
+	s->jit.snapshot_budget_ns = RECORD_SNAPSHOT_BUDGET_NS;
+	js_refresh_perfmap(s);
+	js_refresh_jitdump(s);
+	uint64_t pm_first_ns = s->pm_ns;
+	js_profile prof;
+	js_profile_init(&prof);
+	prof.period_ns = (uint64_t)(1e9 / (pe ? pe->hz : r->hz));
+	prof.start_ns = real_ns();
+	prof.main_exe = s->exe_path;
+	if (pe)
+		rc = js_record_perf(s, r, &prof, pe, set, pm_first_ns);
+	else
+		sample_ptrace(s, r, set, &prof, pm_first_ns);
+	bool gone = js_proc_gone(&s->proc) || (pe && js_pe_all_gone(pe));
+	if (!rc)
+		rc = prof.oom ? js_fail(&s->err, JS_EXIT_FAILURE, ENOMEM, "out of memory for the profile")
+			      : write_profile(s, r, &prof);
+	fprintf(stderr, "jitstack: %llu samples in %.2f s%s%s\n", (unsigned long long)prof.total,
+		prof.duration_ns / 1e9, gone ? " (the process exited)" : "",
+		rc                       ? ""
+		: r->format == FMT_PPROF ? ", pprof written"
+					 : "");
 	js_profile_free(&prof);
 	return rc;
+}
+
+/* Can perf events sample r->pid?  When the kernel refuses, say so and
+ * sample with ptrace (returns false); a process that is not there is
+ * left to js_open_live to report. */
+static bool use_perf(const js_record_opts *r, js_pe *pe)
+{
+	if (r->mode != MODE_PERF)
+		return false;
+	js_err why = { 0 };
+	int rc = js_pe_probe(pe, r->pid, r->hz, &why);
+	if (!rc)
+		return true;
+	js_pe_close(pe);
+	if (rc != JS_EXIT_NO_PROCESS)
+		fprintf(stderr, "jitstack: %s: sampling with ptrace instead (--mode ptrace)\n", why.msg);
+	return false;
 }
 
 int js_record(const js_record_opts *r)
@@ -295,13 +317,19 @@ int js_record(const js_record_opts *r)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
 	sigprocmask(SIG_BLOCK, &set, &old);
+	js_pe pe;
+	bool perf = use_perf(r, &pe);
+	js_opts opt = r->opt;
+	opt.no_ptrace = perf;
 	js_session s;
-	int rc = js_open_live(&s, r->pid, &r->opt);
+	int rc = js_open_live(&s, r->pid, &opt);
 	if (!rc)
-		rc = record(&s, r, &set);
+		rc = record(&s, r, &set, perf ? &pe : NULL);
 	if (rc)
 		js_err_print(&s.err);
 	js_close(&s);
+	if (perf)
+		js_pe_close(&pe);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return rc;
 }

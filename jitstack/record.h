@@ -6,6 +6,11 @@
 
 typedef enum { FMT_COLLAPSED, FMT_PPROF, FMT_SVG } js_format;
 
+typedef enum {
+	MODE_PERF,   /* perf events copy registers and stacks; nothing stops (the default) */
+	MODE_PTRACE, /* each sample stops the thread (PTRACE_INTERRUPT) */
+} js_mode;
+
 typedef struct js_record_opts {
 	js_opts opt;
 	pid_t pid;
@@ -15,6 +20,7 @@ typedef struct js_record_opts {
 	js_format format;
 	bool idle;          /* count threads blocked in system calls too */
 	bool addresses;     /* collapsed: each frame's address too */
+	js_mode mode;
 } js_record_opts;
 
 /* Returns a js_exit code. */

@@ -140,6 +140,10 @@ static bool cb_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **targ)
 {
 	(void)dwfl;
 	js_session *s = arg;
+	if (s->sampled && s->sampled->tid == tid && s->sampled->have_regs) {
+		*targ = s->sampled;
+		return true;
+	}
 	for (size_t i = 0; i < s->proc.n; i++) {
 		if (s->proc.t[i].tid == tid && s->proc.t[i].have_regs) {
 			*targ = &s->proc.t[i];
@@ -466,6 +470,15 @@ bool js_refresh_jitdump(js_session *s)
 	return true;
 }
 
+void js_stats_jitdump(const js_session *s)
+{
+	if (s->jd_on)
+		fprintf(stderr,
+			"jitstack: stats: jitdump: %.3f ms in all, %llu bytes read, %lu loads, %lu re-reads from the "
+			"start\n",
+			s->jd.ns / 1e6, (unsigned long long)s->jd.bytes, s->jd.loads, s->jd.rereads);
+}
+
 /* ---- live ------------------------------------------------------------------------ */
 
 static int open_exe_live(js_session *s)
@@ -513,7 +526,10 @@ int js_open_live(js_session *s, pid_t pid, const js_opts *opt)
 			s->comm[strcspn(s->comm, "\n")] = 0;
 		fclose(f);
 	}
-	if ((rc = open_exe_live(s)) || (rc = js_proc_attach(&s->proc, tgid, &s->err)))
+	if ((rc = open_exe_live(s)))
+		return rc;
+	rc = opt->no_ptrace ? js_proc_list(&s->proc, tgid, &s->err) : js_proc_attach(&s->proc, tgid, &s->err);
+	if (rc)
 		return rc;
 	s->mem = js_mem_live(tgid);
 	debuginfo_path = (char *)opt->debuginfo_path;

@@ -32,6 +32,7 @@ typedef struct js_opts {
 	bool no_jitdump;      /* --no-jitdump: read none */
 	bool stats;
 	const char *debuginfo_path; /* --debuginfo-path: where separate debuginfo is looked for */
+	bool no_ptrace;             /* list the threads, do not seize them (perf event sampling) */
 } js_opts;
 
 typedef struct js_session {
@@ -42,6 +43,7 @@ typedef struct js_session {
 	Dwfl *dwfl;
 	js_mem *mem;
 	js_proc proc;          /* live only */
+	js_thread *sampled;    /* a thread unwound from a perf sample, not in proc (or NULL) */
 	js_jit jit;
 	js_perfmap pm; /* the target's perf map, when pm_on */
 	bool pm_on;
@@ -96,6 +98,9 @@ bool js_refresh_perfmap(js_session *s);
  * names changed.  Like the perf map, a dump that cannot be read leaves a
  * warning. */
 bool js_refresh_jitdump(js_session *s);
+/* --stats: what reading the jitdump cost, one line on stderr (none without
+ * a jitdump). */
+void js_stats_jitdump(const js_session *s);
 
 /* Bumped whenever a source of names changed (the JIT images, the perf map,
  * the jitdump): names remembered under another value may be stale. */

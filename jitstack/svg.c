@@ -29,7 +29,7 @@ enum {
 	PAD_BOTTOM = 34, /* the details line */
 	FONT_PX = 12,
 };
-#define MIN_WIDTH_PX 0.1     /* narrower frames are not drawn (flamegraph.pl's --minwidth) */
+#define MIN_WIDTH_PX 0.1         /* narrower frames are not drawn (flamegraph.pl's --minwidth) */
 #define CHAR_PX (FONT_PX * 0.59) /* average advance of the sans-serif font at FONT_PX */
 
 typedef struct fnode {
@@ -37,10 +37,10 @@ typedef struct fnode {
 	uint32_t parent; /* index (the root's is its own) */
 	uint32_t depth;
 	uint8_t kind;
-	uint64_t count;  /* samples in this frame and above it */
-	uint64_t start;  /* first sample, in the whole graph's order */
-	uint32_t child;  /* first child + 1 (in name order once sorted) */
-	uint32_t next;   /* next sibling + 1 */
+	uint64_t count; /* samples in this frame and above it */
+	uint64_t start; /* first sample, in the whole graph's order */
+	uint32_t child; /* first child + 1 (in name order once sorted) */
+	uint32_t next;  /* next sibling + 1 */
 } fnode;
 
 #define NO_NAME UINT32_MAX
@@ -98,7 +98,9 @@ static long child_of(ftree *t, uint32_t parent, uint32_t name, uint8_t kind)
 		return -1;
 	uint32_t id = (uint32_t)t->n++;
 	fnode *pa = &t->v[parent];
-	t->v[id] = (fnode){ .name = name, .parent = parent, .depth = pa->depth + 1, .kind = kind, .next = pa->child };
+	t->v[id] = (fnode){
+		.name = name, .parent = parent, .depth = pa->depth + 1, .kind = kind, .next = pa->child
+	};
 	pa->child = id + 1;
 	t->slot[k] = id + 1;
 	if (t->v[id].depth > t->max_depth)
@@ -209,7 +211,8 @@ static void hsl_rgb(double h, double s, double l, int rgb[3])
 {
 	double c = (1 - fabs(2 * l - 1)) * s, hp = h / 60;
 	double x = c * (1 - fabs(hp - 2.0 * (int)(hp / 2) - 1)), m = l - c / 2;
-	const double by_sector[6][3] = { { c, x, 0 }, { x, c, 0 }, { 0, c, x }, { 0, x, c }, { x, 0, c }, { c, 0, x } };
+	const double by_sector[6][3] = { { c, x, 0 }, { x, c, 0 }, { 0, c, x },
+					 { 0, x, c }, { x, 0, c }, { c, 0, x } };
 	const double *v = by_sector[(int)hp % 6];
 	for (int i = 0; i < 3; i++)
 		rgb[i] = (int)((v[i] + m) * 255 + 0.5);
@@ -264,13 +267,15 @@ static void write_frame(FILE *f, const ftree *t, const fnode *x, int height)
 	int rgb[3];
 	fill_of(t, x, rgb);
 	const char *name = name_of(t, x);
-	fprintf(f, "<g class=\"f\" data-s=\"%" PRIu64 "\" data-n=\"%" PRIu64 "\" data-d=\"%u\" data-k=\"%s\"><title>",
+	fprintf(f,
+		"<g class=\"f\" data-s=\"%" PRIu64 "\" data-n=\"%" PRIu64
+		"\" data-d=\"%u\" data-k=\"%s\"><title>",
 		x->start, x->count, x->depth, kind_word(x->kind));
 	xml_text(f, name, SIZE_MAX);
 	fprintf(f, " (%" PRIu64 " sample%s, %.2f%%)</title>", x->count, x->count == 1 ? "" : "s",
 		100.0 * (double)x->count / total);
-	fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"rgb(%d,%d,%d)\" rx=\"2\"/>", xpos, y, w,
-		FRAME_H - 1, rgb[0], rgb[1], rgb[2]);
+	fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"rgb(%d,%d,%d)\" rx=\"2\"/>",
+		xpos, y, w, FRAME_H - 1, rgb[0], rgb[1], rgb[2]);
 	fprintf(f, "<text x=\"%.2f\" y=\"%.1f\">", xpos + 3, y + FRAME_H - 4.5);
 	write_label(f, name, w);
 	fputs("</text></g>\n", f);
@@ -374,16 +379,23 @@ static void write_head(FILE *f, const ftree *t, int height, const char *title)
 	fputs("</text>\n", f);
 	fprintf(f, "<text id=\"unzoom\" x=\"%d\" y=\"24\" style=\"display:none\">Reset zoom</text>\n", PAD_X);
 	/* the legend: what the colours mean */
-	static const struct { uint8_t kind; const char *what; } legend[] = {
-		{ K_JIT, "JIT code" }, { K_NATIVE, "native code" }, { K_THREAD, "thread" }, { K_UNKNOWN, "unknown" },
+	static const struct {
+		uint8_t kind;
+		const char *what;
+	} legend[] = {
+		{ K_JIT, "JIT code" },
+		{ K_NATIVE, "native code" },
+		{ K_THREAD, "thread" },
+		{ K_UNKNOWN, "unknown" },
 	};
 	int lx = PAD_X;
 	for (size_t i = 0; i < sizeof legend / sizeof *legend; i++) {
 		fnode x = { .name = NO_NAME, .kind = legend[i].kind };
 		int rgb[3];
 		fill_of(t, &x, rgb);
-		fprintf(f, "<rect x=\"%d\" y=\"40\" width=\"12\" height=\"12\" rx=\"2\" fill=\"rgb(%d,%d,%d)\"/>", lx,
-			rgb[0], rgb[1], rgb[2]);
+		fprintf(f,
+			"<rect x=\"%d\" y=\"40\" width=\"12\" height=\"12\" rx=\"2\" fill=\"rgb(%d,%d,%d)\"/>",
+			lx, rgb[0], rgb[1], rgb[2]);
 		fprintf(f, "<text x=\"%d\" y=\"50\">%s</text>\n", lx + 16, legend[i].what);
 		lx += 16 + (int)(strlen(legend[i].what) * CHAR_PX) + 18;
 	}
@@ -393,7 +405,8 @@ static void write_head(FILE *f, const ftree *t, int height, const char *title)
 		"placeholder=\"Search (regular expression)\"/></foreignObject>\n",
 		WIDTH - PAD_X - 250);
 	fprintf(f, "<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n", PAD_X, height - 12);
-	fprintf(f, "<text id=\"matched\" x=\"%d\" y=\"%d\" text-anchor=\"end\"></text>\n", WIDTH - PAD_X, height - 12);
+	fprintf(f, "<text id=\"matched\" x=\"%d\" y=\"%d\" text-anchor=\"end\"></text>\n", WIDTH - PAD_X,
+		height - 12);
 }
 
 int js_profile_write_svg(const js_profile *p, FILE *f, const char *title)
@@ -418,8 +431,8 @@ int js_profile_write_svg(const js_profile *p, FILE *f, const char *title)
 			for (size_t i = 0; i < t.n; i++)
 				write_frame(f, &t, &t.v[i], height);
 		else
-			fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">no samples</text>\n", WIDTH / 2,
-				height - PAD_BOTTOM - 4);
+			fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">no samples</text>\n",
+				WIDTH / 2, height - PAD_BOTTOM - 4);
 		fputs("</g>\n</svg>\n", f);
 	}
 	free(t.v);

@@ -5,8 +5,8 @@
 #     medians and their ratio;
 #  2. the library's child (JITUNWIND=jitdump) whose dump gets MB megabytes
 #     (default 100) of CODE_LOADs appended, apart from its own code: a cold
-#     `jitstack -p`, and what a warm `jitstack record` pays per round (the
-#     source refresh, nothing appended) and per sample.
+#     `jitstack -p`, and what a warm `jitstack record --mode ptrace` pays
+#     per round (the source refresh, nothing appended) and per sample.
 # Knob: JD_BENCH_RUNS (default 21).
 BUILD=${1:?usage: jitdump.sh BUILD [MB]}
 MB=${2:-100}
@@ -74,6 +74,6 @@ for _ in $(seq 7); do ns "$JS" -p "$CHILD" >> cold.t; done
 grep -q 'jit:cfi' child.txt || echo "the child's JIT frames are not named" >&2
 echo "cold jitstack -p: $(median < cold.t) ms (median of 7), peak RSS $(/usr/bin/time -f %M "$JS" -p "$CHILD" 2>&1 > /dev/null | tail -1) KB"
 sed -n 's/.*jitdump \([0-9.]* ms\), .*/  of which reading the dump: \1/p' child.err
-"$JS" record -p "$CHILD" -F 100 -d 5 --idle --stats -o /dev/null 2> rec.err
+"$JS" record -p "$CHILD" --mode ptrace -F 100 -d 5 --idle --stats -o /dev/null 2> rec.err
 echo "  record: per-round refresh (no perf map: one failed stat(), then the dump): $(sed -n 's/^jitstack: stats: perf map refresh between rounds: //p' rec.err)"
 echo "  record: whole sample: $(sed -n 's/^jitstack: stats: whole sample (stop, unwind, name): //p' rec.err)"

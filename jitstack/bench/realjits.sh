@@ -6,7 +6,7 @@
 #   node --perf-basic-prof   jitstack/tests/progs/recurse.js (perf map)
 #   OpenJDK 17               jitstack/tests/progs/Rec.java, jcmd Compiler.perfmap
 #   PHP 8.2 opcache JIT      jitstack/tests/progs/hot.php (GDB JIT interface)
-#   lli-19 mcjit/orc/orc-lazy  a recursing C program as DWARF 5 IR (GDB JIT interface)
+# (lli-19's JIT kinds: jitstack/bench/lli.sh.)
 # For each: median, p10, p90 of each tool, the ratio of the medians, and how
 # many frames each names (jitstack's named JIT frames; eu-stack's frames with
 # a name).  Knob: JS_BENCH_RUNS (runs per tool, default 30).
@@ -129,24 +129,4 @@ if have("php8.2"):
 else:
     print("| PHP 8.2 | skipped: php8.2 is not installed |")
 
-# lli-19 on clang-19 -g (DWARF 5) IR
-if have("lli-19") and have("clang-19"):
-    open("rec.c", "w").write("""volatile int sink;
-int leaf(int n) { for (;;) { sink += n; if (sink == -1) break; } return sink; }
-int recurse(int n) { if (n == 0) return leaf(n); return recurse(n - 1) + 1; }
-int main(void) { return recurse(8); }
-""")
-    sp.run(["clang-19", "-g", "-O0", "-S", "-emit-llvm", "rec.c", "-o", "rec.ll"], check=True)
-    for kind in ("mcjit", "orc", "orc-lazy"):
-        # lli prints nothing: ready once its pid exists (wait_named waits for the code)
-        p = sp.Popen(["lli-19", "-jit-kind=" + kind, "rec.ll"])
-        try:
-            wait_named(p.pid, r"^#\d+ +0x[0-9a-f]+ recurse\+")
-            bench("lli-19 -jit-kind=%s" % kind, p.pid, r"^#\d+ +0x[0-9a-f]+ (leaf|recurse|main)\+0x[0-9a-f]+ \(\[jit")
-        except RuntimeError as e:
-            print("| lli-19 %s | skipped: %s |" % (kind, e))
-        finally:
-            p.kill(); p.wait()
-else:
-    print("| lli-19 | skipped: lli-19 or clang-19 is not installed |")
 PY

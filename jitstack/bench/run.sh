@@ -11,6 +11,8 @@
 #      round trip alone (ptrace_cost.c);
 #   3. the slowdown of that workload while `jitstack record -F 100` samples
 #      it, against runs without.
+# Sections 2 and 3 measure `record --mode ptrace`; record_modes.sh sets the
+# default mode (perf events) beside it and beside perf.
 # Knobs: JS_BENCH_RUNS (cold runs per tool, default 40), JS_BENCH_GDB_RUNS
 # (default 5), JS_BENCH_SLOW_RUNS (pairs of runs, default 10).
 set -u
@@ -90,7 +92,8 @@ print("\n## 2. warm sample latency (jitstack record --stats)")
 pin_t = ["taskset", "-c", "1"] if shutil.which("taskset") and os.cpu_count() > 1 else []
 pin_j = ["taskset", "-c", "0"] if pin_t else []
 def record_stats(pid, extra, secs, pin=()):
-    r = sp.run(list(pin) + [JS, "record", "-p", str(pid), "-F", "100", "-d", str(secs), "--stats", "-o", "/dev/null"]
+    r = sp.run(list(pin) + [JS, "record", "--mode", "ptrace", "-p", str(pid), "-F", "100", "-d", str(secs), "--stats",
+                            "-o", "/dev/null"]
                + extra, stdout=sp.PIPE, stderr=sp.PIPE, text=True)
     return [l.split("stats: ")[1] for l in r.stderr.splitlines() if "stats:" in l]
 for l in record_stats(pid, ["--idle"], 5):
@@ -118,7 +121,7 @@ ratios, base, samp, cpu_base, cpu_samp, stopped = [], [], [], [], [], []
 def run(sampled):
     t0 = time.perf_counter()
     q = sp.Popen(pin_t + [TJ, HOT, str(rounds)], stdout=sp.DEVNULL)
-    rec = sp.Popen(pin_j + [JS, "record", "-p", str(q.pid), "-F", "100", "--stats", "-o", "/dev/null"],
+    rec = sp.Popen(pin_j + [JS, "record", "--mode", "ptrace", "-p", str(q.pid), "-F", "100", "--stats", "-o", "/dev/null"],
                    stderr=sp.PIPE, text=True) if sampled else None
     _, status, ru = os.wait4(q.pid, 0)
     wall = time.perf_counter() - t0

@@ -8,7 +8,8 @@
 //   node browser.cjs speedscope RELEASE_DIR PROFILE NAME SHOT.png
 //     Serves speedscope's release files and PROFILE on 127.0.0.1, lets
 //     speedscope import PROFILE (#profileURL), opens its sandwich view and
-//     prints, as JSON, the importer's message and the table's row for NAME.
+//     prints, as JSON, the importer's message and the table's rows for NAME
+//     (summed: speedscope keeps one per line of a function).
 //
 // Exit 0 with the JSON on stdout; exit 1 with a message otherwise.  The
 // shell tests compare the JSON with what the profile itself holds.
@@ -120,13 +121,16 @@ async function speedscope(release, profile, name, shot) {
 			const scale = { '': 1, ns: 1, us: 1e3, '\u00b5s': 1e3, ms: 1e6, s: 1e9 };
 			const cell = (s) => {
 				const m = /^([\d.]+)(ns|us|\u00b5s|ms|s)? \((<?[\d.]+)%\)$/.exec(s);
-				return m && { v: +m[1] * scale[m[2] || ''], unit: m[2] ? 'ns' : 'count', pct: m[3] };
+				// shown rounded ("1.37s"): half its last digit is how far off it may be
+				const dec = (m && m[1].split('.')[1]) || '';
+				return m && { v: +m[1] * scale[m[2] || ''], tol: 0.5 * Math.pow(10, -dec.length) * scale[m[2] || ''],
+					unit: m[2] ? 'ns' : 'count', pct: m[3] };
 			};
 			const out = [];
 			for (let i = 0; i + 2 < text.length; i++) {
 				const t = cell(text[i]), s = cell(text[i + 1]);
 				if (t && s) {
-					out.push({ total: t.v, self: s.v, unit: s.unit, self_pct: s.pct, name: text[i + 2] });
+					out.push({ total: t.v, self: s.v, tol: s.tol, unit: s.unit, self_pct: s.pct, name: text[i + 2] });
 					i += 2;
 				}
 			}
@@ -137,8 +141,11 @@ async function speedscope(release, profile, name, shot) {
 			importer: log.filter((l) => /^Importing as/.test(l)),
 			errors: log.filter((l) => /^error:|Failed|failed/.test(l)),
 			rows: rows.length,
-			row: rows.find((r) => r.name === name) || null,
+			// a function is one row per distinct (name, file, line) frame
+			// where the profile gives lines (pprof): its rows summed
+			row: rows.filter((r) => r.name === name).reduce((a, r) => a ? { ...a, total: a.total + r.total, self: a.self + r.self, tol: a.tol + r.tol, rows: a.rows + 1 } : { ...r, rows: 1 }, null),
 			self_sum: rows.reduce((s, r) => s + r.self, 0),
+			self_sum_tol: rows.reduce((s, r) => s + r.tol, 0),
 		};
 	} finally {
 		await browser.close();

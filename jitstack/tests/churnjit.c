@@ -8,6 +8,8 @@
  * perfmap` through the perf map alone (each generation's line appended), or
  * with `churnjit SECS jitdump` through a jitdump alone, in the working
  * directory (each generation's records appended).
+ * With `churnjit SECS late` each generation runs 5 ms before it is
+ * published (from inside spin()), as a JIT that registers code lazily.
  *
  * `churnjit edge FILE` maps FILE's first page and, right after it, a page
  * of code that loops on its first byte, unpublished: the pc is where FILE's
@@ -35,13 +37,23 @@ static double now(void)
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
+static ju_ctx *late_ctx;
+static ju_blob *late_blob; /* published once spin() has run LATE_S */
+#define LATE_S 0.005
+
 NOINLINE void spin(void)
 {
-	double end = now() + 0.05;
+	double start = now(), end = start + 0.05;
 	volatile uint64_t x = 0;
-	while (now() < end)
+	while (now() < end) {
 		for (int i = 0; i < 10000; i++)
 			x += (uint64_t)i * 2654435761u;
+		if (late_blob && now() >= start + LATE_S) {
+			if (ju_publish(late_ctx, late_blob))
+				exit(2);
+			late_blob = NULL;
+		}
+	}
 }
 
 /* push %rbp; mov %rsp,%rbp; movabs $spin,%rax; call *%rax; pop %rbp; ret */
@@ -81,6 +93,7 @@ int main(int argc, char **argv)
 	uint8_t *code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ju_ctx *ctx;
 	const char *via = argc > 2 ? argv[2] : "gdb";
+	bool late = !strcmp(via, "late");
 	ju_options o = { .channels = !strcmp(via, "perfmap")   ? JU_CH_PERFMAP
 				     : !strcmp(via, "jitdump") ? JU_CH_JITDUMP
 							       : JU_CH_GDB,
@@ -96,8 +109,12 @@ int main(int argc, char **argv)
 		snprintf(name, sizeof name, "gen:%d", gen);
 		ju_blob b = { .start = code, .size = emit(code), .name = name,
 			      .frame = { .kind = JU_FRAME_FP, .u.fp = { 1, 4, NULL, 0 } } };
-		if (ju_publish(ctx, &b))
+		if (late) {
+			late_ctx = ctx;
+			late_blob = &b;
+		} else if (ju_publish(ctx, &b)) {
 			return 2;
+		}
 		((void (*)(void))(void *)code)();
 		if (ju_unpublish(ctx, code))
 			return 2;

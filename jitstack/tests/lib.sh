@@ -15,6 +15,10 @@ note() { echo "  $*"; }
 
 need_file "$JS" "make jitstack"
 
+# The sampling mechanisms of `jitstack record` a record test runs in
+# (jitstack(1), --mode); JS_RECORD_MODES=ptrace (say) narrows them.
+RECORD_MODES=${JS_RECORD_MODES:-perf ptrace}
+
 # Start a program that prints "ready PID" (or tinyjit's probe line) and
 # waits; sets CHILD_PID.  Usage: start_child OUT PROGRAM ARGS...
 start_child() {

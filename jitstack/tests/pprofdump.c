@@ -1,8 +1,8 @@
 /* pprofdump.c - decode a pprof file jitstack wrote and check it: gzip
  * (zlib), then the Profile message (protobuf-c's generated unpack of
  * jitstack/profile.proto), then the references between its tables.
- * Prints "samples N" and one "leaf FUNCTION COUNT" line per function seen
- * at the leaf.  Exit 0 when the file is valid, 1 otherwise.
+ * Prints "samples N", one "comment TEXT" line per comment and one
+ * "leaf FUNCTION COUNT" line per function seen at the leaf.  Exit 0 when the file is valid, 1 otherwise.
  */
 #include "profile.pb-c.h"
 
@@ -78,7 +78,12 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < p->n_mapping; i++)
 		if (!STR_OK(p->mapping[i]->filename))
 			return bad("mapping filename out of range");
+	for (size_t i = 0; i < p->n_comment; i++)
+		if (!STR_OK(p->comment[i]))
+			return bad("comment string out of range");
 	printf("samples %ld\nperiod %lld\n", total, (long long)p->period);
+	for (size_t i = 0; i < p->n_comment; i++)
+		printf("comment %s\n", p->string_table[p->comment[i]]);
 	for (size_t i = 1; i <= p->n_function; i++)
 		if (leaf[i])
 			printf("leaf %s %ld\n", p->string_table[p->function[i - 1]->name], leaf[i]);

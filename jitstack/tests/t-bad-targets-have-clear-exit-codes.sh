@@ -31,12 +31,16 @@ expect 2 "either -p PID or --core" "$JS" -p 1 --core x
 expect 2 "expected a process id" "$JS" -p abc
 expect 2 "record needs -p" "$JS" record
 expect 2 "expected collapsed, pprof or svg" "$JS" record -p 1 --format html
+expect 2 "expected perf or ptrace" "$JS" record -p 1 --mode bpf
+expect 2 "--idle needs --mode ptrace" "$JS" record -p 1 --idle --mode perf
+expect 2 "belong to 'jitstack record'" "$JS" -p 1 --mode perf
 expect 2 "belong to 'jitstack record'" "$JS" -p 1 -F 99
 
 # no such process: one that was reaped, and a zombie
 sh -c 'exit 0' & gone=$!
 wait $gone
 expect 3 "no process $gone" "$JS" -p $gone
+expect 3 "no process $gone" "$JS" record -p $gone -d 1
 python3 -c '
 import os, sys, time
 pid = os.fork()
@@ -46,6 +50,7 @@ CLEANUP_PIDS="${CLEANUP_PIDS:-} $!"
 for _ in $(seq 50); do [ -s zombie.pid ] && break; sleep 0.1; done
 sleep 0.2
 expect 3 "zombie" "$JS" -p "$(cat zombie.pid)"
+expect 3 "zombie" "$JS" record -p "$(cat zombie.pid)" -d 1
 
 # a process that exits while it is being read
 start_child child.out "$TB/child" wait

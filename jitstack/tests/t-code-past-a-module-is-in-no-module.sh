@@ -24,7 +24,10 @@ f = json.load(open(sys.argv[1]))["threads"][0]["frames"][0]
 sys.exit(1 if f["module"] is not None else 0)
 PY
 
-limit 60 "$JS" record -p "$CHILD_PID" -F 200 -d 0.3 -o prof.txt 2> rec.err || { cat rec.err; fail "record exited $?"; }
-[ -s prof.txt ] || { cat rec.err; fail "no samples"; }
-grep -q "mapped.txt" prof.txt && { cat prof.txt; fail "record names samples after mapped.txt"; }
+for mode in $RECORD_MODES; do
+	limit 60 "$JS" record --mode $mode -p "$CHILD_PID" -F 200 -d 0.3 -o prof.txt 2> rec.err ||
+		{ cat rec.err; fail "[$mode] record exited $?"; }
+	[ -s prof.txt ] || { cat rec.err; fail "[$mode] no samples"; }
+	grep -q "mapped.txt" prof.txt && { cat prof.txt; fail "[$mode] record names samples after mapped.txt"; }
+done
 pass "the pc at the end of mapped.txt's mapping is in no module (dump, JSON, record)"

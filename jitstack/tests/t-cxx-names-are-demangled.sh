@@ -21,7 +21,10 @@ grep -qF "$want" raw && fail "--no-demangle still demangles"
 kill_tree "$CHILD_PID"
 
 start_child s.out "$JTB/cxxwait" spin
-limit 30 "$JS" record -p "$CHILD_PID" -F 200 -d 0.5 -o prof.txt || fail "record: exit $?"
-grep -qF ";ns::Worker::spin_here(long) " prof.txt || { cat prof.txt; fail "collapsed: no ns::Worker::spin_here(long)"; }
+for mode in $RECORD_MODES; do
+	limit 30 "$JS" record --mode $mode -p "$CHILD_PID" -F 200 -d 0.5 -o prof.txt || fail "[$mode] record: exit $?"
+	grep -qF ";ns::Worker::spin_here(long) " prof.txt ||
+		{ cat prof.txt; fail "[$mode] collapsed: no ns::Worker::spin_here(long)"; }
+done
 kill_tree "$CHILD_PID"
 pass "C++ names demangled in text, JSON and collapsed output; --no-demangle keeps them mangled"

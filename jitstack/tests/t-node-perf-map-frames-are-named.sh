@@ -35,9 +35,11 @@ fr = json.load(open(sys.argv[1]))["threads"][0]["frames"]
 js = [f for f in fr if (f["function"] or "").split(":")[0] in ("JS", "LazyCompile", "Function")]
 sys.exit(0 if js and all(f["source"] == "perf-map" and f["jit"] for f in js) else 1)
 PY
-limit 30 "$JS" record -p "$CHILD_PID" -F 200 -d 1 -o prof.txt 2> err || { cat err; fail "record exited $?"; }
-top=$(awk '{ n = $NF; $NF = ""; k = split($0, f, ";"); sub(/ +$/, "", f[k]); c[f[k]] += n }
-	END { for (l in c) print c[l], l }' prof.txt | sort -rn | head -1)
-echo "$top" | grep -qE "^[0-9]+ $js\$" || { head -5 prof.txt; fail "the hottest frame is not a JS function: $top"; }
-note "live: $(grep -E '^#0' text); $n recurseJs frames; record: hottest $top"
+for mode in $RECORD_MODES; do
+	limit 30 "$JS" record --mode $mode -p "$CHILD_PID" -F 200 -d 1 -o prof.txt 2> err || { cat err; fail "[$mode] record exited $?"; }
+	top=$(awk '{ n = $NF; $NF = ""; k = split($0, f, ";"); sub(/ +$/, "", f[k]); c[f[k]] += n }
+		END { for (l in c) print c[l], l }' prof.txt | sort -rn | head -1)
+	echo "$top" | grep -qE "^[0-9]+ $js\$" || { head -5 prof.txt; fail "[$mode] the hottest frame is not a JS function: $top"; }
+	note "live: $(grep -E '^#0' text); $n recurseJs frames; record ($mode): hottest $top"
+done
 pass "node --perf-basic-prof: JS frames named from the perf map, live and in record"

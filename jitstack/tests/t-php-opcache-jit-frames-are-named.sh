@@ -24,9 +24,11 @@ done
 [ -n "$found" ] || { cat text err; fail "no stop in the hot trace named $trace"; }
 grep -qE ' (_start|__libc_start_main[^ ]*)\+0x' text || { cat text; fail "the stack does not reach the program's start"; }
 grep -q 'rejected' err && { cat err; fail "a JIT image was rejected"; }
-limit 30 "$JS" record -p "$CHILD_PID" -F 200 -d 1 -o prof.txt 2> err || { cat err; fail "record exited $?"; }
-top=$(awk '{ n = $NF; $NF = ""; k = split($0, f, ";"); sub(/ +$/, "", f[k]); c[f[k]] += n }
-	END { for (l in c) print c[l], l }' prof.txt | sort -rn | head -1)
-echo "$top" | grep -qE " $trace\$" || { cat prof.txt; fail "the hottest frame is not the trace: $top"; }
-note "live: $(grep -E "^#0" text); record: hottest $top"
+for mode in $RECORD_MODES; do
+	limit 30 "$JS" record --mode $mode -p "$CHILD_PID" -F 200 -d 1 -o prof.txt 2> err || { cat err; fail "[$mode] record exited $?"; }
+	top=$(awk '{ n = $NF; $NF = ""; k = split($0, f, ";"); sub(/ +$/, "", f[k]); c[f[k]] += n }
+		END { for (l in c) print c[l], l }' prof.txt | sort -rn | head -1)
+	echo "$top" | grep -qE " $trace\$" || { cat prof.txt; fail "[$mode] the hottest frame is not the trace: $top"; }
+	note "live: $(grep -E "^#0" text); record ($mode): hottest $top"
+done
 pass "PHP's opcache JIT: its trace named live, the stack reaches the start, record finds it hottest"

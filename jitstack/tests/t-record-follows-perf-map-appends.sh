@@ -11,15 +11,18 @@ start_child cj.out "$JTB/churnjit" 10 perfmap
 map=/tmp/perf-$CHILD_PID.map
 for _ in $(seq 40); do [ -s "$map" ] && break; sleep 0.05; done
 [ -s "$map" ] || fail "churnjit wrote no perf map"
-limit 60 "$JS" record -p "$CHILD_PID" -F 200 -d 2 --stats -o prof.txt 2> rec.err ||
-	{ cat rec.err; fail "record exited $?"; }
-size=$(stat -c %s "$map")
-gens=$(grep -o 'gen:[0-9]*' prof.txt | sort -u | wc -l)
-top=$(grep -o 'gen:[0-9]*;spin [0-9]*' prof.txt | awk '{c[$1] += $2; t += $2} END {m = 0; for (g in c) if (c[g] > m) m = c[g]; print t ? int(100 * m / t) : 100}')
-read_bytes=$(sed -n 's/.*perf map: first read .* ms, \([0-9]*\) bytes.*/\1/p' rec.err)
-rereads=$(sed -n 's/.* \([0-9]*\) re-reads from the start.*/\1/p' rec.err)
-[ "$gens" -ge 5 ] || { cat prof.txt rec.err; fail "only $gens generations named from the perf map"; }
-[ "$top" -lt 50 ] || fail "one generation holds $top% of the samples: lines appended were not read?"
-[ -n "$read_bytes" ] && [ "$read_bytes" -le "$size" ] || { cat rec.err; fail "read ${read_bytes:-?} bytes of a $size-byte map"; }
-[ "${rereads:-1}" -eq 0 ] || { cat rec.err; fail "the map was read again from its start $rereads times"; }
-pass "$gens generations named from appended lines over 2 s, the largest $top% of samples; $read_bytes bytes read of $size"
+for mode in $RECORD_MODES; do
+	limit 60 "$JS" record --mode $mode -p "$CHILD_PID" -F 200 -d 2 --stats -o prof.txt 2> rec.err ||
+		{ cat rec.err; fail "[$mode] record exited $?"; }
+	size=$(stat -c %s "$map")
+	gens=$(grep -o 'gen:[0-9]*' prof.txt | sort -u | wc -l)
+	top=$(grep -o 'gen:[0-9]*;spin [0-9]*' prof.txt | awk '{c[$1] += $2; t += $2} END {m = 0; for (g in c) if (c[g] > m) m = c[g]; print t ? int(100 * m / t) : 100}')
+	read_bytes=$(sed -n 's/.*perf map: first read .* ms, \([0-9]*\) bytes.*/\1/p' rec.err)
+	rereads=$(sed -n 's/.* \([0-9]*\) re-reads from the start.*/\1/p' rec.err)
+	[ "$gens" -ge 5 ] || { cat prof.txt rec.err; fail "[$mode] only $gens generations named from the perf map"; }
+	[ "$top" -lt 50 ] || fail "[$mode] one generation holds $top% of the samples: lines appended were not read?"
+	[ -n "$read_bytes" ] && [ "$read_bytes" -le "$size" ] || { cat rec.err; fail "[$mode] read ${read_bytes:-?} bytes of a $size-byte map"; }
+	[ "${rereads:-1}" -eq 0 ] || { cat rec.err; fail "[$mode] the map was read again from its start $rereads times"; }
+	note "[$mode] $gens generations named from appended lines, the largest $top% of samples; $read_bytes bytes read of $size"
+done
+pass "appended perf map lines name each generation, only what was appended read ($RECORD_MODES)"

@@ -9,7 +9,8 @@ JS_TB := $(JS_B)/tests
 JS_FUZZ_TIME ?= 300
 JS_TEST_CFLAGS = -std=gnu11 $(JS_WARN) -O1 -g -fno-omit-frame-pointer $(SANFLAGS)
 
-JS_TEST_PROGS := $(addprefix $(JS_TB)/,foreignjit jitobj.o jitobj-df.o jitobj-clang.o cxxwait hostile threads tomb churnjit pprofdump perfmap_check jitdump_check child-localdesc relocs_check)
+JS_TEST_PROGS := $(addprefix $(JS_TB)/,foreignjit jitobj.o jitobj-df.o jitobj-clang.o cxxwait hostile threads tomb churnjit pprofdump perfmap_check jitdump_check \
+	child-localdesc relocs_check latethread noperf hostilestack)
 
 # A foreign JIT and the objects it loads (LLVM-style): the objects keep no
 # frame pointer, so only their CFI (.eh_frame, or .debug_frame) unwinds them.
@@ -47,6 +48,17 @@ $(JS_TB)/child-localdesc: $(TEST_DIR)/child $(LIB_A)
 	@mkdir -p $(dir $@)
 	objcopy --localize-symbol=__jit_debug_descriptor $(LIB_A) $@.a
 	$(CXX) $(CHILD_LDFLAGS) -o $@ $(TEST_DIR)/child.o $(TEST_DIR)/child-cxx.o $@.a -ldl -pthread
+$(JS_TB)/latethread: $(JS)/tests/latethread.c
+	@mkdir -p $(dir $@)
+	$(CC) $(JS_TEST_CFLAGS) -o $@ $< -pthread
+
+$(JS_TB)/hostilestack: $(JS)/tests/hostilestack.c
+	@mkdir -p $(dir $@)
+	$(CC) $(JS_TEST_CFLAGS) -o $@ $<
+
+$(JS_TB)/noperf: $(JS)/tests/noperf.c
+	@mkdir -p $(dir $@)
+	$(CC) $(JS_TEST_CFLAGS) -o $@ $<
 
 # Programs on libjitunwind itself.
 $(JS_TB)/tomb $(JS_TB)/churnjit: $(JS_TB)/%: $(JS)/tests/%.c $(LIB_A) include/jitunwind.h
