@@ -38,6 +38,13 @@
 #define JS_MAX_PERFMAP_LINE 16384u       /* bytes of one line; longer ones are skipped */
 #define JS_MAX_PERFMAP_LINES (16u << 20) /* lines kept from one map (~1 GB of text) */
 
+/* ---- jitdumps ------------------------------------------------------------------ */
+#define JS_MAX_JITDUMP_HEADER 4096u            /* a header's total_size */
+#define JS_MAX_JITDUMP_INFO ((size_t)16 << 20) /* one DEBUG_INFO or UNWINDING_INFO record */
+#define JS_MAX_JITDUMP_LOADS (4u << 20)        /* CODE_LOADs and CODE_MOVEs kept */
+#define JS_MAX_JITDUMP_CFI ((size_t)256 << 20) /* .eh_frame bytes kept from one dump */
+#define JS_MAX_JITDUMP_ROWS (32u << 20)        /* line rows kept from one dump */
+
 /* ---- unwinding ---------------------------------------------------------------- */
 #define JS_DEFAULT_MAX_FRAMES 256u     /* frames per thread unless --max-frames */
 #define JS_MAX_FRAMES 65536u           /* the largest --max-frames accepted */

@@ -40,6 +40,7 @@ static int dump_live(js_session *s, const js_dump_opts *d, js_out *o)
 	if (rc)
 		return rc;
 	js_refresh_perfmap(s);
+	js_refresh_jitdump(s);
 	if (d->images && !js_jit_has_plain(&s->jit)) {
 		out_begin(o, s);
 		out_images(o, s);
@@ -59,6 +60,7 @@ static int dump_live(js_session *s, const js_dump_opts *d, js_out *o)
 			return rc;
 	}
 	js_refresh_perfmap(s);
+	js_refresh_jitdump(s);
 	js_stack *st = calloc(s->proc.n ? s->proc.n : 1, sizeof *st);
 	if (!st)
 		return js_fail(&s->err, JS_EXIT_FAILURE, ENOMEM, "out of memory");
@@ -92,10 +94,11 @@ static int dump_live(js_session *s, const js_dump_opts *d, js_out *o)
 		fprintf(stderr,
 			"jitstack: stats: read JIT %.3f ms, stop %.3f ms, unwind %.3f ms, release %.3f ms, "
 			"output %.3f ms; %lu images copied (%lu bytes), %lu memory reads; perf map %.3f ms, "
-			"%llu bytes, %lu lines\n",
+			"%llu bytes, %lu lines; jitdump %.3f ms, %llu bytes, %lu loads\n",
 			(t1 - t0) / 1e6, (t2 - t1) / 1e6, (t3 - t2) / 1e6, (t4 - t3) / 1e6,
 			(now_ns() - t4) / 1e6, s->jit.copies, s->jit.copy_bytes, js_mem_syscalls(s->mem),
-			s->pm_ns / 1e6, (unsigned long long)s->pm.bytes, s->pm.lines);
+			s->pm_ns / 1e6, (unsigned long long)s->pm.bytes, s->pm.lines, s->jd.ns / 1e6,
+			(unsigned long long)s->jd.bytes, s->jd.loads);
 	return rc;
 }
 

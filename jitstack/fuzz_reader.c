@@ -11,9 +11,13 @@
  * An input starting with "PMAP" is a perf map (perfmap.c): fed in two
  * pieces split where its first byte after the magic says, with lookups
  * after each, and its ranges must come out disjoint and sorted.
+ * An input starting with "JDMP" is a jitdump (jitdump.c), fed the same way:
+ * its code is looked up, and each module its unwinding info makes must be
+ * an image as good as a rewrite's.
  */
 #include "machine.h"
 #include "desc.h"
+#include "jitdump.h"
 #include "jitimage.h"
 #include "mem.h"
 #include "perfmap.h"
@@ -128,6 +132,43 @@ static void perf_map(const uint8_t *data, size_t size)
 	js_perfmap_free(&pm);
 }
 
+/* Feed the dump as the file reader does, in two pieces. */
+static void jit_dump(const uint8_t *data, size_t size)
+{
+	if (!size)
+		return;
+	js_jitdump jd;
+	js_jitdump_init(&jd, NULL, EM_X86_64);
+	size_t split = 1 + (size - 1) * data[0] / 256, at = 1;
+	for (int piece = 0; piece < 2 && !jd.ended; piece++) {
+		size_t end = piece ? size : split;
+		while (at < end && !jd.ended) {
+			if (jd.skip) {
+				size_t n = jd.skip < end - at ? (size_t)jd.skip : end - at;
+				at += n, jd.skip -= n, jd.off += n;
+				continue;
+			}
+			size_t want;
+			ssize_t used = js_jitdump_feed(&jd, data + at, end - at, &want);
+			if (used <= 0)
+				break;
+			at += (size_t)used;
+			jd.off += (uint64_t)used;
+		}
+		js_jitdump_commit(&jd);
+	}
+	for (size_t i = 0; i < jd.n_code && i < 64; i++) {
+		js_jd_code *c = &jd.code[i];
+		if (js_jitdump_find(&jd, c->lo) == NULL)
+			abort(); /* every load covers its start, by it or a later one */
+		js_jitdump_line(c, c->lo);
+		js_image *im = js_jitdump_image(&jd, c);
+		if (im)
+			check_output(&im->out);
+	}
+	js_jitdump_free(&jd);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int once;
@@ -135,6 +176,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		elf_version(EV_CURRENT);
 	if (size >= 4 && !memcmp(data, "PMAP", 4)) {
 		perf_map(data + 4, size - 4);
+		return 0;
+	}
+	if (size >= 4 && !memcmp(data, "JDMP", 4)) {
+		jit_dump(data + 4, size - 4);
 		return 0;
 	}
 	if (size >= 4 && !memcmp(data, ELFMAG, SELFMAG)) {

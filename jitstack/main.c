@@ -16,12 +16,15 @@
 
 static const char usage[] =
 	"usage: jitstack -p PID [--json] [-s] [--images] [--max-frames N] [--no-jit] [--no-demangle]\n"
-	"                       [--perf-map FILE | --no-perf-map] [--debuginfo-path PATH] [--stats]\n"
+	"                       [--perf-map FILE | --no-perf-map] [--jitdump FILE | --no-jitdump]\n"
+	"                       [--debuginfo-path PATH] [--stats]\n"
 	"       jitstack --core FILE [--exe PATH] [--json] [-s] [--images] [--max-frames N] [--no-jit]\n"
-	"                       [--no-demangle] [--perf-map FILE | --no-perf-map] [--debuginfo-path PATH]\n"
+	"                       [--no-demangle] [--perf-map FILE | --no-perf-map] [--jitdump FILE | --no-jitdump]\n"
+	"                       [--debuginfo-path PATH]\n"
 	"       jitstack record -p PID [-F HZ] [-d SECONDS] [-o FILE] [--format collapsed|pprof|svg]\n"
 	"                       [--mode perf|ptrace] [--idle] [--addresses] [--max-frames N] [--no-jit] [--no-demangle]\n"
-	"                       [--perf-map FILE | --no-perf-map] [--debuginfo-path PATH] [--stats]\n"
+	"                       [--perf-map FILE | --no-perf-map] [--jitdump FILE | --no-jitdump]\n"
+	"                       [--debuginfo-path PATH] [--stats]\n"
 	"\n"
 	"Print the stack of every thread of a live process or a core file, through JIT\n"
 	"code registered with the GDB JIT interface (named, with source lines, unwound\n"
@@ -41,6 +44,10 @@ static const char usage[] =
 	"      --perf-map FILE  name JIT code from this perf map (default: the target's\n"
 	"                       /tmp/perf-PID.map; for a core, when it was written before it)\n"
 	"      --no-perf-map    read no perf map\n"
+	"      --jitdump FILE   name, unwind and give lines of JIT code from this perf jitdump\n"
+	"                       (default: the one the target maps, jit-PID.dump; for a core,\n"
+	"                       the one in its notes, records written before the core)\n"
+	"      --no-jitdump     read no jitdump\n"
 	"      --debuginfo-path PATH  where separate debuginfo is looked for, as eu-stack's\n"
 	"                       (default :.debug:/usr/lib/debug)\n"
 	"      --stats          timings and counters on stderr\n"
@@ -75,6 +82,8 @@ enum {
 	O_NO_DEMANGLE,
 	O_PERF_MAP,
 	O_NO_PERF_MAP,
+	O_JITDUMP,
+	O_NO_JITDUMP,
 	O_DEBUGINFO_PATH,
 	O_MODE,
 	O_VERSION
@@ -92,6 +101,8 @@ static const struct option long_opts[] = {
 	{ "no-demangle", no_argument, NULL, O_NO_DEMANGLE },
 	{ "perf-map", required_argument, NULL, O_PERF_MAP },
 	{ "no-perf-map", no_argument, NULL, O_NO_PERF_MAP },
+	{ "jitdump", required_argument, NULL, O_JITDUMP },
+	{ "no-jitdump", no_argument, NULL, O_NO_JITDUMP },
 	{ "debuginfo-path", required_argument, NULL, O_DEBUGINFO_PATH },
 	{ "stats", no_argument, NULL, O_STATS },
 	{ "frequency", required_argument, NULL, 'F' },
@@ -167,6 +178,8 @@ int main(int argc, char **argv)
 		case O_NO_DEMANGLE: d.opt.no_demangle = true; break;
 		case O_PERF_MAP: d.opt.perf_map = optarg; break;
 		case O_NO_PERF_MAP: d.opt.no_perf_map = true; break;
+		case O_JITDUMP: d.opt.jitdump = optarg; break;
+		case O_NO_JITDUMP: d.opt.no_jitdump = true; break;
 		case O_DEBUGINFO_PATH: d.opt.debuginfo_path = optarg; break;
 		case O_STATS: d.opt.stats = true; break;
 		case 'F':
@@ -195,6 +208,8 @@ int main(int argc, char **argv)
 			return bad_usage("-p: expected a process id, got '%s'", pid_arg);
 		d.pid = (pid_t)v;
 	}
+	if (d.opt.jitdump && d.opt.no_jitdump)
+		return bad_usage("%s", "--jitdump FILE and --no-jitdump exclude each other");
 	if (record) {
 		if (!pid_arg)
 			return bad_usage("%s", "record needs -p PID");

@@ -274,6 +274,31 @@ int js_report_core_files(Dwfl *dwfl, Elf *core, const char *exe, js_mem *mem, js
 	return rc ? -1 : 0;
 }
 
+bool js_core_find_file(Elf *core, bool (*want)(const char *path), char *out, size_t len)
+{
+	notes n;
+	read_notes(core, &n);
+	if (!n.file || n.file_size < 16)
+		return false;
+	uint64_t count;
+	memcpy(&count, n.file, 8);
+	if (count > (n.file_size - 16) / 24)
+		return false;
+	const char *p = (const char *)n.file + 16 + count * 24, *end = (const char *)n.file + n.file_size;
+	bool found = false;
+	for (uint64_t i = 0; i < count && p < end; i++) {
+		const char *nul = memchr(p, 0, (size_t)(end - p));
+		if (!nul)
+			break;
+		if (want(p)) {
+			snprintf(out, len, "%s", p);
+			found = true; /* the last one: the newest mapping */
+		}
+		p = nul + 1;
+	}
+	return found;
+}
+
 /* ---- memory ELF ----------------------------------------------------------------- */
 
 bool js_memelf_find_elf(void **userdata, Elf **elfp)

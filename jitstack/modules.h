@@ -41,6 +41,10 @@ int js_report_proc_maps(Dwfl *dwfl, pid_t pid, js_mem *mem, js_memelf *vdso);
  * -1 when the core has no usable NT_FILE note. */
 int js_report_core_files(Dwfl *dwfl, Elf *core, const char *exe, js_mem *mem, js_memelf *vdso);
 
+/* The last file of the core's NT_FILE note for which want is true, into
+ * out.  false when none is (or the core has no NT_FILE note). */
+bool js_core_find_file(Elf *core, bool (*want)(const char *path), char *out, size_t len);
+
 /* find_elf for a js_memelf module: true when the userdata is one (then
  * *elfp is set, or NULL when its memory is unreadable). */
 bool js_memelf_find_elf(void **userdata, Elf **elfp);

@@ -82,6 +82,15 @@ static size_t jit_accepted(const js_session *s)
 	return n;
 }
 
+/* The jitdump's code reported as modules (unwound with its CFI). */
+static size_t jitdump_modules(const js_session *s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->jd.n_code; i++)
+		n += s->jd.code[i].img && s->jd.code[i].img->reported;
+	return n;
+}
+
 /* An image that holds no code: data or DWARF for code in other images
  * (LLVM's lazy ORC JIT registers the globals of a module so).  Nothing
  * failed: it is not counted or shown as rejected. */
@@ -107,9 +116,17 @@ static void text_perfmap_summary(FILE *f, const js_session *s)
 			js_perfmap_size(&s->pm));
 }
 
+static void text_jitdump_summary(FILE *f, const js_session *s)
+{
+	if (s->jd_on && s->jd.found)
+		fprintf(f, "JIT: jitdump %s, %lu loads, %lu with CFI, %" PRIu64 " line rows\n", s->jd.path,
+			s->jd.loads + s->jd.moves, s->jd.with_cfi, s->jd.line_rows);
+}
+
 static void text_jit_summary(FILE *f, const js_session *s)
 {
 	text_perfmap_summary(f, s);
+	text_jitdump_summary(f, s);
 	if (s->opt->no_jit) {
 		fprintf(f, "JIT: not read (--no-jit)\n");
 		return;
@@ -154,6 +171,10 @@ static void text_frame(js_out *o, js_session *s, size_t i, const js_frame *fr)
 		fputs(" [perf-map]", o->f);
 		o->any_perfmap = true;
 	}
+	if (y.source == JS_SRC_JITDUMP) {
+		fputs(" [jitdump]", o->f);
+		o->any_jitdump = true;
+	}
 	if (fr->by_fp) {
 		fputs(" [fp]", o->f);
 		o->any_fp = true;
@@ -176,7 +197,8 @@ static void json_frame(js_out *o, js_session *s, size_t i, const js_frame *fr)
 	json_str(f, y.module);
 	if (y.module)
 		fprintf(f, ", \"module_offset\": %" PRIu64, y.module_off);
-	fprintf(f, ", \"jit\": %s, \"source\": ", y.jit || y.source == JS_SRC_PERFMAP ? "true" : "false");
+	fprintf(f, ", \"jit\": %s, \"source\": ",
+		y.jit || y.source == JS_SRC_PERFMAP || y.source == JS_SRC_JITDUMP ? "true" : "false");
 	json_str(f, js_source_name(y.source));
 	if (y.file) {
 		fputs(", \"file\": ", f);
@@ -189,7 +211,7 @@ static void json_frame(js_out *o, js_session *s, size_t i, const js_frame *fr)
 void out_begin(js_out *o, js_session *s)
 {
 	o->threads = 0;
-	o->any_fp = o->any_perfmap = false;
+	o->any_fp = o->any_perfmap = o->any_jitdump = false;
 	FILE *f = o->f;
 	if (!o->json) {
 		if (s->core)
@@ -239,6 +261,20 @@ void out_begin(js_out *o, js_session *s)
 		json_str(f, s->pm.path);
 		fprintf(f, ", \"lines\": %lu, \"ranges\": %zu, \"skipped\": %lu, \"tombstones\": %lu}",
 			s->pm.lines, js_perfmap_size(&s->pm), s->pm.bad + s->pm.over_limit, s->pm.tombstones);
+	} else {
+		fputs("null", f);
+	}
+	fputs(",\n    \"jitdump\": ", f);
+	if (s->jd_on && s->jd.found) {
+		fputs("{\"path\": ", f);
+		json_str(f, s->jd.path);
+		fprintf(f,
+			", \"loads\": %lu, \"moves\": %lu, \"with_cfi\": %lu, \"modules\": %zu, "
+			"\"line_rows\": %" PRIu64 ", \"skipped\": %lu, \"late\": %lu, \"error\": ",
+			s->jd.loads, s->jd.moves, s->jd.with_cfi, jitdump_modules(s), s->jd.line_rows,
+			s->jd.bad + s->jd.over_limit, s->jd.late);
+		json_str(f, s->jd.ended ? s->jd.why : NULL);
+		fputc('}', f);
 	} else {
 		fputs("null", f);
 	}
@@ -323,6 +359,13 @@ static void jit_warnings(js_session *s)
 	if (s->pm.over_limit)
 		js_warn(s, "perf map %s: %lu lines beyond the first %u were not read", s->pm.path,
 			s->pm.over_limit, JS_MAX_PERFMAP_LINES);
+	if (s->jd_on && s->jd.ended)
+		js_warn(s, "jitdump %s is not read further, %s", s->jd.path, s->jd.why);
+	if (s->jd.bad)
+		js_warn(s, "jitdump %s: %lu malformed records skipped", s->jd.path, s->jd.bad);
+	if (s->jd.over_limit)
+		js_warn(s, "jitdump %s: %lu records over jitstack's bounds skipped", s->jd.path,
+			s->jd.over_limit);
 }
 
 void out_end(js_out *o, js_session *s)
@@ -334,6 +377,9 @@ void out_end(js_out *o, js_session *s)
 			fprintf(f, "\n[fp]: found by following the frame pointer (no CFI for the frame below it)\n");
 		if (o->any_perfmap)
 			fprintf(f, "%s[perf-map]: named from %s\n", o->any_fp ? "" : "\n", s->pm.path);
+		if (o->any_jitdump)
+			fprintf(f, "%s[jitdump]: named from %s\n", o->any_fp || o->any_perfmap ? "" : "\n",
+				s->jd.path);
 		fflush(f);
 		for (size_t i = 0; i < s->n_warn; i++)
 			fprintf(stderr, "jitstack: warning: %s\n", s->warn[i]);

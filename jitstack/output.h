@@ -20,6 +20,7 @@ typedef struct js_out {
 	size_t threads;
 	bool any_fp;
 	bool any_perfmap;
+	bool any_jitdump;
 } js_out;
 
 /* The length of the well-formed UTF-8 sequence at p, or 0 (not UTF-8). */

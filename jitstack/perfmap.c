@@ -58,6 +58,7 @@ typedef struct pm_line {
 	uint64_t lo, hi;
 	const char *name;
 	size_t seq;
+	uint64_t start; /* what its ranges carry as js_pm_seg.start */
 } pm_line;
 
 struct pm_lines {
@@ -97,6 +98,30 @@ static size_t blanks(const char *p, size_t len)
 	return i;
 }
 
+/* Keep the line's name and queue it for the next commit.  NULL when out of
+ * memory. */
+static const char *add_line(js_perfmap *pm, uint64_t lo, uint64_t size, const char *s, size_t n,
+			    uint64_t start)
+{
+	if (!pm->pending && !(pm->pending = calloc(1, sizeof *pm->pending)))
+		return NULL;
+	const char *name = keep_name(pm, s, n);
+	if (!name || !js_grow(&pm->pending->v, &pm->pending->cap, pm->pending->n, sizeof(pm_line)))
+		return NULL;
+	pm->pending->v[pm->pending->n] = (pm_line){ lo, lo + size, name, pm->pending->n, start };
+	pm->pending->n++;
+	pm->lines++;
+	return name;
+}
+
+const char *js_perfmap_add(js_perfmap *pm, uint64_t lo, uint64_t size, const char *name, size_t len,
+			   uint64_t start)
+{
+	if (!size || lo + size <= lo)
+		return NULL;
+	return add_line(pm, lo, size, name, len, start);
+}
+
 /* One line without its newline.  0 (parsed or skipped), -1 out of memory. */
 static int parse_line(js_perfmap *pm, const char *p, size_t len)
 {
@@ -124,13 +149,7 @@ static int parse_line(js_perfmap *pm, const char *p, size_t len)
 		pm->over_limit++;
 		return 0;
 	}
-	const char *name = keep_name(pm, p + i, len - i);
-	if (!name || !js_grow(&pm->pending->v, &pm->pending->cap, pm->pending->n, sizeof(pm_line)))
-		return -1;
-	pm->pending->v[pm->pending->n] = (pm_line){ start, start + size, name, pm->pending->n };
-	pm->pending->n++;
-	pm->lines++;
-	return 0;
+	return add_line(pm, start, size, p + i, len - i, start) ? 0 : -1;
 bad:
 	pm->bad++;
 	return 0;
@@ -266,7 +285,7 @@ static bool flatten(pm_line *v, size_t n, segs *o)
 		plain = v[i].lo >= v[i - 1].hi;
 	if (plain) {
 		for (size_t i = 0; i < n; i++)
-			if (!emit(o, v[i].lo, v[i].hi, v[i].lo, v[i].name))
+			if (!emit(o, v[i].lo, v[i].hi, v[i].start, v[i].name))
 				return false;
 		return true;
 	}
@@ -289,7 +308,7 @@ static bool flatten(pm_line *v, size_t n, segs *o)
 			continue;
 		const pm_line *top = h.v[0];
 		uint64_t end = i < n && v[i].lo < top->hi ? v[i].lo : top->hi;
-		ok = emit(o, cur, end, top->lo, top->name);
+		ok = emit(o, cur, end, top->start, top->name);
 		cur = end;
 	}
 	free(h.v);

@@ -50,7 +50,8 @@
 /* One range of the map: [lo, hi) belongs to the line that starts at start. */
 typedef struct js_pm_seg {
 	uint64_t lo, hi;
-	uint64_t start;   /* the owning line's START (lo may be past it) */
+	uint64_t start;   /* the owning line's START (lo may be past it), or the
+			   * value js_perfmap_add was given */
 	const char *name; /* NUL-terminated; control bytes replaced by '?' */
 } js_pm_seg;
 
@@ -90,6 +91,13 @@ int js_perfmap_refresh(js_perfmap *pm, js_err *why);
  * follows).  Then js_perfmap_commit paints what was parsed.  -1 when out of
  * memory. */
 ssize_t js_perfmap_feed(js_perfmap *pm, const char *buf, size_t len);
+/* Add one range [lo, lo + size) named name (len bytes, no NUL needed) as
+ * a line that follows those fed before, whose ranges carry start as their
+ * .start (another source of ranges, the jitdump, names its records so).
+ * Returns the name as kept, or NULL when out of memory or the range is
+ * empty or wraps (not added). */
+const char *js_perfmap_add(js_perfmap *pm, uint64_t lo, uint64_t size, const char *name, size_t len,
+			   uint64_t start);
 /* Paint the lines fed since the last commit over the map.  0, or -1 when out
  * of memory (the map is then as before the commit). */
 int js_perfmap_commit(js_perfmap *pm);

@@ -18,8 +18,8 @@
  * map line covers is kept (bounded) and unwound again once it is DEFER_NS
  * old: a JIT may run code before it registers it.  An image unregistered
  * between a sample and its drain is gone by then: such samples are named
- * after what replaced them, or kept and retried as above.  The perf map is
- * refreshed before each drain too.
+ * after what replaced them, or kept and retried as above.  The perf map and
+ * the jitdump are refreshed before each drain too.
  */
 #include "perfrecord.h"
 #include "stack.h"
@@ -194,7 +194,7 @@ static void on_sample(const js_pe_sample *x, void *arg)
 	unwind_copy(c, x->tid, x->t->comm, &x->regs, x->stack, (size_t)x->stack_len,
 		    x->stack_len == x->stack_size, &used, &ran_off);
 	js_pe_used(c->pe, x, used, ran_off);
-	bool jit_source = c->s->jit.n_desc || c->s->pm.bytes; /* something may name it later */
+	bool jit_source = c->s->jit.n_desc || c->s->pm.bytes || c->s->jd_on; /* something may name it later */
 	if (!(jit_source && in_unknown_code(c) && defer(c, x)))
 		add_sample(c);
 	uint64_t dt = mono_ns() - t0;
@@ -288,6 +288,7 @@ static void print_stats(ctx *c, double cpu, double secs, uint64_t pm_first_ns)
 			"jitstack: stats: perf map: first read %.3f ms, %llu bytes, %lu lines, %lu re-reads from "
 			"the start\n",
 			pm_first_ns / 1e6, (unsigned long long)s->pm.bytes, s->pm.lines, s->pm.rereads);
+	js_stats_jitdump(s);
 }
 
 /* The profile says what it misses: pprof comments (and stderr). */
@@ -346,6 +347,7 @@ static bool round_once(ctx *c, uint64_t *last_scan, uint64_t *last_plain)
 			return true;
 	}
 	js_refresh_perfmap(s);
+	js_refresh_jitdump(s);
 	flush_deferred(c);
 	js_pe_drain(c->pe, on_sample, c);
 	if (now - *last_scan >= RESCAN_NS) {

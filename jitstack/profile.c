@@ -295,7 +295,7 @@ static uint32_t location_of(js_profile *p, js_session *s, const js_frame *f)
 		return 0;
 	}
 	/* named from JIT data: named again when that changes */
-	bool jit = y.jit || y.source == JS_SRC_PERFMAP;
+	bool jit = y.jit || y.source == JS_SRC_PERFMAP || y.source == JS_SRC_JITDUMP;
 	pr_location loc = { pc, mapping_of(p, s, &y, f->pc), function_of(p, &y), y.line, jit };
 	if (!loc.function && y.module) {
 		/* no symbol: name it after its module and offset, as perf does */

@@ -222,6 +222,7 @@ static void sample_ptrace(js_session *s, const js_record_opts *r, const sigset_t
 		/* one stat() when nothing was appended */
 		uint64_t pm0 = mono_ns();
 		js_refresh_perfmap(s);
+		js_refresh_jitdump(s);
 		note_pm(&tm, mono_ns() - pm0);
 		sample_all(s, r, prof, &st, &tm);
 		next += prof->period_ns;
@@ -245,6 +246,7 @@ static void sample_ptrace(js_session *s, const js_record_opts *r, const sigset_t
 				pm_first_ns / 1e6, (unsigned long long)s->pm.bytes, s->pm.lines,
 				s->pm.rereads);
 		print_dist("perf map refresh between rounds", tm.pm, tm.n_pm);
+		js_stats_jitdump(s);
 	}
 	free(tm.pm);
 	free(tm.stopped);
@@ -263,6 +265,7 @@ static int record(js_session *s, const js_record_opts *r, const sigset_t *set, j
 	 * keeps the list changing gets a best-effort read instead. */
 	s->jit.snapshot_budget_ns = RECORD_SNAPSHOT_BUDGET_NS;
 	js_refresh_perfmap(s);
+	js_refresh_jitdump(s);
 	uint64_t pm_first_ns = s->pm_ns;
 	js_profile prof;
 	js_profile_init(&prof);

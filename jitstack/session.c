@@ -242,8 +242,12 @@ int js_refresh_modules(js_session *s)
 	dwfl_report_begin(s->dwfl);
 	int rc = report_native(s);
 	js_jit_report(&s->jit, s->dwfl);
+	if (s->jd_on)
+		js_jitdump_report(&s->jd, &s->jit, s->dwfl);
 	dwfl_report_end(s->dwfl, NULL, NULL);
 	js_jit_reap(&s->jit);
+	js_jitdump_reap(&s->jd);
+	s->jd_reported_cfi = s->jd.with_cfi;
 	return rc;
 }
 
@@ -264,6 +268,8 @@ int js_refresh_jit(js_session *s, read_mode mode)
 	if (!s->jit.n_dead) { /* only additions: keep every module as it is */
 		dwfl_report_begin_add(s->dwfl);
 		bool lost = js_jit_report(&s->jit, s->dwfl);
+		if (s->jd_on)
+			lost |= js_jitdump_report(&s->jd, &s->jit, s->dwfl);
 		dwfl_report_end(s->dwfl, NULL, NULL);
 		if (!lost)
 			return 0;
@@ -362,6 +368,117 @@ static void open_perfmap_core(js_session *s)
 	use_perfmap(s, path, (long)c.st_uid);
 }
 
+/* ---- the jitdump ------------------------------------------------------------------ */
+
+static void use_jitdump(js_session *s, const char *path, long owner, uint64_t until_ns)
+{
+	js_jitdump_init(&s->jd, path, s->machine);
+	s->jd.owner = owner;
+	s->jd.until_ns = until_ns;
+	s->jd_on = true;
+}
+
+/* A live process's dump: the one given, else the file its marker mapping
+ * names (none yet: looked for again by js_refresh_jitdump). */
+static void open_jitdump_live(js_session *s)
+{
+	if (s->opt->no_jitdump)
+		return;
+	if (s->opt->jitdump) {
+		use_jitdump(s, s->opt->jitdump, -1, 0);
+		return;
+	}
+	char path[4200], proc[64];
+	s->jd_looked_ns = mono_ns();
+	if (!js_jitdump_path_live(s->pid, path, sizeof path))
+		return;
+	struct stat st;
+	snprintf(proc, sizeof proc, "/proc/%d", (int)s->pid);
+	use_jitdump(s, path, stat(proc, &st) ? (long)geteuid() : (long)st.st_uid, 0);
+}
+
+/* The core's time on CLOCK_MONOTONIC, the jitdump's clock, or 0 when the
+ * core was written before this machine booted (the clock started again). */
+static uint64_t core_mono_ns(js_session *s)
+{
+	struct stat c;
+	struct timespec rt, mt;
+	if (fstat(s->core_fd, &c) || c.st_mtime < boot_time())
+		return 0;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mt);
+	int64_t core_rt = (int64_t)c.st_mtim.tv_sec * 1000000000 + c.st_mtim.tv_nsec;
+	int64_t now_rt = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec;
+	int64_t now_mt = (int64_t)mt.tv_sec * 1000000000 + mt.tv_nsec;
+	int64_t at = now_mt - (now_rt - core_rt) + 2000000000; /* 2 s: file times are coarse */
+	return at > 0 ? (uint64_t)at : 0;
+}
+
+/* A core's dump: the one given, else the file of its marker mapping in the
+ * core's NT_FILE note.  Either way, only records written before the core
+ * count (a dump begun later is another process's that got the pid), when
+ * the core was written since this machine booted; a dump found in the
+ * notes of a core from before is not used. */
+static void open_jitdump_core(js_session *s)
+{
+	if (s->opt->no_jitdump)
+		return;
+	uint64_t until = core_mono_ns(s);
+	if (s->opt->jitdump) {
+		use_jitdump(s, s->opt->jitdump, -1, until);
+		return;
+	}
+	char path[4200];
+	if (!js_core_find_file(s->core_elf, js_jitdump_name_ok, path, sizeof path))
+		return;
+	if (!until) {
+		js_warn(s,
+			"%s is not used: the core was written before this machine booted (--jitdump %s reads it)",
+			path, path);
+		return;
+	}
+	struct stat c;
+	use_jitdump(s, path, fstat(s->core_fd, &c) ? (long)geteuid() : (long)c.st_uid, until);
+}
+
+bool js_refresh_jitdump(js_session *s)
+{
+	if (!s->jd_on && !s->core && !s->opt->no_jitdump && !s->opt->jitdump &&
+	    mono_ns() - s->jd_looked_ns >= 1000000000u)
+		open_jitdump_live(s); /* a JIT that starts its dump late */
+	if (!s->jd_on)
+		return false;
+	uint64_t t0 = mono_ns();
+	unsigned long rereads = s->jd.rereads;
+	js_err why = { 0 };
+	int rc = js_jitdump_refresh(&s->jd, &why);
+	s->jd.ns += mono_ns() - t0;
+	if (rc < 0 && (why.errnum != ENOENT || s->opt->jitdump))
+		js_warn(s, "jitdump %s; JIT frames are not named from it", why.msg);
+	if (rc <= 0 || !s->dwfl)
+		return rc > 0;
+	if (s->jd.rereads != rereads) { /* a new file: its old modules must go */
+		js_refresh_modules(s);
+	} else if (s->jd.with_cfi != s->jd_reported_cfi || s->jd_reported_cfi) {
+		dwfl_report_begin_add(s->dwfl);
+		bool lost = js_jitdump_report(&s->jd, &s->jit, s->dwfl);
+		dwfl_report_end(s->dwfl, NULL, NULL);
+		s->jd_reported_cfi = s->jd.with_cfi;
+		if (lost)
+			js_refresh_modules(s);
+	}
+	return true;
+}
+
+void js_stats_jitdump(const js_session *s)
+{
+	if (s->jd_on)
+		fprintf(stderr,
+			"jitstack: stats: jitdump: %.3f ms in all, %llu bytes read, %lu loads, %lu re-reads from the "
+			"start\n",
+			s->jd.ns / 1e6, (unsigned long long)s->jd.bytes, s->jd.loads, s->jd.rereads);
+}
+
 /* ---- live ------------------------------------------------------------------------ */
 
 static int open_exe_live(js_session *s)
@@ -425,6 +542,7 @@ int js_open_live(js_session *s, pid_t pid, const js_opts *opt)
 	if (!dwfl_attach_state(s->dwfl, s->exe_elf, tgid, &thread_callbacks, s))
 		return js_fail(&s->err, JS_EXIT_FAILURE, 0, "libdwfl: %s", dwfl_errmsg(-1));
 	open_perfmap_live(s);
+	open_jitdump_live(s);
 	return read_jit_descriptors(s);
 }
 
@@ -553,6 +671,8 @@ int js_open_core(js_session *s, const char *core, const char *exe, const js_opts
 	read_jit_descriptors(s);
 	open_perfmap_core(s);
 	js_refresh_perfmap(s);
+	open_jitdump_core(s);
+	js_refresh_jitdump(s);
 	return js_refresh_jit(s, READ_CORE);
 }
 
@@ -564,6 +684,7 @@ void js_close(js_session *s)
 		dwfl_end(s->dwfl); /* before the images its modules point into */
 	js_jit_free(&s->jit);
 	js_perfmap_free(&s->pm);
+	js_jitdump_free(&s->jd);
 	js_memelf_free(&s->vdso);
 	js_proc_free(&s->proc);
 	js_mem_free(s->mem);

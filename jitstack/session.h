@@ -10,6 +10,7 @@
 #define JS_SESSION_H
 
 #include "err.h"
+#include "jitdump.h"
 #include "jitmodules.h"
 #include "mem.h"
 #include "modules.h"
@@ -27,6 +28,8 @@ typedef struct js_opts {
 	bool no_demangle;    /* --no-demangle: names as the symbol tables hold them */
 	const char *perf_map; /* --perf-map FILE: the perf map to name JIT code from */
 	bool no_perf_map;     /* --no-perf-map: read none */
+	const char *jitdump;  /* --jitdump FILE: the jitdump to name and unwind JIT code from */
+	bool no_jitdump;      /* --no-jitdump: read none */
 	bool stats;
 	const char *debuginfo_path; /* --debuginfo-path: where separate debuginfo is looked for */
 	bool no_ptrace;             /* list the threads, do not seize them (perf event sampling) */
@@ -45,6 +48,10 @@ typedef struct js_session {
 	js_perfmap pm; /* the target's perf map, when pm_on */
 	bool pm_on;
 	uint64_t pm_ns; /* time spent reading it (--stats) */
+	js_jitdump jd;  /* the target's jitdump, when jd_on */
+	bool jd_on;
+	uint64_t jd_looked_ns;         /* live: when maps was last searched for the dump's mapping */
+	unsigned long jd_reported_cfi; /* jd.with_cfi at the last report of its modules */
 	js_memelf vdso;
 	int exe_fd, core_fd;
 	Elf *exe_elf, *core_elf;
@@ -85,11 +92,21 @@ int js_refresh_modules(js_session *s);
  * (none when the target simply has no map). */
 bool js_refresh_perfmap(js_session *s);
 
-/* Bumped whenever a source of names changed (the JIT images, the perf map):
- * names remembered under another value may be stale. */
+/* Read what was appended to the jitdump (all of it at first; for a live
+ * process, found through its mapping, looked for again now and then until
+ * it appears) and report the modules its CFI makes.  Returns true when its
+ * names changed.  Like the perf map, a dump that cannot be read leaves a
+ * warning. */
+bool js_refresh_jitdump(js_session *s);
+/* --stats: what reading the jitdump cost, one line on stderr (none without
+ * a jitdump). */
+void js_stats_jitdump(const js_session *s);
+
+/* Bumped whenever a source of names changed (the JIT images, the perf map,
+ * the jitdump): names remembered under another value may be stale. */
 static inline uint64_t js_names_epoch(const js_session *s)
 {
-	return s->jit.changes + s->pm.changes;
+	return s->jit.changes + s->pm.changes + s->jd.changes;
 }
 
 void js_warn(js_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -145,6 +145,14 @@ size_t js_fix_loops(js_session *s, js_stack *st, size_t n)
 			continue;
 		uint64_t pc = st[i].loop_pc;
 		js_image *im = js_jit_image_at(&s->jit, pc);
+		if (!im && s->jd_on && js_jitdump_drop_cfi(&s->jd, pc)) {
+			js_warn(s,
+				"jitdump %s: the CFI of the code at %#lx makes the frame its own caller; its "
+				"frames are found by frame pointers instead",
+				s->jd.path, (unsigned long)pc);
+			dropped++;
+			continue;
+		}
 		if (!im || !js_image_usable(im) || !im->out.n_fdes)
 			continue;
 		js_warn(s, "JIT image %#lx: its CFI makes the frame at %#lx its own caller; its frames are "
@@ -288,7 +296,8 @@ static struct sym_memo *memo_find(js_session *s, uint64_t key)
 		for (size_t i = 0; i < s->names_cap; i++) {
 			const js_sym *y = &s->names[i].sym;
 			if (!s->names[i].key ||
-			    (changed && (y->jit || !y->module || y->source == JS_SRC_PERFMAP)))
+			    (changed && (y->jit || !y->module || y->source == JS_SRC_PERFMAP ||
+					 y->source == JS_SRC_JITDUMP)))
 				continue;
 			size_t k = memo_slot(s->names[i].key, cap);
 			while (v[k].key)
@@ -333,14 +342,36 @@ const char *js_source_name(js_name_source src)
 	case JS_SRC_ELF: return "elf";
 	case JS_SRC_GDB_JIT: return "gdb-jit";
 	case JS_SRC_PERFMAP: return "perf-map";
+	case JS_SRC_JITDUMP: return "jitdump";
 	case JS_SRC_NONE: break;
 	}
 	return NULL;
 }
 
-/* The perf map's name for pc, if it has one. */
+/* The jitdump's name and line for pc, if it has them. */
+static bool jitdump_name(js_session *s, const js_frame *f, uint64_t pc, js_sym *o)
+{
+	const js_jd_code *c = s->jd_on ? js_jitdump_find(&s->jd, pc) : NULL;
+	if (!c)
+		return false;
+	o->func = js_demangle(s, c->name);
+	o->func_off = f->pc - c->lo;
+	o->source = JS_SRC_JITDUMP;
+	const js_jd_line *l = js_jitdump_line(c, pc);
+	if (l) {
+		o->file = l->file;
+		o->line = l->line;
+		o->col = l->col;
+	}
+	return true;
+}
+
+/* The name for pc of a source without extents of its own: the jitdump,
+ * else the perf map, if either has one. */
 static void perfmap_name(js_session *s, const js_frame *f, uint64_t pc, js_sym *o)
 {
+	if (jitdump_name(s, f, pc, o))
+		return;
 	const js_pm_seg *g = s->pm_on ? js_perfmap_find(&s->pm, pc) : NULL;
 	if (!g)
 		return;
@@ -374,6 +405,10 @@ static void symbolize(js_session *s, const js_frame *f, js_sym *o)
 		/* a core whose files moved, or a file deleted since it was mapped */
 		js_warn(s, "%s: cannot be read (%s): its frames are unnamed%s", name, dwfl_errmsg(-1),
 			s->core ? " (--exe gives the executable's path)" : "");
+		return;
+	}
+	if (o->jit && o->jit->desc == JS_IMAGE_FROM_JITDUMP) {
+		jitdump_name(s, f, pc, o); /* its module holds the CFI; the dump, its name and lines */
 		return;
 	}
 	GElf_Off off;

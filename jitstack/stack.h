@@ -65,18 +65,20 @@ Dwfl_Module *js_module_at(js_session *s, uint64_t pc);
 
 /* ---- names ------------------------------------------------------------------ */
 
-/* Where a frame's name came from.  A JIT image's symbols win over the perf
- * map where both cover a pc: the image also gives the code's extent, its
- * CFI and source lines, and it is the JIT's own registration of that code;
- * the perf map names what no image (and no ELF symbol) does. */
+/* Where a frame's name came from, in this order of priority where sources
+ * cover the same pc: a JIT image (the JIT's own registration of that code,
+ * with its extent, CFI and source lines), a native module's symbols, the
+ * jitdump (names, lines and CFI, but a log: a JIT may write it for code it
+ * also registers), then the perf map (names only). */
 typedef enum js_name_source {
 	JS_SRC_NONE,    /* unnamed */
 	JS_SRC_ELF,     /* a native module's symbol tables */
 	JS_SRC_GDB_JIT, /* a JIT image registered through the GDB JIT interface */
 	JS_SRC_PERFMAP, /* the target's perf map */
+	JS_SRC_JITDUMP, /* the target's jitdump */
 } js_name_source;
 
-/* "elf", "gdb-jit", "perf-map" (JSON's "source"), or NULL for none. */
+/* "elf", "gdb-jit", "jitdump", "perf-map" (JSON's "source"), or NULL for none. */
 const char *js_source_name(js_name_source src);
 
 typedef struct js_sym {
@@ -91,7 +93,8 @@ typedef struct js_sym {
 } js_sym;
 
 /* Name a frame: from a JIT image or a native module's symbols, else from
- * the perf map (code in no module, or where the module has no symbol).
+ * the jitdump, else the perf map (code in no module, or where the module
+ * has no symbol).
  * Source lines come from JIT images and from modules that carry their own
  * DWARF; with opt->source_all from separate debuginfo too. */
 void js_symbolize(js_session *s, const js_frame *f, js_sym *out);

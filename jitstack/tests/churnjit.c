@@ -5,7 +5,9 @@
  * stale names or images would attribute later generations to gen:0.
  * Runs for SECS seconds (default 3); prints "ready PID" at the start.
  * It publishes through the GDB JIT interface, or with `churnjit SECS
- * perfmap` through the perf map alone (each generation's line appended).
+ * perfmap` through the perf map alone (each generation's line appended), or
+ * with `churnjit SECS jitdump` through a jitdump alone, in the working
+ * directory (each generation's records appended).
  * With `churnjit SECS late` each generation runs 5 ms before it is
  * published (from inside spin()), as a JIT that registers code lazily.
  *
@@ -90,9 +92,13 @@ int main(int argc, char **argv)
 	double secs = argc > 1 ? atof(argv[1]) : 3;
 	uint8_t *code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ju_ctx *ctx;
-	bool perfmap = argc > 2 && !strcmp(argv[2], "perfmap");
-	bool late = argc > 2 && !strcmp(argv[2], "late");
-	ju_options o = { .channels = perfmap ? JU_CH_PERFMAP : JU_CH_GDB, .flags = JU_OPT_NO_ENV };
+	const char *via = argc > 2 ? argv[2] : "gdb";
+	bool late = !strcmp(via, "late");
+	ju_options o = { .channels = !strcmp(via, "perfmap")   ? JU_CH_PERFMAP
+				     : !strcmp(via, "jitdump") ? JU_CH_JITDUMP
+							       : JU_CH_GDB,
+			 .flags = JU_OPT_NO_ENV,
+			 .jitdump_dir = "." };
 	if (code == MAP_FAILED || ju_open(&o, &ctx))
 		return 2;
 	printf("ready %d\n", (int)getpid());

@@ -103,4 +103,32 @@ ffffffffffffff00 100 wraps
 1000 0 zero
 2000 10 caf\303\251 \377
 1000 10 lat" > "$DIR/pmap-hostile"
+# jitdumps: the child's (CODE_LOAD, DEBUG_INFO, UNWINDING_INFO), churnjit's
+# (one address reused), and one of broken records
+mkdir -p jd
+JITDUMPDIR=$W/jd JITUNWIND=jitdump "$BUILD/tests/child" wait > j.out 2>&1 &
+pid=$!
+PIDS="$PIDS $pid"
+for _ in $(seq 100); do grep -q '^ready' j.out && break; sleep 0.05; done
+for f in jd/.debug/jit/*/jit-"$pid".dump; do
+	[ -f "$f" ] && { printf 'JDMP\200'; cat "$f"; } > "$DIR/jdmp-child"
+done
+kill_tree "$pid"
+(cd jd && "$BUILD/jitstack/tests/churnjit" 0.3 jitdump > /dev/null 2>&1)
+for f in jd/jit-*.dump; do
+	[ -f "$f" ] && { printf 'JDMP\100'; head -c 4096 "$f"; } > "$DIR/jdmp-churn"
+done
+python3 - "$DIR" <<'PY'
+import struct, sys
+hdr = struct.pack("<IIIIIIQQ", 0x4A695444, 1, 40, 62, 0, 1, 1, 0)
+def rec(i, body, ts=2):
+    return struct.pack("<IIQ", i, 16 + len(body), ts) + body
+load = lambda addr, size, name: rec(0, struct.pack("<IIQQQQ", 1, 1, addr, addr, size, 0) + name + b"\0" + b"\xcc" * size)
+dbg = rec(2, struct.pack("<QQ", 0x1000, 2) + struct.pack("<Qii", 0x1000, 3, 0) + b"a.js\0" + struct.pack("<Qii", 0x1008, 4, 0) + b"\xff\0")
+unw = rec(4, struct.pack("<QQQ", 24, 0, 0) + bytes(range(24)))
+move = rec(1, struct.pack("<IIQQQQQ", 1, 1, 0x9000, 0x1000, 0x9000, 0x20, 0))
+bad = struct.pack("<IIQ", 0, 8, 3)
+data = hdr + dbg + unw + load(0x1000, 0x20, b"f") + move + load(0x1010, 0x40, b"g") + rec(77, b"xyz") + bad + load(0x5000, 8, b"h")
+open(sys.argv[1] + "/jdmp-hostile", "wb").write(b"JDMP\x60" + data)
+PY
 ls "$DIR" | wc -l | sed 's/^/fuzz corpus: /; s/$/ inputs/'

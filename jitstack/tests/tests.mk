@@ -9,7 +9,7 @@ JS_TB := $(JS_B)/tests
 JS_FUZZ_TIME ?= 300
 JS_TEST_CFLAGS = -std=gnu11 $(JS_WARN) -O1 -g -fno-omit-frame-pointer $(SANFLAGS)
 
-JS_TEST_PROGS := $(addprefix $(JS_TB)/,foreignjit jitobj.o jitobj-df.o jitobj-clang.o cxxwait hostile threads tomb churnjit pprofdump perfmap_check \
+JS_TEST_PROGS := $(addprefix $(JS_TB)/,foreignjit jitobj.o jitobj-df.o jitobj-clang.o cxxwait hostile threads tomb churnjit pprofdump perfmap_check jitdump_check \
 	child-localdesc relocs_check latethread noperf hostilestack)
 
 # A foreign JIT and the objects it loads (LLVM-style): the objects keep no
@@ -75,6 +75,13 @@ $(JS_TB)/perfmap_check: $(JS)/tests/perfmap_check.c $(JS_PM_SRCS) $(JS)/perfmap.
 	@mkdir -p $(dir $@)
 	$(CC) $(JS_TEST_CFLAGS) -D_GNU_SOURCE -DJS_PM_LEVEL0=64u -I$(JS) -o $@ $< $(JS_PM_SRCS)
 
+# The jitdump reader on its own, against hostile input and a model.
+JS_JD_SRCS := $(addprefix $(JS)/,jitdump.c perfmap.c jitimage.c elfin.c cfi_convert.c aranges.c err.c grow.c \
+	machine.c) $(FMT_SRCS)
+$(JS_TB)/jitdump_check: $(JS)/tests/jitdump_check.c $(JS_JD_SRCS) $(JS_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(JS_TEST_CFLAGS) -D_GNU_SOURCE -I$(JS) -I. -o $@ $< $(JS_JD_SRCS) -ldw -lelf
+
 # jitmodules.c and the image reader on their own: images whose DWARF
 # names another's symbols, over two refreshes of a list in memory.
 JS_RELOC_SRCS := $(addprefix $(JS)/,jitmodules.c desc.c mem.c jitimage.c elfin.c cfi_convert.c aranges.c \
@@ -85,7 +92,7 @@ $(JS_TB)/relocs_check: $(JS)/tests/relocs_check.c $(JS_RELOC_SRCS) $(JS_HDRS)
 
 # The fuzz target and the reader it drives, instrumented (clang-19).
 JS_FUZZ_SRCS := $(addprefix $(JS)/,fuzz_reader.c desc.c mem.c jitimage.c elfin.c cfi_convert.c aranges.c err.c \
-	grow.c machine.c perfmap.c) $(FMT_SRCS)
+	grow.c machine.c perfmap.c jitdump.c) $(FMT_SRCS)
 $(JS_TB)/fuzz_reader: $(JS_FUZZ_SRCS) $(JS_HDRS)
 	@mkdir -p $(dir $@)
 	$(CLANG) -std=gnu11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -fsanitize=fuzzer,address,undefined \
