@@ -40,6 +40,9 @@ INCIDENTAL = [
     (re.compile(r"\.pth$"), "Python's site module reads every .pth file of its package directories"),
     (re.compile(r"/(LLVMgold|liblto_plugin)[^/]*\.so[^/]*$"), "ld and ar load every plugin in /usr/lib/bfd-plugins"),
     (re.compile(r"^/usr/bin/lsb_release$"), "lldb runs it, where it is installed, to name the distribution"),
+    (re.compile(r"^/usr/share/fonts/"), "fontconfig (Chromium) lists every font installed"),
+    (re.compile(r"^/usr/lib/llvm-[0-9]+/bin/llvm-objdump$"),
+     "pprof tries llvm-objdump first, where it is on the PATH, before binutils' objdump"),
 ]
 # Merged /usr: dpkg lists /lib/x, /bin/x ... while the kernel reports the
 # path it opened, /usr/lib/x.
