@@ -107,6 +107,22 @@ static size_t jit_no_code(const js_session *s)
 	return n;
 }
 
+/* An entry whose symbol file is in the JIT's own format, not ELF (Erlang's
+ * BEAM JIT registers its own): not for jitstack to read, and nothing
+ * failed either. */
+static bool holds_other_format(const js_image *im)
+{
+	return !js_image_usable(im) && !im->superseded && im->out.not_elf;
+}
+
+static size_t jit_other_format(const js_session *s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->jit.n_img; i++)
+		n += holds_other_format(s->jit.img[i]);
+	return n;
+}
+
 /* ---- text ------------------------------------------------------------------------ */
 
 static void text_perfmap_summary(FILE *f, const js_session *s)
@@ -143,10 +159,13 @@ static void text_jit_summary(FILE *f, const js_session *s)
 			fprintf(f, ", seq %" PRIu64, d->seq);
 		fprintf(f, ", %zu entries (%s)\n", d->n, js_desc_state_name(d->state));
 	}
-	size_t acc = jit_accepted(s), data = jit_no_code(s), bad = s->jit.n_img - acc - data;
+	size_t acc = jit_accepted(s), data = jit_no_code(s), other = jit_other_format(s);
+	size_t bad = s->jit.n_img - acc - data - other;
 	fprintf(f, "JIT: %zu image%s, %lu functions", acc, acc == 1 ? "" : "s", jit_funcs(s));
 	if (data)
 		fprintf(f, "; %zu image%s without code", data, data == 1 ? "" : "s");
+	if (other)
+		fprintf(f, "; %zu entr%s not ELF", other, other == 1 ? "y" : "ies");
 	if (bad)
 		fprintf(f, "; %zu image%s rejected", bad, bad == 1 ? "" : "s");
 	fputc('\n', f);
@@ -247,6 +266,8 @@ void out_begin(js_out *o, js_session *s)
 				im->out.n_funcs, im->out.n_fdes, im->out.has_lines ? "true" : "false");
 		} else if (holds_no_code(im)) {
 			fprintf(f, ", \"status\": \"no-code\", \"exports\": %zu", im->exports.n);
+		} else if (holds_other_format(im)) {
+			fputs(", \"status\": \"not-elf\"", f);
 		} else {
 			fputs(", \"status\": \"rejected\", \"reason\": ", f);
 			json_str(f, im->out.why.msg);
@@ -427,6 +448,10 @@ void out_images(js_out *o, js_session *s)
 			fprintf(f,
 				"  no code: data or debug information for other images, %zu symbol%s for them\n",
 				im->exports.n, im->exports.n == 1 ? "" : "s");
+			continue;
+		}
+		if (holds_other_format(im)) {
+			fputs("  not ELF: a symbol file in the JIT's own format, not read\n", f);
 			continue;
 		}
 		if (!js_image_usable(im)) {

@@ -55,6 +55,25 @@ for order in "" reverse; do
 done
 note "[twice] the newer registration names the code"
 
+# entries in a JIT's own format (not ELF) are no failure: not counted or
+# shown as rejected, in text, JSON or --images (garbage's other entries are
+# broken ELF images, which are)
+start_child h.out "$JTB/hostile" garbage wait
+limit 30 "$JS" -p "$CHILD_PID" > text 2> err || fail "[garbage] exit $?"
+limit 30 "$JS" -p "$CHILD_PID" --images > images 2>&1 || fail "[garbage --images] exit $?"
+limit 30 "$JS" -p "$CHILD_PID" --json > js.json 2> js.err || fail "[garbage --json] exit $?"
+kill_tree "$CHILD_PID"
+rejected=$(python3 -c '
+import json, sys
+st = [im["status"] for im in json.load(open(sys.argv[1]))["jit"]["images"]]
+print(st.count("rejected") if st.count("not-elf") == 2 else "statuses %r" % st)' js.json)
+case $rejected in [0-9]*) ;; *) fail "[garbage] JSON does not give the 2 entries that are not ELF the status not-elf: $rejected" ;; esac
+grep -qE "; 2 entries not ELF(; $rejected images? rejected)?\$" text ||
+	{ head -5 text; fail "[garbage] the summary does not count 2 entries not ELF and $rejected rejected images"; }
+[ "$(grep -c '^  not ELF: ' images)" -eq 2 ] && [ "$(grep -c '^  rejected: ' images)" -eq "$rejected" ] ||
+	{ cat images; fail "[garbage] --images does not say not ELF for 2 entries and rejected for $rejected"; }
+note "[garbage] 2 entries not ELF, $rejected broken images rejected"
+
 for mode in cycle garbage badcfi odd; do
 	make_core "$JTB/hostile" "$mode" abort
 	limit 30 "$JS" --core "$CORE" --json > js.json 2> js.err

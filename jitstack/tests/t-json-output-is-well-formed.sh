@@ -14,7 +14,7 @@ for x in d["jit"]["descriptors"]:
     assert x["address"].startswith("0x") and isinstance(x["extension"], bool) and x["state"] in (
         "validated", "stopped", "best-effort", "empty")
 for im in d["jit"]["images"]:
-    assert im["status"] in ("ok", "no-code", "rejected") and len(im["code"]) == 2
+    assert im["status"] in ("ok", "no-code", "not-elf", "rejected") and len(im["code"]) == 2
     assert im["label"].startswith("[jit 0x") or im["status"] != "ok"
 assert d["threads"]
 for t in d["threads"]:
