@@ -165,9 +165,11 @@ static int write_profile(js_session *s, const js_record_opts *r, js_profile *pro
 	if (r->format == FMT_SVG) {
 		const char *exe = prof->main_exe && *prof->main_exe ? prof->main_exe : "?";
 		const char *base = strrchr(exe, '/');
+		/* the rate sampled at: perf events may have lowered -F to the kernel's maximum */
+		double hz = prof->period_ns ? 1e9 / (double)prof->period_ns : r->hz;
 		char title[512];
 		snprintf(title, sizeof title, "%.200s (PID %d): %" PRIu64 " samples in %.1f s at %g Hz",
-			 base ? base + 1 : exe, (int)r->pid, prof->total, prof->duration_ns / 1e9, r->hz);
+			 base ? base + 1 : exe, (int)r->pid, prof->total, prof->duration_ns / 1e9, hz);
 		bad = js_profile_write_svg(prof, f, title);
 	} else {
 		bad = js_profile_write_collapsed(prof, f, r->addresses);
