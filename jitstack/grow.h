@@ -10,4 +10,12 @@
  * of memory; the array is then kept as it was. */
 bool js_grow(void *arrayp, size_t *cap, size_t n, size_t size);
 
+/* Strings copied into chunks that never move, so pointers into them stay
+ * good until js_strs_free; a chunk holds at least chunk bytes.  Control
+ * characters become '?': the strings come from a target, and a name must
+ * not drive a terminal. */
+struct js_strchunk;
+const char *js_strs_keep(struct js_strchunk **head, const char *s, size_t n, size_t chunk);
+void js_strs_free(struct js_strchunk **head);
+
 #endif

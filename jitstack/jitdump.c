@@ -19,32 +19,11 @@
 /* ---- file names ---------------------------------------------------------------- */
 
 /* Source file names live in chunks that never move; lines point into them. */
-struct jd_chunk {
-	struct jd_chunk *next;
-	size_t used, cap;
-	char data[];
-};
-
 enum { CHUNK = 1 << 16 };
 
 static const char *keep_str(js_jitdump *jd, const char *s, size_t n)
 {
-	struct jd_chunk *c = jd->strs;
-	if (!c || c->cap - c->used < n + 1) {
-		size_t cap = n + 1 > CHUNK ? n + 1 : CHUNK;
-		if (!(c = malloc(sizeof *c + cap)))
-			return NULL;
-		c->next = jd->strs;
-		c->used = 0;
-		c->cap = cap;
-		jd->strs = c;
-	}
-	char *out = c->data + c->used;
-	for (size_t i = 0; i < n; i++) /* a name must not drive a terminal */
-		out[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-	out[n] = 0;
-	c->used += n + 1;
-	return out;
+	return js_strs_keep(&jd->strs, s, n, CHUNK);
 }
 
 /* ---- the state ------------------------------------------------------------------- */
@@ -101,11 +80,7 @@ static void reset(js_jitdump *jd)
 	free(jd->pend_eh);
 	jd->pend_lines = NULL, jd->pend_eh = NULL;
 	jd->pend_n_lines = jd->pend_eh_size = 0;
-	while (jd->strs) {
-		struct jd_chunk *next = jd->strs->next;
-		free(jd->strs);
-		jd->strs = next;
-	}
+	js_strs_free(&jd->strs);
 	js_perfmap_free(&jd->ranges);
 	js_perfmap_init(&jd->ranges, NULL);
 	jd->off = jd->skip = 0;

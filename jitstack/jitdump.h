@@ -90,8 +90,8 @@ typedef struct js_jitdump {
 	size_t pend_n_lines;
 	uint8_t *pend_eh;
 	size_t pend_eh_size;
-	struct jd_chunk *strs; /* file names */
-	js_image **dead;       /* images of a file read again, freed after libdwfl let go */
+	struct js_strchunk *strs; /* file names */
+	js_image **dead;          /* images of a file read again, freed after libdwfl let go */
 	size_t n_dead, cap_dead;
 	uint64_t changes; /* bumped when names, lines or CFI changed */
 	uint64_t cfi_bytes, line_rows;

@@ -14,41 +14,16 @@
 /* ---- names ------------------------------------------------------------------ */
 
 /* Names live in chunks that never move, so ranges point into them. */
-struct pm_chunk {
-	struct pm_chunk *next;
-	size_t used, cap;
-	char data[];
-};
-
 enum { CHUNK = 1 << 20 };
 
 static const char *keep_name(js_perfmap *pm, const char *s, size_t n)
 {
-	struct pm_chunk *c = pm->names;
-	if (!c || c->cap - c->used < n + 1) {
-		size_t cap = n + 1 > CHUNK ? n + 1 : CHUNK;
-		if (!(c = malloc(sizeof *c + cap)))
-			return NULL;
-		c->next = pm->names;
-		c->used = 0;
-		c->cap = cap;
-		pm->names = c;
-	}
-	char *out = c->data + c->used;
-	for (size_t i = 0; i < n; i++) /* a name must not drive a terminal */
-		out[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-	out[n] = 0;
-	c->used += n + 1;
-	return out;
+	return js_strs_keep(&pm->names, s, n, CHUNK);
 }
 
 static void free_names(js_perfmap *pm)
 {
-	while (pm->names) {
-		struct pm_chunk *next = pm->names->next;
-		free(pm->names);
-		pm->names = next;
-	}
+	js_strs_free(&pm->names);
 }
 
 /* ---- lines ------------------------------------------------------------------ */

@@ -68,9 +68,9 @@ typedef struct js_perfmap {
 	/* each level disjoint, by address; a lower level is newer */
 	js_pm_seg *lvl[JS_PM_LEVELS];
 	size_t n_lvl[JS_PM_LEVELS], cap_lvl[JS_PM_LEVELS];
-	struct pm_lines *pending; /* lines parsed but not yet painted */
-	struct pm_chunk *names;   /* where the names live */
-	uint64_t changes;         /* bumped whenever a refresh painted lines */
+	struct pm_lines *pending;  /* lines parsed but not yet painted */
+	struct js_strchunk *names; /* where the names live */
+	uint64_t changes;          /* bumped whenever a refresh painted lines */
 	/* counters, for the summary and --stats */
 	unsigned long lines, bad, tombstones, over_limit, reads, rereads;
 	uint64_t bytes;
