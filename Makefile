@@ -123,6 +123,7 @@ include tinyjit/tinyjit.mk
 include bench/bench.mk
 -include jitstack/jitstack.mk
 -include tests/matrix/matrix.mk
+-include tests/aarch64-system/system.mk
 
 # make check: every suite of tests/run.sh (the library's, tinyjit's,
 # jitstack's, the matrix); every test runs even if an earlier one failed,

@@ -594,6 +594,7 @@ bool js_jit_has_plain(const js_jit *j)
 typedef struct range {
 	uint64_t lo, hi;
 	const char *name;
+	Dwfl_Module *mod;
 } range;
 
 typedef struct ranges {
@@ -611,7 +612,7 @@ static int collect_native(Dwfl_Module *mod, void **userdata, const char *name, D
 	if (!js_grow(&r->v, &r->cap, r->n, sizeof *r->v))
 		return DWARF_CB_ABORT;
 	dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL);
-	r->v[r->n++] = (range){ lo, hi, name };
+	r->v[r->n++] = (range){ lo, hi, name, mod };
 	return DWARF_CB_OK;
 }
 
@@ -637,6 +638,32 @@ static void shadow(js_image *im, const char *by)
 		im->out.hi, by);
 }
 
+/* Does [lo, hi) overlap what the module maps?  A module read from maps
+ * spans its first to its last mapping, and the holes between its segments
+ * (64 KiB alignment on AArch64) are free address space that the kernel
+ * hands to later mmaps, JIT code among them; so a span that overlaps is
+ * checked against the loadable segments of the module's file, when there
+ * is one to read. */
+static bool maps_range(Dwfl_Module *mod, uint64_t lo, uint64_t hi)
+{
+	Dwarf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	size_t nph;
+	if (!elf || elf_getphdrnum(elf, &nph) || nph == 0)
+		return true;
+	bool any_load = false;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		any_load = true;
+		uint64_t a = bias + ph.p_vaddr, b = a + ph.p_memsz;
+		if (a < hi && lo < b)
+			return true;
+	}
+	return !any_load;
+}
+
 /* The native module overlapping [lo, hi), or NULL (r sorted by lo). */
 static const char *native_overlap(const ranges *r, uint64_t lo, uint64_t hi)
 {
@@ -649,7 +676,7 @@ static const char *native_overlap(const ranges *r, uint64_t lo, uint64_t hi)
 			b = mid;
 	}
 	for (size_t i = a; i-- > 0;) { /* ranges starting below hi; stop at the first that cannot reach */
-		if (r->v[i].hi > lo)
+		if (r->v[i].hi > lo && maps_range(r->v[i].mod, lo, hi))
 			return r->v[i].name;
 		if (a - i > 64)
 			break; /* modules do not nest; a long run is not worth walking */

@@ -17,7 +17,7 @@
 #include "grow.h"
 #include "bounds.h"
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
 #include <asm/perf_regs.h>
 #endif
 #include <errno.h>
@@ -37,10 +37,10 @@
 enum { PAGE = 4096, RING_SAMPLES = 48, MAX_DATA_PAGES = 256, MIN_DATA_PAGES = 8 };
 
 #if defined(__x86_64__)
-/* The registers libdwfl's x86-64 unwinding starts from (session.c), in the
- * kernel's numbering (asm/perf_regs.h): the sample lists them in bit order.
- * Live processes are unwound on x86-64 hosts only (session.c), so this is
- * the one register set. */
+/* The registers libdwfl's unwinding starts from (session.c), in the
+ * kernel's numbering (asm/perf_regs.h), ascending: the sample lists them in
+ * bit order.  Live processes are unwound on the host's own machine only
+ * (session.c), so this is the one register set. */
 static const int sampled_regs[] = {
 	PERF_REG_X86_AX,  PERF_REG_X86_BX,  PERF_REG_X86_CX,  PERF_REG_X86_DX,  PERF_REG_X86_SI,
 	PERF_REG_X86_DI,  PERF_REG_X86_BP,  PERF_REG_X86_SP,  PERF_REG_X86_IP,  PERF_REG_X86_R8,
@@ -48,12 +48,22 @@ static const int sampled_regs[] = {
 	PERF_REG_X86_R14, PERF_REG_X86_R15,
 };
 #define N_REGS (sizeof sampled_regs / sizeof sampled_regs[0])
+#elif defined(__aarch64__)
+/* x0-x28, x29 (fp), x30 (lr), sp, pc: PERF_REG_ARM64_X0 .. PERF_REG_ARM64_PC,
+ * every general register, in order. */
+#define N_REGS ((size_t)PERF_REG_ARM64_PC + 1)
+#endif
 
+#if defined(__x86_64__) || defined(__aarch64__)
 static uint64_t regs_mask(void)
 {
 	uint64_t m = 0;
 	for (size_t i = 0; i < N_REGS; i++)
+#if defined(__x86_64__)
 		m |= 1ull << sampled_regs[i];
+#else
+		m |= 1ull << i;
+#endif
 	return m;
 }
 #else
@@ -144,7 +154,7 @@ int js_pe_probe(js_pe *pe, pid_t pid, double hz, js_err *err)
 	}
 	if (!N_REGS)
 		return js_fail(err, JS_EXIT_ARCH, 0,
-			       "perf event sampling is implemented on x86-64 hosts only");
+			       "perf event sampling is implemented on x86-64 and AArch64 hosts only");
 	/* one descriptor per thread: as many as we may have */
 	struct rlimit nofile;
 	if (!getrlimit(RLIMIT_NOFILE, &nofile) && nofile.rlim_cur < nofile.rlim_max) {
@@ -307,6 +317,10 @@ static void set_regs(struct user_regs_struct *r, const uint64_t *v)
 	r->rax = v[0], r->rbx = v[1], r->rcx = v[2], r->rdx = v[3], r->rsi = v[4], r->rdi = v[5];
 	r->rbp = v[6], r->rsp = v[7], r->rip = v[8], r->r8 = v[9], r->r9 = v[10], r->r10 = v[11];
 	r->r11 = v[12], r->r12 = v[13], r->r13 = v[14], r->r14 = v[15], r->r15 = v[16];
+#elif defined(__aarch64__)
+	for (int i = 0; i < 31; i++)
+		r->regs[i] = v[i];
+	r->sp = v[PERF_REG_ARM64_SP], r->pc = v[PERF_REG_ARM64_PC];
 #else
 	(void)r, (void)v;
 #endif

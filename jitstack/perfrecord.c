@@ -102,11 +102,7 @@ static void unwind_copy(ctx *c, pid_t tid, const char *comm, const struct user_r
 	t.regs = *regs;
 	t.have_regs = true;
 	c->s->sampled = &t;
-#if defined(__x86_64__)
-	uint64_t sp = regs->rsp;
-#else
-	uint64_t sp = 0; /* perfevent.c samples x86-64 only */
-#endif
+	uint64_t sp = js_regs_sp(regs);
 	js_mem_snapshot_set(c->s->mem, sp, stack, len, full ? STACK_REACH : len);
 	js_unwind_live(c->s, &t, &c->st);
 	*used = js_mem_snapshot_used(c->s->mem, ran_off);

@@ -17,6 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/uio.h>
+#if defined(__aarch64__)
+#include <elf.h> /* NT_PRSTATUS, NT_ARM_SYSTEM_CALL */
+#endif
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -339,6 +343,21 @@ static void read_regs(js_thread *t)
 	long rax = (long)t->regs.rax;
 	t->idle = t->have_regs && (long)t->regs.orig_rax >= 0 &&
 		  (rax == -512 || rax == -513 || rax == -514 || rax == -516 || rax == -EINTR);
+#elif defined(__aarch64__)
+	/* No PTRACE_GETREGS here: the general registers are the NT_PRSTATUS
+	 * regset (x0-x30, sp, pc, pstate), the system call being made is
+	 * NT_ARM_SYSTEM_CALL (-1 outside one), and an interrupted call's
+	 * "restart" value is in x0. */
+	struct iovec iov = { &t->regs, sizeof t->regs };
+	t->have_regs = ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_PRSTATUS, &iov) == 0 &&
+		       iov.iov_len == sizeof t->regs;
+	int sysno = -1;
+	struct iovec sc = { &sysno, sizeof sysno };
+	if (t->have_regs && ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_ARM_SYSTEM_CALL, &sc))
+		sysno = -1;
+	long x0 = (long)t->regs.regs[0];
+	t->idle = t->have_regs && sysno >= 0 &&
+		  (x0 == -512 || x0 == -513 || x0 == -514 || x0 == -516 || x0 == -EINTR);
 #else
 	t->have_regs = false;
 #endif

@@ -37,6 +37,19 @@ typedef struct js_thread {
 	const char *why;     /* why no registers: "did not stop", "exited" */
 } js_thread;
 
+/* The stack pointer of a register set in the host's ptrace layout. */
+static inline uint64_t js_regs_sp(const struct user_regs_struct *r)
+{
+#if defined(__x86_64__)
+	return r->rsp;
+#elif defined(__aarch64__)
+	return r->sp;
+#else
+	(void)r;
+	return 0;
+#endif
+}
+
 typedef struct js_proc {
 	pid_t pid;
 	js_thread *t;

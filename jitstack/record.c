@@ -131,11 +131,7 @@ static void sample_all(js_session *s, const js_record_opts *r, js_profile *prof,
 			tm->idle++;
 			continue;
 		}
-#if defined(__x86_64__)
-		uint64_t sp = t->regs.rsp;
-#else
-		uint64_t sp = 0;
-#endif
+		uint64_t sp = js_regs_sp(&t->regs);
 		js_mem_snapshot(s->mem, sp, stack_to_copy(t));
 		js_proc_resume(&s->proc, t);
 		uint64_t t1 = mono_ns();

@@ -170,6 +170,18 @@ static bool cb_set_initial_registers(Dwfl_Thread *thread, void *targ)
 	Dwarf_Word d[17] = { r->rax, r->rdx, r->rcx, r->rbx, r->rsi, r->rdi, r->rbp, r->rsp, r->r8,
 			     r->r9,  r->r10, r->r11, r->r12, r->r13, r->r14, r->r15, r->rip };
 	return dwfl_thread_state_registers(thread, 0, 17, d);
+#elif defined(__aarch64__)
+	/* AArch64 ("DWARF for the Arm 64-bit Architecture"): x0-x30 are 0-30,
+	 * sp 31; the pc has no column of its own and is set apart. */
+	const struct user_regs_struct *r = &((js_thread *)targ)->regs;
+	Dwarf_Word d[32];
+	for (int i = 0; i < 31; i++)
+		d[i] = r->regs[i];
+	d[31] = r->sp;
+	if (!dwfl_thread_state_registers(thread, 0, 32, d))
+		return false;
+	dwfl_thread_state_register_pc(thread, r->pc);
+	return true;
 #else
 	(void)thread, (void)targ;
 	return false;
@@ -197,10 +209,12 @@ static int check_arch(js_session *s, Elf *elf, const char *what)
 			    eh.e_ident[EI_CLASS] == ELFCLASS32 ? " (32-bit)" : "");
 	/* Cores of either machine are read anywhere; a live thread's registers
 	 * come from ptrace in the host's own layout. */
-	if (!s->core && (eh.e_machine != js_host_machine() || js_host_machine() != EM_X86_64))
-		return js_fail(&s->err, JS_EXIT_ARCH, 0, "%s is for %s: live processes are unwound on x86-64 hosts, of "
-			    "x86-64 programs (this host: %s)", what, js_machine_name(eh.e_machine, buf, sizeof buf),
-			    js_machine_name(js_host_machine(), hbuf, sizeof hbuf));
+	if (!s->core && eh.e_machine != js_host_machine())
+		return js_fail(&s->err, JS_EXIT_ARCH, 0,
+			       "%s is for %s: live processes are unwound on x86-64 and "
+			       "AArch64 hosts, of programs of the host's own machine (this host: %s)",
+			       what, js_machine_name(eh.e_machine, buf, sizeof buf),
+			       js_machine_name(js_host_machine(), hbuf, sizeof hbuf));
 	s->machine = eh.e_machine;
 	return 0;
 }

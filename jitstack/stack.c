@@ -15,11 +15,15 @@
 /* ---- unwinding -------------------------------------------------------------- */
 
 typedef struct walk {
+	js_session *s;
 	js_stack *st;
 	unsigned max;
 	uint64_t last_pc, last_sp;
 	int sp_reg; /* DWARF number of the stack pointer */
+	bool records; /* walk frame records ourselves where there is no CFI (AArch64) */
 } walk;
+
+static bool has_cfi(js_session *s, uint64_t pc);
 
 static int push(js_stack *st, const js_frame *f)
 {
@@ -27,6 +31,52 @@ static int push(js_stack *st, const js_frame *f)
 		return -1;
 	st->f[st->n++] = *f;
 	return 0;
+}
+
+/* AArch64 frame records: x29 points at {caller's x29, return address}.  A
+ * signed return address (pointer authentication) carries its code above
+ * the 48 address bits user space has. */
+enum { A64_FP = 29, A64_VA_BITS = 48 };
+#define MAX_RECORD_GAP ((uint64_t)1 << 20)
+
+/* From a frame without CFI, follow the chain of frame records from its
+ * x29, the way perf -g and frame-pointer profilers do.  libdwfl's own
+ * AArch64 fallback (elfutils 0.188) takes the link register as the
+ * caller of every frame it reaches without CFI, not only of the innermost
+ * one: below a frame unwound by CFI that repeats the frame and loses one
+ * further down. */
+static void walk_records(walk *w, uint64_t fp)
+{
+	js_stack *st = w->st;
+	while (fp) {
+		uint64_t next, ra;
+		if ((fp & 7) || !js_mem_word(w->s->mem, fp, &next) || !js_mem_word(w->s->mem, fp + 8, &ra)) {
+			snprintf(st->end, sizeof st->end, "frame record at %#lx unreadable",
+				 (unsigned long)fp);
+			return;
+		}
+		ra &= ((uint64_t)1 << A64_VA_BITS) - 1;
+		if (!ra)
+			return;
+		if (st->n >= w->max) {
+			st->truncated = true;
+			return;
+		}
+		js_frame f = { ra, false, true };
+		if (push(st, &f)) {
+			snprintf(st->end, sizeof st->end, "out of memory");
+			return;
+		}
+		if (fp + 16 > st->max_sp)
+			st->max_sp = fp + 16;
+		if (next && (next <= fp || next - fp > MAX_RECORD_GAP)) {
+			snprintf(st->end, sizeof st->end,
+				 "frame record at %#lx links to %#lx, not further up the stack",
+				 (unsigned long)fp, (unsigned long)next);
+			return;
+		}
+		fp = next;
+	}
 }
 
 static int on_frame(Dwfl_Frame *fr, void *arg)
@@ -61,6 +111,15 @@ static int on_frame(Dwfl_Frame *fr, void *arg)
 		snprintf(w->st->end, sizeof w->st->end, "out of memory");
 		return DWARF_CB_ABORT;
 	}
+	if (w->records && !has_cfi(w->s, js_lookup_pc(&f))) {
+		Dwarf_Word fp;
+		if (dwfl_frame_reg(fr, A64_FP, &fp) == 0)
+			walk_records(w, fp);
+		else
+			snprintf(w->st->end, sizeof w->st->end, "no CFI at %#lx and no frame pointer",
+				 (unsigned long)pc);
+		return DWARF_CB_ABORT;
+	}
 	return DWARF_CB_OK;
 }
 
@@ -72,7 +131,7 @@ static unsigned max_frames(const js_session *s)
 static walk walk_for(js_session *s, js_stack *st)
 {
 	const js_arch *a = js_arch_for(s->machine);
-	return (walk){ st, max_frames(s), 0, 0, a ? a->sp_reg : -1 };
+	return (walk){ s, st, max_frames(s), 0, 0, a ? a->sp_reg : -1, s->machine == EM_AARCH64 };
 }
 
 int js_unwind_live(js_session *s, js_thread *t, js_stack *st)

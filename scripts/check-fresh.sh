@@ -30,25 +30,8 @@ die() { say "$*" >&2; exit 1; }
 [ -x "$REAPER" ] || die "$REAPER is missing (make test-tools)"
 git -C "$ROOT" rev-parse --verify -q "$REV^{commit}" >/dev/null || die "no such revision: $REV"
 
-# The first URI this machine's apt sources give for the suite, in either
-# format (deb822 .sources or one-line .list); no mirror is named here.
-host_mirror() {
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -f "$f" ] || continue
-		awk -v s="$SUITE" '
-			/^[ \t]*$/ { if (deb && suite && uri) { print uri; exit } deb = suite = 0; uri = "" }
-			tolower($1) == "types:" { for (i = 2; i <= NF; i++) if ($i == "deb") deb = 1 }
-			tolower($1) == "suites:" { for (i = 2; i <= NF; i++) if ($i == s) suite = 1 }
-			tolower($1) == "uris:" { uri = $2 }
-			END { if (deb && suite && uri) print uri }' "$f"
-	done
-	cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
-		awk -v s="$SUITE" '$1 == "deb" { i = 2; if ($2 ~ /^\[/) while ($i !~ /\]$/) i++; if ($2 ~ /^\[/) i++;
-			if ($(i + 1) == s) print $i }'
-}
-
 make_tarball() {
-	mirror=$(host_mirror | head -1)
+	mirror=$(sh "$ROOT/scripts/host-mirror.sh" "$SUITE")
 	[ -n "$mirror" ] || die "no '$SUITE' source in this machine's apt configuration"
 	say "building a minimal $SUITE root (debootstrap --variant=minbase), cached in $TARBALL"
 	b=$(mktemp -d /var/tmp/jitunwind-debootstrap.XXXXXX)

@@ -5,6 +5,8 @@
 #   test   the consumers the tests, the demo and the benchmarks run for
 #          real (gdb, lldb, perf, valgrind, ...)
 #   fresh  what `make check-fresh` needs to build a minimal Debian root
+#   aarch64-system  what `make check-aarch64-system` needs to build and boot
+#          a Debian arm64 system under qemu-system-aarch64
 # install-deps.sh --list GROUP... prints the packages instead.
 #
 # Packages come with --no-install-recommends: only their Depends follow.
@@ -39,6 +41,8 @@ for g in "$@"; do
 	build) want="$want $build" ;;
 	test) want="$want $test" ;;
 	fresh) want="$want debootstrap git" ;;
+	aarch64-system) want="$want debootstrap qemu-system-arm qemu-user-static e2fsprogs
+		gcc-aarch64-linux-gnu g++-aarch64-linux-gnu" ;;
 	*) echo "install-deps.sh: unknown group '$g'" >&2; exit 2 ;;
 	esac
 done

@@ -1,11 +1,13 @@
 /* mx-fpwalk.c - a manual frame-pointer walk of a live process, the way
  * sampling profilers (perf -g in the kernel, eBPF profilers) do it: stop
- * the thread, take rip and rbp, follow the rbp chain.
+ * the thread, take the pc and the frame pointer (rip and rbp on x86-64,
+ * pc and x29 on AArch64), follow the chain of frame records: each holds the
+ * caller's frame pointer and then the return address, on both machines.
  *
  *   mx-fpwalk -p PID [-n SAMPLES] [-i MILLISECONDS]
  *
  * Takes SAMPLES samples (default 20) INTERVAL apart (default 10 ms).  For
- * each: "# sample K", then "0xPC" a line, innermost first: rip, then each
+ * each: "# sample K", then "0xPC" a line, innermost first: the pc, then each
  * return address.  The walk stops at a zero return address, a frame pointer
  * that does not grow, is misaligned, jumps more than 1 MiB, or cannot be
  * read (process_vm_readv fails instead of faulting), or after 512 frames.
@@ -23,6 +25,9 @@
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
+#if defined(__aarch64__)
+#include <elf.h> /* NT_PRSTATUS */
+#endif
 
 enum { MAX_FRAMES = 512 };
 #define MAX_FRAME_BYTES ((uint64_t)1 << 20)
@@ -33,12 +38,28 @@ static int read_words(pid_t pid, uint64_t addr, uint64_t *w, size_t n)
 	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)(n * 8) ? 0 : -1;
 }
 
-static void walk(pid_t pid, const struct user_regs_struct *regs)
+/* The pc and frame pointer of a stopped thread. */
+static int regs_of(pid_t pid, uint64_t *pc, uint64_t *fp)
 {
-	printf("%#llx\n", regs->rip);
-	uint64_t fp = regs->rbp;
+	struct user_regs_struct regs;
+#if defined(__aarch64__)
+	struct iovec iov = { &regs, sizeof regs };
+	if (ptrace(PTRACE_GETREGSET, pid, (void *)NT_PRSTATUS, &iov))
+		return -1;
+	*pc = regs.pc, *fp = regs.regs[29];
+#else
+	if (ptrace(PTRACE_GETREGS, pid, 0, &regs))
+		return -1;
+	*pc = regs.rip, *fp = regs.rbp;
+#endif
+	return 0;
+}
+
+static void walk(pid_t pid, uint64_t pc, uint64_t fp)
+{
+	printf("%#lx\n", (unsigned long)pc);
 	for (int i = 0; i < MAX_FRAMES; i++) {
-		uint64_t w[2]; /* saved rbp, return address */
+		uint64_t w[2]; /* saved frame pointer, return address */
 		if ((fp & 7) || read_words(pid, fp, w, 2) || !w[1])
 			return;
 		printf("%#lx\n", (unsigned long)w[1]);
@@ -79,13 +100,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (int k = 0; k < samples; k++) {
-		struct user_regs_struct regs;
-		if (stop(pid) || ptrace(PTRACE_GETREGS, pid, 0, &regs)) {
+		uint64_t pc, fp;
+		if (stop(pid) || regs_of(pid, &pc, &fp)) {
 			perror("mx-fpwalk: stopping the process");
 			return 1;
 		}
 		printf("# sample %d\n", k);
-		walk(pid, &regs);
+		walk(pid, pc, fp);
 		fflush(stdout);
 		if (k + 1 == samples)
 			break;

@@ -66,6 +66,21 @@ COLUMNS = [
            ["--frames=fp", "--cfi=exact", "--publish=default"], publishes=True, arch="aarch64"),
 ]
 
+# tinyjit for AArch64 on a real arm64 kernel: the system VM
+# (tests/aarch64-system), where `matrix.py --system aarch64` runs these
+# columns natively, with the rows mxaarch64.SYSTEM_ROWS lists.  Never run
+# on this host.
+SYSTEM_COLUMNS = [
+    Column("sys-fp-none", "AArch64 kernel (system VM): FP stencils, nothing published", "probe",
+           ["--frames=fp", "--cfi=region", "--publish=none"], arch="aarch64-system"),
+    Column("sys-fp-region", "AArch64 kernel (system VM): FP + region CFI + all channels", "probe",
+           ["--frames=fp", "--cfi=region", "--publish=all"], publishes=True, arch="aarch64-system"),
+    Column("sys-nofp-exact", "AArch64 kernel (system VM): no-FP + exact CFI + all channels", "probe",
+           ["--frames=nofp", "--cfi=exact", "--publish=all"], publishes=True, arch="aarch64-system"),
+    Column("sys-fp-exact", "AArch64 kernel (system VM): FP + exact CFI + all channels", "probe",
+           ["--frames=fp", "--cfi=exact", "--publish=all"], publishes=True, arch="aarch64-system"),
+]
+
 
 class Ctx:
     """Paths to everything the methods run."""

@@ -6,6 +6,9 @@ killed with everything it started.  Each workload runs with its cwd in the
 cell's directory (core files land there), JITDUMPDIR and TMPDIR there too;
 the one file the library must write outside it, /tmp/perf-PID.map, is
 removed for every workload pid the cell saw.
+
+MX_TIME_SCALE (a number, default 1) stretches every time limit, for runs
+on an emulated machine (the AArch64 system VM).
 """
 import os
 import re
@@ -16,6 +19,7 @@ import subprocess
 import threading
 import time
 
+TIME_SCALE = float(os.environ.get("MX_TIME_SCALE") or 1)
 _live = set()            # process groups still running, for the exit handler
 _live_lock = threading.Lock()
 stopping = threading.Event()  # set on Ctrl-C: no new process starts
@@ -108,6 +112,7 @@ class Cell:
     def run(self, cmd, timeout=60, env=None, workload=False, core=False, name=None):
         """Run cmd to the end; returns (exit code, stdout+stderr).  Raises
         Timeout (after killing its process group) when it takes longer."""
+        timeout *= TIME_SCALE
         self.log("$ " + " ".join(cmd))
         out_path = self.path((name or os.path.basename(cmd[0])) + ".out")
         with open(out_path, "wb") as out:
@@ -131,6 +136,7 @@ class Cell:
         with the pid as group 1) and waits; returns (process, pid).  With
         ready None the workload is ready once its expect file exists, and
         its pid is the process's."""
+        timeout *= TIME_SCALE
         self.log("$ " + " ".join(cmd) + " &")
         out_path = self.path("workload.out")
         out = open(out_path, "wb")

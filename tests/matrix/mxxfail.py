@@ -86,12 +86,40 @@ XFAIL += [
      "segments (file size 0): gdb-multiarch relocates neither the PIE (`info files`: .text at "
      "its link address) nor any shared library (`info sharedlibrary`: none), so it names none "
      "of the program's frames and loses the stack after the first few"),
-    (["jitstack-core"], ["a64-fp-none"],
-     "nothing published: jitstack follows frame pointers through the JIT frames, and its "
-     "AArch64 walk goes wrong after the second (a third tj:descend where tj_jit_enter "
-     "belongs), while lldb's "
-     "frame-pointer fallback gets the same stack right (lldb-live x a64-fp-none passes); on "
-     "x86-64 jitstack passes fp-none"),
+]
+
+# -- AArch64 on a real kernel: the system VM (tests/aarch64-system, matrix.py --system
+# aarch64; docs/MATRIX-AARCH64.md)
+SYS = ["sys-fp-none", "sys-fp-region", "sys-nofp-exact", "sys-fp-exact"]
+ELFUTILS_A64_FP = ("libdwfl's AArch64 frame-pointer fallback (elfutils 0.188) takes the link register "
+                   "as the caller of every frame it reaches without CFI: below a frame unwound by CFI "
+                   "it repeats the JIT frame and loses one further down (a third tj:descend where "
+                   "tj_jit_enter belongs)")
+XFAIL += [
+    (["glibc-backtrace", "libgcc", "cxx-exception"], ["sys-fp-none"],
+     "nothing registered, and libgcc has no frame-pointer fallback on AArch64 either: the walk "
+     "stops at the first JIT frame (a C++ exception ends in std::terminate)"),
+    (["gdb-live", "gdb-core"], ["sys-fp-none"],
+     "gdb without a registration cannot unwind the JIT frame: its AArch64 fallback gives it one "
+     "caller that is no code address, and the backtrace ends there"),
+    (["perf-dwarf"], ["sys-fp-none"], "no jitdump: perf's DWARF unwinder cannot step through "
+     "anonymous code"),
+    (["dwfl-live", "dwfl-core"], ["sys-fp-none"], "nothing published: " + ELFUTILS_A64_FP),
+    (["eu-stack-live", "eu-stack-core"], SYS,
+     "eu-stack reads no JIT registration, so JIT frames get the frame-pointer fallback: "
+     + ELFUTILS_A64_FP),
+    (["unw-ptrace"], SYS,
+     "libunwind-ptrace reads no JIT registration, and its AArch64 fallback for code without CFI "
+     "(nongnu libunwind 1.6) stops two JIT frames in"),
+    (["unw-ptrace-jit"], ["sys-fp-none"],
+     "nothing published: libunwind-ptrace's AArch64 fallback for code without CFI stops two JIT "
+     "frames in"),
+    (["valgrind"], SYS,
+     "valgrind honours no registration, and its arm64 unwinder stops at the first JIT frame "
+     "(code without CFI), frame pointers or not"),
+    (["fp-walk", "perf-fp"], ["sys-nofp-exact"],
+     "a frame-pointer walk (the kernel's, for perf -g): no-FP stencils keep no chain of frame "
+     "records in x29"),
 ]
 
 

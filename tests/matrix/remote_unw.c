@@ -31,12 +31,18 @@
 const char mx_remote_name[] = "libunwind-ptrace";
 
 /* libunwind's own search over a table (src/dwarf/Gfind_proc_info-lsb.c);
- * exported by libunwind-x86_64 but declared in no public header. */
-extern int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t as, unw_word_t ip,
-					       unw_dyn_info_t *di, unw_proc_info_t *pi,
-					       int need_unwind_info, void *arg);
+ * exported by libunwind-x86_64 (libunwind-aarch64) but declared in no
+ * public header. */
+#if defined(__aarch64__)
+#define mx_search_unwind_table _Uaarch64_dwarf_search_unwind_table
+#else
+#define mx_search_unwind_table _Ux86_64_dwarf_search_unwind_table
+#endif
+extern int mx_search_unwind_table(unw_addr_space_t as, unw_word_t ip, unw_dyn_info_t *di, unw_proc_info_t *pi,
+				  int need_unwind_info, void *arg);
 
-/* Non-canonical on x86-64: never a target address. */
+/* Non-canonical on x86-64, above every user address on AArch64 (48-bit
+ * addresses): never a target address. */
 #define TABLE_BASE 0x4000000000000000ull
 
 /* libunwind's table entry for x86-64 (struct table_entry). */
@@ -112,7 +118,7 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 				   .table_len = t->n * sizeof(table_entry) / sizeof(unw_word_t),
 				   .table_data = t->addr },
 		};
-		return _Ux86_64_dwarf_search_unwind_table(as, ip, &di, pi, need, arg);
+		return mx_search_unwind_table(as, ip, &di, pi, need, arg);
 	}
 	return _UPT_find_proc_info(as, ip, pi, need, arg);
 }
