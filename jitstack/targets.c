@@ -177,7 +177,10 @@ static int probe(js_targets *ts, const js_record_opts *r, js_target *t, pid_t pi
 	if (rc == JS_EXIT_NO_PROCESS || *decided)
 		return rc;
 	if (ts->multi && rc == JS_EXIT_PERMISSION && perf_allowed_here(r->hz))
-		return rc;
+		return js_fail(e, rc, e->errnum,
+			       "perf_event_open on process %d refused (%s), though allowed on jitstack itself: "
+			       "another user's process, or one made undumpable",
+			       (int)pid, strerror(e->errnum));
 	fprintf(stderr, "jitstack: %s: sampling with ptrace instead (--mode ptrace)\n", e->msg);
 	memset(e, 0, sizeof *e);
 	*decided = true;
