@@ -257,7 +257,7 @@ static void open_one(js_targets *ts, const js_record_opts *r, js_profile *prof, 
 		skip(ts, tgid, &e, true);
 		return;
 	}
-	if (!fds_left()) {
+	if (ts->n && !fds_left()) { /* (the first is always tried) */
 		js_fail(&e, JS_EXIT_FAILURE, EMFILE, "too few file descriptors left for process %d (ulimit -n)",
 			(int)tgid);
 		skip(ts, tgid, &e, true);
@@ -347,9 +347,9 @@ int js_targets_open(js_targets *ts, const js_record_opts *r, js_profile *prof)
 			" (%lu left out: %lu gone, %lu not allowed, %lu over the open-file or memory limits, %lu "
 			"other; --stats names them)\n",
 			left_out, ts->n_gone, ts->n_denied, ts->n_limits, ts->n_other);
-	else if (ts->n_limits)
-		fprintf(stderr, "jitstack: %lu processes left out: over the open-file or memory limits\n",
-			ts->n_limits);
+	else if (ts->n_limits && ts->multi)
+		fprintf(stderr, "jitstack: %lu process%s left out: over the open-file or memory limits\n",
+			ts->n_limits, ts->n_limits == 1 ? "" : "es");
 	if (ts->n)
 		return 0;
 	if (!ts->first.code)

@@ -13,8 +13,8 @@
  * (so `-p PID` fails exactly as it always has).
  *
  * Resources are bounded: the soft limit of open files is raised to the
- * hard one, a process is not added when fewer than JS_TARGET_FD_RESERVE
- * descriptors would be left, the perf rings of all threads share
+ * hard one, a process (but the first) is not added when fewer than
+ * JS_TARGET_FD_RESERVE descriptors would be left, the perf rings of all threads share
  * JS_RING_BUDGET bytes, and at most JS_MAX_TARGETS processes are taken;
  * what is left out for a limit is counted and said.
  */
