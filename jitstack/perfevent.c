@@ -546,6 +546,14 @@ bool js_pe_wait_all(js_pe *const *pe, size_t n_pe, int fd, int timeout_ms)
 	return readable;
 }
 
+bool js_pe_pending(const js_pe *pe)
+{
+	for (size_t i = 0; i < pe->n; i++)
+		if (!ring_empty(&pe->t[i]))
+			return true;
+	return false;
+}
+
 bool js_pe_all_gone(const js_pe *pe)
 {
 	for (size_t i = 0; i < pe->n; i++)

@@ -106,6 +106,8 @@ void js_pe_used(js_pe *pe, const js_pe_sample *x, size_t used, bool ran_off);
 bool js_pe_wait(js_pe *pe, int fd, int timeout_ms);
 /* The same over the rings of several processes' events (one poll). */
 bool js_pe_wait_all(js_pe *const *pe, size_t n_pe, int fd, int timeout_ms);
+/* Has any ring a record not drained yet? */
+bool js_pe_pending(const js_pe *pe);
 /* Are all the threads gone (every event hung up)? */
 bool js_pe_all_gone(const js_pe *pe);
 void js_pe_close(js_pe *pe);

@@ -161,6 +161,7 @@ static bool defer(ctx *c, const js_pe_sample *x)
 	d->full = x->stack_len == x->stack_size;
 	c->dq_bytes += d->len;
 	c->t->deferred++;
+	c->t->n_deferred++;
 	return true;
 }
 
@@ -181,6 +182,7 @@ static void flush_deferred(ctx *c)
 		c->t = d->t;
 		unwind_copy(c, d->tid, d->comm, &d->regs, d->stack, d->len, d->full, &used, &ran_off);
 		c->t->deferred_named += !in_unknown_code(c);
+		c->t->n_deferred--;
 		add_sample(c);
 		c->dq_bytes -= d->len;
 		free(d->stack);
@@ -411,16 +413,18 @@ static bool drain(ctx *c, js_target *t, uint64_t now)
 	return js_pe_all_gone(&t->pe);
 }
 
-/* One round between two waits: every process's lists brought up to date,
- * the deferred samples unwound again, every process's rings drained.  A
- * process found gone ends its part. */
+/* One round between two waits: the lists of every process with samples
+ * to unwind brought up to date, the deferred samples unwound again, every
+ * process's rings drained.  (A process without samples is left alone, so
+ * that --all's idle processes cost little.)  A process found gone ends
+ * its part. */
 static void round_once(ctx *c, uint64_t start)
 {
 	js_targets *ts = c->ts;
 	uint64_t now = mono_ns();
 	for (size_t i = 0; i < ts->n; i++) {
 		js_target *t = ts->t[i];
-		if (t->done || !refresh(t, now))
+		if (t->done || !(t->n_deferred || js_pe_pending(&t->pe)) || !refresh(t, now))
 			continue;
 		c->t = t;
 		js_pe_drain(&t->pe, on_sample, c);
