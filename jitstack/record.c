@@ -1,5 +1,8 @@
-/* record.c - `jitstack record`: sample a live process's stacks at a fixed
- * rate and write a profile (collapsed stacks or pprof).
+/* record.c - `jitstack record`: sample live processes' stacks at a fixed
+ * rate and write a profile (collapsed stacks, pprof or svg).  The
+ * processes (targets.h: one, a list, or --all) are sampled with perf
+ * events (perfrecord.c) or, here, with ptrace; one round visits every
+ * process, and a process that exits ends only its own part.
  *
  * One sample of one thread: PTRACE_INTERRUPT, wait for the stop, read the
  * registers, unwind with libdwfl (modules, CFI and JIT images are kept from
