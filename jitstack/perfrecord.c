@@ -273,15 +273,17 @@ static void print_process(const ctx *c, const js_target *t)
 	if (c->ts->multi) {
 		char end[64] = "";
 		if (t->done)
-			snprintf(end, sizeof end, "; %s after %.2f s", t->exited ? "exited" : "ended", t->done_ns / 1e9);
+			snprintf(end, sizeof end, "; %s after %.2f s", t->exited ? "exited" : "ended",
+				 t->done_ns / 1e9);
 		fprintf(stderr,
 			"jitstack: stats: process %d (%s): %llu samples in the profile; perf events: %llu samples, "
 			"%llu lost, %llu truncated stack copies, %llu threads followed from their clone; %lu JIT "
 			"re-reads, %lu images copied; samples whose leaf is JIT code: %llu, named: %llu%s\n",
 			(int)s->pid, s->comm, (unsigned long long)c->prof->proc[t->proc].total,
-			(unsigned long long)p->samples, (unsigned long long)p->lost, (unsigned long long)p->truncated,
-			(unsigned long long)p->forks, t->refreshes, s->jit.copies, (unsigned long long)t->jit_samples,
-			(unsigned long long)t->jit_named, end);
+			(unsigned long long)p->samples, (unsigned long long)p->lost,
+			(unsigned long long)p->truncated, (unsigned long long)p->forks, t->refreshes,
+			s->jit.copies, (unsigned long long)t->jit_samples, (unsigned long long)t->jit_named,
+			end);
 	}
 	if (s->pm_on)
 		fprintf(stderr,
@@ -310,19 +312,20 @@ static void print_stats(ctx *c, double cpu, double secs)
 		"records), %llu truncated stack copies, %llu throttled, %llu threads followed from their clone, "
 		"%llu exits\n",
 		ts->event, ts->hz, (unsigned long long)p.samples, (unsigned long long)p.lost,
-		(unsigned long long)p.lost_records, (unsigned long long)p.truncated, (unsigned long long)p.throttled,
-		(unsigned long long)p.forks, (unsigned long long)p.exits);
+		(unsigned long long)p.lost_records, (unsigned long long)p.truncated,
+		(unsigned long long)p.throttled, (unsigned long long)p.forks, (unsigned long long)p.exits);
 	fprintf(stderr,
 		"jitstack: stats: stack copies: %.1f KiB asked per sample on average, %llu grown, %llu shrunk; "
 		"%lu JIT re-reads, %lu images copied, %lu locations, %lu memory reads, %lu thread rescans\n",
 		p.samples ? p.stack_bytes / 1024.0 / (double)p.samples : 0.0, (unsigned long long)p.grown,
-		(unsigned long long)p.shrunk, refreshes, copies, (unsigned long)c->prof->n_loc, reads, rescans);
+		(unsigned long long)p.shrunk, refreshes, copies, (unsigned long)c->prof->n_loc, reads,
+		rescans);
 	fprintf(stderr,
 		"jitstack: stats: samples whose leaf is JIT code: %llu, named: %llu (%.2f%%); %llu samples in "
 		"unknown code unwound again after the next JIT list refresh, %llu named then\n",
 		(unsigned long long)jit_samples, (unsigned long long)jit_named,
-		jit_samples ? 100.0 * (double)jit_named / (double)jit_samples : 100.0, (unsigned long long)deferred,
-		(unsigned long long)deferred_named);
+		jit_samples ? 100.0 * (double)jit_named / (double)jit_samples : 100.0,
+		(unsigned long long)deferred, (unsigned long long)deferred_named);
 	fprintf(stderr, "jitstack: stats: own CPU time %.3f s over %.2f s, %.1f us per sample\n", cpu, secs,
 		p.samples ? cpu * 1e6 / (double)p.samples : 0.0);
 	if (c->n_ns) {

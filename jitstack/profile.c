@@ -196,7 +196,9 @@ void js_profile_init(js_profile *p)
 	if (p->n_str)
 		p->str[0][0] = 0;
 	/* the names pprof's sample types and labels use */
-	static const char *const names[] = { "samples", "count", "cpu", "nanoseconds", "thread", "pid", "comm" };
+	static const char *const names[] = {
+		"samples", "count", "cpu", "nanoseconds", "thread", "pid", "comm"
+	};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		intern(p, names[i]);
 }

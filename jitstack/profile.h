@@ -47,12 +47,12 @@ typedef struct pr_sample {
 
 typedef struct pr_process {
 	int64_t pid;
-	uint32_t comm;           /* string index of its name (/proc/PID/comm) */
-	uint32_t frame;          /* string index of its root frame, "comm-PID" */
-	struct u64map *pc_memo;  /* lookup pc -> location index + 1 */
+	uint32_t comm;            /* string index of its name (/proc/PID/comm) */
+	uint32_t frame;           /* string index of its root frame, "comm-PID" */
+	struct u64map *pc_memo;   /* lookup pc -> location index + 1 */
 	struct u64map *map_index; /* module name -> mapping */
-	uint64_t jit_changes;    /* js_names_epoch() the memo was built for */
-	uint64_t total;          /* samples added */
+	uint64_t jit_changes;     /* js_names_epoch() the memo was built for */
+	uint64_t total;           /* samples added */
 } pr_process;
 
 typedef struct js_profile {

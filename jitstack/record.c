@@ -102,7 +102,8 @@ static bool wait_until(js_targets *ts, js_proc **procs, const sigset_t *set, uin
 		uint64_t now = mono_ns();
 		if (now >= until)
 			return false;
-		struct timespec left = { (time_t)((until - now) / 1000000000u), (long)((until - now) % 1000000000u) };
+		struct timespec left = { (time_t)((until - now) / 1000000000u),
+					 (long)((until - now) % 1000000000u) };
 		int sig = sigtimedwait(set, NULL, &left);
 		if (sig == SIGCHLD)
 			poll_all(ts, procs);
@@ -175,7 +176,8 @@ static void svg_title(const js_targets *ts, const js_record_opts *r, const js_pr
 	} else {
 		int at = snprintf(who, sizeof who, "%zu processes (PID", ts->n);
 		for (size_t i = 0; i < ts->n && at > 0 && (size_t)at < sizeof who - 40; i++)
-			at += snprintf(who + at, sizeof who - (size_t)at, "%s %d", i ? "," : "", (int)ts->t[i]->s.pid);
+			at += snprintf(who + at, sizeof who - (size_t)at, "%s %d", i ? "," : "",
+				       (int)ts->t[i]->s.pid);
 		if (at > 0 && (size_t)at < sizeof who - 40)
 			snprintf(who + at, sizeof who - (size_t)at, ")");
 		else if (at > 0 && (size_t)at < sizeof who)
@@ -193,7 +195,8 @@ static int write_profile(js_targets *ts, const js_record_opts *r, js_profile *pr
 		if (!out)
 			out = "jitstack.pb.gz";
 		if (js_profile_write_pprof(prof, out))
-			return js_fail(err, JS_EXIT_FAILURE, errno, "cannot write %s: %s", out, strerror(errno));
+			return js_fail(err, JS_EXIT_FAILURE, errno, "cannot write %s: %s", out,
+				       strerror(errno));
 		return 0;
 	}
 	FILE *f = out && strcmp(out, "-") ? fopen(out, "we") : stdout;
@@ -281,14 +284,15 @@ static void print_ptrace_stats(const js_targets *ts, const js_profile *prof, tim
 			fprintf(stderr,
 				"jitstack: stats: process %d (%s): %llu samples in the profile; %lu thread samples, "
 				"%lu idle skipped, %lu failed, %lu JIT re-reads, %lu images copied%s\n",
-				(int)s->pid, s->comm, (unsigned long long)prof->proc[t->proc].total, t->samples,
-				t->idle, t->failed, t->refreshes, s->jit.copies, end);
+				(int)s->pid, s->comm, (unsigned long long)prof->proc[t->proc].total,
+				t->samples, t->idle, t->failed, t->refreshes, s->jit.copies, end);
 		}
 		if (s->pm_on)
 			fprintf(stderr,
 				"jitstack: stats: perf map: first read %.3f ms, %llu bytes, %lu lines, %lu "
 				"re-reads from the start\n",
-				t->pm_first_ns / 1e6, (unsigned long long)s->pm.bytes, s->pm.lines, s->pm.rereads);
+				t->pm_first_ns / 1e6, (unsigned long long)s->pm.bytes, s->pm.lines,
+				s->pm.rereads);
 		js_stats_jitdump(s);
 	}
 	print_dist("perf map refresh between rounds", tm->pm, tm->n_pm);

@@ -390,11 +390,8 @@ static void write_head(FILE *f, const ftree *t, int height, const char *title)
 		uint8_t kind;
 		const char *what;
 	} legend[] = {
-		{ K_JIT, "JIT code" },
-		{ K_NATIVE, "native code" },
-		{ K_THREAD, "thread" },
-		{ K_UNKNOWN, "unknown" },
-		{ K_PROCESS, "process" },
+		{ K_JIT, "JIT code" },    { K_NATIVE, "native code" }, { K_THREAD, "thread" },
+		{ K_UNKNOWN, "unknown" }, { K_PROCESS, "process" },
 	};
 	int lx = PAD_X;
 	/* (the process entry only when the graph has process frames) */

@@ -177,10 +177,11 @@ static int probe(js_targets *ts, const js_record_opts *r, js_target *t, pid_t pi
 	if (rc == JS_EXIT_NO_PROCESS || *decided)
 		return rc;
 	if (ts->multi && rc == JS_EXIT_PERMISSION && perf_allowed_here(r->hz))
-		return js_fail(e, rc, e->errnum,
-			       "perf_event_open on process %d refused (%s), though allowed on jitstack itself: "
-			       "another user's process, or one made undumpable",
-			       (int)pid, strerror(e->errnum));
+		return js_fail(
+			e, rc, e->errnum,
+			"perf_event_open on process %d refused (%s), though allowed on jitstack itself: "
+			"another user's process, or one made undumpable",
+			(int)pid, strerror(e->errnum));
 	fprintf(stderr, "jitstack: %s: sampling with ptrace instead (--mode ptrace)\n", e->msg);
 	memset(e, 0, sizeof *e);
 	*decided = true;
@@ -225,9 +226,10 @@ static int add_events(js_target *t, size_t ring_pages, js_err *e)
 		opened += rc == 0;
 	}
 	if (!opened && t->pe.st.open_failed)
-		return js_fail(e, JS_EXIT_FAILURE, EMFILE,
-			       "no perf event could be opened for process %d (open files: ulimit -n; locked memory)",
-			       (int)s->pid);
+		return js_fail(
+			e, JS_EXIT_FAILURE, EMFILE,
+			"no perf event could be opened for process %d (open files: ulimit -n; locked memory)",
+			(int)s->pid);
 	return 0;
 }
 
@@ -252,14 +254,14 @@ static void open_one(js_targets *ts, const js_record_opts *r, js_profile *prof, 
 		if (ts->t[i]->s.pid == tgid)
 			return; /* named twice (or a thread of one named) */
 	if (ts->n >= JS_MAX_TARGETS) {
-		js_fail(&e, JS_EXIT_FAILURE, 0, "more processes than %u: process %d is left out", JS_MAX_TARGETS,
-			(int)tgid);
+		js_fail(&e, JS_EXIT_FAILURE, 0, "more processes than %u: process %d is left out",
+			JS_MAX_TARGETS, (int)tgid);
 		skip(ts, tgid, &e, true);
 		return;
 	}
 	if (ts->n && !fds_left()) { /* (the first is always tried) */
-		js_fail(&e, JS_EXIT_FAILURE, EMFILE, "too few file descriptors left for process %d (ulimit -n)",
-			(int)tgid);
+		js_fail(&e, JS_EXIT_FAILURE, EMFILE,
+			"too few file descriptors left for process %d (ulimit -n)", (int)tgid);
 		skip(ts, tgid, &e, true);
 		return;
 	}
@@ -323,7 +325,8 @@ int js_targets_open(js_targets *ts, const js_record_opts *r, js_profile *prof)
 	size_t n = 0, cap = 0;
 	if (r->all) {
 		if (list_all(&c, &n))
-			return js_fail(&ts->first, JS_EXIT_FAILURE, errno, "cannot list /proc: %s", strerror(errno));
+			return js_fail(&ts->first, JS_EXIT_FAILURE, errno, "cannot list /proc: %s",
+				       strerror(errno));
 	} else {
 		for (size_t i = 0; i < r->n_pids; i++) {
 			bool skip_it;
@@ -381,7 +384,8 @@ void js_target_end(js_targets *ts, js_target *t, bool exited, uint64_t now_ns)
 		fprintf(stderr, "jitstack: process %d (%s) exited after %.2f s; recording the others\n",
 			(int)t->s.pid, t->s.comm, now_ns / 1e9);
 	else
-		fprintf(stderr, "jitstack: process %d (%s) could not be read any more after %.2f s%s%s; recording the others\n",
+		fprintf(stderr,
+			"jitstack: process %d (%s) could not be read any more after %.2f s%s%s; recording the others\n",
 			(int)t->s.pid, t->s.comm, now_ns / 1e9, t->s.err.code ? ": " : "", t->s.err.msg);
 }
 

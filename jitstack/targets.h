@@ -38,7 +38,7 @@ typedef struct js_target {
 	size_t n_deferred;    /* its samples waiting for a second unwind (perf events) */
 	/* --stats */
 	unsigned long refreshes, rescans;
-	unsigned long samples, idle, failed;                      /* ptrace */
+	unsigned long samples, idle, failed;                       /* ptrace */
 	uint64_t jit_samples, jit_named, deferred, deferred_named; /* perf events */
 } js_target;
 
@@ -60,7 +60,7 @@ typedef struct js_targets {
 	double asked_hz;   /* -F, when the kernel's maximum lowered it; else 0 */
 	const char *event; /* the perf event sampled on */
 	unsigned long n_gone, n_denied, n_limits, n_other; /* not recorded */
-	js_skipped *skipped; /* the first JS_MAX_SKIPPED_KEPT of them */
+	js_skipped *skipped;                               /* the first JS_MAX_SKIPPED_KEPT of them */
 	size_t n_skipped, cap_skipped;
 	js_err first; /* the first failure: the run's when nothing was recorded */
 } js_targets;

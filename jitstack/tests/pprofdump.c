@@ -133,8 +133,8 @@ int main(int argc, char **argv)
 		if (leaf[i])
 			printf("leaf %s %ld\n", p->string_table[p->function[i - 1]->name], leaf[i]);
 	for (size_t i = 0; i < n_procs; i++)
-		printf("process %lld %s %ld\n", procs[i].pid, procs[i].comm ? p->string_table[procs[i].comm] : "?",
-		       procs[i].count);
+		printf("process %lld %s %ld\n", procs[i].pid,
+		       procs[i].comm ? p->string_table[procs[i].comm] : "?", procs[i].count);
 	for (size_t i = 0; i < n_pleaf; i++)
 		if (pleaf[i].fn)
 			printf("pleaf %lld %s %ld\n", pleaf[i].pid,
