@@ -52,7 +52,9 @@ static uint64_t mono_ns(void)
 
 typedef struct ctx {
 	js_targets *ts;
-	js_target *t; /* the process whose samples are unwound */
+	js_target *t; /* the process whose samples are unwound (use_target) ... */
+	js_session *s; /* ... its session */
+	js_pe *pe;     /* ... and its events */
 	js_profile *prof;
 	js_stack st;
 	uint32_t *ns; /* unwind + name time per sample, for --stats */
@@ -73,17 +75,23 @@ typedef struct deferred {
 	bool full;
 } deferred;
 
+static void use_target(ctx *c, js_target *t)
+{
+	c->t = t;
+	c->s = &t->s;
+	c->pe = &t->pe;
+}
+
 /* Is the leaf of st in JIT code, and named?  (--stats) */
 static void count_jit_leaf(ctx *c)
 {
 	if (!c->st.n)
 		return;
-	js_session *s = &c->t->s;
 	js_sym y;
-	js_symbolize(s, &c->st.f[0], &y);
+	js_symbolize(c->s, &c->st.f[0], &y);
 	uint64_t pc = js_lookup_pc(&c->st.f[0]);
-	bool in_jit = y.jit || y.source == JS_SRC_PERFMAP || js_jit_image_at(&s->jit, pc) ||
-		      (!js_module_at(s, pc) && y.source != JS_SRC_ELF);
+	bool in_jit = y.jit || y.source == JS_SRC_PERFMAP || js_jit_image_at(&c->s->jit, pc) ||
+		      (!js_module_at(c->s, pc) && y.source != JS_SRC_ELF);
 	if (!in_jit)
 		return;
 	c->t->jit_samples++;
@@ -95,24 +103,23 @@ static void count_jit_leaf(ctx *c)
 static void unwind_copy(ctx *c, pid_t tid, const char *comm, const struct user_regs_struct *regs,
 			const uint8_t *stack, size_t len, bool full, size_t *used, bool *ran_off)
 {
-	js_session *s = &c->t->s;
 	js_thread t;
 	memset(&t, 0, sizeof t);
 	t.tid = tid;
 	memcpy(t.comm, comm, sizeof t.comm);
 	t.regs = *regs;
 	t.have_regs = true;
-	s->sampled = &t;
+	c->s->sampled = &t;
 #if defined(__x86_64__)
 	uint64_t sp = regs->rsp;
 #else
 	uint64_t sp = 0; /* perfevent.c samples x86-64 only */
 #endif
-	js_mem_snapshot_set(s->mem, sp, stack, len, full ? STACK_REACH : len);
-	js_unwind_live(s, &t, &c->st);
-	*used = js_mem_snapshot_used(s->mem, ran_off);
-	js_mem_snapshot_clear(s->mem);
-	s->sampled = NULL;
+	js_mem_snapshot_set(c->s->mem, sp, stack, len, full ? STACK_REACH : len);
+	js_unwind_live(c->s, &t, &c->st);
+	*used = js_mem_snapshot_used(c->s->mem, ran_off);
+	js_mem_snapshot_clear(c->s->mem);
+	c->s->sampled = NULL;
 }
 
 /* Has c->st a frame in code no module, image or perf map line covers:
@@ -121,7 +128,7 @@ static bool in_unknown_code(ctx *c)
 {
 	for (size_t i = 0; i < c->st.n; i++) {
 		js_sym y;
-		js_symbolize(&c->t->s, &c->st.f[i], &y);
+		js_symbolize(c->s, &c->st.f[i], &y);
 		if (!y.func && !y.module)
 			return true;
 	}
@@ -130,7 +137,7 @@ static bool in_unknown_code(ctx *c)
 
 static void add_sample(ctx *c)
 {
-	js_profile_add(c->prof, c->t->proc, &c->t->s, &c->st);
+	js_profile_add(c->prof, c->t->proc, c->s, &c->st);
 	if (c->ts->opt.stats)
 		count_jit_leaf(c);
 }
@@ -179,7 +186,7 @@ static void flush_deferred(ctx *c)
 		}
 		size_t used;
 		bool ran_off;
-		c->t = d->t;
+		use_target(c, d->t);
 		unwind_copy(c, d->tid, d->comm, &d->regs, d->stack, d->len, d->full, &used, &ran_off);
 		c->t->deferred_named += !in_unknown_code(c);
 		c->t->n_deferred--;
@@ -198,9 +205,8 @@ static void on_sample(const js_pe_sample *x, void *arg)
 	bool ran_off;
 	unwind_copy(c, x->tid, x->t->comm, &x->regs, x->stack, (size_t)x->stack_len,
 		    x->stack_len == x->stack_size, &used, &ran_off);
-	js_pe_used(&c->t->pe, x, used, ran_off);
-	const js_session *s = &c->t->s;
-	bool jit_source = s->jit.n_desc || s->pm.bytes || s->jd_on; /* something may name it later */
+	js_pe_used(c->pe, x, used, ran_off);
+	bool jit_source = c->s->jit.n_desc || c->s->pm.bytes || c->s->jd_on; /* something may name it later */
 	if (!(jit_source && in_unknown_code(c) && defer(c, x)))
 		add_sample(c);
 	uint64_t dt = mono_ns() - t0;
@@ -403,7 +409,7 @@ static bool refresh(js_target *t, uint64_t now)
  * process is gone (its last samples drained). */
 static bool drain(ctx *c, js_target *t, uint64_t now)
 {
-	c->t = t;
+	use_target(c, t);
 	js_pe_drain(&t->pe, on_sample, c);
 	if (now - t->last_scan >= RESCAN_NS) {
 		t->last_scan = now;
@@ -429,7 +435,7 @@ static void round_once(ctx *c, uint64_t start)
 		js_target *t = ts->t[i];
 		if (t->done || !(t->n_deferred || js_pe_pending(&t->pe)) || !refresh(t, now))
 			continue;
-		c->t = t;
+		use_target(c, t);
 		js_pe_drain(&t->pe, on_sample, c);
 		js_target_end(ts, t, true, now - start);
 	}
@@ -453,9 +459,9 @@ static void last_drain(ctx *c)
 	c->final = true;
 	flush_deferred(c);
 	for (size_t i = 0; i < ts->n; i++) {
-		c->t = ts->t[i];
+		use_target(c, ts->t[i]);
 		if (!c->t->done)
-			js_pe_drain(&c->t->pe, on_sample, c);
+			js_pe_drain(c->pe, on_sample, c);
 	}
 }
 
