@@ -52,7 +52,7 @@ static uint64_t mono_ns(void)
 
 typedef struct ctx {
 	js_targets *ts;
-	js_target *t; /* the process whose samples are unwound (use_target) ... */
+	js_target *t;  /* the process whose samples are unwound (use_target) ... */
 	js_session *s; /* ... its session */
 	js_pe *pe;     /* ... and its events */
 	js_profile *prof;
