@@ -9,7 +9,8 @@
  * With perf events the mode is decided by the first process probed: when
  * the kernel refuses it, the run falls back to ptrace for all, unless
  * jitstack may sample itself, in which case only that process refuses
- * (not dumpable, another user's) and it alone is left out.
+ * (not dumpable, another user's) and it alone is left out, as is any
+ * later process the kernel refuses once perf events were chosen.
  */
 #include "targets.h"
 #include "bounds.h"
@@ -174,14 +175,17 @@ static int probe(js_targets *ts, const js_record_opts *r, js_target *t, pid_t pi
 		return 0;
 	}
 	js_pe_close(&t->pe);
-	if (rc == JS_EXIT_NO_PROCESS || *decided)
+	if (rc == JS_EXIT_NO_PROCESS)
 		return rc;
-	if (ts->multi && rc == JS_EXIT_PERMISSION && perf_allowed_here(r->hz))
+	/* perf events work on another process, or on jitstack: this one refuses */
+	if (ts->multi && rc == JS_EXIT_PERMISSION && (*decided || perf_allowed_here(r->hz)))
 		return js_fail(
 			e, rc, e->errnum,
-			"perf_event_open on process %d refused (%s), though allowed on jitstack itself: "
-			"another user's process, or one made undumpable",
+			"perf_event_open on process %d refused (%s), though allowed on others: another "
+			"user's process, or one made undumpable",
 			(int)pid, strerror(e->errnum));
+	if (*decided)
+		return rc;
 	fprintf(stderr, "jitstack: %s: sampling with ptrace instead (--mode ptrace)\n", e->msg);
 	memset(e, 0, sizeof *e);
 	*decided = true;
@@ -344,7 +348,8 @@ int js_targets_open(js_targets *ts, const js_record_opts *r, js_profile *prof)
 	free(c);
 	unsigned long left_out = ts->n_gone + ts->n_denied + ts->n_limits + ts->n_other;
 	if (r->all)
-		fprintf(stderr, "jitstack: --all: recording %zu processes%s", ts->n, left_out ? "" : "\n");
+		fprintf(stderr, "jitstack: --all: recording %zu process%s%s", ts->n, ts->n == 1 ? "" : "es",
+			left_out ? "" : "\n");
 	if (r->all && left_out)
 		fprintf(stderr,
 			" (%lu left out: %lu gone, %lu not allowed, %lu over the open-file or memory limits, %lu "
