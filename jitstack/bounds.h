@@ -51,4 +51,10 @@
 #define JS_MAX_THREADS 65536u          /* threads of one target */
 #define JS_MAX_MODULES 65536u          /* modules reported to libdwfl */
 
+/* ---- record over several processes (targets.c) --------------------------------- */
+#define JS_MAX_TARGETS 4096u              /* processes one record run samples */
+#define JS_MAX_SKIPPED_KEPT 256u          /* of those left out, the ones --stats names */
+#define JS_TARGET_FD_RESERVE 64           /* descriptors kept free when adding a process */
+#define JS_RING_BUDGET ((size_t)64 << 20) /* perf ring bytes shared by all sampled threads */
+
 #endif

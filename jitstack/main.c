@@ -21,15 +21,16 @@ static const char usage[] =
 	"       jitstack --core FILE [--exe PATH] [--json] [-s] [--images] [--max-frames N] [--no-jit]\n"
 	"                       [--no-demangle] [--perf-map FILE | --no-perf-map] [--jitdump FILE | --no-jitdump]\n"
 	"                       [--debuginfo-path PATH]\n"
-	"       jitstack record -p PID [-F HZ] [-d SECONDS] [-o FILE] [--format collapsed|pprof|svg]\n"
-	"                       [--mode perf|ptrace] [--idle] [--addresses] [--max-frames N] [--no-jit] [--no-demangle]\n"
+	"       jitstack record (-p PID[,PID...] | --all) [-F HZ] [-d SECONDS] [-o FILE]\n"
+	"                       [--format collapsed|pprof|svg] [--mode perf|ptrace] [--idle] [--addresses]\n"
+	"                       [--max-frames N] [--no-jit] [--no-demangle]\n"
 	"                       [--perf-map FILE | --no-perf-map] [--jitdump FILE | --no-jitdump]\n"
 	"                       [--debuginfo-path PATH] [--stats]\n"
 	"\n"
 	"Print the stack of every thread of a live process or a core file, through JIT\n"
 	"code registered with the GDB JIT interface (named, with source lines, unwound\n"
 	"with the JIT's own CFI) or listed in its perf map (named); or sample a\n"
-	"process's stacks into a profile.\n"
+	"process's (or several processes') stacks into a profile.\n"
 	"\n"
 	"  -p, --pid PID        the process to read (ptrace: same user or root)\n"
 	"      --core FILE      a core file instead of a process\n"
@@ -52,8 +53,15 @@ static const char usage[] =
 	"                       (default :.debug:/usr/lib/debug)\n"
 	"      --stats          timings and counters on stderr\n"
 	"  record:\n"
+	"  -p, --pid PID,PID... the processes to sample, in one profile (a PID that cannot\n"
+	"                       be read is left out with a warning, unless it is the only one)\n"
+	"      --all            every process this user may read, as they are at the start\n"
+	"                       (not jitstack itself, not kernel threads; ones started later\n"
+	"                       are not followed).  With several processes (a list, --all)\n"
+	"                       collapsed and svg stacks start with a \"comm-PID\" frame;\n"
+	"                       pprof samples always carry pid and comm labels\n"
 	"  -F, --frequency HZ   samples per second (default 99, at most 10000)\n"
-	"  -d, --duration SECS  how long (default: until the process exits or ^C)\n"
+	"  -d, --duration SECS  how long (default: until the processes exit or ^C)\n"
 	"  -o, --output FILE    where the profile goes (default: stdout for collapsed,\n"
 	"                       jitstack.pb.gz for pprof)\n"
 	"      --format FMT     collapsed (flamegraph.pl, speedscope), pprof (gzipped protobuf) or\n"
@@ -86,6 +94,7 @@ enum {
 	O_NO_JITDUMP,
 	O_DEBUGINFO_PATH,
 	O_MODE,
+	O_ALL,
 	O_VERSION
 };
 
@@ -111,6 +120,7 @@ static const struct option long_opts[] = {
 	{ "format", required_argument, NULL, O_FORMAT },
 	{ "idle", no_argument, NULL, O_IDLE },
 	{ "mode", required_argument, NULL, O_MODE },
+	{ "all", no_argument, NULL, O_ALL },
 	{ "addresses", no_argument, NULL, O_ADDRESSES },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, O_VERSION },
@@ -137,6 +147,32 @@ static bool parse_long(const char *s, long lo, long hi, long *out)
 	return true;
 }
 
+/* -p PID,PID,...: at most JS_MAX_TARGETS ids, in *pids (malloc'd). */
+static bool parse_pids(const char *s, pid_t **pids, size_t *n)
+{
+	size_t cap = 1;
+	for (const char *q = s; *q; q++)
+		cap += *q == ',';
+	if (cap > JS_MAX_TARGETS || !(*pids = calloc(cap, sizeof **pids)))
+		return false;
+	*n = 0;
+	char buf[32];
+	for (const char *q = s;; q++) {
+		size_t len = strcspn(q, ",");
+		long v;
+		if (len >= sizeof buf)
+			return false;
+		memcpy(buf, q, len);
+		buf[len] = 0;
+		if (!parse_long(buf, 1, INT_MAX, &v))
+			return false;
+		(*pids)[(*n)++] = (pid_t)v;
+		q += len;
+		if (!*q)
+			return true;
+	}
+}
+
 static bool parse_double(const char *s, double lo, double hi, double *out)
 {
 	char *end;
@@ -158,7 +194,7 @@ int main(int argc, char **argv)
 	js_dump_opts d = { 0 };
 	js_record_opts r = { .hz = 99, .format = FMT_COLLAPSED };
 	const char *pid_arg = NULL, *format = NULL, *mode = NULL;
-	bool hz_given = false;
+	bool hz_given = false, all = false;
 	int c;
 	long v;
 	while ((c = getopt_long(argc, argv, "p:sF:d:o:h", long_opts, NULL)) != -1) {
@@ -195,6 +231,7 @@ int main(int argc, char **argv)
 		case O_FORMAT: format = optarg; break;
 		case O_IDLE: r.idle = true; break;
 		case O_MODE: mode = optarg; break;
+		case O_ALL: all = true; break;
 		case O_ADDRESSES: r.addresses = true; break;
 		case 'h': printf(usage, JS_DEFAULT_MAX_FRAMES, JS_MAX_FRAMES); return 0;
 		case O_VERSION: printf("jitstack %s\n", JS_VERSION); return 0;
@@ -203,16 +240,20 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc)
 		return bad_usage("unexpected argument '%s'", argv[optind]);
-	if (pid_arg) {
+	if (pid_arg && !record) {
 		if (!parse_long(pid_arg, 1, INT_MAX, &v))
 			return bad_usage("-p: expected a process id, got '%s'", pid_arg);
 		d.pid = (pid_t)v;
 	}
 	if (d.opt.jitdump && d.opt.no_jitdump)
 		return bad_usage("%s", "--jitdump FILE and --no-jitdump exclude each other");
+	if (all && !record)
+		return bad_usage("%s", "--all belongs to 'jitstack record'");
 	if (record) {
-		if (!pid_arg)
-			return bad_usage("%s", "record needs -p PID");
+		if (!pid_arg == !all)
+			return bad_usage("%s", all ? "record takes -p PID,... or --all, not both"
+						   : "record needs -p PID[,PID...] or --all");
+
 		if (d.core || d.json || d.images)
 			return bad_usage("%s", "record takes -p only (no --core, --json or --images)");
 		if (format && strcmp(format, "collapsed") && strcmp(format, "pprof") && strcmp(format, "svg"))
@@ -228,9 +269,17 @@ int main(int argc, char **argv)
 			return bad_usage(
 				"%s", "--idle needs --mode ptrace (perf events sample running threads only)");
 		r.mode = (mode && !strcmp(mode, "ptrace")) || r.idle ? MODE_PTRACE : MODE_PERF;
+		pid_t *pids = NULL;
+		if (pid_arg && !parse_pids(pid_arg, &pids, &r.n_pids)) {
+			free(pids);
+			return bad_usage("-p: expected process ids separated by commas, got '%s'", pid_arg);
+		}
 		r.opt = d.opt;
-		r.pid = d.pid;
-		return js_record(&r);
+		r.pids = pids;
+		r.all = all;
+		int rc = js_record(&r);
+		free(pids);
+		return rc;
 	}
 	if (format || r.out || r.secs || r.idle || r.addresses || hz_given || mode)
 		return bad_usage("%s",

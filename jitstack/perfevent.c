@@ -79,10 +79,11 @@ static long perf_event_open(struct perf_event_attr *a, pid_t tid)
 	return syscall(SYS_perf_event_open, a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
-static size_t data_pages_for(uint32_t stack)
+static size_t data_pages_for(const js_pe *pe, uint32_t stack)
 {
+	size_t max = pe->max_pages && pe->max_pages < MAX_DATA_PAGES ? pe->max_pages : MAX_DATA_PAGES;
 	size_t need = (size_t)RING_SAMPLES * (stack + 256) / PAGE, n = MIN_DATA_PAGES;
-	while (n < need && n < MAX_DATA_PAGES)
+	while (n < need && n < max)
 		n *= 2;
 	return n;
 }
@@ -222,7 +223,7 @@ static void close_event(js_pe_thread *t)
  * smaller ring when locked memory runs short).  0, or an errno. */
 static int open_event(js_pe *pe, js_pe_thread *t, uint32_t stack)
 {
-	for (size_t pages = data_pages_for(stack); pages >= 2; pages /= 2) {
+	for (size_t pages = data_pages_for(pe, stack); pages >= 2; pages /= 2) {
 		struct perf_event_attr a;
 		fill_attr(pe, &a, stack, pages * PAGE);
 		long fd = perf_event_open(&a, t->tid);
@@ -523,19 +524,48 @@ size_t js_pe_drain(js_pe *pe, void (*cb)(const js_pe_sample *x, void *arg), void
 
 bool js_pe_wait(js_pe *pe, int fd, int timeout_ms)
 {
+	return js_pe_wait_all(&pe, 1, fd, timeout_ms);
+}
+
+/* One poll over every ring: on the stack for up to MAX_POLL descriptors,
+ * else allocated (without memory, the first MAX_POLL are watched; the
+ * others are drained at the next timeout all the same). */
+bool js_pe_wait_all(js_pe *const *pe, size_t n_pe, int fd, int timeout_ms)
+{
 	enum { MAX_POLL = 1024 };
-	struct pollfd p[MAX_POLL];
-	size_t n = 0;
+	struct pollfd stack_p[MAX_POLL], *p = stack_p;
+	size_t want = fd >= 0, cap = MAX_POLL, n = 0;
+	for (size_t k = 0; k < n_pe; k++)
+		want += pe[k]->n;
+	if (want > MAX_POLL && (p = malloc(want * sizeof *p)))
+		cap = want;
+	else if (!p)
+		p = stack_p;
 	if (fd >= 0)
 		p[n++] = (struct pollfd){ fd, POLLIN, 0 };
-	for (size_t i = 0; i < pe->n && n < MAX_POLL; i++)
-		p[n++] = (struct pollfd){ pe->t[i].fd, POLLIN, 0 };
-	if (poll(p, n, timeout_ms) <= 0)
-		return false;
-	for (size_t i = fd >= 0; i < n; i++)
-		if (p[i].revents & (POLLHUP | POLLERR))
-			pe->t[i - (fd >= 0)].hup = true;
-	return fd >= 0 && (p[0].revents & POLLIN);
+	for (size_t k = 0; k < n_pe; k++)
+		for (size_t i = 0; i < pe[k]->n && n < cap; i++)
+			p[n++] = (struct pollfd){ pe[k]->t[i].fd, POLLIN, 0 };
+	bool readable = false;
+	if (poll(p, n, timeout_ms) > 0) {
+		size_t j = fd >= 0;
+		for (size_t k = 0; k < n_pe; k++)
+			for (size_t i = 0; i < pe[k]->n && j < n; i++, j++)
+				if (p[j].revents & (POLLHUP | POLLERR))
+					pe[k]->t[i].hup = true;
+		readable = fd >= 0 && (p[0].revents & POLLIN);
+	}
+	if (p != stack_p)
+		free(p);
+	return readable;
+}
+
+bool js_pe_pending(const js_pe *pe)
+{
+	for (size_t i = 0; i < pe->n; i++)
+		if (!ring_empty(&pe->t[i]))
+			return true;
+	return false;
 }
 
 bool js_pe_all_gone(const js_pe *pe)

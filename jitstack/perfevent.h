@@ -81,6 +81,7 @@ typedef struct js_pe {
 	uint8_t *scratch; /* a record that wraps around the ring's end */
 	js_pe_stats st;
 	uint32_t start_stack; /* JS_PE_STACK_START, or the JITSTACK_STACK_COPY variable (tests) */
+	size_t max_pages;     /* data pages of a ring at most (0: 256); record shares a budget */
 } js_pe;
 
 /* Can the process be sampled with perf events?  Opens (and closes) an
@@ -103,6 +104,10 @@ void js_pe_used(js_pe *pe, const js_pe_sample *x, size_t used, bool ran_off);
 /* Wait until a ring is half full, fd (a signalfd, or -1) is readable,
  * or timeout_ms passed.  Returns true when fd is readable. */
 bool js_pe_wait(js_pe *pe, int fd, int timeout_ms);
+/* The same over the rings of several processes' events (one poll). */
+bool js_pe_wait_all(js_pe *const *pe, size_t n_pe, int fd, int timeout_ms);
+/* Has any ring a record not drained yet? */
+bool js_pe_pending(const js_pe *pe);
 /* Are all the threads gone (every event hung up)? */
 bool js_pe_all_gone(const js_pe *pe);
 void js_pe_close(js_pe *pe);

@@ -23,6 +23,7 @@
  */
 #include "perfrecord.h"
 #include "stack.h"
+#include "targets.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -50,21 +51,21 @@ static uint64_t mono_ns(void)
 }
 
 typedef struct ctx {
-	js_session *s;
-	js_pe *pe;
+	js_targets *ts;
+	js_target *t;  /* the process whose samples are unwound (use_target) ... */
+	js_session *s; /* ... its session */
+	js_pe *pe;     /* ... and its events */
 	js_profile *prof;
 	js_stack st;
 	uint32_t *ns; /* unwind + name time per sample, for --stats */
 	size_t n_ns;
-	uint64_t jit_samples, jit_named; /* leaves in JIT code (an image or the perf map), named */
-	unsigned long refreshes, rescans;
 	struct deferred *dq; /* samples in unknown code, unwound again next round */
 	size_t n_dq, dq_bytes;
-	uint64_t deferred, deferred_named;
 	bool final; /* the last drain: nothing is deferred */
 } ctx;
 
 typedef struct deferred {
+	js_target *t;
 	uint64_t time_ns;
 	pid_t tid;
 	char comm[32];
@@ -73,6 +74,13 @@ typedef struct deferred {
 	size_t len;
 	bool full;
 } deferred;
+
+static void use_target(ctx *c, js_target *t)
+{
+	c->t = t;
+	c->s = &t->s;
+	c->pe = &t->pe;
+}
 
 /* Is the leaf of st in JIT code, and named?  (--stats) */
 static void count_jit_leaf(ctx *c)
@@ -86,8 +94,8 @@ static void count_jit_leaf(ctx *c)
 		      (!js_module_at(c->s, pc) && y.source != JS_SRC_ELF);
 	if (!in_jit)
 		return;
-	c->jit_samples++;
-	c->jit_named += y.func != NULL;
+	c->t->jit_samples++;
+	c->t->jit_named += y.func != NULL;
 }
 
 /* Unwind a stack copy into c->st; *used and *ran_off as
@@ -125,8 +133,8 @@ static bool in_unknown_code(ctx *c)
 
 static void add_sample(ctx *c)
 {
-	js_profile_add(c->prof, c->s, &c->st);
-	if (c->s->opt->stats)
+	js_profile_add(c->prof, c->t->proc, c->s, &c->st);
+	if (c->ts->opt.stats)
 		count_jit_leaf(c);
 }
 
@@ -146,6 +154,7 @@ static bool defer(ctx *c, const js_pe_sample *x)
 		return false;
 	memcpy(copy, x->stack, (size_t)x->stack_len);
 	deferred *d = &c->dq[c->n_dq++];
+	d->t = c->t;
 	d->time_ns = x->time_ns;
 	d->tid = x->tid;
 	memcpy(d->comm, x->t->comm, sizeof d->comm);
@@ -154,7 +163,8 @@ static bool defer(ctx *c, const js_pe_sample *x)
 	d->len = (size_t)x->stack_len;
 	d->full = x->stack_len == x->stack_size;
 	c->dq_bytes += d->len;
-	c->deferred++;
+	c->t->deferred++;
+	c->t->n_deferred++;
 	return true;
 }
 
@@ -172,8 +182,10 @@ static void flush_deferred(ctx *c)
 		}
 		size_t used;
 		bool ran_off;
+		use_target(c, d->t);
 		unwind_copy(c, d->tid, d->comm, &d->regs, d->stack, d->len, d->full, &used, &ran_off);
-		c->deferred_named += !in_unknown_code(c);
+		c->t->deferred_named += !in_unknown_code(c);
+		c->t->n_deferred--;
 		add_sample(c);
 		c->dq_bytes -= d->len;
 		free(d->stack);
@@ -218,18 +230,14 @@ int js_refresh_jit_stopped(js_session *s)
 	return rc;
 }
 
-/* Give every listed thread an event.  0, or a js_exit code with s->err. */
-static int add_threads(js_session *s, js_pe *pe)
+/* Give the threads a listing found an event. */
+static void add_threads(js_target *t)
 {
-	for (size_t i = 0; i < s->proc.n; i++) {
-		js_thread *t = &s->proc.t[i];
-		if (t->gone)
-			continue;
-		int rc = js_pe_add(pe, t->tid, t->comm, &s->err);
-		if (rc > 0)
-			return rc;
+	for (size_t i = 0; i < t->s.proc.n; i++) {
+		js_thread *th = &t->s.proc.t[i];
+		if (!th->gone)
+			js_pe_add(&t->pe, th->tid, th->comm, NULL);
 	}
-	return 0;
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -245,30 +253,83 @@ static double cpu_s(void)
 	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
-static void print_stats(ctx *c, double cpu, double secs, uint64_t pm_first_ns)
+/* The perf event counters of every process, summed. */
+static void sum_stats(const js_targets *ts, js_pe_stats *p)
 {
-	const js_pe_stats *p = &c->pe->st;
+	memset(p, 0, sizeof *p);
+	for (size_t i = 0; i < ts->n; i++) {
+		const js_pe_stats *x = &ts->t[i]->pe.st;
+		p->samples += x->samples, p->lost += x->lost, p->lost_records += x->lost_records;
+		p->truncated += x->truncated, p->throttled += x->throttled, p->forks += x->forks;
+		p->exits += x->exits, p->grown += x->grown, p->shrunk += x->shrunk, p->no_regs += x->no_regs;
+		p->open_failed += x->open_failed, p->stack_bytes += x->stack_bytes;
+	}
+}
+
+/* --stats of one process (when there are several), then its perf map's
+ * and jitdump's lines. */
+static void print_process(const ctx *c, const js_target *t)
+{
+	const js_session *s = &t->s;
+	const js_pe_stats *p = &t->pe.st;
+	if (c->ts->multi) {
+		char end[64] = "";
+		if (t->done)
+			snprintf(end, sizeof end, "; %s after %.2f s", t->exited ? "exited" : "ended",
+				 t->done_ns / 1e9);
+		fprintf(stderr,
+			"jitstack: stats: process %d (%s): %llu samples in the profile; perf events: %llu samples, "
+			"%llu lost, %llu truncated stack copies, %llu threads followed from their clone; %lu JIT "
+			"re-reads, %lu images copied; samples whose leaf is JIT code: %llu, named: %llu%s\n",
+			(int)s->pid, s->comm, (unsigned long long)c->prof->proc[t->proc].total,
+			(unsigned long long)p->samples, (unsigned long long)p->lost,
+			(unsigned long long)p->truncated, (unsigned long long)p->forks, t->refreshes,
+			s->jit.copies, (unsigned long long)t->jit_samples, (unsigned long long)t->jit_named,
+			end);
+	}
+	if (s->pm_on)
+		fprintf(stderr,
+			"jitstack: stats: perf map: first read %.3f ms, %llu bytes, %lu lines, %lu re-reads from "
+			"the start\n",
+			t->pm_first_ns / 1e6, (unsigned long long)s->pm.bytes, s->pm.lines, s->pm.rereads);
+	js_stats_jitdump(s);
+}
+
+static void print_stats(ctx *c, double cpu, double secs)
+{
+	const js_targets *ts = c->ts;
+	js_pe_stats p;
+	sum_stats(ts, &p);
+	unsigned long refreshes = 0, copies = 0, reads = 0, rescans = 0;
+	uint64_t jit_samples = 0, jit_named = 0, deferred = 0, deferred_named = 0;
+	for (size_t i = 0; i < ts->n; i++) {
+		const js_target *t = ts->t[i];
+		refreshes += t->refreshes, copies += t->s.jit.copies, rescans += t->rescans;
+		reads += js_mem_syscalls(t->s.mem);
+		jit_samples += t->jit_samples, jit_named += t->jit_named;
+		deferred += t->deferred, deferred_named += t->deferred_named;
+	}
 	fprintf(stderr,
 		"jitstack: stats: perf events (%s, %.0f Hz per thread): %llu samples, %llu lost (%llu lost "
 		"records), %llu truncated stack copies, %llu throttled, %llu threads followed from their clone, "
 		"%llu exits\n",
-		c->pe->event, c->pe->hz, (unsigned long long)p->samples, (unsigned long long)p->lost,
-		(unsigned long long)p->lost_records, (unsigned long long)p->truncated,
-		(unsigned long long)p->throttled, (unsigned long long)p->forks, (unsigned long long)p->exits);
+		ts->event, ts->hz, (unsigned long long)p.samples, (unsigned long long)p.lost,
+		(unsigned long long)p.lost_records, (unsigned long long)p.truncated,
+		(unsigned long long)p.throttled, (unsigned long long)p.forks, (unsigned long long)p.exits);
 	fprintf(stderr,
 		"jitstack: stats: stack copies: %.1f KiB asked per sample on average, %llu grown, %llu shrunk; "
 		"%lu JIT re-reads, %lu images copied, %lu locations, %lu memory reads, %lu thread rescans\n",
-		p->samples ? p->stack_bytes / 1024.0 / (double)p->samples : 0.0, (unsigned long long)p->grown,
-		(unsigned long long)p->shrunk, c->refreshes, c->s->jit.copies, (unsigned long)c->prof->n_loc,
-		js_mem_syscalls(c->s->mem), c->rescans);
+		p.samples ? p.stack_bytes / 1024.0 / (double)p.samples : 0.0, (unsigned long long)p.grown,
+		(unsigned long long)p.shrunk, refreshes, copies, (unsigned long)c->prof->n_loc, reads,
+		rescans);
 	fprintf(stderr,
 		"jitstack: stats: samples whose leaf is JIT code: %llu, named: %llu (%.2f%%); %llu samples in "
 		"unknown code unwound again after the next JIT list refresh, %llu named then\n",
-		(unsigned long long)c->jit_samples, (unsigned long long)c->jit_named,
-		c->jit_samples ? 100.0 * (double)c->jit_named / (double)c->jit_samples : 100.0,
-		(unsigned long long)c->deferred, (unsigned long long)c->deferred_named);
+		(unsigned long long)jit_samples, (unsigned long long)jit_named,
+		jit_samples ? 100.0 * (double)jit_named / (double)jit_samples : 100.0,
+		(unsigned long long)deferred, (unsigned long long)deferred_named);
 	fprintf(stderr, "jitstack: stats: own CPU time %.3f s over %.2f s, %.1f us per sample\n", cpu, secs,
-		p->samples ? cpu * 1e6 / (double)p->samples : 0.0);
+		p.samples ? cpu * 1e6 / (double)p.samples : 0.0);
 	if (c->n_ns) {
 		uint32_t *v = c->ns;
 		size_t n = c->n_ns;
@@ -278,132 +339,179 @@ static void print_stats(ctx *c, double cpu, double secs, uint64_t pm_first_ns)
 			"%.1f us\n",
 			v[n / 2] / 1e3, v[n * 9 / 10] / 1e3, v[n * 99 / 100] / 1e3, v[n - 1] / 1e3);
 	}
-	const js_session *s = c->s;
-	if (s->pm_on)
-		fprintf(stderr,
-			"jitstack: stats: perf map: first read %.3f ms, %llu bytes, %lu lines, %lu re-reads from "
-			"the start\n",
-			pm_first_ns / 1e6, (unsigned long long)s->pm.bytes, s->pm.lines, s->pm.rereads);
-	js_stats_jitdump(s);
+	for (size_t i = 0; i < ts->n; i++)
+		print_process(c, ts->t[i]);
+	js_targets_stats(ts);
 }
 
 /* The profile says what it misses: pprof comments (and stderr). */
 static void add_comments(ctx *c)
 {
-	const js_pe_stats *p = &c->pe->st;
+	js_pe_stats p;
+	sum_stats(c->ts, &p);
 	char buf[200];
-	if (p->lost) {
+	if (p.lost) {
 		snprintf(buf, sizeof buf, "jitstack: %llu samples lost (the kernel's ring buffer was full)",
-			 (unsigned long long)p->lost);
+			 (unsigned long long)p.lost);
 		js_profile_comment(c->prof, buf);
 		fprintf(stderr, "%s\n", buf);
 	}
-	if (p->truncated) {
+	if (p.truncated) {
 		snprintf(
 			buf, sizeof buf,
 			"jitstack: %llu samples unwound only partly: the stack ran past its copy (%llu copies grown)",
-			(unsigned long long)p->truncated, (unsigned long long)p->grown);
+			(unsigned long long)p.truncated, (unsigned long long)p.grown);
 		js_profile_comment(c->prof, buf);
 		fprintf(stderr, "%s\n", buf);
 	}
-	if (p->open_failed) {
+	if (p.open_failed) {
 		snprintf(
 			buf, sizeof buf,
 			"jitstack: %llu times a thread's perf event could not be opened (open files: ulimit -n; "
 			"memory); those threads were not sampled meanwhile",
-			(unsigned long long)p->open_failed);
+			(unsigned long long)p.open_failed);
 		js_profile_comment(c->prof, buf);
 		fprintf(stderr, "%s\n", buf);
 	}
-	snprintf(buf, sizeof buf, "jitstack: sampled with perf events (%s), %llu samples", c->pe->event,
-		 (unsigned long long)p->samples);
+	snprintf(buf, sizeof buf, "jitstack: sampled with perf events (%s), %llu samples", c->ts->event,
+		 (unsigned long long)p.samples);
 	js_profile_comment(c->prof, buf);
 }
 
-/* One round between two waits: the JIT list and the perf map brought up
- * to date, the rings drained, and now and then the threads listed (after
- * the drain, so that a clone's PERF_RECORD_FORK opens the new thread's
- * event first; the listing catches what that missed).  Returns true when
- * the process is gone (its last samples drained). */
-static bool round_once(ctx *c, uint64_t *last_scan, uint64_t *last_plain)
+/* t's JIT lists, perf map and jitdump brought up to date.  Returns true
+ * when t is gone (it exited while its list was read). */
+static bool refresh(js_target *t, uint64_t now)
 {
-	js_session *s = c->s;
-	uint64_t now = mono_ns();
+	js_session *s = &t->s;
 	if (s->jit.n_desc && js_jit_seq_moved(&s->jit, s->mem)) {
-		c->refreshes++;
-		if (js_refresh_jit(s, READ_RUNNING)) {
-			js_pe_drain(c->pe, on_sample, c);
+		t->refreshes++;
+		if (js_refresh_jit(s, READ_RUNNING))
 			return true;
-		}
 	}
-	if (js_jit_has_plain(&s->jit) && now - *last_plain >= PLAIN_REREAD_NS) {
-		*last_plain = now;
-		c->refreshes++;
+	if (js_jit_has_plain(&s->jit) && now - t->last_plain >= PLAIN_REREAD_NS) {
+		t->last_plain = now;
+		t->refreshes++;
 		if (js_refresh_jit_stopped(s))
 			return true;
 	}
 	js_refresh_perfmap(s);
 	js_refresh_jitdump(s);
-	flush_deferred(c);
-	js_pe_drain(c->pe, on_sample, c);
-	if (now - *last_scan >= RESCAN_NS) {
-		*last_scan = now;
-		c->rescans++;
-		/* (another failure, such as no descriptor left, is not the end) */
-		if (js_proc_rescan(&s->proc, NULL) == JS_EXIT_NO_PROCESS || js_proc_gone(&s->proc))
-			return true;
-		add_threads(s, c->pe);
-	}
-	return js_pe_all_gone(c->pe);
+	return false;
 }
 
-int js_record_perf(js_session *s, const js_record_opts *r, js_profile *prof, js_pe *pe, const sigset_t *set,
-		   uint64_t pm_first_ns)
+/* t's rings drained, and now and then its threads listed (after the
+ * drain, so that a clone's PERF_RECORD_FORK opens the new thread's event
+ * first; the listing catches what that missed).  Returns true when the
+ * process is gone (its last samples drained). */
+static bool drain(ctx *c, js_target *t, uint64_t now)
 {
-	ctx c = { .s = s, .pe = pe, .prof = prof };
-	pe->pid = s->pid; /* -p may have named a thread */
-	if (pe->asked_hz)
+	use_target(c, t);
+	js_pe_drain(&t->pe, on_sample, c);
+	if (now - t->last_scan >= RESCAN_NS) {
+		t->last_scan = now;
+		t->rescans++;
+		/* (another failure, such as no descriptor left, is not the end) */
+		if (js_proc_rescan(&t->s.proc, NULL) == JS_EXIT_NO_PROCESS || js_proc_gone(&t->s.proc))
+			return true;
+		add_threads(t);
+	}
+	return js_pe_all_gone(&t->pe);
+}
+
+/* One round between two waits: the lists of every process with samples
+ * to unwind brought up to date, the deferred samples unwound again, every
+ * process's rings drained.  (A process without samples is left alone, so
+ * that --all's idle processes cost little.)  A process found gone ends
+ * its part. */
+static void round_once(ctx *c, uint64_t start)
+{
+	js_targets *ts = c->ts;
+	uint64_t now = mono_ns();
+	for (size_t i = 0; i < ts->n; i++) {
+		js_target *t = ts->t[i];
+		if (t->done || !(t->n_deferred || js_pe_pending(&t->pe)) || !refresh(t, now))
+			continue;
+		use_target(c, t);
+		js_pe_drain(&t->pe, on_sample, c);
+		js_target_end(ts, t, true, now - start);
+	}
+	flush_deferred(c);
+	for (size_t i = 0; i < ts->n; i++) {
+		js_target *t = ts->t[i];
+		if (!t->done && drain(c, t, now))
+			js_target_end(ts, t, true, now - start);
+	}
+}
+
+/* The last drain: lists read once more, then every sample unwound. */
+static void last_drain(ctx *c)
+{
+	js_targets *ts = c->ts;
+	for (size_t i = 0; i < ts->n; i++) {
+		js_session *s = &ts->t[i]->s;
+		if (!ts->t[i]->done && s->jit.n_desc && js_jit_seq_moved(&s->jit, s->mem))
+			js_refresh_jit(s, READ_RUNNING);
+	}
+	c->final = true;
+	flush_deferred(c);
+	for (size_t i = 0; i < ts->n; i++) {
+		use_target(c, ts->t[i]);
+		if (!c->t->done)
+			js_pe_drain(c->pe, on_sample, c);
+	}
+}
+
+int js_record_perf(js_targets *ts, const js_record_opts *r, js_profile *prof, const sigset_t *set)
+{
+	ctx c = { .ts = ts, .prof = prof };
+	if (ts->asked_hz)
 		fprintf(stderr,
 			"jitstack: -F %g is above kernel.perf_event_max_sample_rate: sampling at %g Hz\n",
-			pe->asked_hz, pe->hz);
-	int rc = add_threads(s, pe);
-	if (rc)
-		return rc;
+			ts->asked_hz, ts->hz);
+	js_pe **pes = malloc(ts->n * sizeof *pes);
+	if (!pes)
+		return js_fail(&ts->first, JS_EXIT_FAILURE, ENOMEM, "out of memory");
 	int sfd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sfd < 0)
-		return js_fail(&s->err, JS_EXIT_FAILURE, errno, "signalfd: %s", strerror(errno));
-	if (s->opt->stats)
+	if (sfd < 0) {
+		free(pes);
+		return js_fail(&ts->first, JS_EXIT_FAILURE, errno, "signalfd: %s", strerror(errno));
+	}
+	if (ts->opt.stats)
 		c.ns = malloc(MAX_TIMINGS * sizeof *c.ns);
 	double cpu0 = cpu_s();
-	uint64_t start = mono_ns(), last_scan = start, last_plain = start;
+	uint64_t start = mono_ns();
 	uint64_t end = r->secs ? start + (uint64_t)(r->secs * 1e9) : UINT64_MAX;
-	for (;;) {
+	for (size_t i = 0; i < ts->n; i++)
+		ts->t[i]->last_scan = ts->t[i]->last_plain = start;
+	while (!js_targets_done(ts)) {
 		uint64_t now = mono_ns();
 		if (now >= end)
 			break;
 		uint64_t left_ms = (end - now) / 1000000u;
 		int timeout = left_ms < DRAIN_MS ? (int)left_ms + 1 : DRAIN_MS;
+		size_t n = 0;
+		for (size_t i = 0; i < ts->n; i++)
+			if (!ts->t[i]->done)
+				pes[n++] = &ts->t[i]->pe;
 		bool signalled = false;
-		if (js_pe_wait(pe, sfd, timeout)) {
+		if (js_pe_wait_all(pes, n, sfd, timeout)) {
 			struct signalfd_siginfo si;
 			while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si)
 				signalled |= si.ssi_signo != SIGCHLD;
 		}
-		if (round_once(&c, &last_scan, &last_plain) || signalled)
+		round_once(&c, start);
+		if (signalled)
 			break;
 	}
-	if (s->jit.n_desc && js_jit_seq_moved(&s->jit, s->mem))
-		js_refresh_jit(s, READ_RUNNING);
-	c.final = true;
-	flush_deferred(&c);
-	js_pe_drain(pe, on_sample, &c);
+	last_drain(&c);
 	close(sfd);
 	prof->duration_ns = mono_ns() - start;
 	add_comments(&c);
-	if (s->opt->stats)
-		print_stats(&c, cpu_s() - cpu0, prof->duration_ns / 1e9, pm_first_ns);
+	if (ts->opt.stats)
+		print_stats(&c, cpu_s() - cpu0, prof->duration_ns / 1e9);
 	js_stack_free(&c.st);
 	free(c.ns);
 	free(c.dq);
+	free(pes);
 	return 0;
 }

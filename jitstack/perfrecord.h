@@ -9,12 +9,13 @@
 
 #include <signal.h>
 
-/* Sample s (opened with opt.no_ptrace) into prof until r->secs passed, the
- * process exited or a signal of set arrived; pe comes from js_pe_probe.
+struct js_targets;
+
+/* Sample the targets (opened for perf events: targets.h) into prof until
+ * r->secs passed, every process exited or a signal of set arrived.
  * Prints its --stats and adds the profile's comments.  Returns 0, or a
- * js_exit code with s->err. */
-int js_record_perf(js_session *s, const js_record_opts *r, js_profile *prof, js_pe *pe, const sigset_t *set,
-		   uint64_t pm_first_ns);
+ * js_exit code with ts->first. */
+int js_record_perf(struct js_targets *ts, const js_record_opts *r, js_profile *prof, const sigset_t *set);
 
 /* Read the JIT lists without the extension (gdb's way: every thread
  * stopped), for a session that does not keep its threads seized: seize,

@@ -12,6 +12,10 @@
 #include <time.h>
 #include <zlib.h>
 
+/* Labels per sample: the thread's name, and its process's pid and name
+ * (the keys Parca's and Pyroscope's agents give the process). */
+enum { N_LABELS = 3 };
+
 /* All the messages of one profile, allocated in arrays. */
 typedef struct msgs {
 	Perftools__Profiles__Profile prof;
@@ -62,8 +66,8 @@ static int alloc_msgs(const js_profile *p, msgs *m)
 	m->line_p = nalloc(p->n_loc, sizeof *m->line_p);
 	m->smp = nalloc(p->n_smp, sizeof *m->smp);
 	m->smp_p = nalloc(p->n_smp, sizeof *m->smp_p);
-	m->label = nalloc(p->n_smp, sizeof *m->label);
-	m->label_p = nalloc(p->n_smp, sizeof *m->label_p);
+	m->label = nalloc(N_LABELS * p->n_smp, sizeof *m->label);
+	m->label_p = nalloc(N_LABELS * p->n_smp, sizeof *m->label_p);
 	m->ids = nalloc(n_ids, sizeof *m->ids);
 	m->values = nalloc(2 * p->n_smp, sizeof *m->values);
 	return m->map && m->map_p && m->fn && m->fn_p && m->loc && m->loc_p && m->line && m->line_p && m->smp &&
@@ -157,11 +161,28 @@ static void build_locations(const js_profile *p, msgs *m)
 	m->prof.location = m->loc_p;
 }
 
+/* A sample's labels: "thread" (its name), "pid" (a number) and "comm"
+ * (the process's name). */
+static void build_labels(const js_profile *p, const pr_sample *x, int64_t keys[N_LABELS],
+			 Perftools__Profiles__Label *l, Perftools__Profiles__Label **lp)
+{
+	for (int k = 0; k < N_LABELS; k++) {
+		perftools__profiles__label__init(&l[k]);
+		l[k].key = keys[k];
+		lp[k] = &l[k];
+	}
+	l[0].str = x->thread;
+	if (x->proc < p->n_proc) {
+		l[1].num = p->proc[x->proc].pid;
+		l[2].str = p->proc[x->proc].comm;
+	}
+}
+
 /* Samples: locations leaf first, as pprof wants; two values (count, time);
- * the thread as a label. */
+ * the thread and the process as labels. */
 static void build_samples(const js_profile *p, msgs *m)
 {
-	int64_t thread_key = find_string(p, "thread");
+	int64_t keys[N_LABELS] = { find_string(p, "thread"), find_string(p, "pid"), find_string(p, "comm") };
 	uint64_t *ids = m->ids;
 	for (size_t i = 0; i < p->n_smp; i++) {
 		const pr_sample *x = &p->smp[i];
@@ -176,12 +197,9 @@ static void build_samples(const js_profile *p, msgs *m)
 		m->values[2 * i + 1] = (int64_t)(x->count * p->period_ns);
 		o->n_value = 2;
 		o->value = &m->values[2 * i];
-		perftools__profiles__label__init(&m->label[i]);
-		m->label[i].key = thread_key;
-		m->label[i].str = x->thread;
-		m->label_p[i] = &m->label[i];
-		o->n_label = 1;
-		o->label = &m->label_p[i];
+		build_labels(p, x, keys, &m->label[N_LABELS * i], &m->label_p[N_LABELS * i]);
+		o->n_label = x->proc < p->n_proc ? N_LABELS : 1;
+		o->label = &m->label_p[N_LABELS * i];
 		m->smp_p[i] = o;
 	}
 	m->prof.n_sample = p->n_smp;

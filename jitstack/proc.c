@@ -429,16 +429,27 @@ void js_proc_resume_all(js_proc *p)
 
 void js_proc_poll(js_proc *p)
 {
+	js_proc_poll_all(&p, 1);
+}
+
+/* waitpid(-1) reports the stops of every tracee: each is given to the
+ * process whose thread it is (a status dropped would leave that thread
+ * stopped). */
+void js_proc_poll_all(js_proc *const *p, size_t n)
+{
 	for (int i = 0; i < 4096; i++) {
 		int st;
 		pid_t r = waitpid(-1, &st, __WALL | WNOHANG);
 		if (r <= 0)
 			return;
-		js_thread *t = find(p, r);
-		if (!t)
-			continue;
-		on_status(t, st);
-		js_proc_resume(p, t); /* a stop we did not ask for: let it go on */
+		for (size_t k = 0; k < n; k++) {
+			js_thread *t = find(p[k], r);
+			if (!t)
+				continue;
+			on_status(t, st);
+			js_proc_resume(p[k], t); /* a stop we did not ask for: let it go on */
+			break;
+		}
 	}
 }
 

@@ -80,6 +80,8 @@ void js_proc_resume(js_proc *p, js_thread *t);
 void js_proc_resume_all(js_proc *p);
 /* Handle stops that arrived on their own (signals), without blocking. */
 void js_proc_poll(js_proc *p);
+/* The same for the threads of several processes traced at once. */
+void js_proc_poll_all(js_proc *const *p, size_t n);
 /* Detach every thread (stopping it first: PTRACE_DETACH needs a stop). */
 void js_proc_detach(js_proc *p);
 void js_proc_free(js_proc *p);

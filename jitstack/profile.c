@@ -188,19 +188,39 @@ void js_profile_init(js_profile *p)
 	memset(p, 0, sizeof *p);
 	p->str_index = calloc(1, sizeof *p->str_index);
 	p->smp_index = calloc(1, sizeof *p->smp_index);
-	p->pc_memo = u64map_new();
 	p->fn_index = u64map_new();
-	p->map_index = u64map_new();
-	if (!p->str_index || !p->smp_index || !p->pc_memo || !p->fn_index || !p->map_index)
+	if (!p->str_index || !p->smp_index || !p->fn_index)
 		p->oom = true;
 	else
 		intern(p, "x"); /* string 0 must be "": make room for it */
 	if (p->n_str)
 		p->str[0][0] = 0;
 	/* the names pprof's sample types and labels use */
-	static const char *const names[] = { "samples", "count", "cpu", "nanoseconds", "thread" };
+	static const char *const names[] = {
+		"samples", "count", "cpu", "nanoseconds", "thread", "pid", "comm"
+	};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		intern(p, names[i]);
+}
+
+uint32_t js_profile_process(js_profile *p, pid_t pid, const char *comm)
+{
+	if (!js_grow(&p->proc, &p->cap_proc, p->n_proc, sizeof *p->proc)) {
+		p->oom = true;
+		return 0;
+	}
+	pr_process *x = &p->proc[p->n_proc];
+	memset(x, 0, sizeof *x);
+	x->pid = pid;
+	x->comm = intern(p, comm && *comm ? comm : "?");
+	char frame[64];
+	snprintf(frame, sizeof frame, "%.32s-%d", comm && *comm ? comm : "?", (int)pid);
+	x->frame = intern(p, frame);
+	x->pc_memo = u64map_new();
+	x->map_index = u64map_new();
+	if (!x->pc_memo || !x->map_index)
+		p->oom = true;
+	return (uint32_t)p->n_proc++;
 }
 
 void js_profile_comment(js_profile *p, const char *text)
@@ -233,18 +253,21 @@ void js_profile_free(js_profile *p)
 		free(p->smp_index->hash);
 		free(p->smp_index);
 	}
-	u64map_free(p->pc_memo);
+	for (size_t i = 0; i < p->n_proc; i++) {
+		u64map_free(p->proc[i].pc_memo);
+		u64map_free(p->proc[i].map_index);
+	}
+	free(p->proc);
 	u64map_free(p->fn_index);
-	u64map_free(p->map_index);
 	memset(p, 0, sizeof *p);
 }
 
-static uint32_t mapping_of(js_profile *p, js_session *s, const js_sym *y, uint64_t pc)
+static uint32_t mapping_of(js_profile *p, pr_process *proc, js_session *s, const js_sym *y, uint64_t pc)
 {
 	if (!y->module)
 		return 0;
 	uint32_t file = intern(p, y->module);
-	uint32_t m = u64map_get(p->map_index, file);
+	uint32_t m = u64map_get(proc->map_index, file);
 	if (m)
 		return m;
 	if (!js_grow(&p->map, &p->cap_map, p->n_map, sizeof *p->map)) {
@@ -259,7 +282,7 @@ static uint32_t mapping_of(js_profile *p, js_session *s, const js_sym *y, uint64
 	else if (y->jit)
 		pm.start = y->jit->code_lo, pm.limit = y->jit->code_hi;
 	p->map[p->n_map++] = pm;
-	u64map_put(p->map_index, file, (uint32_t)p->n_map);
+	u64map_put(proc->map_index, file, (uint32_t)p->n_map);
 	return (uint32_t)p->n_map;
 }
 
@@ -282,10 +305,10 @@ static uint32_t function_of(js_profile *p, const js_sym *y)
 }
 
 /* The location of a frame, named once per pc. */
-static uint32_t location_of(js_profile *p, js_session *s, const js_frame *f)
+static uint32_t location_of(js_profile *p, pr_process *proc, js_session *s, const js_frame *f)
 {
 	uint64_t pc = js_lookup_pc(f);
-	uint32_t l = u64map_get(p->pc_memo, pc);
+	uint32_t l = u64map_get(proc->pc_memo, pc);
 	if (l)
 		return l;
 	js_sym y;
@@ -296,7 +319,7 @@ static uint32_t location_of(js_profile *p, js_session *s, const js_frame *f)
 	}
 	/* named from JIT data: named again when that changes */
 	bool jit = y.jit || y.source == JS_SRC_PERFMAP || y.source == JS_SRC_JITDUMP;
-	pr_location loc = { pc, mapping_of(p, s, &y, f->pc), function_of(p, &y), y.line, jit };
+	pr_location loc = { pc, mapping_of(p, proc, s, &y, f->pc), function_of(p, &y), y.line, jit };
 	if (!loc.function && y.module) {
 		/* no symbol: name it after its module and offset, as perf does */
 		char buf[300];
@@ -308,7 +331,7 @@ static uint32_t location_of(js_profile *p, js_session *s, const js_frame *f)
 		loc.function = function_of(p, &named);
 	}
 	p->loc[p->n_loc++] = loc;
-	u64map_put(p->pc_memo, pc, (uint32_t)p->n_loc);
+	u64map_put(proc->pc_memo, pc, (uint32_t)p->n_loc);
 	return (uint32_t)p->n_loc;
 }
 
@@ -320,15 +343,16 @@ static bool native_location(const void *ctx, uint32_t v)
 	return !p->loc[v - 1].jit && p->loc[v - 1].mapping;
 }
 
-void js_profile_add(js_profile *p, js_session *s, const js_stack *st)
+void js_profile_add(js_profile *p, uint32_t pi, js_session *s, const js_stack *st)
 {
-	if (p->oom || !st->n)
+	if (p->oom || !st->n || pi >= p->n_proc)
 		return;
-	if (p->jit_changes != js_names_epoch(s)) {
+	pr_process *proc = &p->proc[pi];
+	if (proc->jit_changes != js_names_epoch(s)) {
 		/* JIT code may have been replaced: forget what its pcs (and pcs
 		 * in no module) were named; native pcs keep their locations. */
-		u64map_filter(p->pc_memo, native_location, p);
-		p->jit_changes = js_names_epoch(s);
+		u64map_filter(proc->pc_memo, native_location, p);
+		proc->jit_changes = js_names_epoch(s);
 	}
 	uint32_t *loc = malloc(st->n * sizeof *loc);
 	if (!loc) {
@@ -336,9 +360,10 @@ void js_profile_add(js_profile *p, js_session *s, const js_stack *st)
 		return;
 	}
 	for (size_t i = 0; i < st->n; i++)
-		loc[i] = location_of(p, s, &st->f[i]);
+		loc[i] = location_of(p, proc, s, &st->f[i]);
 	uint32_t thread = intern(p, st->comm[0] ? st->comm : "?");
-	uint64_t h = fnv(loc, st->n * sizeof *loc, fnv(&thread, sizeof thread, FNV_BASIS));
+	uint64_t h = fnv(&pi, sizeof pi, FNV_BASIS);
+	h = fnv(loc, st->n * sizeof *loc, fnv(&thread, sizeof thread, h));
 	struct otab *t = p->smp_index;
 	if (2 * (t->n + 1) > t->cap && otab_grow(t)) {
 		free(loc);
@@ -348,10 +373,11 @@ void js_profile_add(js_profile *p, js_session *s, const js_stack *st)
 	size_t i = mix(h, t->cap);
 	for (; t->slot[i]; i = (i + 1) & (t->cap - 1)) {
 		pr_sample *x = &p->smp[t->slot[i] - 1];
-		if (t->hash[i] == h && x->thread == thread && x->n == st->n &&
+		if (t->hash[i] == h && x->proc == pi && x->thread == thread && x->n == st->n &&
 		    !memcmp(x->loc, loc, st->n * sizeof *loc)) {
 			x->count++;
 			p->total++;
+			proc->total++;
 			free(loc);
 			return;
 		}
@@ -361,11 +387,12 @@ void js_profile_add(js_profile *p, js_session *s, const js_stack *st)
 		p->oom = true;
 		return;
 	}
-	p->smp[p->n_smp++] = (pr_sample){ thread, (uint32_t)st->n, loc, 1 };
+	p->smp[p->n_smp++] = (pr_sample){ pi, thread, (uint32_t)st->n, loc, 1 };
 	t->slot[i] = (uint32_t)p->n_smp;
 	t->hash[i] = h;
 	t->n++;
 	p->total++;
+	proc->total++;
 }
 
 /* ---- collapsed ------------------------------------------------------------------- */
@@ -379,7 +406,7 @@ static void put_frame(byte_buf *b, const char *s)
 }
 
 typedef struct cline {
-	char *stack; /* "thread;root;...;leaf" */
+	char *stack; /* "[comm-PID;]thread;root;...;leaf" */
 	uint64_t count;
 } cline;
 
@@ -393,6 +420,10 @@ static char *stack_line(const js_profile *p, const pr_sample *x, bool addresses)
 {
 	byte_buf b;
 	buf_init_grow(&b, (size_t)1 << 30);
+	if (p->by_process && x->proc < p->n_proc) {
+		put_frame(&b, p->str[p->proc[x->proc].frame]);
+		buf_u8(&b, ';');
+	}
 	put_frame(&b, p->str[x->thread]);
 	for (size_t k = x->n; k-- > 0;) { /* root first */
 		const pr_location *l = x->loc[k] ? &p->loc[x->loc[k] - 1] : NULL;

@@ -1,5 +1,8 @@
-/* record.c - `jitstack record`: sample a live process's stacks at a fixed
- * rate and write a profile (collapsed stacks or pprof).
+/* record.c - `jitstack record`: sample live processes' stacks at a fixed
+ * rate and write a profile (collapsed stacks, pprof or svg).  The
+ * processes (targets.h: one, a list, or --all) are sampled with perf
+ * events (perfrecord.c) or, here, with ptrace; one round visits every
+ * process, and a process that exits ends only its own part.
  *
  * One sample of one thread: PTRACE_INTERRUPT, wait for the stop, read the
  * registers, unwind with libdwfl (modules, CFI and JIT images are kept from
@@ -17,6 +20,7 @@
 #include "record.h"
 #include "svg.h"
 #include "stack.h"
+#include "targets.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -28,7 +32,6 @@
 
 #define RESCAN_NS 100000000ull      /* look for new threads this often */
 #define PLAIN_REREAD_NS 1000000000ull /* re-read a list without the seqlock this often */
-#define RECORD_SNAPSHOT_BUDGET_NS 5000000ull /* a seqlock read between samples */
 #define MAX_TIMINGS (1u << 20)      /* sample latencies kept for --stats */
 
 static uint64_t mono_ns(void)
@@ -50,7 +53,6 @@ typedef struct timings {
 	size_t n;
 	uint32_t *pm; /* ns, per perf map refresh between rounds */
 	size_t n_pm;
-	unsigned long idle, failed, refreshes, rescans;
 } timings;
 
 static void note_time(timings *t, uint64_t stopped, uint64_t total)
@@ -83,18 +85,28 @@ static void print_dist(const char *what, uint32_t *v, size_t n)
 		v[n / 2] / 1e3, v[n * 9 / 10] / 1e3, v[n * 99 / 100] / 1e3, v[n - 1] / 1e3);
 }
 
-/* Wait until `until`, passing on the signals the target's threads get;
+/* Stops of the traced threads that came on their own (signals), handed
+ * to their processes. */
+static void poll_all(js_targets *ts, js_proc **procs)
+{
+	for (size_t i = 0; i < ts->n; i++)
+		procs[i] = &ts->t[i]->s.proc;
+	js_proc_poll_all(procs, ts->n);
+}
+
+/* Wait until `until`, passing on the signals the targets' threads get;
  * returns true when we were asked to stop (SIGINT, SIGTERM, SIGHUP). */
-static bool wait_until(js_session *s, const sigset_t *set, uint64_t until)
+static bool wait_until(js_targets *ts, js_proc **procs, const sigset_t *set, uint64_t until)
 {
 	for (;;) {
 		uint64_t now = mono_ns();
 		if (now >= until)
 			return false;
-		struct timespec ts = { (time_t)((until - now) / 1000000000u), (long)((until - now) % 1000000000u) };
-		int sig = sigtimedwait(set, NULL, &ts);
+		struct timespec left = { (time_t)((until - now) / 1000000000u),
+					 (long)((until - now) % 1000000000u) };
+		int sig = sigtimedwait(set, NULL, &left);
 		if (sig == SIGCHLD)
-			js_proc_poll(&s->proc);
+			poll_all(ts, procs);
 		else if (sig > 0)
 			return true;
 	}
@@ -115,20 +127,21 @@ static size_t stack_to_copy(const js_thread *t)
 /* One round: every thread sampled once.  The thread is held only while its
  * registers and stack are copied; it is unwound from the copy after it was
  * let go, which keeps the time it stands still to the ptrace round trip. */
-static void sample_all(js_session *s, const js_record_opts *r, js_profile *prof, js_stack *st, timings *tm)
+static void sample_all(js_target *tg, const js_record_opts *r, js_profile *prof, js_stack *st, timings *tm)
 {
+	js_session *s = &tg->s;
 	for (size_t i = 0; i < s->proc.n; i++) {
 		js_thread *t = &s->proc.t[i];
 		if (t->gone)
 			continue;
 		uint64_t t0 = mono_ns();
 		if (js_proc_stop(&s->proc, t)) {
-			tm->failed += !t->gone;
+			tg->failed += !t->gone;
 			continue;
 		}
 		if (t->idle && !r->idle) {
 			js_proc_resume(&s->proc, t);
-			tm->idle++;
+			tg->idle++;
 			continue;
 		}
 		uint64_t sp = js_regs_sp(&t->regs);
@@ -139,33 +152,56 @@ static void sample_all(js_session *s, const js_record_opts *r, js_profile *prof,
 		js_mem_snapshot_clear(s->mem);
 		if (st->max_sp > sp && st->max_sp - sp < STACK_MAX)
 			t->stack_hint = (size_t)(st->max_sp - sp);
-		js_profile_add(prof, s, st);
+		js_profile_add(prof, tg->proc, s, st);
+		tg->samples++;
 		note_time(tm, t1 - t0, mono_ns() - t0);
 	}
 }
 
-static int write_profile(js_session *s, const js_record_opts *r, js_profile *prof)
+/* The SVG's title: the process (or how many), samples, time and rate. */
+static void svg_title(const js_targets *ts, const js_record_opts *r, const js_profile *prof, char *title,
+		      size_t len)
 {
+	/* the rate sampled at: perf events may have lowered -F to the kernel's maximum */
+	double hz = prof->period_ns ? 1e9 / (double)prof->period_ns : r->hz;
+	char who[300];
+	if (!ts->multi) {
+		const char *exe = prof->main_exe && *prof->main_exe ? prof->main_exe : "?";
+		const char *base = strrchr(exe, '/');
+		snprintf(who, sizeof who, "%.200s (PID %d)", base ? base + 1 : exe, (int)ts->t[0]->s.pid);
+	} else {
+		int at = snprintf(who, sizeof who, "%zu processes (PID", ts->n);
+		for (size_t i = 0; i < ts->n && at > 0 && (size_t)at < sizeof who - 40; i++)
+			at += snprintf(who + at, sizeof who - (size_t)at, "%s %d", i ? "," : "",
+				       (int)ts->t[i]->s.pid);
+		if (at > 0 && (size_t)at < sizeof who - 40)
+			snprintf(who + at, sizeof who - (size_t)at, ")");
+		else if (at > 0 && (size_t)at < sizeof who)
+			snprintf(who + at, sizeof who - (size_t)at, "...)");
+	}
+	snprintf(title, len, "%s: %" PRIu64 " samples in %.1f s at %g Hz", who, prof->total,
+		 prof->duration_ns / 1e9, hz);
+}
+
+static int write_profile(js_targets *ts, const js_record_opts *r, js_profile *prof)
+{
+	js_err *err = &ts->first;
 	const char *out = r->out;
 	if (r->format == FMT_PPROF) {
 		if (!out)
 			out = "jitstack.pb.gz";
 		if (js_profile_write_pprof(prof, out))
-			return js_fail(&s->err, JS_EXIT_FAILURE, errno, "cannot write %s: %s", out, strerror(errno));
+			return js_fail(err, JS_EXIT_FAILURE, errno, "cannot write %s: %s", out,
+				       strerror(errno));
 		return 0;
 	}
 	FILE *f = out && strcmp(out, "-") ? fopen(out, "we") : stdout;
 	if (!f)
-		return js_fail(&s->err, JS_EXIT_FAILURE, errno, "cannot write %s: %s", out, strerror(errno));
+		return js_fail(err, JS_EXIT_FAILURE, errno, "cannot write %s: %s", out, strerror(errno));
 	int bad;
 	if (r->format == FMT_SVG) {
-		const char *exe = prof->main_exe && *prof->main_exe ? prof->main_exe : "?";
-		const char *base = strrchr(exe, '/');
-		/* the rate sampled at: perf events may have lowered -F to the kernel's maximum */
-		double hz = prof->period_ns ? 1e9 / (double)prof->period_ns : r->hz;
 		char title[512];
-		snprintf(title, sizeof title, "%.200s (PID %d): %" PRIu64 " samples in %.1f s at %g Hz",
-			 base ? base + 1 : exe, (int)r->pid, prof->total, prof->duration_ns / 1e9, hz);
+		svg_title(ts, r, prof, title, sizeof title);
 		bad = js_profile_write_svg(prof, f, title);
 	} else {
 		bad = js_profile_write_collapsed(prof, f, r->addresses);
@@ -173,135 +209,164 @@ static int write_profile(js_session *s, const js_record_opts *r, js_profile *pro
 	if (f != stdout)
 		bad |= fclose(f);
 	if (bad)
-		return js_fail(&s->err, JS_EXIT_FAILURE, errno, "cannot write %s: %s", out ? out : "stdout",
+		return js_fail(err, JS_EXIT_FAILURE, errno, "cannot write %s: %s", out ? out : "stdout",
 			       strerror(errno));
 	return 0;
 }
 
-/* The ptrace sampling loop: every thread stopped in turn, HZ times a
- * second, until the duration is over, the process exited or a signal. */
-static void sample_ptrace(js_session *s, const js_record_opts *r, const sigset_t *set, js_profile *prof,
-			  uint64_t pm_first_ns)
+/* One process's round: its threads listed now and then, its JIT lists,
+ * perf map and jitdump brought up to date, every thread sampled.  Ends its
+ * part when it is gone. */
+static void round_one(js_targets *ts, js_target *t, const js_record_opts *r, js_profile *prof, js_stack *st,
+		      timings *tm, uint64_t start)
 {
+	js_session *s = &t->s;
+	uint64_t now = mono_ns();
+	if (now - t->last_scan >= RESCAN_NS) {
+		t->last_scan = now;
+		t->rescans++;
+		js_proc_rescan(&s->proc, NULL);
+	}
+	if (js_proc_gone(&s->proc)) {
+		js_target_end(ts, t, true, now - start);
+		return;
+	}
+	if (s->jit.n_desc && js_jit_seq_moved(&s->jit, s->mem)) {
+		t->refreshes++;
+		if (js_refresh_jit(s, READ_RUNNING)) {
+			js_target_end(ts, t, true, now - start);
+			return;
+		}
+	}
+	if (js_jit_has_plain(&s->jit) && now - t->last_plain >= PLAIN_REREAD_NS) {
+		/* no seq to watch: read the list again, stopped, now and then */
+		t->last_plain = now;
+		t->refreshes++;
+		if (js_refresh_jit_stopped(s)) {
+			js_target_end(ts, t, true, now - start);
+			return;
+		}
+	}
+	/* one stat() when nothing was appended */
+	uint64_t pm0 = mono_ns();
+	js_refresh_perfmap(s);
+	js_refresh_jitdump(s);
+	note_pm(tm, mono_ns() - pm0);
+	sample_all(t, r, prof, st, tm);
+}
+
+static void print_ptrace_stats(const js_targets *ts, const js_profile *prof, timings *tm)
+{
+	unsigned long idle = 0, failed = 0, refreshes = 0, copies = 0, reads = 0;
+	for (size_t i = 0; i < ts->n; i++) {
+		const js_target *t = ts->t[i];
+		idle += t->idle, failed += t->failed, refreshes += t->refreshes, copies += t->s.jit.copies;
+		reads += js_mem_syscalls(t->s.mem);
+	}
+	fprintf(stderr,
+		"jitstack: stats: %zu thread samples, %lu idle skipped, %lu failed, %lu JIT re-reads, "
+		"%lu images copied, %lu locations, %lu memory reads\n",
+		tm->n, idle, failed, refreshes, copies, (unsigned long)prof->n_loc, reads);
+	print_dist("thread stopped (interrupt, copy registers and stack, resume)", tm->stopped, tm->n);
+	print_dist("whole sample (stop, unwind, name)", tm->total, tm->n);
+	for (size_t i = 0; i < ts->n; i++) {
+		const js_target *t = ts->t[i];
+		const js_session *s = &t->s;
+		if (ts->multi) {
+			char end[64] = "";
+			if (t->done)
+				snprintf(end, sizeof end, "; %s after %.2f s", t->exited ? "exited" : "ended",
+					 t->done_ns / 1e9);
+			fprintf(stderr,
+				"jitstack: stats: process %d (%s): %llu samples in the profile; %lu thread samples, "
+				"%lu idle skipped, %lu failed, %lu JIT re-reads, %lu images copied%s\n",
+				(int)s->pid, s->comm, (unsigned long long)prof->proc[t->proc].total,
+				t->samples, t->idle, t->failed, t->refreshes, s->jit.copies, end);
+		}
+		if (s->pm_on)
+			fprintf(stderr,
+				"jitstack: stats: perf map: first read %.3f ms, %llu bytes, %lu lines, %lu "
+				"re-reads from the start\n",
+				t->pm_first_ns / 1e6, (unsigned long long)s->pm.bytes, s->pm.lines,
+				s->pm.rereads);
+		js_stats_jitdump(s);
+	}
+	print_dist("perf map refresh between rounds", tm->pm, tm->n_pm);
+	js_targets_stats(ts);
+}
+
+/* The ptrace sampling loop: every thread of every process stopped in
+ * turn, HZ times a second, until the duration is over, every process
+ * exited, or a signal. */
+static int sample_ptrace(js_targets *ts, const js_record_opts *r, const sigset_t *set, js_profile *prof)
+{
+	js_proc **procs = malloc(ts->n * sizeof *procs);
+	if (!procs)
+		return js_fail(&ts->first, JS_EXIT_FAILURE, ENOMEM, "out of memory");
 	timings tm = { 0 };
-	if (s->opt->stats) {
+	if (ts->opt.stats) {
 		tm.stopped = malloc(MAX_TIMINGS * sizeof *tm.stopped);
 		tm.total = malloc(MAX_TIMINGS * sizeof *tm.total);
-		tm.pm = s->pm_on ? malloc(MAX_TIMINGS * sizeof *tm.pm) : NULL;
+		tm.pm = malloc(MAX_TIMINGS * sizeof *tm.pm);
 	}
 	js_stack st = { 0 };
-	uint64_t start = mono_ns(), next = start, last_scan = start, last_plain = start;
+	uint64_t start = mono_ns(), next = start;
 	uint64_t end = r->secs ? start + (uint64_t)(r->secs * 1e9) : UINT64_MAX;
-	for (;;) {
-		if (wait_until(s, set, next < end ? next : end) || mono_ns() >= end)
+	for (size_t i = 0; i < ts->n; i++)
+		ts->t[i]->last_scan = ts->t[i]->last_plain = start;
+	while (!js_targets_done(ts)) {
+		if (wait_until(ts, procs, set, next < end ? next : end) || mono_ns() >= end)
 			break;
-		js_proc_poll(&s->proc);
-		uint64_t now = mono_ns();
-		if (now - last_scan >= RESCAN_NS) {
-			last_scan = now;
-			tm.rescans++;
-			if (js_proc_rescan(&s->proc, NULL) && js_proc_gone(&s->proc))
-				break;
-		}
-		if (js_proc_gone(&s->proc))
-			break;
-		if (s->jit.n_desc && js_jit_seq_moved(&s->jit, s->mem)) {
-			tm.refreshes++;
-			if (js_refresh_jit(s, READ_RUNNING))
-				break;
-		}
-		if (js_jit_has_plain(&s->jit) && now - last_plain >= PLAIN_REREAD_NS) {
-			/* no seq to watch: read the list again, stopped, now and then */
-			last_plain = now;
-			tm.refreshes++;
-			if (js_refresh_jit_stopped(s))
-				break;
-		}
-		/* one stat() when nothing was appended */
-		uint64_t pm0 = mono_ns();
-		js_refresh_perfmap(s);
-		js_refresh_jitdump(s);
-		note_pm(&tm, mono_ns() - pm0);
-		sample_all(s, r, prof, &st, &tm);
+		poll_all(ts, procs);
+		for (size_t i = 0; i < ts->n; i++)
+			if (!ts->t[i]->done)
+				round_one(ts, ts->t[i], r, prof, &st, &tm, start);
 		next += prof->period_ns;
 		if (next <= mono_ns()) /* fell behind: skip, never burst */
 			next = mono_ns() + prof->period_ns;
 	}
 	prof->duration_ns = mono_ns() - start;
 	js_stack_free(&st);
-	if (s->opt->stats) {
-		fprintf(stderr,
-			"jitstack: stats: %zu thread samples, %lu idle skipped, %lu failed, %lu JIT re-reads, "
-			"%lu images copied, %lu locations, %lu memory reads\n",
-			tm.n, tm.idle, tm.failed, tm.refreshes, s->jit.copies, (unsigned long)prof->n_loc,
-			js_mem_syscalls(s->mem));
-		print_dist("thread stopped (interrupt, copy registers and stack, resume)", tm.stopped, tm.n);
-		print_dist("whole sample (stop, unwind, name)", tm.total, tm.n);
-		if (s->pm_on)
-			fprintf(stderr,
-				"jitstack: stats: perf map: first read %.3f ms, %llu bytes, %lu lines, %lu "
-				"re-reads from the start\n",
-				pm_first_ns / 1e6, (unsigned long long)s->pm.bytes, s->pm.lines,
-				s->pm.rereads);
-		print_dist("perf map refresh between rounds", tm.pm, tm.n_pm);
-		js_stats_jitdump(s);
-	}
+	if (ts->opt.stats)
+		print_ptrace_stats(ts, prof, &tm);
 	free(tm.pm);
 	free(tm.stopped);
 	free(tm.total);
+	free(procs);
+	return 0;
 }
 
-/* pe: sample with perf events (js_pe_probe succeeded), else with ptrace. */
-static int record(js_session *s, const js_record_opts *r, const sigset_t *set, js_pe *pe)
+/* What the closing line says of the processes that exited. */
+static void exit_note(const js_targets *ts, char *buf, size_t len)
 {
-	int rc = js_refresh_jit(s, READ_RUNNING);
-	if (rc)
-		return rc;
-	if (js_jit_has_plain(&s->jit) && (rc = js_refresh_jit_stopped(s))) /* no seqlock: read it stopped */
-		return rc;
-	/* From now on a snapshot must not hold sampling up: a writer that
-	 * keeps the list changing gets a best-effort read instead. */
-	s->jit.snapshot_budget_ns = RECORD_SNAPSHOT_BUDGET_NS;
-	js_refresh_perfmap(s);
-	js_refresh_jitdump(s);
-	uint64_t pm_first_ns = s->pm_ns;
-	js_profile prof;
-	js_profile_init(&prof);
-	prof.period_ns = (uint64_t)(1e9 / (pe ? pe->hz : r->hz));
-	prof.start_ns = real_ns();
-	prof.main_exe = s->exe_path;
-	if (pe)
-		rc = js_record_perf(s, r, &prof, pe, set, pm_first_ns);
-	else
-		sample_ptrace(s, r, set, &prof, pm_first_ns);
-	bool gone = js_proc_gone(&s->proc) || (pe && js_pe_all_gone(pe));
+	size_t exited = 0;
+	for (size_t i = 0; i < ts->n; i++)
+		exited += ts->t[i]->done && ts->t[i]->exited;
+	buf[0] = 0;
+	if (!ts->multi && exited)
+		snprintf(buf, len, " (the process exited)");
+	else if (exited)
+		snprintf(buf, len, " (%zu of %zu processes exited)", exited, ts->n);
+}
+
+static int record(js_targets *ts, const js_record_opts *r, const sigset_t *set, js_profile *prof)
+{
+	prof->period_ns = (uint64_t)(1e9 / (ts->perf ? ts->hz : r->hz));
+	prof->start_ns = real_ns();
+	prof->main_exe = ts->t[0]->s.exe_path;
+	prof->by_process = ts->multi;
+	int rc = ts->perf ? js_record_perf(ts, r, prof, set) : sample_ptrace(ts, r, set, prof);
 	if (!rc)
-		rc = prof.oom ? js_fail(&s->err, JS_EXIT_FAILURE, ENOMEM, "out of memory for the profile")
-			      : write_profile(s, r, &prof);
-	fprintf(stderr, "jitstack: %llu samples in %.2f s%s%s\n", (unsigned long long)prof.total,
-		prof.duration_ns / 1e9, gone ? " (the process exited)" : "",
+		rc = prof->oom ? js_fail(&ts->first, JS_EXIT_FAILURE, ENOMEM, "out of memory for the profile")
+			       : write_profile(ts, r, prof);
+	char gone[96];
+	exit_note(ts, gone, sizeof gone);
+	fprintf(stderr, "jitstack: %llu samples in %.2f s%s%s\n", (unsigned long long)prof->total,
+		prof->duration_ns / 1e9, gone,
 		rc                       ? ""
 		: r->format == FMT_PPROF ? ", pprof written"
 					 : "");
-	js_profile_free(&prof);
 	return rc;
-}
-
-/* Can perf events sample r->pid?  When the kernel refuses, say so and
- * sample with ptrace (returns false); a process that is not there is
- * left to js_open_live to report. */
-static bool use_perf(const js_record_opts *r, js_pe *pe)
-{
-	if (r->mode != MODE_PERF)
-		return false;
-	js_err why = { 0 };
-	int rc = js_pe_probe(pe, r->pid, r->hz, &why);
-	if (!rc)
-		return true;
-	js_pe_close(pe);
-	if (rc != JS_EXIT_NO_PROCESS)
-		fprintf(stderr, "jitstack: %s: sampling with ptrace instead (--mode ptrace)\n", why.msg);
-	return false;
 }
 
 int js_record(const js_record_opts *r)
@@ -315,19 +380,16 @@ int js_record(const js_record_opts *r)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
 	sigprocmask(SIG_BLOCK, &set, &old);
-	js_pe pe;
-	bool perf = use_perf(r, &pe);
-	js_opts opt = r->opt;
-	opt.no_ptrace = perf;
-	js_session s;
-	int rc = js_open_live(&s, r->pid, &opt);
+	js_profile prof;
+	js_profile_init(&prof);
+	js_targets ts;
+	int rc = js_targets_open(&ts, r, &prof);
 	if (!rc)
-		rc = record(&s, r, &set, perf ? &pe : NULL);
+		rc = record(&ts, r, &set, &prof);
 	if (rc)
-		js_err_print(&s.err);
-	js_close(&s);
-	if (perf)
-		js_pe_close(&pe);
+		js_err_print(&ts.first);
+	js_profile_free(&prof);
+	js_targets_close(&ts);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return rc;
 }

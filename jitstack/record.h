@@ -13,9 +13,11 @@ typedef enum {
 
 typedef struct js_record_opts {
 	js_opts opt;
-	pid_t pid;
+	const pid_t *pids; /* -p PID,PID,...: the processes to sample */
+	size_t n_pids;
+	bool all;           /* --all: every process the user may read (pids unused) */
 	double hz;          /* samples per second */
-	double secs;        /* 0: until the target exits or SIGINT/SIGTERM */
+	double secs;        /* 0: until the targets exit or SIGINT/SIGTERM */
 	const char *out;    /* NULL: stdout (collapsed, svg) or jitstack.pb.gz (pprof) */
 	js_format format;
 	bool idle;          /* count threads blocked in system calls too */

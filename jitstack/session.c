@@ -506,6 +506,10 @@ static int open_exe_live(js_session *s)
 		if (errno == EACCES || errno == EPERM)
 			return js_fail(&s->err, JS_EXIT_PERMISSION, errno, "not allowed to read process %d's executable "
 				    "(run as its user or as root)", (int)s->pid);
+		if (errno == EMFILE || errno == ENFILE)
+			return js_fail(&s->err, JS_EXIT_FAILURE, errno,
+				       "cannot open process %d's executable: %s (ulimit -n)", (int)s->pid,
+				       strerror(errno));
 		if (errno == ENOENT && !kill(s->pid, 0))
 			return js_fail(&s->err, JS_EXIT_FAILURE, ENOENT, "process %d has no executable (a kernel thread?)",
 				    (int)s->pid);

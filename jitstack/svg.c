@@ -1,6 +1,7 @@
 /* svg.c - the flame graph of svg.h.
  *
  * The samples become a tree of frames, root first: "all", then each
+ * process ("comm-PID", when the profile holds them by process), then each
  * thread, then the stack's frames, merged by name as the collapsed format
  * merges them (so the graph and `--format collapsed` agree to the sample).
  * Siblings are in name order, as flamegraph.pl puts them.  Each frame is
@@ -19,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { K_ROOT, K_THREAD, K_NATIVE, K_JIT, K_UNKNOWN };
+enum { K_ROOT, K_THREAD, K_NATIVE, K_JIT, K_UNKNOWN, K_PROCESS };
 
 enum {
 	WIDTH = 1200,    /* px */
@@ -119,10 +120,15 @@ static const char *name_of(const ftree *t, const fnode *x)
 static int add_sample(ftree *t, const pr_sample *x)
 {
 	const js_profile *p = t->p;
-	long at = child_of(t, 0, x->thread, K_THREAD);
-	if (at < 0)
-		return -1;
+	long at = 0;
 	t->v[0].count += x->count;
+	if (p->by_process && x->proc < p->n_proc) {
+		if ((at = child_of(t, 0, p->proc[x->proc].frame, K_PROCESS)) < 0)
+			return -1;
+		t->v[at].count += x->count;
+	}
+	if ((at = child_of(t, (uint32_t)at, x->thread, K_THREAD)) < 0)
+		return -1;
 	t->v[at].count += x->count;
 	for (size_t k = x->n; k-- > 0;) {
 		const pr_location *l = x->loc[k] ? &p->loc[x->loc[k] - 1] : NULL;
@@ -230,6 +236,7 @@ static void fill_of(const ftree *t, const fnode *x, int rgb[3])
 	case K_JIT: hsl_rgb(140 + 45 * u, 0.55 + 0.25 * v, 0.52 + 0.1 * v, rgb); break;
 	case K_NATIVE: hsl_rgb(5 + 45 * u, 0.75 + 0.2 * v, 0.56 + 0.08 * v, rgb); break;
 	case K_THREAD: hsl_rgb(215, 0.3, 0.72, rgb); break;
+	case K_PROCESS: hsl_rgb(265, 0.25, 0.74, rgb); break;
 	case K_UNKNOWN: rgb[0] = rgb[1] = rgb[2] = 190; break;
 	default: rgb[0] = rgb[1] = rgb[2] = 215; break;
 	}
@@ -237,7 +244,7 @@ static void fill_of(const ftree *t, const fnode *x, int rgb[3])
 
 static const char *kind_word(uint8_t kind)
 {
-	static const char *const w[] = { "root", "thread", "native", "jit", "unknown" };
+	static const char *const w[] = { "root", "thread", "native", "jit", "unknown", "process" };
 	return w[kind];
 }
 
@@ -383,13 +390,13 @@ static void write_head(FILE *f, const ftree *t, int height, const char *title)
 		uint8_t kind;
 		const char *what;
 	} legend[] = {
-		{ K_JIT, "JIT code" },
-		{ K_NATIVE, "native code" },
-		{ K_THREAD, "thread" },
-		{ K_UNKNOWN, "unknown" },
+		{ K_JIT, "JIT code" },    { K_NATIVE, "native code" }, { K_THREAD, "thread" },
+		{ K_UNKNOWN, "unknown" }, { K_PROCESS, "process" },
 	};
 	int lx = PAD_X;
-	for (size_t i = 0; i < sizeof legend / sizeof *legend; i++) {
+	/* (the process entry only when the graph has process frames) */
+	size_t n_legend = sizeof legend / sizeof *legend - !t->p->by_process;
+	for (size_t i = 0; i < n_legend; i++) {
 		fnode x = { .name = NO_NAME, .kind = legend[i].kind };
 		int rgb[3];
 		fill_of(t, &x, rgb);

@@ -2,7 +2,12 @@
  * (zlib), then the Profile message (protobuf-c's generated unpack of
  * jitstack/profile.proto), then the references between its tables.
  * Prints "samples N", one "comment TEXT" line per comment and one
- * "leaf FUNCTION COUNT" line per function seen at the leaf.  Exit 0 when the file is valid, 1 otherwise.
+ * "leaf FUNCTION COUNT" line per function seen at the leaf; from the
+ * samples' labels, one "process PID COMM COUNT" line per process (the
+ * "pid" and "comm" labels) and one "pleaf PID FUNCTION COUNT" line per
+ * function seen at the leaf of that process's samples.  A sample without
+ * a pid label, or with a label whose strings are out of range, makes the
+ * file invalid.  Exit 0 when the file is valid, 1 otherwise.
  */
 #include "profile.pb-c.h"
 
@@ -49,6 +54,20 @@ int main(int argc, char **argv)
 			return bad("sample_type string out of range");
 	long *leaf = calloc(p->n_function + 1, sizeof *leaf);
 	long total = 0;
+	/* per process: (pid, comm) and (pid, leaf function) counts */
+	struct proc {
+		long long pid;
+		int64_t comm;
+		long count;
+	} *procs = calloc(p->n_sample + 1, sizeof *procs);
+	struct pleaf {
+		long long pid;
+		uint64_t fn;
+		long count;
+	} *pleaf = calloc(p->n_sample + 1, sizeof *pleaf);
+	size_t n_procs = 0, n_pleaf = 0;
+	if (!leaf || !procs || !pleaf)
+		return bad("out of memory");
 	for (size_t i = 0; i < p->n_sample; i++) {
 		Perftools__Profiles__Sample *s = p->sample[i];
 		if (s->n_value != p->n_sample_type)
@@ -58,11 +77,37 @@ int main(int argc, char **argv)
 			    p->location[s->location_id[k] - 1]->id != s->location_id[k])
 				return bad("a sample names a location that does not exist");
 		total += s->value[0];
+		long long pid = -1;
+		int64_t comm = 0;
+		for (size_t k = 0; k < s->n_label; k++) {
+			Perftools__Profiles__Label *lb = s->label[k];
+			if (!STR_OK(lb->key) || !STR_OK(lb->str) || !STR_OK(lb->num_unit))
+				return bad("a label's strings are out of range");
+			if (!strcmp(p->string_table[lb->key], "pid"))
+				pid = (long long)lb->num;
+			else if (!strcmp(p->string_table[lb->key], "comm"))
+				comm = lb->str;
+		}
+		if (pid < 0)
+			return bad("a sample has no pid label");
+		size_t j = 0;
+		while (j < n_procs && (procs[j].pid != pid || procs[j].comm != comm))
+			j++;
+		if (j == n_procs)
+			procs[n_procs++] = (struct proc){ pid, comm, 0 };
+		procs[j].count += s->value[0];
 		if (!s->n_location_id)
 			continue;
 		Perftools__Profiles__Location *l = p->location[s->location_id[0] - 1];
-		if (l->n_line && l->line[0]->function_id <= p->n_function)
-			leaf[l->line[0]->function_id] += s->value[0];
+		if (l->n_line && l->line[0]->function_id <= p->n_function) {
+			uint64_t fn = l->line[0]->function_id;
+			leaf[fn] += s->value[0];
+			for (j = 0; j < n_pleaf && (pleaf[j].pid != pid || pleaf[j].fn != fn); j++)
+				;
+			if (j == n_pleaf)
+				pleaf[n_pleaf++] = (struct pleaf){ pid, fn, 0 };
+			pleaf[j].count += s->value[0];
+		}
 	}
 	for (size_t i = 0; i < p->n_location; i++) {
 		Perftools__Profiles__Location *l = p->location[i];
@@ -87,8 +132,17 @@ int main(int argc, char **argv)
 	for (size_t i = 1; i <= p->n_function; i++)
 		if (leaf[i])
 			printf("leaf %s %ld\n", p->string_table[p->function[i - 1]->name], leaf[i]);
+	for (size_t i = 0; i < n_procs; i++)
+		printf("process %lld %s %ld\n", procs[i].pid,
+		       procs[i].comm ? p->string_table[procs[i].comm] : "?", procs[i].count);
+	for (size_t i = 0; i < n_pleaf; i++)
+		if (pleaf[i].fn)
+			printf("pleaf %lld %s %ld\n", pleaf[i].pid,
+			       p->string_table[p->function[pleaf[i].fn - 1]->name], pleaf[i].count);
 	perftools__profiles__profile__free_unpacked(p, NULL);
 	free(leaf);
+	free(procs);
+	free(pleaf);
 	free(buf);
 	return 0;
 }

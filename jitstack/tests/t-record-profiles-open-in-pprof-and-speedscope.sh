@@ -2,8 +2,9 @@
 # (tj:hot does ten times the work of tj:cool), opened by the tools people
 # read them with:
 # - Google's pprof, built from Debian's source: -top ranks tj:hot first with
-#   the share of the samples it holds, and -traces shows its stacks over
-#   tj:main and main with their time;
+#   the share of the samples it holds, -traces shows its stacks over
+#   tj:main and main with their time, and -tags gives every sample the
+#   process's pid and comm labels (as Parca and Pyroscope read them);
 # - speedscope's importer (headless Chromium) takes the collapsed file and
 #   the pprof file, and its sandwich view gives tj:hot the same self time;
 # - the collapsed file is flamegraph.pl's input format exactly (one
@@ -52,10 +53,11 @@ def flat_pct(name):
 assert abs(flat_pct("tj:hot") - 100.0 * hot / samples) < 0.006, (flat_pct("tj:hot"), hot, samples)
 if cool:
     assert abs(flat_pct("tj:cool") - 100.0 * cool / samples) < 0.006, (flat_pct("tj:cool"), cool, samples)
-# -traces: blocks between lines of dashes, "TIME leaf" then the callers
+# -traces: blocks between lines of dashes, the labels ("thread:", "comm:",
+# "pid:"), "TIME leaf", then the callers
 ms = 0.0
 for block in traces.split("-----------+")[1:]:
-    lines = [l for l in block.splitlines()[1:] if l.strip() and not l.strip().startswith(("thread:", "-"))]
+    lines = [l for l in block.splitlines()[1:] if l.strip() and not l.strip().startswith(("thread:", "comm:", "pid:", "-"))]
     if not lines:
         continue
     m = re.match(r"\s*([\d.]+)(ms|s|us|ns)\s+(\S+)", lines[0])
@@ -65,6 +67,13 @@ for block in traces.split("-----------+")[1:]:
         ms += float(m.group(1)) * {"s": 1e3, "ms": 1, "us": 1e-3, "ns": 1e-6}[m.group(2)]
 assert abs(ms - hot * period / 1e6) < 0.01, (ms, hot * period / 1e6)
 PY
+
+# -tags: "KEY: Total T", then "T (SHARE): VALUE" lines
+"$PPROF" -tags hot.pb.gz > tags 2> tags.err || { rc=$?; cat tags.err; fail "pprof -tags exited $rc"; }
+tag_values() { awk -v k="$1:" '$1 == k { on = 1; next } on && !NF { exit } on { print }' tags; }
+[ "$(tag_values pid)" = "$(tag_values pid | grep -E "\(  100%\): $pid\$")" ] && [ -n "$(tag_values pid)" ] ||
+	{ cat tags; fail "pprof -tags: the pid label is not $pid on every sample"; }
+tag_values comm | grep -qE "\(  100%\): tinyjit\$" || { cat tags; fail "pprof -tags: the comm label is not tinyjit on every sample"; }
 
 need_node_modules
 need_chromium
@@ -89,5 +98,5 @@ assert pp["row"] and pp["row"]["unit"] == "ns" and abs(pp["row"]["self"] - p_hot
 assert abs(pp["self_sum"] - samples * period) <= pp["self_sum_tol"] + 1, (pp["self_sum"], samples * period)
 PY
 	{ cat hot.txt.json hot.pb.gz.json; fail "speedscope does not read our profiles as they are"; }
-note "pprof: tj:hot $p_hot of $samples samples; collapsed: tj:hot $c_hot of $c_total; speedscope read both"
-pass "pprof -top/-traces and speedscope show tj:hot with the share the profile holds; collapsed is flamegraph.pl's format"
+note "pprof: tj:hot $p_hot of $samples samples, pid label $pid; collapsed: tj:hot $c_hot of $c_total; speedscope read both"
+pass "pprof -top/-traces/-tags and speedscope show tj:hot with the share the profile holds; collapsed is flamegraph.pl's format"

@@ -1,0 +1,128 @@
+# jitstack record -p with a list, where some PIDs cannot be read (the
+# behaviour jitstack(1) documents): each such PID is named on stderr with
+# why ("not recording process N: ..."), the others are recorded and the
+# exit status is 0; only when none can be read does record fail, with the
+# first one's exit code.  The PIDs: a process that was reaped (no such
+# process), a zombie, a process traced by strace (ptrace mode: not
+# allowed), and, run as another user (nobody), root's process beside one
+# of nobody's own (perf mode: the kernel refuses that one only, so perf
+# events go on for the other).  Under a small open-file limit (ulimit -n
+# 100), of six processes those that do not fit are left out and counted
+# (--stats), the others recorded; a single process is still tried under
+# any limit (and recorded, or a clear error names the limit).  A PID named twice is recorded once.  A list that is not one
+# is a usage error.
+. "$(dirname "$0")/lib.sh"
+need_file "$TJ" "make tinyjit"
+HOT=$ROOT/jitstack/tests/progs/hot.tj
+
+expect() { # CODE MESSAGE-REGEX COMMAND...
+	code=$1 re=$2; shift 2
+	limit 60 "$@" > out 2> err
+	rc=$?
+	[ $rc -eq "$code" ] || { cat out err; fail "'$*': exit $rc, expected $code"; }
+	grep -qE -e "$re" err || { cat err; fail "'$*': no message matching '$re'"; }
+}
+
+expect 2 "expected process ids separated by commas" "$JS" record -p 12,,13
+expect 2 "expected process ids separated by commas" "$JS" record -p 12,x
+expect 2 "expected process ids separated by commas" "$JS" record -p 12,
+expect 2 "not both" "$JS" record -p 12 --all
+expect 2 "--all belongs to 'jitstack record'" "$JS" --all
+expect 2 "record needs -p PID" "$JS" record
+
+"$TJ" --frames=fp --cfi=region --publish=gdb "$HOT" 1000000000 > /dev/null 2>&1 &
+a=$!
+CLEANUP_PIDS="${CLEANUP_PIDS:-} $a"
+sh -c 'exit 0' & gone=$!
+wait $gone
+sh -c 'exit 0' & gone2=$!
+wait $gone2
+python3 -c '
+import os, sys, time
+pid = os.fork()
+if pid == 0: os._exit(0)
+print(pid, flush=True); time.sleep(60)' > zombie.pid &
+CLEANUP_PIDS="$CLEANUP_PIDS $!"
+for _ in $(seq 50); do [ -s zombie.pid ] && break; sleep 0.1; done
+zombie=$(cat zombie.pid)
+sleep 0.3
+
+for rm in $RECORD_MODES; do
+	expect 0 "not recording process $gone: no process $gone" \
+		"$JS" record --mode $rm -p $gone,$a,$zombie -F 250 -d 1 --stats -o prof.txt
+	grep -q "not recording process $zombie: .*zombie" err || { cat err; fail "[$rm] the zombie is not named"; }
+	left=$(grep -c "not recording" err)
+	grep -q "stats: processes: 1 recorded, 2 left out (2 gone" err || { cat err; fail "[$rm] --stats does not count the two left out"; }
+	grep -q "^tinyjit-$a;tinyjit;.*;tj:hot [0-9]*$" prof.txt || { cat err; head -3 prof.txt; fail "[$rm] the readable process is not recorded"; }
+	bad=$(grep -cv "^tinyjit-$a;" prof.txt)
+	[ "$bad" -eq 0 ] || fail "[$rm] $bad stacks of other processes"
+
+	expect 3 "no process could be recorded \(the first: no process $gone\)" \
+		"$JS" record --mode $rm -p $gone,$gone2 -d 1
+	expect 0 "stats: processes: 1 recorded, 0 left out" "$JS" record --mode $rm -p $a,$a -F 250 -d 0.5 --stats -o twice.txt
+	[ "$(grep -c "stats: process $a (tinyjit)" err)" -eq 1 ] || { cat err; fail "[$rm] -p A,A records A twice"; }
+	note "[$rm] $left PIDs left out, named; $(grep -c . prof.txt) stacks of $a recorded"
+done
+
+# over the open-file limit: six processes, descriptors for about three
+pids=$a
+for _ in 1 2 3 4 5; do
+	"$TJ" --frames=fp --cfi=region --publish=gdb "$HOT" 1000000000 > /dev/null 2>&1 &
+	pids="$pids,$!"
+	CLEANUP_PIDS="$CLEANUP_PIDS $!"
+done
+sleep 0.3
+for rm in $RECORD_MODES; do
+	expect 0 "not recording process [0-9]*: too few file descriptors left" \
+		sh -c "ulimit -n 100 && exec \"\$0\" \"\$@\"" "$JS" record --mode $rm -p "$pids" -F 250 -d 0.5 --stats -o fds.txt
+	n=$(sed -n 's/.*stats: processes: \([0-9]*\) recorded, [0-9]* left out (0 gone, 0 not allowed, \([0-9]*\) over.*/\1 \2/p' err)
+	set -- $n
+	[ "${1:-0}" -ge 1 ] && [ "${2:-0}" -ge 1 ] && [ $(($1 + $2)) -eq 6 ] ||
+		{ cat err; fail "[$rm] ulimit -n 100: '$n' recorded and left out for the limit, not 6 in all"; }
+	[ "$(cut -d';' -f1 fds.txt | sort -u | wc -l)" -eq "$1" ] || { cat err; fail "[$rm] ulimit -n 100: the profile does not hold the $1 processes recorded"; }
+	note "[$rm] ulimit -n 100: $1 of 6 processes recorded, $2 left out for the limit"
+done
+for rm in $RECORD_MODES; do
+	for n in 12 20; do
+		limit 60 sh -c "ulimit -n $n && exec \"\$0\" \"\$@\"" "$JS" record --mode $rm -p $a -F 250 -d 0.3 -o one.txt 2> err
+		rc=$?
+		[ $rc -eq 0 ] || { [ $rc -eq 1 ] && grep -qE "ulimit -n|Too many open files" err; } ||
+			{ cat err; fail "[$rm] record -p A under ulimit -n $n: exit $rc, without a word of the limit"; }
+	done
+done
+
+if command -v strace > /dev/null 2>&1; then
+	"$TJ" --frames=fp --cfi=region --publish=gdb "$HOT" 1000000000 > /dev/null 2>&1 &
+	traced=$!
+	CLEANUP_PIDS="$CLEANUP_PIDS $traced"
+	strace -p "$traced" -o /dev/null & tracer=$!
+	CLEANUP_PIDS="$CLEANUP_PIDS $tracer"
+	for _ in $(seq 50); do grep -q "TracerPid:[[:space:]]*[1-9]" /proc/"$traced"/status && break; sleep 0.1; done
+	expect 0 "not recording process $traced: process $traced is already traced by process $tracer" \
+		"$JS" record --mode ptrace -p $traced,$a -F 250 -d 0.5 -o traced.txt
+	grep -q "^tinyjit-$a;" traced.txt || fail "[ptrace] beside a traced process, the other is not recorded"
+	grep -q "^tinyjit-$traced;" traced.txt && fail "[ptrace] the traced process is in the profile"
+	note "[ptrace] a traced process is left out: $(grep 'not recording' err)"
+	kill "$tracer"
+else
+	note "skipped the traced case: no strace"
+fi
+
+if command -v setpriv > /dev/null 2>&1 && [ "$(id -u)" = 0 ] && case " $RECORD_MODES " in *" perf "*) true ;; *) false ;; esac; then
+	cp "$JS" ./jitstack-copy && cp "$HOT" ./hot.tj && chmod 755 . ./jitstack-copy && chmod 644 hot.tj
+	nobody="setpriv --reuid=65534 --regid=65534 --clear-groups"
+	$nobody "$TJ" --frames=fp --cfi=region --publish=gdb ./hot.tj 1000000000 > /dev/null 2>&1 &
+	own=$!
+	CLEANUP_PIDS="$CLEANUP_PIDS $own"
+	sleep 0.3
+	expect 0 "not recording process $a: perf_event_open on process $a refused .*another user's process" \
+		$nobody ./jitstack-copy record --mode perf -p $a,$own -F 250 -d 1 --stats -o -
+	mv out nobody.txt
+	grep -q "ptrace instead" err && { cat err; fail "[perf] one process refused made the whole run fall back to ptrace"; }
+	grep -q "stats: perf events" err || { cat err; fail "[perf] the other process is not sampled with perf events"; }
+	grep -q "^tinyjit-$own;tinyjit;.*;tj:hot [0-9]*$" nobody.txt || { cat err; head -3 nobody.txt; fail "[perf] nobody's own process is not recorded"; }
+	note "[perf] as nobody: $(grep 'not recording' err)"
+else
+	note "skipped the other-user case: needs root, setpriv and the perf mode"
+fi
+pass "record -p with unreadable PIDs: each is named and left out, the rest recorded; none readable fails with exit 3"
