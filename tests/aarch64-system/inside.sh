@@ -51,7 +51,8 @@ if [ "$only" = all ] || [ "$only" = jitstack ]; then
 		t-tinyjit-probe-every-mode-live t-tinyjit-probe-every-mode-core
 		t-names-child-jit-frames-from-the-perf-map t-names-and-unwinds-child-jit-frames-from-the-jitdump
 		t-record-finds-the-hot-jit-function t-record-names-the-jit-samples
-		t-record-writes-the-profile-when-the-target-exits"}
+		t-record-writes-the-profile-when-the-target-exits
+		t-record-several-processes-each-have-their-own-hot-jit-function"}
 	# shellcheck disable=SC2086
 	JU_REAPER=$W/tools/reaper sh tests/run.sh -b "$W" $tests || status=1
 	echo "inside: jitstack's tests took $(($(date +%s) - t0)) s"
