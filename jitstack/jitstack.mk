@@ -5,6 +5,7 @@
 #   fuzz-jitstack    libFuzzer on the descriptor and image reader (JS_FUZZ_TIME s)
 #   bench-jitstack   the benchmarks of jitstack/BENCH.md
 #   bench-jitstack-record  record's modes against perf (jitstack/bench/record_modes.sh)
+#   bench-jitstack-multi   record over 1, 2 and 4 processes (jitstack/bench/record_multi.sh)
 #   JS_DEBUG=1       error messages carry the file and line that made them
 
 JS := jitstack
@@ -46,7 +47,7 @@ $(JS_B)/obj/formats/%.o: formats/%.c $(FMT_HDRS)
 $(JS_BIN): $(JS_OBJS)
 	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $^ $(JS_LIBS)
 
-.PHONY: jitstack jitstack-check fuzz-jitstack bench-jitstack bench-jitstack-record
+.PHONY: jitstack jitstack-check fuzz-jitstack bench-jitstack bench-jitstack-record bench-jitstack-multi
 jitstack: $(JS_BIN)
 
 include $(JS)/tests/tests.mk
@@ -60,3 +61,6 @@ bench-jitstack: $(JS_BIN) $(TJ_BIN) $(JS_B)/bench/ptrace_cost
 
 bench-jitstack-record: $(JS_BIN) $(TJ_BIN)
 	sh $(JS)/bench/record_modes.sh $(BUILD)
+
+bench-jitstack-multi: $(JS_BIN) $(TJ_BIN)
+	sh $(JS)/bench/record_multi.sh $(BUILD)
