@@ -109,9 +109,12 @@ else
 fi
 
 if command -v setpriv > /dev/null 2>&1 && [ "$(id -u)" = 0 ] && case " $RECORD_MODES " in *" perf "*) true ;; *) false ;; esac; then
-	cp "$JS" ./jitstack-copy && cp "$HOT" ./hot.tj && chmod 755 . ./jitstack-copy && chmod 644 hot.tj
+	# nobody runs and reads copies: the build tree may be where nobody
+	# cannot read (under /root, made with a strict umask)
+	mkdir nb && cp "$JS" ./jitstack-copy && cp "$TJ" nb/tinyjit && cp "$HOT" ./hot.tj &&
+		chmod 755 . nb ./jitstack-copy nb/tinyjit && chmod 644 hot.tj
 	nobody="setpriv --reuid=65534 --regid=65534 --clear-groups"
-	$nobody "$TJ" --frames=fp --cfi=region --publish=gdb ./hot.tj 1000000000 > /dev/null 2>&1 &
+	$nobody nb/tinyjit --frames=fp --cfi=region --publish=gdb ./hot.tj 1000000000 > /dev/null 2>&1 &
 	own=$!
 	CLEANUP_PIDS="$CLEANUP_PIDS $own"
 	sleep 0.3

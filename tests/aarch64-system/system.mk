@@ -28,7 +28,8 @@ A64S_JS_OBJS := $(JS_TOOL_SRCS:$(JS)/%.c=$(A64S_B)/obj/jitstack/%.o) $(A64S_B)/o
 A64S_MX_FMT := $(A64S_B)/obj/fmt/formats/bytes.o $(A64S_B)/obj/fmt/formats/ehframe.o
 A64S_BINS := $(A64S_B)/jitstack/jitstack $(A64S_B)/jitstack/tests/pprofdump $(A64S_B)/jitstack/tests/latethread \
 	$(A64S_B)/matrix/mx-dwfl $(A64S_B)/matrix/mx-unw-ptrace $(A64S_B)/matrix/mx-fpwalk \
-	$(A64S_B)/tinyjit/tinyjit $(A64S_B)/tests/child $(A64S_B)/tools/reaper
+	$(A64S_B)/tinyjit/tinyjit $(A64S_B)/tinyjit/tinyjit-libunwind $(A64S_B)/matrix/tinyjit-llvm \
+	$(A64S_B)/tests/child $(A64S_B)/tools/reaper
 
 $(A64S_B)/obj/jitstack/%.o: $(JS)/%.c $(JS_HDRS) | test-deps
 	@mkdir -p $(dir $@)
@@ -73,6 +74,21 @@ $(A64S_B)/tools/reaper: tests/tools/reaper.c | test-deps
 $(A64S_B)/tinyjit/tinyjit: $(TJ_A64_B)/tinyjit
 	@mkdir -p $(dir $@)
 	cp $< $@
+# tinyjit with nongnu libunwind linked in, and with LLVM libunwind ahead of
+# libgcc_s (as tinyjit.mk and matrix.mk build them here): its host
+# functions compiled against the root's libunwind.h, which gives the probe
+# its libunwind modes.
+A64S_TJ_OBJS := $(filter-out $(TJ_A64_B)/obj/host/hostfns.o,$(TJ_A64_OBJS)) $(A64S_B)/obj/tinyjit/hostfns.o
+$(A64S_B)/obj/tinyjit/hostfns.o: $(TJ)/host/hostfns.c $(TJ_HDRS) | test-deps
+	@mkdir -p $(dir $@)
+	$(A64S_CC) $(TJ_A64_CFLAGS) -c -o $@ $<
+$(A64S_B)/tinyjit/tinyjit-libunwind: $(A64S_TJ_OBJS) $(TJ_A64_LIBJU)
+	@mkdir -p $(dir $@)
+	$(A64_PREFIX)g++ --sysroot=$(A64S_ROOT) $(A64S_TJ_OBJS) -o $@ $(TJ_A64_LIBJU) -lunwind-aarch64 -lunwind -ldl -pthread
+$(A64S_B)/matrix/tinyjit-llvm: $(A64S_TJ_OBJS) $(TJ_A64_LIBJU)
+	@mkdir -p $(dir $@)
+	$(A64_PREFIX)g++ --sysroot=$(A64S_ROOT) -o $@ -Wl,--no-as-needed $(A64S_ROOT)$(LLVM_LIBUNWIND) -Wl,--as-needed \
+		$(A64S_TJ_OBJS) $(TJ_A64_LIBJU) -ldl -pthread
 $(A64S_B)/tests/child: $(A64_DIR)/child
 	@mkdir -p $(dir $@)
 	cp $< $@

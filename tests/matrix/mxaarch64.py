@@ -289,25 +289,19 @@ WHY_NOT = {
 # The rows `matrix.py --system aarch64` runs inside the VM, natively, as on
 # x86-64 (mxmethods.py drives them; the VM's root has their tools).
 SYSTEM_ROWS = {
-    "glibc-backtrace", "libgcc", "cxx-exception", "fp-walk", "unw-ptrace", "unw-ptrace-jit",
-    "dwfl-live", "dwfl-core", "eu-stack-live", "eu-stack-core", "gdb-live", "gdb-core",
-    "perf-fp", "perf-dwarf", "valgrind", "jitstack-live", "jitstack-core",
+    "glibc-backtrace", "libgcc", "llvm-libunwind", "unw-backtrace", "unw-step", "cxx-exception",
+    "fp-walk", "unw-ptrace", "unw-ptrace-jit", "dwfl-live", "dwfl-core", "eu-stack-live",
+    "eu-stack-core", "gdb-live", "gdb-core", "lldb-live", "lldb-core", "perf-fp", "perf-dwarf",
+    "heaptrack", "gperftools", "valgrind", "jitstack-live", "jitstack-core",
 }
 NO_SYSTEM_BUILD = "no AArch64 build of the %s workload for the system VM yet"
 SYSTEM_WHY_NOT = {
-    "llvm-libunwind": NO_SYSTEM_BUILD % "LLVM libunwind",
-    "unw-backtrace": NO_SYSTEM_BUILD % "nongnu libunwind",
-    "unw-step": NO_SYSTEM_BUILD % "nongnu libunwind",
     "crash-reporter": WHY_NOT["crash-reporter"],
     "asan-access": NO_SYSTEM_BUILD % "AddressSanitizer",
     "asan-alloc-free": NO_SYSTEM_BUILD % "AddressSanitizer",
     "libbacktrace": NO_SYSTEM_BUILD % "libbacktrace",
-    "lldb-live": "lldb is not in the VM's root (lldb-live covers lldb under qemu-user)",
-    "lldb-core": "lldb is not in the VM's root",
-    "bpftrace": "bpftrace is not in the VM's root (its LLVM would make the root several times "
-                "larger)",
-    "heaptrack": "heaptrack is not in the VM's root",
-    "gperftools": "gperftools is not in the VM's root",
+    "bpftrace": "bpftrace is not in the VM's root (its own LLVM and BCC, and eBPF programs "
+                "compiled and run under emulation)",
 }
 
 

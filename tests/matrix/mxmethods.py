@@ -30,7 +30,7 @@ LONG_SPIN = "60"    # for tools that attach to a spinning workload: it is killed
 # frames of an allocation's stack; the probe's has ~40)
 ASAN_OPTIONS = ("detect_leaks=0:fast_unwind_on_fatal=0:fast_unwind_on_malloc=1:"
                 "malloc_context_size=256")
-LIBPROFILER = "/usr/lib/x86_64-linux-gnu/libprofiler.so.0"
+LIBPROFILER = "/usr/lib/%s-linux-gnu/libprofiler.so.0" % os.uname().machine
 
 
 class Column:
