@@ -29,6 +29,7 @@ A64S_MX_FMT := $(A64S_B)/obj/fmt/formats/bytes.o $(A64S_B)/obj/fmt/formats/ehfra
 A64S_BINS := $(A64S_B)/jitstack/jitstack $(A64S_B)/jitstack/tests/pprofdump $(A64S_B)/jitstack/tests/latethread \
 	$(A64S_B)/matrix/mx-dwfl $(A64S_B)/matrix/mx-unw-ptrace $(A64S_B)/matrix/mx-fpwalk \
 	$(A64S_B)/tinyjit/tinyjit $(A64S_B)/tinyjit/tinyjit-libunwind $(A64S_B)/matrix/tinyjit-llvm \
+	$(A64S_B)/matrix/tinyjit-asan $(A64S_B)/matrix/tinyjit-libbacktrace \
 	$(A64S_B)/tests/child $(A64S_B)/tools/reaper
 
 $(A64S_B)/obj/jitstack/%.o: $(JS)/%.c $(JS_HDRS) | test-deps
@@ -89,6 +90,23 @@ $(A64S_B)/matrix/tinyjit-llvm: $(A64S_TJ_OBJS) $(TJ_A64_LIBJU)
 	@mkdir -p $(dir $@)
 	$(A64_PREFIX)g++ --sysroot=$(A64S_ROOT) -o $@ -Wl,--no-as-needed $(A64S_ROOT)$(LLVM_LIBUNWIND) -Wl,--as-needed \
 		$(A64S_TJ_OBJS) $(TJ_A64_LIBJU) -ldl -pthread
+# ... with its host functions under AddressSanitizer (GCC's, the runtime
+# from the root's libasan8), and with GCC's libbacktrace (the cross
+# compiler's own), as matrix.mk builds them here
+$(A64S_B)/obj/tinyjit/asan/hostfns.o: $(TJ)/host/hostfns.c $(TJ_HDRS) | test-deps
+	@mkdir -p $(dir $@)
+	$(A64S_CC) $(TJ_A64_CFLAGS) $(MX_ASAN) -c -o $@ $<
+$(A64S_B)/matrix/tinyjit-asan: $(A64S_B)/obj/tinyjit/asan/hostfns.o $(TJ_A64_LIBJU) $(A64S_TJ_OBJS)
+	@mkdir -p $(dir $@)
+	$(A64_PREFIX)g++ --sysroot=$(A64S_ROOT) $(MX_ASAN) -o $@ $(filter-out $(A64S_B)/obj/tinyjit/hostfns.o,$(A64S_TJ_OBJS)) \
+		$< $(TJ_A64_LIBJU) -ldl -pthread
+$(A64S_B)/obj/tinyjit/libbacktrace/hostfns.o: $(TJ)/host/hostfns.c $(TJ_HDRS) | test-deps
+	@mkdir -p $(dir $@)
+	$(A64S_CC) $(TJ_A64_CFLAGS) -DTJ_LIBBACKTRACE -c -o $@ $<
+$(A64S_B)/matrix/tinyjit-libbacktrace: $(A64S_B)/obj/tinyjit/libbacktrace/hostfns.o $(TJ_A64_LIBJU) $(A64S_TJ_OBJS)
+	@mkdir -p $(dir $@)
+	$(A64_PREFIX)g++ --sysroot=$(A64S_ROOT) -o $@ $(filter-out $(A64S_B)/obj/tinyjit/hostfns.o,$(A64S_TJ_OBJS)) \
+		$< $(TJ_A64_LIBJU) -lbacktrace -ldl -pthread
 $(A64S_B)/tests/child: $(A64_DIR)/child
 	@mkdir -p $(dir $@)
 	cp $< $@

@@ -96,9 +96,19 @@ ELFUTILS_A64_FP = ("libdwfl's AArch64 frame-pointer fallback (elfutils 0.188) ta
                    "it repeats the JIT frame and loses one further down (a third tj:descend where "
                    "tj_jit_enter belongs)")
 XFAIL += [
-    (["glibc-backtrace", "libgcc", "cxx-exception"], ["sys-fp-none"],
-     "nothing registered, and libgcc has no frame-pointer fallback on AArch64 either: the walk "
-     "stops at the first JIT frame (a C++ exception ends in std::terminate)"),
+    (["glibc-backtrace", "libgcc", "llvm-libunwind", "cxx-exception"], ["sys-fp-none"],
+     "nothing registered, and libgcc and LLVM libunwind have no frame-pointer fallback on AArch64 "
+     "either: the walk stops at the first JIT frame (a C++ exception ends in std::terminate)"),
+    (["crash-reporter", "asan-access", "libbacktrace"], ["sys-fp-none"],
+     "nothing registered: they unwind with libgcc's _Unwind_Backtrace, which has no frame-pointer "
+     "fallback on AArch64 either and stops at the first JIT frame"),
+    (["unw-backtrace", "unw-step", "heaptrack"], ["sys-fp-none"],
+     "nothing registered: nongnu libunwind (heaptrack's unwinder too) falls back, in code without "
+     "CFI on AArch64, to a walk that stops two JIT frames in"),
+    (["asan-alloc-free"], ["sys-nofp-exact"], "AddressSanitizer's malloc-time unwinder walks frame "
+     "pointers, and no-FP stencils keep no chain of frame records in x29"),
+    (["gperftools"], ["sys-nofp-exact"], "gperftools picks its frame-pointer unwinder (generic_fp) "
+     "on arm64, and no-FP stencils keep no chain of frame records in x29"),
     (["gdb-live", "gdb-core"], ["sys-fp-none"],
      "gdb without a registration cannot unwind the JIT frame: its AArch64 fallback gives it one "
      "caller that is no code address, and the backtrace ends there"),

@@ -294,7 +294,12 @@ static NOINLINE int probe_unwind(void)
 #define TJ_STR_(x) #x
 #define TJ_STR(x) TJ_STR_(x)
 static int (*p_unw_backtrace)(void **, int);
+/* libunwind-aarch64.h's unw_tdep_getcontext is inline assembly, not a
+ * symbol of the library: unw_step_loop uses it as it is there */
+#ifndef __aarch64__
+#define TJ_UNW_GETCONTEXT_SYMBOL 1
 static int (*p_getcontext)(unw_context_t *);
+#endif
 static int (*p_init_local)(unw_cursor_t *, unw_context_t *);
 static int (*p_step)(unw_cursor_t *);
 static int (*p_get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
@@ -302,12 +307,18 @@ static int (*p_get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
 static int have_libunwind(void)
 {
 	p_unw_backtrace = (int (*)(void **, int))dlsym(RTLD_DEFAULT, "unw_backtrace");
+#ifdef TJ_UNW_GETCONTEXT_SYMBOL
 	p_getcontext = (int (*)(unw_context_t *))dlsym(RTLD_DEFAULT, TJ_STR(unw_tdep_getcontext));
+#endif
 	p_init_local = (int (*)(unw_cursor_t *, unw_context_t *))dlsym(RTLD_DEFAULT, TJ_STR(unw_init_local));
 	p_step = (int (*)(unw_cursor_t *))dlsym(RTLD_DEFAULT, TJ_STR(unw_step));
 	p_get_reg = (int (*)(unw_cursor_t *, unw_regnum_t, unw_word_t *))dlsym(RTLD_DEFAULT,
 										  TJ_STR(unw_get_reg));
-	return p_unw_backtrace && p_getcontext && p_init_local && p_step && p_get_reg;
+#ifdef TJ_UNW_GETCONTEXT_SYMBOL
+	if (!p_getcontext)
+		return 0;
+#endif
+	return p_unw_backtrace && p_init_local && p_step && p_get_reg;
 }
 
 static int unw_bt(void **pcs, int max) { return p_unw_backtrace(pcs, max); }
@@ -317,8 +328,13 @@ static NOINLINE int unw_step_loop(void **pcs, int max)
 	unw_context_t uc;
 	unw_cursor_t cur;
 	int n = 0;
+#ifdef TJ_UNW_GETCONTEXT_SYMBOL
 	if (p_getcontext(&uc) || p_init_local(&cur, &uc) < 0)
 		return 0;
+#else
+	if (unw_tdep_getcontext(&uc) || p_init_local(&cur, &uc) < 0)
+		return 0;
+#endif
 	do {
 		unw_word_t ip;
 		p_get_reg(&cur, UNW_REG_IP, &ip);
