@@ -8,8 +8,10 @@
 # commands there, `make demo` and then `make check`, as a new user would:
 # they must install every package they need themselves.
 #
-# The chroot runs in a mount namespace of its own, so its mounts (/proc,
-# /sys, /dev, /dev/pts) vanish with it whatever happens; a subreaper
+# The chroot runs in a mount namespace of its own, so its mounts (the root
+# bound onto itself, so that it is a mount point as a real root is, which
+# `unshare --mount-proc` needs; /proc, /sys, /dev, /dev/pts) vanish with it
+# whatever happens; a subreaper
 # (build/tools/reaper) and a last scan of /proc end every process that was
 # started in it; the copy is removed.  Needs root.
 #
@@ -119,6 +121,7 @@ set +e
 # shellcheck disable=SC2016
 unshare --mount --propagation private sh -c '
 	R=$1 CACHE=$2 REAPER=$3
+	mount --bind "$R" "$R" &&
 	mount -t proc proc "$R/proc" &&
 	mount -t sysfs sysfs "$R/sys" &&
 	mount --bind /dev "$R/dev" &&

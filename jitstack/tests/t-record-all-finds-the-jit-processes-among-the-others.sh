@@ -14,7 +14,7 @@ need_file "$TJ" "make tinyjit"
 need_file "$JTB/latethread" "make jitstack-check"
 need_file "$JTB/pprofdump" "make jitstack-check"
 need_cmd unshare
-# (root only; it also failed inside make check-fresh's chroot: the skip says why)
+# (root only)
 unshare --pid --fork --mount-proc true 2> unshare.err ||
 	skip "no PID namespace can be made here ($(tail -1 unshare.err)): --all would sample the whole host"
 PROGS=$ROOT/jitstack/tests/progs
