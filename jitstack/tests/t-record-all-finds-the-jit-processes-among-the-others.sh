@@ -39,7 +39,7 @@ for rm in $RECORD_MODES; do
 done
 # as another user: only that user's processes
 if [ -n "${NOBODY:-}" ]; then
-	$NOBODY "$TJ" --frames=fp --cfi=region --publish=gdb ./hot.tj 1000000000 > /dev/null 2>&1 &
+	$NOBODY nb/tinyjit --frames=fp --cfi=region --publish=gdb ./hot.tj 1000000000 > /dev/null 2>&1 &
 	n=$!
 	echo $n > nobody.pid
 	sleep 0.5
@@ -53,7 +53,10 @@ EOF
 NOBODY=
 if command -v setpriv > /dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
 	NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
-	cp "$JS" ./jitstack-copy && cp "$PROGS/hot.tj" . && chmod 755 . ./jitstack-copy && chmod 644 hot.tj
+	# nobody runs and reads copies: the build tree may be where nobody
+	# cannot read (under /root, made with a strict umask)
+	mkdir nb && cp "$JS" ./jitstack-copy && cp "$TJ" nb/tinyjit && cp "$PROGS/hot.tj" . &&
+		chmod 755 . nb ./jitstack-copy nb/tinyjit && chmod 644 hot.tj
 fi
 TJ=$TJ JS=$JS JTB=$JTB PROGS=$PROGS RECORD_MODES=$RECORD_MODES NOBODY=$NOBODY limit 200 unshare --pid --fork --mount-proc sh inner.sh ||
 	fail "the namespace's init exited $?"
