@@ -644,7 +644,7 @@ static void shadow(js_image *im, const char *by)
  * hands to later mmaps, JIT code among them; so a span that overlaps is
  * checked against the loadable segments of the module's file, when there
  * is one to read. */
-static bool maps_range(Dwfl_Module *mod, uint64_t lo, uint64_t hi)
+bool js_module_maps(Dwfl_Module *mod, uint64_t lo, uint64_t hi)
 {
 	Dwarf_Addr bias;
 	Elf *elf = dwfl_module_getelf(mod, &bias);
@@ -676,7 +676,7 @@ static const char *native_overlap(const ranges *r, uint64_t lo, uint64_t hi)
 			b = mid;
 	}
 	for (size_t i = a; i-- > 0;) { /* ranges starting below hi; stop at the first that cannot reach */
-		if (r->v[i].hi > lo && maps_range(r->v[i].mod, lo, hi))
+		if (r->v[i].hi > lo && js_module_maps(r->v[i].mod, lo, hi))
 			return r->v[i].name;
 		if (a - i > 64)
 			break; /* modules do not nest; a long run is not worth walking */

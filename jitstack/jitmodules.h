@@ -90,6 +90,9 @@ bool js_jit_has_plain(const js_jit *j);
  * image reported before is left out now (a report that only adds must
  * then be redone in full). */
 bool js_jit_report(js_jit *j, Dwfl *dwfl);
+/* Does [lo, hi) overlap the loadable segments of the module's file (its
+ * whole span when there is no file to read, or it has none)? */
+bool js_module_maps(Dwfl_Module *mod, uint64_t lo, uint64_t hi);
 /* Free the images dropped by refreshes; call after dwfl_report_end. */
 void js_jit_reap(js_jit *j);
 

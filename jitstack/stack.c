@@ -234,26 +234,13 @@ void js_stack_free(js_stack *st)
 Dwfl_Module *js_module_at(js_session *s, uint64_t pc)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
-	Dwarf_Addr lo, hi, bias;
+	Dwarf_Addr lo, hi;
 	if (!mod || !dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL) || pc < lo || pc >= hi)
 		return NULL;
 	/* A module read from maps spans its file's mappings and the
 	 * anonymous ones right after them (its bss): JIT code mapped there
 	 * is not the module's.  Its loadable segments say what is. */
-	Elf *elf = dwfl_module_getelf(mod, &bias);
-	size_t nph;
-	if (!elf || elf_getphdrnum(elf, &nph) || nph == 0)
-		return mod; /* unreadable, or a JIT image (ET_REL): its bounds are all there is */
-	bool any_load = false;
-	for (size_t i = 0; i < nph; i++) {
-		GElf_Phdr ph;
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		any_load = true;
-		if (pc - bias >= ph.p_vaddr && pc - bias - ph.p_vaddr < ph.p_memsz)
-			return mod;
-	}
-	return any_load ? NULL : mod;
+	return js_module_maps(mod, pc, pc + 1) ? mod : NULL;
 }
 
 /* Does libdwfl find CFI for this pc (the test its unwinder makes before
