@@ -1,8 +1,9 @@
 /* elfin.c - the ELF reader of elfin.h, over libelf (gelf): the headers,
  * sections and symbols of an image come from libelf, opened with
  * elf_memory over our copy, which it checks as it reads.  Kept by hand: the
- * bounds of bounds.h (libelf has none), and the relocations, which libelf
- * does not apply.
+ * bounds of bounds.h (libelf has none), the relocations, which libelf
+ * does not apply, and names from string tables, which libelf reads from
+ * headers we may have rewritten (name_at).
  */
 #include "elfin.h"
 #include "bounds.h"
@@ -45,12 +46,54 @@ static int claimed_sections(const uint8_t *img, size_t size, js_err *why)
 	return 0;
 }
 
-/* A name from a string table, bounded by JS_MAX_NAME; NULL if there is
- * none (libelf checks that it ends inside the table). */
-static const char *name_at(Elf *elf, size_t strtab, size_t off)
+/* A name from string table `strtab`, bounded by JS_MAX_NAME and by the
+ * table as parse_section checked it; NULL if there is none.
+ *
+ * Not elf_strptr: libelf 0.188 opens a memory image in place, so its
+ * section headers are the image's own bytes, and each section's start is
+ * fixed at open.  elf_strptr bounds a name by sh_size as it reads it then,
+ * and searches the whole [offset, sh_size) for the NUL from its far end
+ * (validate_str, memrchr).  A header rewritten after open - by our own
+ * relocations, applied in place - sent that search to a wild address.
+ * ein_parse also refuses sections over the headers; this read does not
+ * rely on it. */
+static const char *name_at(const ein *e, size_t strtab, uint64_t off)
 {
-	const char *p = elf_strptr(elf, strtab, off);
-	return p && strnlen(p, JS_MAX_NAME + 1) <= JS_MAX_NAME ? p : NULL;
+	if (strtab == 0 || strtab >= e->nsec)
+		return NULL;
+	const ein_sec *t = &e->sec[strtab];
+	/* compressed tables have no use in a JIT image: no names from them */
+	if (t->type != SHT_STRTAB || !t->data || (t->flags & SHF_COMPRESSED) || off >= t->size)
+		return NULL;
+	const char *p = (const char *)t->data + off;
+	uint64_t room = t->size - off;
+	return memchr(p, '\0', room < JS_MAX_NAME + 1 ? room : JS_MAX_NAME + 1) ? p : NULL;
+}
+
+/* [off, off+len) and [lo, hi) share a byte. */
+static bool overlaps(uint64_t off, uint64_t len, uint64_t lo, uint64_t hi)
+{
+	return len && lo < hi && off < hi && (lo <= off || lo - off < len);
+}
+
+/* A section's bytes must not cover the ELF header, the section headers or
+ * the program headers: libelf reads those in place (elf_memory makes no
+ * copy), and relocations applied to the section would rewrite them behind
+ * libelf's back - its later reads then trust sizes it never checked.  No
+ * writer lays a section there. */
+static int clear_of_headers(const ein *e, size_t i, const GElf_Shdr *s, js_err *why)
+{
+	Elf64_Ehdr h;
+	memcpy(&h, e->img, sizeof h);
+	uint64_t sh_end = h.e_shoff + (uint64_t)e->nsec * sizeof(Elf64_Shdr);
+	uint64_t ph_len = (uint64_t)h.e_phnum * h.e_phentsize;
+	uint64_t ph_end = h.e_phoff > UINT64_MAX - ph_len ? UINT64_MAX : h.e_phoff + ph_len;
+	if (overlaps(s->sh_offset, s->sh_size, 0, sizeof h) ||
+	    overlaps(s->sh_offset, s->sh_size, h.e_shoff, sh_end) ||
+	    (h.e_phoff && overlaps(s->sh_offset, s->sh_size, h.e_phoff, ph_end)))
+		return fail(why, "section %zu: [%#llx, +%#llx) covers the image's ELF or section headers", i,
+			    (unsigned long long)s->sh_offset, (unsigned long long)s->sh_size);
+	return 0;
 }
 
 /* The ELF header: what the rewriter reads, and nothing else. */
@@ -97,6 +140,8 @@ static int parse_section(ein *e, size_t i, js_err *why)
 	if (!elf_rawdata(o->scn, NULL) || !in_bounds(s.sh_offset, s.sh_size, e->size))
 		return fail(why, "section %zu: [%#llx, +%#llx) is outside the image (%zu bytes)", i,
 			    (unsigned long long)s.sh_offset, (unsigned long long)s.sh_size, e->size);
+	if (clear_of_headers(e, i, &s, why))
+		return -1;
 	/* the copy's own bytes, where relocations are applied in place (a
 	 * memory image's raw bytes are these, libelf makes no copy of them) */
 	o->data = e->img + s.sh_offset;
@@ -126,7 +171,7 @@ int ein_parse(ein *e, uint8_t *img, size_t size, js_err *why)
 		return 0; /* no section names */
 	for (size_t i = 1; i < nsec; i++) {
 		GElf_Shdr s;
-		const char *name = gelf_getshdr(e->sec[i].scn, &s) ? name_at(e->elf, shstrndx, s.sh_name) : NULL;
+		const char *name = gelf_getshdr(e->sec[i].scn, &s) ? name_at(e, shstrndx, s.sh_name) : NULL;
 		e->sec[i].name = name ? name : "";
 	}
 	return 0;
@@ -179,7 +224,7 @@ bool ein_sym_get(ein *e, ein_sec *st, size_t i, ein_sym *out)
 	Elf_Data *d = elf_getdata(st->scn, NULL);
 	if (i > INT32_MAX || !d || !gelf_getsym(d, (int)i, &s))
 		return false;
-	const char *name = s.st_name ? name_at(e->elf, st->link, s.st_name) : "";
+	const char *name = s.st_name ? name_at(e, st->link, s.st_name) : "";
 	if (!name)
 		return false;
 	*out = (ein_sym){ name, s.st_value, s.st_size, s.st_shndx, GELF_ST_TYPE(s.st_info),

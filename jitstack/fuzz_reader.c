@@ -14,6 +14,10 @@
  * An input starting with "JDMP" is a jitdump (jitdump.c), fed the same way:
  * its code is looked up, and each module its unwinding info makes must be
  * an image as good as a rewrite's.
+ *
+ * With JS_FUZZ_SAY set in the environment, each image rewritten says on
+ * stderr how it came out ("image: 2 functions" or "image: rejected:
+ * WHY"), for tests that run the target on chosen inputs.
  */
 #include "machine.h"
 #include "desc.h"
@@ -27,6 +31,7 @@
 #include <elfutils/libdw.h>
 #include <gelf.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,8 +103,13 @@ static void rewrite(const uint8_t *bytes, size_t size, uint64_t addr, uint64_t l
 	uint16_t m = size >= 20 ? (uint16_t)(bytes[18] | bytes[19] << 8) : EM_X86_64;
 	js_img_in in = { copy, size, addr, lo, hi, js_arch_for(m) ? m : EM_X86_64, fuzz_resolve, fs };
 	js_img_out out;
-	if (js_image_rewrite(&in, &out) == 0)
+	int rc = js_image_rewrite(&in, &out);
+	if (rc == 0)
 		check_output(&out);
+	if (getenv("JS_FUZZ_SAY") && rc == 0)
+		fprintf(stderr, "image: %lu functions\n", out.n_funcs);
+	else if (getenv("JS_FUZZ_SAY"))
+		fprintf(stderr, "image: rejected: %s\n", out.why.msg);
 	js_img_out_free(&out);
 	free(copy);
 }

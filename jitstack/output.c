@@ -429,6 +429,8 @@ static void image_functions(FILE *f, const js_image *im)
 		for (size_t i = 1; d && i < sh.sh_size / sh.sh_entsize; i++) {
 			GElf_Sym sym;
 			const char *name;
+			/* our own rewritten image, opened afresh: its headers are
+			 * as libelf checked them (see elfin.c, name_at) */
 			if (gelf_getsym(d, (int)i, &sym) && (name = elf_strptr(e, sh.sh_link, sym.st_name)))
 				fprintf(f, "    %#018" PRIx64 " %6" PRIu64 " %s\n", sym.st_value, sym.st_size, name);
 		}

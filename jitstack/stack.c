@@ -294,6 +294,12 @@ static bool embedded_dwarf(js_session *s, Dwfl_Module *mod)
 		while (!has && (scn = elf_nextscn(elf, scn))) {
 			GElf_Shdr sh;
 			const char *name;
+			/* elf_strptr trusts headers that stayed as it checked them
+			 * (elfin.c, name_at): here they do.  The ELF is a file
+			 * libdwfl opened, our rewritten image, or the vdso's bytes;
+			 * none is relocated in place, since libdwfl relocates only
+			 * ET_REL files and only through a section_address
+			 * callback, which this Dwfl has not (session.c). */
 			if (gelf_getshdr(scn, &sh) && (name = elf_strptr(elf, shstrndx, sh.sh_name)))
 				has = !strcmp(name, ".debug_line");
 		}

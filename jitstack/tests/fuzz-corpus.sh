@@ -60,6 +60,10 @@ if command -v lli-19 >/dev/null 2>&1 && command -v clang-19 >/dev/null 2>&1 &&
 	cp lli/image-*.elf "$DIR/" 2>/dev/null
 fi
 
+# images built to reach the string-table reads (the crash of elf_strptr
+# over headers a relocation rewrote)
+python3 "$ROOT/jitstack/tests/hostile-images.py" "$DIR"
+
 # target memories: descriptor at 0, entry at 0x100, image at 0x200
 python3 - "$DIR" <<'PY'
 import glob, os, struct, sys
