@@ -13,7 +13,7 @@ PREFIX  ?= /usr/local
 LIBDIR  ?= $(PREFIX)/lib
 INCDIR  ?= $(PREFIX)/include
 DESTDIR ?=
-VERSION := 0.1.0
+VERSION := 0.2.0
 SOVER   := 0
 
 SAN    ?=
@@ -43,8 +43,14 @@ LIB_LDLIBS := -ldl -pthread
 FMT_SRCS := $(sort $(wildcard formats/*.c))
 FMT_HDRS := $(wildcard formats/*.h)
 
-LIB_SRCS := $(sort $(wildcard src/*.c)) $(FMT_SRCS)
+# compat_v01.c: the 0.1 entry points, for binaries linked against the 0.1
+# shared library; a static link always matches its header, so the archives
+# leave it out.  jitunwind.map gives the shared library's symbol versions.
+LIB_SO_ONLY := src/compat_v01.c
+LIB_SRCS := $(filter-out $(LIB_SO_ONLY),$(sort $(wildcard src/*.c))) $(FMT_SRCS)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS:src/%=%))
+LIB_SO_OBJS := $(LIB_OBJS) $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SO_ONLY))
+LIB_MAP := src/jitunwind.map
 
 LIB_SO       := $(BUILD)/libjitunwind.so
 LIB_A        := $(BUILD)/libjitunwind.a
@@ -65,9 +71,9 @@ $(BUILD)/obj/formats/%.o: formats/%.c $(FMT_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) -DBYTES_REALLOC=ju__realloc -c -o $@ $<
 
-$(LIB_SO): $(LIB_OBJS)
+$(LIB_SO): $(LIB_SO_OBJS) $(LIB_MAP)
 	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,libjitunwind.so.$(SOVER) -Wl,--no-undefined \
-		-o $@.$(VERSION) $^ $(LIB_LDLIBS)
+		-Wl,--version-script=$(LIB_MAP) -o $@.$(VERSION) $(LIB_SO_OBJS) $(LIB_LDLIBS)
 	ln -sf libjitunwind.so.$(VERSION) $@.$(SOVER)
 	ln -sf libjitunwind.so.$(VERSION) $@
 

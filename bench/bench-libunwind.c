@@ -46,7 +46,7 @@ static uint64_t next_rand(uint64_t *s)
 
 static int publish(ju_ctx *c, uint8_t *at)
 {
-	ju_blob b = { .start = at, .size = 32, .name = "bench", .frame = { .kind = JU_FRAME_LEAF } };
+	ju_blob b = { .sz = sizeof(ju_blob), .start = at, .size = 32, .name = "bench", .frame = { .kind = JU_FRAME_LEAF } };
 	int rc = ju_publish(c, &b);
 	if (rc)
 		fprintf(stderr, "ju_publish: %s\n", ju_errmsg());
@@ -99,7 +99,7 @@ int main(void)
 		perror("mmap");
 		return 1;
 	}
-	ju_options o = { .channels = JU_CH_LIBUNWIND, .flags = JU_OPT_NO_ENV };
+	ju_options o = { .sz = sizeof(ju_options), .channels = JU_CH_LIBUNWIND, .flags = JU_OPT_NO_ENV };
 	ju_ctx *c;
 	if (ju_open(&o, &c)) {
 		fprintf(stderr, "ju_open: %s\n", ju_errmsg());

@@ -52,7 +52,7 @@ static ju_blob blob_at(size_t slot)
 {
 	if (!names[slot][0])
 		snprintf(names[slot], sizeof names[slot], "bench:%zu", slot);
-	return (ju_blob){ .start = R + slot * SLOT, .size = 48, .name = names[slot],
+	return (ju_blob){ .sz = sizeof(ju_blob), .start = R + slot * SLOT, .size = 48, .name = names[slot],
 			  .frame = { .kind = JU_FRAME_REGION, .u.region = { 16, -16, -8 } } };
 }
 
@@ -68,10 +68,10 @@ static void die(const char *what, int err)
 
 static ju_ctx *open_ctx(uint32_t channels)
 {
-	ju_options o = { .channels = channels, .flags = JU_OPT_NO_ENV };
+	ju_options o = { .sz = sizeof(ju_options), .channels = channels, .flags = JU_OPT_NO_ENV };
 	if (channels == NONE) {
 		setenv("JITUNWIND", "none", 1);
-		o = (ju_options){ 0 };
+		o = (ju_options){ .sz = sizeof(ju_options) };
 	}
 	ju_ctx *c;
 	int err = ju_open(&o, &c);
@@ -114,7 +114,7 @@ static uint32_t all_but_jitdump(void)
 {
 	static uint32_t mask = UINT32_MAX;
 	if (mask == UINT32_MAX) {
-		ju_options o = { .channels = JU_CH_ALL, .flags = JU_OPT_NO_ENV };
+		ju_options o = { .sz = sizeof(ju_options), .channels = JU_CH_ALL, .flags = JU_OPT_NO_ENV };
 		ju_ctx *c;
 		if (ju_open(&o, &c))
 			die("ju_open", -1);
@@ -145,7 +145,7 @@ static void bench_publish(size_t max)
 	printf("   growth 1k->max\n");
 	for (size_t k = 0; k < sizeof configs / sizeof configs[0]; k++) {
 		ju_ctx *probe;
-		ju_options o = { .channels = configs[k].mask, .flags = JU_OPT_NO_ENV };
+		ju_options o = { .sz = sizeof(ju_options), .channels = configs[k].mask, .flags = JU_OPT_NO_ENV };
 		if (configs[k].mask != NONE && ju_open(&o, &probe)) {
 			printf("%-18s skipped: %s\n", configs[k].name, ju_errmsg());
 			continue;
@@ -172,7 +172,7 @@ static void bench_publish(size_t max)
 
 static void bench_jitdump(void)
 {
-	ju_options o = { .channels = JU_CH_JITDUMP, .flags = JU_OPT_NO_ENV };
+	ju_options o = { .sz = sizeof(ju_options), .channels = JU_CH_JITDUMP, .flags = JU_OPT_NO_ENV };
 	ju_ctx *c;
 	if (ju_open(&o, &c)) {
 		printf("jitdump            skipped: %s\n", ju_errmsg());
@@ -254,9 +254,9 @@ static double backtrace_with(size_t n_fake)
 	ju_ctx *c = open_ctx(all_but_jitdump());
 	static const ju_range epi[] = { { 17, 18 } };
 	ju_blob real[2] = {
-		{ .start = code, .size = 18, .name = "jit_a",
+		{ .sz = sizeof(ju_blob), .start = code, .size = 18, .name = "jit_a",
 		  .frame = { .kind = JU_FRAME_FP, .u.fp = { 1, 4, epi, 1 } } },
-		{ .start = code + 64, .size = 18, .name = "jit_b",
+		{ .sz = sizeof(ju_blob), .start = code + 64, .size = 18, .name = "jit_b",
 		  .frame = { .kind = JU_FRAME_FP, .u.fp = { 1, 4, epi, 1 } } },
 	};
 	fill(c, 0, n_fake, BATCH);
@@ -492,9 +492,9 @@ static void bench_ir_backtrace(size_t n)
 	ju_ctx *c = open_ctx(all_but_jitdump());
 	static const ju_range epi[] = { { 17, 18 } };
 	ju_blob real[2] = {
-		{ .start = code, .size = 18, .name = "jit_a",
+		{ .sz = sizeof(ju_blob), .start = code, .size = 18, .name = "jit_a",
 		  .frame = { .kind = JU_FRAME_FP, .u.fp = { 1, 4, epi, 1 } } },
-		{ .start = code + 64, .size = 18, .name = "jit_b",
+		{ .sz = sizeof(ju_blob), .start = code + 64, .size = 18, .name = "jit_b",
 		  .frame = { .kind = JU_FRAME_FP, .u.fp = { 1, 4, epi, 1 } } },
 	};
 	fill(c, 0, n, BATCH);

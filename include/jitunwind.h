@@ -27,6 +27,15 @@
  * are serialised internally.  Other threads may unwind through published code
  * at any time.  Code one context published is refused to the others
  * (JU_EOVERLAP).
+ *
+ * Compatibility: the structs a caller fills (ju_options, ju_blob) start with
+ * `sz`, set to sizeof the struct as the caller compiled it (JU_OPTIONS(),
+ * JU_BLOB() do so).  A later library reads only the fields inside `sz`, so a
+ * binary keeps working against every later version; a library older than
+ * the binary refuses a struct with non-zero bytes past what it knows
+ * (JU_ENOTSUP).  Structs grow only at their end.  Binaries built before `sz`
+ * (version 0.1) keep the entry points they were linked with (symbol version
+ * JITUNWIND_0.1).  See docs/API.md, "Compatibility".
  */
 #ifndef JITUNWIND_H
 #define JITUNWIND_H
@@ -45,7 +54,11 @@ extern "C" {
 #endif
 
 #define JU_VERSION_MAJOR 0
-#define JU_VERSION_MINOR 1
+#define JU_VERSION_MINOR 2
+#define JU_VERSION_PATCH 0
+/* The version this header belongs to, as ju_version() encodes it. */
+#define JU_VERSION_NUMBER(major, minor, patch) ((uint32_t)(major) << 16 | (uint32_t)(minor) << 8 | (uint32_t)(patch))
+#define JU_VERSION JU_VERSION_NUMBER(JU_VERSION_MAJOR, JU_VERSION_MINOR, JU_VERSION_PATCH)
 
 /* Error codes.  All are negative; 0 is success. */
 enum {
@@ -63,6 +76,7 @@ enum {
 	JU_ENAME = -11,      /* the name is empty, too long, or not UTF-8 text */
 	JU_ELINES = -12,     /* the line table is invalid */
 	JU_EENV = -13,       /* the JITUNWIND environment variable is malformed */
+	JU_ENOTSUP = -14,    /* a struct sets a field this library does not know */
 };
 
 /* Channels, as a bit mask. */
@@ -94,6 +108,8 @@ enum {
 enum { JU_LOG_ERROR = 0, JU_LOG_WARN = 1, JU_LOG_INFO = 2, JU_LOG_DEBUG = 3 };
 
 typedef struct ju_options {
+	/* sizeof(ju_options) as the caller compiled it; JU_OPTIONS() sets it. */
+	size_t sz;
 	/* Channels wanted (JU_CH_* mask); 0 means JU_CH_DEFAULT.  The groups 0,
 	 * JU_CH_DEFAULT and JU_CH_ALL open each of their channels where it can
 	 * and leave the others off (ju_channels() tells).  Any other mask names
@@ -126,7 +142,12 @@ typedef struct ju_options {
 	 * suffix of powers of 1024, or "unlimited") overrides it unless
 	 * JU_OPT_NO_ENV is set; a malformed value fails ju_open with JU_EENV. */
 	uint64_t jitdump_max_bytes;
+	/* New fields go here, at the end (see "Compatibility" above). */
 } ju_options;
+
+/* A ju_options with `sz` set and the given fields:
+ *   ju_options o = JU_OPTIONS(.channels = JU_CH_ALL); */
+#define JU_OPTIONS(...) ((ju_options){ .sz = sizeof(ju_options), __VA_ARGS__ })
 
 /* The jitdump's default cap: 1 GiB, some 4 million small blobs' code and
  * tables -- more than perf inject, which writes one ELF file per blob, is
@@ -232,7 +253,11 @@ typedef struct ju_line {
 /* Longest name accepted, in bytes (without the terminating NUL). */
 #define JU_NAME_MAX 1024
 
+/* The types a blob points to or embeds (ju_range, ju_cfi_range,
+ * ju_saved_reg, ju_frame, ju_line) never change: what a later version adds
+ * to a blob's description comes as new fields at the end of ju_blob. */
 typedef struct ju_blob {
+	size_t sz;         /* sizeof(ju_blob) as the caller compiled it; JU_BLOB() sets it */
 	const void *start; /* first byte of the code */
 	size_t size;       /* bytes of code, > 0, < 4 GiB */
 	const char *name;  /* UTF-8, no control characters, 1..JU_NAME_MAX bytes */
@@ -243,7 +268,13 @@ typedef struct ju_blob {
 	const char *file;
 	const ju_line *lines;
 	size_t n_lines;
+	/* New fields go here, at the end (see "Compatibility" above). */
 } ju_blob;
+
+/* A ju_blob with `sz` set and the given fields:
+ *   ju_blob b = JU_BLOB(.start = code, .size = n, .name = "f",
+ *                       .frame = { .kind = JU_FRAME_LEAF }); */
+#define JU_BLOB(...) ((ju_blob){ .sz = sizeof(ju_blob), __VA_ARGS__ })
 
 /* Open a context.  `opt` may be NULL for defaults (JU_CH_DEFAULT: the
  * in-memory channels whose consumer is present; no perf map, no jitdump).  On
@@ -264,7 +295,8 @@ JU_API uint32_t ju_channels(const ju_ctx *ctx);
 JU_API int ju_publish(ju_ctx *ctx, const ju_blob *blob);
 
 /* Publish n blobs at once: all of them or, on error, none.  Far cheaper per
- * blob than n single calls. */
+ * blob than n single calls.  The array's stride is blobs[0].sz, and every
+ * blob of it must have that sz (JU_EINVAL otherwise). */
 JU_API int ju_publish_batch(ju_ctx *ctx, const ju_blob *blobs, size_t n);
 
 /* How many bytes after the blob's end must stay free of other published
@@ -300,6 +332,11 @@ JU_API size_t ju_count(const ju_ctx *ctx);
  * A file channel whose file cannot be written in this process turns off (as
  * at ju_open; logged); see ju_channels(). */
 JU_API int ju_after_fork(ju_ctx *ctx);
+
+/* The version of the library running, JU_VERSION_NUMBER(major, minor,
+ * patch); JU_VERSION is the header's.  A program may refuse a library older
+ * than the header it was built with: ju_version() < JU_VERSION. */
+JU_API uint32_t ju_version(void);
 
 /* A fixed string describing an error code. */
 JU_API const char *ju_strerror(int err);

@@ -361,9 +361,15 @@ int ju_publish_batch(ju_ctx *ctx, const ju_blob *blobs, size_t n)
 		return JU_FAIL(JU_EINVAL, "blobs is NULL");
 	if (n > (1u << 26))
 		return JU_FAIL(JU_ERANGE, "batch of %zu blobs is too large (max %u)", n, 1u << 26);
+	const ju_blob *v;
+	ju_blob *owned;
+	int err = ju__blobs_in(blobs, n, &v, &owned);
+	if (err)
+		return err;
 	pthread_mutex_lock(&ctx->lock);
-	int err = publish_locked(ctx, blobs, n);
+	err = publish_locked(ctx, v, n);
 	pthread_mutex_unlock(&ctx->lock);
+	free(owned);
 	return err;
 }
 
@@ -375,12 +381,16 @@ int ju_publish(ju_ctx *ctx, const ju_blob *blob)
 	return ju_publish_batch(ctx, blob, 1);
 }
 
-int ju_room_after(const ju_ctx *ctx, const ju_blob *blob, size_t *room)
+int ju_room_after(const ju_ctx *ctx, const ju_blob *user, size_t *room)
 {
 	ju__clear_error();
-	if (!ctx || !blob || !room)
-		return JU_FAIL(JU_EINVAL, "%s is NULL", !ctx ? "context" : !blob ? "blob" : "room");
-	int err = check_blob(ctx, blob, 0);
+	if (!ctx || !user || !room)
+		return JU_FAIL(JU_EINVAL, "%s is NULL", !ctx ? "context" : !user ? "blob" : "room");
+	ju_blob in;
+	const ju_blob *blob = &in;
+	int err = ju__blob_in(user, 0, &in);
+	if (!err)
+		err = check_blob(ctx, blob, 0);
 	if (err)
 		return err;
 	byte_buf fde;
@@ -720,7 +730,10 @@ int ju_open(const ju_options *opt, ju_ctx **out)
 	if (!out)
 		return JU_FAIL(JU_EINVAL, "out is NULL");
 	*out = NULL;
-	ju_options o = opt ? *opt : (ju_options){ 0 };
+	ju_options o;
+	int in_err = ju__options_in(opt, &o);
+	if (in_err)
+		return in_err;
 	if (o.channels & ~(uint32_t)JU_CH_ALL)
 		return JU_FAIL(JU_EINVAL, "unknown channel bits %#x", o.channels & ~(uint32_t)JU_CH_ALL);
 	if (o.flags & ~(uint32_t)JU_OPT_KNOWN)

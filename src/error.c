@@ -51,6 +51,7 @@ const char *ju_strerror(int err)
 	case JU_ENAME: return "invalid name";
 	case JU_ELINES: return "invalid line table";
 	case JU_EENV: return "malformed JITUNWIND environment variable";
+	case JU_ENOTSUP: return "a field this library version does not know is set";
 	default: return "unknown error";
 	}
 }

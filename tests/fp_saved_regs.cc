@@ -152,12 +152,14 @@ int main(int argc, char **argv)
 	jit_fn = reinterpret_cast<void (*)(void)>(code);
 
 	ju_options o = {};
+	o.sz = sizeof o;
 	o.channels = JU_CH_UNWINDER;
 	o.flags = JU_OPT_NO_ENV;
 	ju_ctx *ctx;
 	if (ju_open(&o, &ctx))
 		return std::printf("ju_open: %s\n", ju_errmsg()), 2;
 	ju_blob b = {};
+	b.sz = sizeof b;
 	b.start = code;
 	b.size = size;
 	b.name = "jit:saves-rbx-r12";
@@ -170,6 +172,7 @@ int main(int argc, char **argv)
 	b.frame.u.fp.n_saved = undescribed ? 0 : 2;
 	static ju_saved_reg region_saved[2] = { { 3, -24, 0 }, { 12, -32, 0 } };
 	ju_blob r = {};
+	r.sz = sizeof r;
 	if (region) {
 		b.name = "jit:shim-saves-rbx-r12";
 		b.frame.u.fp.epilogues = nullptr;

@@ -183,3 +183,17 @@ fuzz-lib: $(FUZZ_API)
 	@mkdir -p $(TEST_DIR)/fuzz-api-corpus
 	$(FUZZ_API) -max_total_time=$(LIB_FUZZ_TIME) -rss_limit_mb=4096 -artifact_prefix=$(TEST_DIR)/ \
 		$(TEST_DIR)/fuzz-api-corpus
+
+# A JIT built against the 0.1 header and linked as a 0.1 binary was
+# (against a library of 0.1's soname without symbol versions), to be run
+# against this tree's library (tests/abi/old_client.c).
+ABI_DIR := $(TEST_DIR)/abi
+$(ABI_DIR)/stub/libjitunwind.so: tests/abi/stub_0.1.c tests/abi/0.1/jitunwind.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O1 -fPIC -shared -Itests/abi/0.1 -Wl,-soname,libjitunwind.so.$(SOVER) -o $@ $<
+
+$(ABI_DIR)/old-client: tests/abi/old_client.c tests/abi/0.1/jitunwind.h $(ABI_DIR)/stub/libjitunwind.so
+	$(CC) -std=c11 $(WARN) -O1 -g -fno-omit-frame-pointer $(SANFLAGS) -Itests/abi/0.1 -rdynamic -o $@ $< \
+		-L$(ABI_DIR)/stub -ljitunwind -ldl
+
+tests: $(ABI_DIR)/old-client

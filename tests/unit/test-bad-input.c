@@ -20,7 +20,7 @@ static uint8_t *R; /* an inaccessible reservation: addresses, never run */
 /* A valid blob at offset `at` of the reservation. */
 static ju_blob good(uint32_t at, uint32_t size, const char *name)
 {
-	return (ju_blob){ .start = R + at, .size = size, .name = name, .frame = { .kind = JU_FRAME_LEAF } };
+	return (ju_blob){ .sz = sizeof(ju_blob), .start = R + at, .size = size, .name = name, .frame = { .kind = JU_FRAME_LEAF } };
 }
 
 static bool unwinder_finds(const void *pc)
@@ -98,7 +98,7 @@ static void ranges(void)
  * touching is fine, and the range is free again once unpublished. */
 static void overlap_with_another_context(void)
 {
-	ju_options o = { .channels = JU_CH_UNWINDER, .flags = JU_OPT_NO_ENV };
+	ju_options o = { .sz = sizeof(ju_options), .channels = JU_CH_UNWINDER, .flags = JU_OPT_NO_ENV };
 	ju_ctx *other = NULL;
 	CHECK_RC(ju_open(&o, &other), 0);
 	if (!other)
@@ -309,7 +309,7 @@ static void null_context(void)
 static void opening(void)
 {
 	ju_ctx *c = (ju_ctx *)1;
-	ju_options o = { .channels = 1u << 9 };
+	ju_options o = { .sz = sizeof(ju_options), .channels = 1u << 9 };
 	CHECK_RC(ju_open(&o, &c), JU_EINVAL);
 	CHECK(c == NULL, "out not cleared on failure");
 	const char *bad_env[] = { "bogus", "gdb,", "unwinder,,gdb", "ALL" };
@@ -320,18 +320,18 @@ static void opening(void)
 	}
 	/* set but empty is the same as unset: the options choose */
 	setenv("JITUNWIND", "", 1);
-	o = (ju_options){ .channels = JU_CH_UNWINDER };
+	o = (ju_options){ .sz = sizeof(ju_options), .channels = JU_CH_UNWINDER };
 	CHECK_RC(ju_open(&o, &c), 0);
 	CHECK(ju_channels(c) == JU_CH_UNWINDER, "JITUNWIND=\"\": channels %#x, want the options' %#x",
 	      ju_channels(c), JU_CH_UNWINDER);
 	CHECK_RC(ju_close(c), 0);
 	setenv("JITUNWIND", "bogus", 1);
 	/* flag bits this version does not know */
-	o = (ju_options){ .flags = JU_OPT_NO_ENV | 1u << 7 };
+	o = (ju_options){ .sz = sizeof(ju_options), .flags = JU_OPT_NO_ENV | 1u << 7 };
 	CHECK_RC(ju_open(&o, &c), JU_EINVAL);
 	CHECK(strstr(ju_errmsg(), "unknown flag bits 0x80"), "message: %s", ju_errmsg());
 	/* JU_OPT_NO_ENV ignores it */
-	o = (ju_options){ .channels = JU_CH_UNWINDER, .flags = JU_OPT_NO_ENV };
+	o = (ju_options){ .sz = sizeof(ju_options), .channels = JU_CH_UNWINDER, .flags = JU_OPT_NO_ENV };
 	CHECK_RC(ju_open(&o, &c), 0);
 	CHECK(ju_channels(c) == JU_CH_UNWINDER, "channels %#x", ju_channels(c));
 	CHECK_RC(ju_close(c), 0);
@@ -342,9 +342,9 @@ static void opening(void)
 	CHECK_RC(ju_open(NULL, &c), JU_ENOCONSUMER);
 	CHECK(strstr(ju_errmsg(), "libunwind"), "message: %s", ju_errmsg());
 	unsetenv("JITUNWIND");
-	o = (ju_options){ .channels = JU_CH_LIBUNWIND };
+	o = (ju_options){ .sz = sizeof(ju_options), .channels = JU_CH_LIBUNWIND };
 	CHECK_RC(ju_open(&o, &c), JU_ENOCONSUMER);
-	o = (ju_options){ .channels = JU_CH_ALL, .flags = JU_OPT_STRICT };
+	o = (ju_options){ .sz = sizeof(ju_options), .channels = JU_CH_ALL, .flags = JU_OPT_STRICT };
 	CHECK_RC(ju_open(&o, &c), JU_ENOCONSUMER);
 	CHECK_RC(ju_open(NULL, &c), 0);
 	CHECK(!(ju_channels(c) & JU_CH_LIBUNWIND) && (ju_channels(c) & JU_CH_UNWINDER),
@@ -385,7 +385,7 @@ int main(void)
 	null_context();
 	opening();
 	strings();
-	ju_options o = { .channels = JU_CH_UNWINDER, .flags = JU_OPT_NO_ENV };
+	ju_options o = { .sz = sizeof(ju_options), .channels = JU_CH_UNWINDER, .flags = JU_OPT_NO_ENV };
 	CHECK_RC(ju_open(&o, &ctx), 0);
 	ju_blob anchors[2] = { good(0x100, 16, "anchor1"), good(0x900, 16, "anchor2") };
 	CHECK_RC(ju_publish_batch(ctx, anchors, 2), 0);

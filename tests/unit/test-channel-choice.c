@@ -64,7 +64,7 @@ static void open_as(const char *env, const ju_options *o, int want_rc, uint32_t 
 		return;
 	}
 	CHECK(ju_channels(c) == want_ch, "%s: channels %#x, want %#x", what, ju_channels(c), want_ch);
-	ju_blob b = { .start = R + 0x100, .size = 16, .name = "cc:blob", .frame = { .kind = JU_FRAME_LEAF } };
+	ju_blob b = { .sz = sizeof(ju_blob), .start = R + 0x100, .size = 16, .name = "cc:blob", .frame = { .kind = JU_FRAME_LEAF } };
 	CHECK_RC(ju_publish(c, &b), 0);
 	CHECK_RC(ju_unpublish_all(c), 0);
 	CHECK_RC(ju_close(c), 0);
@@ -73,9 +73,9 @@ static void open_as(const char *env, const ju_options *o, int want_rc, uint32_t 
 static void default_writes_no_file(void)
 {
 	open_as(NULL, NULL, 0, IN_MEMORY, "ju_open(NULL)");
-	ju_options zero = { 0 };
+	ju_options zero = { .sz = sizeof(ju_options) };
 	open_as(NULL, &zero, 0, IN_MEMORY, "channels 0");
-	ju_options def = { .channels = JU_CH_DEFAULT, .flags = JU_OPT_NO_ENV };
+	ju_options def = { .sz = sizeof(ju_options), .channels = JU_CH_DEFAULT, .flags = JU_OPT_NO_ENV };
 	open_as(NULL, &def, 0, IN_MEMORY, "JU_CH_DEFAULT");
 	open_as("default", NULL, 0, IN_MEMORY, "JITUNWIND=default");
 	open_as("", NULL, 0, IN_MEMORY, "JITUNWIND= (empty: unset)");
@@ -92,7 +92,7 @@ static void perf_writes_both_files(void)
 	CHECK(exists(map), "JITUNWIND=perf wrote no %s", map);
 	CHECK(dump_written(), "JITUNWIND=perf wrote no %s", dump_glob);
 	open_as("all", NULL, 0, IN_MEMORY | FILES, "JITUNWIND=all");
-	ju_options all = { .channels = JU_CH_ALL, .flags = JU_OPT_NO_ENV };
+	ju_options all = { .sz = sizeof(ju_options), .channels = JU_CH_ALL, .flags = JU_OPT_NO_ENV };
 	open_as(NULL, &all, 0, IN_MEMORY | FILES, "JU_CH_ALL");
 }
 
@@ -104,12 +104,12 @@ static void words_combine(void)
 	open_as("gdb,perfmap", NULL, 0, JU_CH_GDB | JU_CH_PERFMAP, "gdb,perfmap");
 	open_as("perf,perf,gdb", NULL, 0, IN_MEMORY | FILES, "perf,perf,gdb");
 	/* JITUNWIND overrides the options, whatever they say */
-	ju_options gdb = { .channels = JU_CH_GDB };
+	ju_options gdb = { .sz = sizeof(ju_options), .channels = JU_CH_GDB };
 	open_as("perf", &gdb, 0, IN_MEMORY | FILES, "JITUNWIND=perf over JU_CH_GDB");
-	ju_options strict = { .channels = JU_CH_DEFAULT, .flags = JU_OPT_STRICT };
+	ju_options strict = { .sz = sizeof(ju_options), .channels = JU_CH_DEFAULT, .flags = JU_OPT_STRICT };
 	open_as("default", &strict, 0, IN_MEMORY, "JITUNWIND=default over JU_OPT_STRICT");
 	open_as(NULL, &strict, JU_ENOCONSUMER, 0, "JU_CH_DEFAULT with JU_OPT_STRICT");
-	ju_options dump = { .channels = JU_CH_DEFAULT | JU_CH_JITDUMP, .flags = JU_OPT_NO_ENV };
+	ju_options dump = { .sz = sizeof(ju_options), .channels = JU_CH_DEFAULT | JU_CH_JITDUMP, .flags = JU_OPT_NO_ENV };
 	open_as("none", &dump, 0, IN_MEMORY | JU_CH_JITDUMP, "JU_CH_DEFAULT | JU_CH_JITDUMP");
 }
 
@@ -122,11 +122,11 @@ static void a_named_channel_must_open(void)
 		open_as(named[i], NULL, JU_ENOCONSUMER, 0, named[i]);
 		CHECK(strstr(ju_errmsg(), "libunwind"), "%s: message: %s", named[i], ju_errmsg());
 	}
-	ju_options o = { .channels = JU_CH_UNWINDER | JU_CH_LIBUNWIND, .flags = JU_OPT_NO_ENV };
+	ju_options o = { .sz = sizeof(ju_options), .channels = JU_CH_UNWINDER | JU_CH_LIBUNWIND, .flags = JU_OPT_NO_ENV };
 	open_as(NULL, &o, JU_ENOCONSUMER, 0, "JU_CH_UNWINDER | JU_CH_LIBUNWIND");
 	o.channels = JU_CH_LIBUNWIND;
 	open_as(NULL, &o, JU_ENOCONSUMER, 0, "JU_CH_LIBUNWIND");
-	o = (ju_options){ .channels = JU_CH_ALL, .flags = JU_OPT_NO_ENV | JU_OPT_STRICT };
+	o = (ju_options){ .sz = sizeof(ju_options), .channels = JU_CH_ALL, .flags = JU_OPT_NO_ENV | JU_OPT_STRICT };
 	open_as(NULL, &o, JU_ENOCONSUMER, 0, "JU_CH_ALL with JU_OPT_STRICT");
 }
 
@@ -142,7 +142,7 @@ static void perf_requires_the_files(void)
 	open_as("perf", NULL, JU_EPERM, 0, "JITUNWIND=perf, map unwritable");
 	CHECK(strstr(ju_errmsg(), map), "message: %s", ju_errmsg());
 	open_as("default,perfmap", NULL, JU_EPERM, 0, "JITUNWIND=default,perfmap, map unwritable");
-	ju_options o = { .channels = JU_CH_DEFAULT | JU_CH_PERFMAP, .flags = JU_OPT_NO_ENV };
+	ju_options o = { .sz = sizeof(ju_options), .channels = JU_CH_DEFAULT | JU_CH_PERFMAP, .flags = JU_OPT_NO_ENV };
 	open_as(NULL, &o, JU_EPERM, 0, "JU_CH_DEFAULT | JU_CH_PERFMAP, map unwritable");
 	open_as("all", NULL, 0, IN_MEMORY | JU_CH_JITDUMP, "JITUNWIND=all, map unwritable");
 	o.channels = JU_CH_ALL;
@@ -180,7 +180,7 @@ static void bad_spellings_are_refused(void)
 	open_as("bogus", NULL, JU_EENV, 0, "bogus");
 	CHECK(strstr(ju_errmsg(), "perf") && strstr(ju_errmsg(), "default"), "message: %s", ju_errmsg());
 	/* JU_OPT_NO_ENV does not read it */
-	ju_options o = { .flags = JU_OPT_NO_ENV };
+	ju_options o = { .sz = sizeof(ju_options), .flags = JU_OPT_NO_ENV };
 	open_as("bogus", &o, 0, IN_MEMORY, "JITUNWIND=bogus under JU_OPT_NO_ENV");
 }
 

@@ -194,14 +194,13 @@ static int make_code(void)
 
 static ju_blob live_blob_of(size_t j)
 {
-	return (ju_blob){
-		.start = live_at(j), .size = lives[j].size, .name = "live", .frame = lives[j].frame
+	return (ju_blob){ .sz = sizeof(ju_blob), .start = live_at(j), .size = lives[j].size, .name = "live", .frame = lives[j].frame
 	};
 }
 
 static ju_blob churn_blob_of(size_t slot, uint8_t place)
 {
-	return (ju_blob){ .start = slot_at(slot) + places[place].off,
+	return (ju_blob){ .sz = sizeof(ju_blob), .start = slot_at(slot) + places[place].off,
 			  .size = places[place].size,
 			  .name = "churn",
 			  .frame = { .kind = JU_FRAME_LEAF } };
@@ -624,7 +623,7 @@ static void run_phase(const char *name, uint32_t channels, double seconds)
 {
 	phase_name = name;
 	reset_counters();
-	ju_options o = { .channels = channels, .flags = JU_OPT_NO_ENV };
+	ju_options o = { .sz = sizeof(ju_options), .channels = channels, .flags = JU_OPT_NO_ENV };
 	int rc = ju_open(&o, &ctx);
 	CHECK(rc == 0, "%s: ju_open: %s: %s", name, ju_strerror(rc), ju_errmsg());
 	if (rc)

@@ -32,7 +32,7 @@ static const ju_line rows[] = { { 0, 3 }, { 8, 4 } };
 static ju_blob blob(size_t i)
 {
 	snprintf(names[i], sizeof names[i], "fi:%zu", i);
-	ju_blob b = { .start = R + i * SLOT, .size = 32, .name = names[i],
+	ju_blob b = { .sz = sizeof(ju_blob), .start = R + i * SLOT, .size = 32, .name = names[i],
 		      .frame = { .kind = JU_FRAME_FP, .u.fp = { 1, 4, NULL, 0 } } };
 	if (i % 3 == 0)
 		b.file = "fi.src", b.lines = rows, b.n_lines = 2;
@@ -66,7 +66,7 @@ static void state_is(const char *what, long n)
 
 static void setup(void)
 {
-	ju_options o = { .channels = JU_CH_ALL, .flags = JU_OPT_NO_ENV };
+	ju_options o = { .sz = sizeof(ju_options), .channels = JU_CH_ALL, .flags = JU_OPT_NO_ENV };
 	int rc = ju_open(&o, &ctx);
 	CHECK(rc == 0, "setup open: %s", ju_errmsg());
 	memset(live, 0, sizeof live);
@@ -171,7 +171,7 @@ int main(void)
 	run_op("unpublish one", op_unpublish);
 
 	/* ju_open itself, with every channel */
-	ju_options all = { .channels = JU_CH_ALL, .flags = JU_OPT_NO_ENV };
+	ju_options all = { .sz = sizeof(ju_options), .channels = JU_CH_ALL, .flags = JU_OPT_NO_ENV };
 	for (long n = 1; n < 1000; n++) {
 		ju__fault_after(n);
 		ju_ctx *c = NULL;

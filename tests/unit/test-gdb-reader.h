@@ -57,6 +57,7 @@ static TG_UNUSED ju_blob make_blob(size_t i, blob_buf *bb)
 	uint32_t size = slot_size(i);
 	snprintf(bb->name, sizeof bb->name, "b%zx_%x", i * SLOT, size);
 	ju_blob b = {
+		.sz = sizeof(ju_blob),
 		.start = region + i * SLOT,
 		.size = size,
 		.name = bb->name,
@@ -74,7 +75,7 @@ static TG_UNUSED ju_blob make_blob(size_t i, blob_buf *bb)
 
 static TG_UNUSED ju_ctx *open_gdb_only(void)
 {
-	ju_options o = { .channels = JU_CH_GDB, .flags = JU_OPT_NO_ENV };
+	ju_options o = { .sz = sizeof(ju_options), .channels = JU_CH_GDB, .flags = JU_OPT_NO_ENV };
 	ju_ctx *ctx = NULL;
 	CHECK_RC(ju_open(&o, &ctx), 0);
 	return ctx;

@@ -310,7 +310,7 @@ static char many_names[N_MANY][16];
 
 static void x86_64_images(void)
 {
-	ju_options o = { .channels = JU_CH_UNWINDER, .flags = JU_OPT_NO_ENV };
+	ju_options o = { .sz = sizeof(ju_options), .channels = JU_CH_UNWINDER, .flags = JU_OPT_NO_ENV };
 	ju_ctx *ctx;
 	CHECK_RC(ju_open(&o, &ctx), 0);
 	if (!ctx)
@@ -342,7 +342,7 @@ static void x86_64_images(void)
 	size_t n = 4 + N_MANY;
 	ju_blob b[4 + N_MANY];
 	for (size_t i = 0; i < n; i++)
-		b[i] = (ju_blob){ region + blobs[i].at, blobs[i].size, blobs[i].name, blobs[i].frame,
+		b[i] = (ju_blob){ .sz = sizeof(ju_blob), region + blobs[i].at, blobs[i].size, blobs[i].name, blobs[i].frame,
 				  blobs[i].n_lines ? "model.src" : NULL, blobs[i].lines, blobs[i].n_lines };
 	/* a batch, then singles: arenas get merged */
 	CHECK_RC(ju_publish_batch(ctx, b, 104), 0);

@@ -37,8 +37,7 @@ static char names[200][16];
 static ju_blob blob(size_t i)
 {
 	snprintf(names[i], sizeof names[i], "cap:%zu", i);
-	return (ju_blob){
-		.start = R + i * 256, .size = 48, .name = names[i], .frame = { .kind = JU_FRAME_LEAF }
+	return (ju_blob){ .sz = sizeof(ju_blob), .start = R + i * 256, .size = 48, .name = names[i], .frame = { .kind = JU_FRAME_LEAF }
 	};
 }
 
@@ -54,7 +53,7 @@ static long dump_size(void)
  * holds.  The dump must stay within max bytes. */
 static size_t publish_under_cap(uint64_t opt_max, uint64_t max, size_t n)
 {
-	ju_options o = { .channels = JU_CH_UNWINDER | JU_CH_JITDUMP,
+	ju_options o = { .sz = sizeof(ju_options), .channels = JU_CH_UNWINDER | JU_CH_JITDUMP,
 			 .flags = JU_OPT_NO_ENV,
 			 .jitdump_dir = dir,
 			 .log = count_warnings,
@@ -126,7 +125,7 @@ static void environment_sets_the_cap(void)
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		setenv("JITUNWIND_JITDUMP_MAX", bad[i], 1);
-		ju_options o = { .channels = JU_CH_UNWINDER };
+		ju_options o = { .sz = sizeof(ju_options), .channels = JU_CH_UNWINDER };
 		ju_ctx *c = NULL;
 		CHECK_RC(ju_open(&o, &c), JU_EENV);
 		CHECK(strstr(ju_errmsg(), "JITUNWIND_JITDUMP_MAX"), "%s: message: %s", bad[i], ju_errmsg());
@@ -138,7 +137,7 @@ static void environment_sets_the_cap(void)
 	static const char *const good[] = { "1", "64k", "3M", "1g", "2T", "unlimited", "" };
 	for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
 		setenv("JITUNWIND_JITDUMP_MAX", good[i], 1);
-		ju_options o = { .channels = JU_CH_UNWINDER };
+		ju_options o = { .sz = sizeof(ju_options), .channels = JU_CH_UNWINDER };
 		ju_ctx *c = NULL;
 		CHECK_RC(ju_open(&o, &c), 0);
 		if (c)

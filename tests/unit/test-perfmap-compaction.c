@@ -47,14 +47,13 @@ static bool live[SLOTS];
 static ju_blob blob(size_t slot, unsigned gen)
 {
 	snprintf(names[slot], sizeof names[slot], "c:%zu.%u", slot, gen);
-	return (ju_blob){
-		.start = R + slot * SLOT, .size = 32, .name = names[slot], .frame = { .kind = JU_FRAME_LEAF }
+	return (ju_blob){ .sz = sizeof(ju_blob), .start = R + slot * SLOT, .size = 32, .name = names[slot], .frame = { .kind = JU_FRAME_LEAF }
 	};
 }
 
 static ju_ctx *open_map(void)
 {
-	ju_options o = { .channels = JU_CH_PERFMAP, .flags = JU_OPT_NO_ENV };
+	ju_options o = { .sz = sizeof(ju_options), .channels = JU_CH_PERFMAP, .flags = JU_OPT_NO_ENV };
 	ju_ctx *ctx = NULL;
 	CHECK_RC(ju_open(&o, &ctx), 0);
 	return ctx;

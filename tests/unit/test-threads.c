@@ -163,7 +163,7 @@ static int make_code(void)
 
 static ju_blob blob_of(size_t i)
 {
-	return (ju_blob){ .start = code + i * SLOT, .size = slots[i].size, .name = "stress",
+	return (ju_blob){ .sz = sizeof(ju_blob), .start = code + i * SLOT, .size = slots[i].size, .name = "stress",
 			  .frame = slots[i].frame };
 }
 
@@ -414,7 +414,7 @@ static void reset_counters(void)
 static int run_phase(const char *name, uint32_t channels)
 {
 	reset_counters();
-	ju_options o = { .channels = channels, .flags = JU_OPT_NO_ENV };
+	ju_options o = { .sz = sizeof(ju_options), .channels = channels, .flags = JU_OPT_NO_ENV };
 	int rc = ju_open(&o, &ctx);
 	if (rc) {
 		printf("FAIL %s: ju_open: %s: %s\n", name, ju_strerror(rc), ju_errmsg());

@@ -68,7 +68,7 @@ struct tj_publisher {
 static int channels_of(const char *spec, ju_options *opt, char *err, size_t errlen)
 {
 	/* the command line wins over the JITUNWIND environment variable */
-	*opt = (ju_options){ .flags = JU_OPT_NO_ENV };
+	*opt = (ju_options){ .sz = sizeof(ju_options), .flags = JU_OPT_NO_ENV };
 	if (strcmp(spec, "all") == 0) {
 		opt->channels = JU_CH_ALL;
 		return 0;
@@ -110,7 +110,7 @@ int tj_publish_open(const char *spec, tj_publisher **out, char *err, size_t errl
 	*out = NULL;
 	if (spec && strcmp(spec, "none") == 0)
 		return 0;
-	ju_options opt = { 0 };
+	ju_options opt = { .sz = sizeof(ju_options) };
 	if (spec && channels_of(spec, &opt, err, errlen))
 		return -1;
 	tj_publisher *pub = calloc(1, sizeof *pub);
@@ -173,6 +173,7 @@ int tj_publish_program(tj_publisher *pub, const tj_jit *j, const tj_program *p,
 		}
 		pub->n_names++;
 		snprintf(pub->names[i], len, "tj:%s", p->funcs[i].name);
+		b->sz = sizeof *b;
 		b->start = f->code;
 		b->size = f->size;
 		b->name = pub->names[i];
