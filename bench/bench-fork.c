@@ -48,7 +48,8 @@ static void die(const char *what, int err)
 static ju_blob blob_at(size_t slot, unsigned gen)
 {
 	snprintf(names[slot], sizeof names[slot], "bench:%zu.%u", slot, gen);
-	return (ju_blob){ .sz = sizeof(ju_blob), .start = R + slot * SLOT,
+	return (ju_blob){ .sz = sizeof(ju_blob),
+			  .start = R + slot * SLOT,
 			  .size = SIZE,
 			  .name = names[slot],
 			  .frame = { .kind = JU_FRAME_REGION, .u.region = { 16, -16, -8 } } };
@@ -56,7 +57,10 @@ static ju_blob blob_at(size_t slot, unsigned gen)
 
 static ju_ctx *open_ctx(uint32_t channels)
 {
-	ju_options o = { .sz = sizeof(ju_options), .channels = channels, .flags = JU_OPT_NO_ENV, .jitdump_dir = dump_dir };
+	ju_options o = { .sz = sizeof(ju_options),
+			 .channels = channels,
+			 .flags = JU_OPT_NO_ENV,
+			 .jitdump_dir = dump_dir };
 	ju_ctx *ctx;
 	int err = ju_open(&o, &ctx);
 	if (err)

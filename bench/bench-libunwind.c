@@ -46,7 +46,11 @@ static uint64_t next_rand(uint64_t *s)
 
 static int publish(ju_ctx *c, uint8_t *at)
 {
-	ju_blob b = { .sz = sizeof(ju_blob), .start = at, .size = 32, .name = "bench", .frame = { .kind = JU_FRAME_LEAF } };
+	ju_blob b = { .sz = sizeof(ju_blob),
+		      .start = at,
+		      .size = 32,
+		      .name = "bench",
+		      .frame = { .kind = JU_FRAME_LEAF } };
 	int rc = ju_publish(c, &b);
 	if (rc)
 		fprintf(stderr, "ju_publish: %s\n", ju_errmsg());

@@ -52,7 +52,10 @@ static ju_blob blob_at(size_t slot)
 {
 	if (!names[slot][0])
 		snprintf(names[slot], sizeof names[slot], "bench:%zu", slot);
-	return (ju_blob){ .sz = sizeof(ju_blob), .start = R + slot * SLOT, .size = 48, .name = names[slot],
+	return (ju_blob){ .sz = sizeof(ju_blob),
+			  .start = R + slot * SLOT,
+			  .size = 48,
+			  .name = names[slot],
 			  .frame = { .kind = JU_FRAME_REGION, .u.region = { 16, -16, -8 } } };
 }
 
@@ -145,7 +148,9 @@ static void bench_publish(size_t max)
 	printf("   growth 1k->max\n");
 	for (size_t k = 0; k < sizeof configs / sizeof configs[0]; k++) {
 		ju_ctx *probe;
-		ju_options o = { .sz = sizeof(ju_options), .channels = configs[k].mask, .flags = JU_OPT_NO_ENV };
+		ju_options o = { .sz = sizeof(ju_options),
+				 .channels = configs[k].mask,
+				 .flags = JU_OPT_NO_ENV };
 		if (configs[k].mask != NONE && ju_open(&o, &probe)) {
 			printf("%-18s skipped: %s\n", configs[k].name, ju_errmsg());
 			continue;
@@ -254,9 +259,15 @@ static double backtrace_with(size_t n_fake)
 	ju_ctx *c = open_ctx(all_but_jitdump());
 	static const ju_range epi[] = { { 17, 18 } };
 	ju_blob real[2] = {
-		{ .sz = sizeof(ju_blob), .start = code, .size = 18, .name = "jit_a",
+		{ .sz = sizeof(ju_blob),
+		  .start = code,
+		  .size = 18,
+		  .name = "jit_a",
 		  .frame = { .kind = JU_FRAME_FP, .u.fp = { 1, 4, epi, 1 } } },
-		{ .sz = sizeof(ju_blob), .start = code + 64, .size = 18, .name = "jit_b",
+		{ .sz = sizeof(ju_blob),
+		  .start = code + 64,
+		  .size = 18,
+		  .name = "jit_b",
 		  .frame = { .kind = JU_FRAME_FP, .u.fp = { 1, 4, epi, 1 } } },
 	};
 	fill(c, 0, n_fake, BATCH);
@@ -492,9 +503,15 @@ static void bench_ir_backtrace(size_t n)
 	ju_ctx *c = open_ctx(all_but_jitdump());
 	static const ju_range epi[] = { { 17, 18 } };
 	ju_blob real[2] = {
-		{ .sz = sizeof(ju_blob), .start = code, .size = 18, .name = "jit_a",
+		{ .sz = sizeof(ju_blob),
+		  .start = code,
+		  .size = 18,
+		  .name = "jit_a",
 		  .frame = { .kind = JU_FRAME_FP, .u.fp = { 1, 4, epi, 1 } } },
-		{ .sz = sizeof(ju_blob), .start = code + 64, .size = 18, .name = "jit_b",
+		{ .sz = sizeof(ju_blob),
+		  .start = code + 64,
+		  .size = 18,
+		  .name = "jit_b",
 		  .frame = { .kind = JU_FRAME_FP, .u.fp = { 1, 4, epi, 1 } } },
 	};
 	fill(c, 0, n, BATCH);

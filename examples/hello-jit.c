@@ -117,10 +117,18 @@ int main(void)
 	static const ju_line lines[] = { { 0, 1 }, { 4, 2 }, { 16, 3 } };
 	const ju_cfi_range cfi = { 0, (uint32_t)inner_size, inner_cfi, sizeof inner_cfi };
 	ju_blob blobs[2] = {
-		{ .sz = sizeof(ju_blob), .start = code, .size = outer_size, .name = "jit_outer",
+		{ .sz = sizeof(ju_blob),
+		  .start = code,
+		  .size = outer_size,
+		  .name = "jit_outer",
 		  .frame = { .kind = JU_FRAME_FP, .u.fp = { 1, 4, &epilogue, 1 } },
-		  .file = "hello.jit", .lines = lines, .n_lines = 3 },
-		{ .sz = sizeof(ju_blob), .start = code + 0x40, .size = inner_size, .name = "jit_inner",
+		  .file = "hello.jit",
+		  .lines = lines,
+		  .n_lines = 3 },
+		{ .sz = sizeof(ju_blob),
+		  .start = code + 0x40,
+		  .size = inner_size,
+		  .name = "jit_inner",
 		  .frame = { .kind = JU_FRAME_CFI, .u.cfi = { &cfi, 1 } } },
 	};
 	err = ju_publish_batch(ctx, blobs, 2);

@@ -57,7 +57,8 @@ extern "C" {
 #define JU_VERSION_MINOR 2
 #define JU_VERSION_PATCH 0
 /* The version this header belongs to, as ju_version() encodes it. */
-#define JU_VERSION_NUMBER(major, minor, patch) ((uint32_t)(major) << 16 | (uint32_t)(minor) << 8 | (uint32_t)(patch))
+#define JU_VERSION_NUMBER(major, minor, patch)                                                               \
+	((uint32_t)(major) << 16 | (uint32_t)(minor) << 8 | (uint32_t)(patch))
 #define JU_VERSION JU_VERSION_NUMBER(JU_VERSION_MAJOR, JU_VERSION_MINOR, JU_VERSION_PATCH)
 
 /* Error codes.  All are negative; 0 is success. */

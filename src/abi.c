@@ -71,8 +71,9 @@ int ju__blobs_in(const ju_blob *blobs, size_t n, const ju_blob **out, ju_blob **
 	size_t stride = blobs[0].sz;
 	for (size_t i = 0; stride == sizeof(ju_blob) && i < n; i++)
 		if (blobs[i].sz != stride)
-			return JU_FAIL(JU_EINVAL, "blob %zu: sz is %zu, blob 0's is %zu: one array has one size",
-				       i, blobs[i].sz, stride);
+			return JU_FAIL(JU_EINVAL,
+				       "blob %zu: sz is %zu, blob 0's is %zu: one array has one size", i,
+				       blobs[i].sz, stride);
 	if (stride == sizeof(ju_blob)) { /* this version's callers: read in place */
 		*out = blobs;
 		return 0;
@@ -87,10 +88,11 @@ int ju__blobs_in(const ju_blob *blobs, size_t n, const ju_blob **out, ju_blob **
 		return JU_FAIL(JU_ENOMEM, "out of memory for a batch of %zu blobs", n);
 	for (size_t i = 0; i < n; i++) {
 		const ju_blob *b = (const ju_blob *)((const uint8_t *)blobs + i * stride);
-		int err = b->sz != stride ? JU_FAIL(JU_EINVAL,
-						    "blob %zu: sz is %zu, blob 0's is %zu: one array has one size",
-						    i, b->sz, stride)
-					  : ju__blob_in(b, i, &v[i]);
+		int err = b->sz != stride
+				  ? JU_FAIL(JU_EINVAL,
+					    "blob %zu: sz is %zu, blob 0's is %zu: one array has one size", i,
+					    b->sz, stride)
+				  : ju__blob_in(b, i, &v[i]);
 		if (err) {
 			free(v);
 			return err;

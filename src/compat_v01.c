@@ -44,9 +44,9 @@ V01(ju_open) int ju_open_v01(const ju_options_v01 *o, ju_ctx **out)
 {
 	if (!o)
 		return ju_open(NULL, out);
-	ju_options n = JU_OPTIONS(.channels = o->channels, .flags = o->flags, .jitdump_dir = o->jitdump_dir,
-				  .log = o->log, .log_arg = o->log_arg,
-				  .jitdump_max_bytes = o->jitdump_max_bytes);
+	ju_options n =
+		JU_OPTIONS(.channels = o->channels, .flags = o->flags, .jitdump_dir = o->jitdump_dir,
+			   .log = o->log, .log_arg = o->log_arg, .jitdump_max_bytes = o->jitdump_max_bytes);
 	return ju_open(&n, out);
 }
 

@@ -348,12 +348,23 @@ static int make_jit(void)
 
 	cr = (ju_cfi_range){ 0, (uint32_t)cfi_size, insns, n_insns };
 	ju_blob b[3] = {
-		{ .sz = sizeof(ju_blob), .start = code + AT_FP, .size = fp_size, .name = "jit:fp",
+		{ .sz = sizeof(ju_blob),
+		  .start = code + AT_FP,
+		  .size = fp_size,
+		  .name = "jit:fp",
 		  .frame = { .kind = JU_FRAME_FP, .u.fp = { FP_PUSH_END, FP_SET_END, &epi, 1 } },
-		  .file = fp_file, .lines = fp_lines, .n_lines = 3 },
-		{ .sz = sizeof(ju_blob), .start = code + AT_CFI, .size = cfi_size, .name = "jit:cfi",
+		  .file = fp_file,
+		  .lines = fp_lines,
+		  .n_lines = 3 },
+		{ .sz = sizeof(ju_blob),
+		  .start = code + AT_CFI,
+		  .size = cfi_size,
+		  .name = "jit:cfi",
 		  .frame = { .kind = JU_FRAME_CFI, .u.cfi = { &cr, 1 } } },
-		{ .sz = sizeof(ju_blob), .start = code + AT_REGION, .size = region_size, .name = "jit:region",
+		{ .sz = sizeof(ju_blob),
+		  .start = code + AT_REGION,
+		  .size = region_size,
+		  .name = "jit:region",
 		  .frame = { .kind = JU_FRAME_REGION, .u.region = { 16, -16, -8 } } },
 	};
 	blob_defs[0] = (frame_def){ "jit:fp", (uintptr_t)b[0].start, (uintptr_t)b[0].start + fp_size, "fp", 1 };

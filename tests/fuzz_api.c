@@ -57,7 +57,8 @@ static const uint8_t cfi_insns[] = { 0x41, 0x0e, 0x10 }; /* advance 1; def_cfa_o
 
 static ju_blob blob_of(size_t slot, uint8_t place, uint8_t kind, ju_cfi_range *cr)
 {
-	ju_blob b = { .sz = sizeof(ju_blob), .start = R + slot * SLOT + places[place].off,
+	ju_blob b = { .sz = sizeof(ju_blob),
+		      .start = R + slot * SLOT + places[place].off,
 		      .size = places[place].size,
 		      .name = "fuzz" };
 	switch (kind % 4) {
@@ -164,7 +165,9 @@ static void check_state(void)
 
 static void open_ctx(void)
 {
-	ju_options o = { .sz = sizeof(ju_options), .channels = JU_CH_UNWINDER | JU_CH_GDB, .flags = JU_OPT_NO_ENV };
+	ju_options o = { .sz = sizeof(ju_options),
+			 .channels = JU_CH_UNWINDER | JU_CH_GDB,
+			 .flags = JU_OPT_NO_ENV };
 	int rc = ju_open(&o, &ctx);
 	if (rc)
 		die("ju_open", rc, 0);

@@ -135,7 +135,8 @@ static ju_blob emit_old(int i, ju_range *epilogue)
 	*epilogue = (ju_range){ (uint32_t)n, (uint32_t)n + 1 };
 	p[n++] = 0xc3;
 	snprintf(old_names[i], sizeof old_names[i], "old_%d", i);
-	return (ju_blob){ .sz = sizeof(ju_blob), .start = p,
+	return (ju_blob){ .sz = sizeof(ju_blob),
+			  .start = p,
 			  .size = OLD_SIZE,
 			  .name = old_names[i],
 			  .frame = { .kind = JU_FRAME_FP, .u.fp = { 1, 4, epilogue, 1 } } };
@@ -163,7 +164,8 @@ static ju_blob emit_new(const reuse *r, new_blob *b)
 	k[4] = 0x0e, k[5] = 8;                          /* DW_CFA_def_cfa_offset 8 */
 	b->cr = (ju_cfi_range){ 0, (uint32_t)b->size, b->insns, 6 };
 	snprintf(b->name, sizeof b->name, "new_%d", r->slot);
-	return (ju_blob){ .sz = sizeof(ju_blob), .start = b->start,
+	return (ju_blob){ .sz = sizeof(ju_blob),
+			  .start = b->start,
 			  .size = b->size,
 			  .name = b->name,
 			  .frame = { .kind = JU_FRAME_CFI, .u.cfi = { &b->cr, 1 } } };
@@ -240,7 +242,9 @@ static int publish_old(void)
 	__builtin___clear_cache((char *)code, (char *)code + (size_t)N_OLD * SLOT);
 	if (set_code_writable(0))
 		return -1;
-	ju_options o = { .sz = sizeof(ju_options), .channels = JU_CH_UNWINDER | JU_CH_GDB, .flags = JU_OPT_NO_ENV };
+	ju_options o = { .sz = sizeof(ju_options),
+			 .channels = JU_CH_UNWINDER | JU_CH_GDB,
+			 .flags = JU_OPT_NO_ENV };
 	int rc = ju_open(&o, &ctx);
 	if (rc)
 		return fail_rc("ju_open", rc);

@@ -42,7 +42,9 @@ int main(int argc, char **argv)
 		mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (code == MAP_FAILED)
 		return 1;
-	ju_options o = { .sz = sizeof(ju_options), .channels = JU_CH_DEFAULT | JU_CH_PERFMAP, .flags = JU_OPT_NO_ENV };
+	ju_options o = { .sz = sizeof(ju_options),
+			 .channels = JU_CH_DEFAULT | JU_CH_PERFMAP,
+			 .flags = JU_OPT_NO_ENV };
 	ju_ctx *ctx;
 	int err = ju_open(&o, &ctx);
 	if (err)
@@ -50,7 +52,11 @@ int main(int argc, char **argv)
 	if (!(ju_channels(ctx) & JU_CH_PERFMAP))
 		die("the perf map channel is off", JU_ENOCONSUMER);
 	put_spin(code, 1);
-	ju_blob old = { .sz = sizeof(ju_blob), .start = code, .size = 64, .name = "old_spin", .frame = { .kind = JU_FRAME_LEAF } };
+	ju_blob old = { .sz = sizeof(ju_blob),
+			.start = code,
+			.size = 64,
+			.name = "old_spin",
+			.frame = { .kind = JU_FRAME_LEAF } };
 	if ((err = ju_publish(ctx, &old)))
 		die("publish old_spin", err);
 	((void (*)(void))code)();
@@ -58,7 +64,11 @@ int main(int argc, char **argv)
 		die("unpublish old_spin", err);
 	uint8_t *at = code + (overlap ? 16 : 0);
 	put_spin(at, 1000000);
-	ju_blob fresh = { .sz = sizeof(ju_blob), .start = at, .size = 16, .name = "new_spin", .frame = { .kind = JU_FRAME_LEAF } };
+	ju_blob fresh = { .sz = sizeof(ju_blob),
+			  .start = at,
+			  .size = 16,
+			  .name = "new_spin",
+			  .frame = { .kind = JU_FRAME_LEAF } };
 	if ((err = ju_publish(ctx, &fresh)))
 		die("publish new_spin", err);
 	struct timespec t0, t;

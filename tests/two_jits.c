@@ -74,7 +74,8 @@ static void *ju_thread(void *arg)
 	for (double end = now() + seconds; now() < end;) {
 		size_t i = next_rand(&seed) % SLOTS;
 		if (!ju_live[i] && live < JU_LIVE) {
-			ju_blob b = { .sz = sizeof(ju_blob), .start = ju_code + i * SLOT,
+			ju_blob b = { .sz = sizeof(ju_blob),
+				      .start = ju_code + i * SLOT,
 				      .size = 16,
 				      .name = ju_names[i],
 				      .frame = { .kind = JU_FRAME_LEAF } };
@@ -145,7 +146,9 @@ int main(int argc, char **argv)
 		snprintf(ju_names[i], sizeof ju_names[i], "ju:f%zu", i);
 		snprintf(orc_names[i], sizeof orc_names[i], "orc:f%zu", i);
 	}
-	ju_options o = { .sz = sizeof(ju_options), .channels = JU_CH_GDB, .flags = JU_OPT_NO_ENV, .log = on_log };
+	ju_options o = {
+		.sz = sizeof(ju_options), .channels = JU_CH_GDB, .flags = JU_OPT_NO_ENV, .log = on_log
+	};
 	if (ju_open(&o, &ctx))
 		return fprintf(stderr, "ju_open: %s\n", ju_errmsg()), 2;
 	printf("%s\n", gdb_mode);

@@ -94,7 +94,8 @@ int main(int argc, char **argv)
 	ju_ctx *ctx;
 	const char *via = argc > 2 ? argv[2] : "gdb";
 	bool late = !strcmp(via, "late");
-	ju_options o = { .sz = sizeof(ju_options), .channels = !strcmp(via, "perfmap")   ? JU_CH_PERFMAP
+	ju_options o = { .sz = sizeof(ju_options),
+			 .channels = !strcmp(via, "perfmap")   ? JU_CH_PERFMAP
 				     : !strcmp(via, "jitdump") ? JU_CH_JITDUMP
 							       : JU_CH_GDB,
 			 .flags = JU_OPT_NO_ENV,
@@ -107,7 +108,10 @@ int main(int argc, char **argv)
 	for (int gen = 0; now() < end; gen++) {
 		char name[32];
 		snprintf(name, sizeof name, "gen:%d", gen);
-		ju_blob b = { .sz = sizeof(ju_blob), .start = code, .size = emit(code), .name = name,
+		ju_blob b = { .sz = sizeof(ju_blob),
+			      .start = code,
+			      .size = emit(code),
+			      .name = name,
 			      .frame = { .kind = JU_FRAME_FP, .u.fp = { 1, 4, NULL, 0 } } };
 		if (late) {
 			late_ctx = ctx;

@@ -25,7 +25,10 @@ int main(void)
 	static char names[N][24];
 	for (int i = 0; i < N; i++) {
 		snprintf(names[i], sizeof names[i], "leaf:%d", i);
-		b[i] = (ju_blob){ .sz = sizeof(ju_blob), .start = code + i * SLOT, .size = SLOT, .name = names[i],
+		b[i] = (ju_blob){ .sz = sizeof(ju_blob),
+				  .start = code + i * SLOT,
+				  .size = SLOT,
+				  .name = names[i],
 				  .frame = { .kind = JU_FRAME_LEAF } };
 	}
 	ju_options o = { .sz = sizeof(ju_options), .channels = JU_CH_GDB, .flags = JU_OPT_NO_ENV };

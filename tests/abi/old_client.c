@@ -133,7 +133,8 @@ static void c_expect(FILE *f, const char *name, void *fn)
 {
 	Dl_info d;
 	const ElfW(Sym) *sym = NULL;
-	size_t size = dladdr1(fn, &d, (void **)&sym, RTLD_DL_SYMENT) && sym && sym->st_size ? sym->st_size : 1;
+	size_t size =
+		dladdr1(fn, &d, (void **)&sym, RTLD_DL_SYMENT) && sym && sym->st_size ? sym->st_size : 1;
 	write_expect(f, name, fn, size, "c");
 }
 
@@ -222,10 +223,14 @@ int main(int argc, char **argv)
 		0x50, 0x0e, 8,  /* DW_CFA_advance_loc 16; DW_CFA_def_cfa_offset 8 */
 	};
 	const ju_cfi_range cfi = { 0, (uint32_t)inner_size, inner_cfi, sizeof inner_cfi };
-	ju_blob inner = { .start = code + 0x40, .size = inner_size, .name = "jit_inner",
+	ju_blob inner = { .start = code + 0x40,
+			  .size = inner_size,
+			  .name = "jit_inner",
 			  .frame = { .kind = JU_FRAME_CFI, .u.cfi = { &cfi, 1 } } };
 	ju_blob batch[2] = {
-		{ .start = code, .size = outer_size, .name = "jit_outer",
+		{ .start = code,
+		  .size = outer_size,
+		  .name = "jit_outer",
 		  .frame = { .kind = JU_FRAME_FP, .u.fp = { 1, 4, &epilogue, 1 } } },
 		{ .start = code + 0x80, .size = 1, .name = "jit_leaf", .frame = { .kind = JU_FRAME_LEAF } },
 	};

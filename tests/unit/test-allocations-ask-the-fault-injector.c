@@ -99,7 +99,8 @@ int main(void)
 	static char names[N][16];
 	for (size_t i = 0; i < N; i++) {
 		snprintf(names[i], sizeof names[i], "aa:%zu", i);
-		b[i] = (ju_blob){ .sz = sizeof(ju_blob), .start = R + 64 * i,
+		b[i] = (ju_blob){ .sz = sizeof(ju_blob),
+				  .start = R + 64 * i,
 				  .size = 32,
 				  .name = names[i],
 				  .frame = { .kind = JU_FRAME_FP, .u.fp = { 1, 4, NULL, 0 } },
@@ -108,7 +109,9 @@ int main(void)
 				  .n_lines = 2 };
 	}
 
-	ju_options o = { .sz = sizeof(ju_options), .channels = JU_CH_ALL, .flags = JU_OPT_NO_ENV, .jitdump_dir = dir };
+	ju_options o = {
+		.sz = sizeof(ju_options), .channels = JU_CH_ALL, .flags = JU_OPT_NO_ENV, .jitdump_dir = dir
+	};
 	ju_ctx *ctx = NULL;
 	arm();
 	int rc = ju_open(&o, &ctx);

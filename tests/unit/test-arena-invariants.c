@@ -82,7 +82,10 @@ static const uint8_t no_insns[1] = { 0 }; /* DW_CFA_nop */
 static ju_blob blob_of(size_t i, ju_cfi_range cr[2])
 {
 	uint32_t size = blob_size(i);
-	ju_blob b = { .sz = sizeof(ju_blob), .start = R + i * SLOT, .size = size, .name = "blob",
+	ju_blob b = { .sz = sizeof(ju_blob),
+		      .start = R + i * SLOT,
+		      .size = size,
+		      .name = "blob",
 		      .frame = { .kind = JU_FRAME_LEAF } };
 	if (two_ranges(i)) {
 		cr[0] = (ju_cfi_range){ 0, 8, no_insns, 1 };
@@ -496,7 +499,10 @@ static void far_apart(void)
 	const size_t offs[] = { G / 2, 0, 3 * G - 64, G + G / 4, 2 * G + G / 2, G / 2 + 4096, 2 * G };
 	enum { N_FAR = sizeof offs / sizeof *offs };
 	for (size_t i = 0; i < N_FAR; i++) {
-		ju_blob b = { .sz = sizeof(ju_blob), .start = big + offs[i], .size = 32, .name = "far",
+		ju_blob b = { .sz = sizeof(ju_blob),
+			      .start = big + offs[i],
+			      .size = 32,
+			      .name = "far",
 			      .frame = { .kind = JU_FRAME_LEAF } };
 		CHECK_RC(ju_publish(ctx, &b), 0);
 		n_live++;
@@ -542,7 +548,8 @@ int main(void)
 	R = mmap(NULL, (size_t)N_SLOTS * SLOT, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (R == MAP_FAILED)
 		UNIT_SKIP("cannot reserve address space");
-	ju_options o = { .sz = sizeof(ju_options), .channels = JU_CH_UNWINDER | (unw_by_ip ? JU_CH_LIBUNWIND : 0),
+	ju_options o = { .sz = sizeof(ju_options),
+			 .channels = JU_CH_UNWINDER | (unw_by_ip ? JU_CH_LIBUNWIND : 0),
 			 .flags = JU_OPT_NO_ENV };
 	int rc = ju_open(&o, &ctx);
 	if (rc) {

@@ -20,7 +20,11 @@ static uint8_t *R; /* an inaccessible reservation: addresses, never run */
 /* A valid blob at offset `at` of the reservation. */
 static ju_blob good(uint32_t at, uint32_t size, const char *name)
 {
-	return (ju_blob){ .sz = sizeof(ju_blob), .start = R + at, .size = size, .name = name, .frame = { .kind = JU_FRAME_LEAF } };
+	return (ju_blob){ .sz = sizeof(ju_blob),
+			  .start = R + at,
+			  .size = size,
+			  .name = name,
+			  .frame = { .kind = JU_FRAME_LEAF } };
 }
 
 static bool unwinder_finds(const void *pc)

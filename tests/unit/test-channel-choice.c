@@ -64,7 +64,11 @@ static void open_as(const char *env, const ju_options *o, int want_rc, uint32_t 
 		return;
 	}
 	CHECK(ju_channels(c) == want_ch, "%s: channels %#x, want %#x", what, ju_channels(c), want_ch);
-	ju_blob b = { .sz = sizeof(ju_blob), .start = R + 0x100, .size = 16, .name = "cc:blob", .frame = { .kind = JU_FRAME_LEAF } };
+	ju_blob b = { .sz = sizeof(ju_blob),
+		      .start = R + 0x100,
+		      .size = 16,
+		      .name = "cc:blob",
+		      .frame = { .kind = JU_FRAME_LEAF } };
 	CHECK_RC(ju_publish(c, &b), 0);
 	CHECK_RC(ju_unpublish_all(c), 0);
 	CHECK_RC(ju_close(c), 0);
@@ -109,7 +113,9 @@ static void words_combine(void)
 	ju_options strict = { .sz = sizeof(ju_options), .channels = JU_CH_DEFAULT, .flags = JU_OPT_STRICT };
 	open_as("default", &strict, 0, IN_MEMORY, "JITUNWIND=default over JU_OPT_STRICT");
 	open_as(NULL, &strict, JU_ENOCONSUMER, 0, "JU_CH_DEFAULT with JU_OPT_STRICT");
-	ju_options dump = { .sz = sizeof(ju_options), .channels = JU_CH_DEFAULT | JU_CH_JITDUMP, .flags = JU_OPT_NO_ENV };
+	ju_options dump = { .sz = sizeof(ju_options),
+			    .channels = JU_CH_DEFAULT | JU_CH_JITDUMP,
+			    .flags = JU_OPT_NO_ENV };
 	open_as("none", &dump, 0, IN_MEMORY | JU_CH_JITDUMP, "JU_CH_DEFAULT | JU_CH_JITDUMP");
 }
 
@@ -122,11 +128,15 @@ static void a_named_channel_must_open(void)
 		open_as(named[i], NULL, JU_ENOCONSUMER, 0, named[i]);
 		CHECK(strstr(ju_errmsg(), "libunwind"), "%s: message: %s", named[i], ju_errmsg());
 	}
-	ju_options o = { .sz = sizeof(ju_options), .channels = JU_CH_UNWINDER | JU_CH_LIBUNWIND, .flags = JU_OPT_NO_ENV };
+	ju_options o = { .sz = sizeof(ju_options),
+			 .channels = JU_CH_UNWINDER | JU_CH_LIBUNWIND,
+			 .flags = JU_OPT_NO_ENV };
 	open_as(NULL, &o, JU_ENOCONSUMER, 0, "JU_CH_UNWINDER | JU_CH_LIBUNWIND");
 	o.channels = JU_CH_LIBUNWIND;
 	open_as(NULL, &o, JU_ENOCONSUMER, 0, "JU_CH_LIBUNWIND");
-	o = (ju_options){ .sz = sizeof(ju_options), .channels = JU_CH_ALL, .flags = JU_OPT_NO_ENV | JU_OPT_STRICT };
+	o = (ju_options){ .sz = sizeof(ju_options),
+			  .channels = JU_CH_ALL,
+			  .flags = JU_OPT_NO_ENV | JU_OPT_STRICT };
 	open_as(NULL, &o, JU_ENOCONSUMER, 0, "JU_CH_ALL with JU_OPT_STRICT");
 }
 
@@ -142,7 +152,9 @@ static void perf_requires_the_files(void)
 	open_as("perf", NULL, JU_EPERM, 0, "JITUNWIND=perf, map unwritable");
 	CHECK(strstr(ju_errmsg(), map), "message: %s", ju_errmsg());
 	open_as("default,perfmap", NULL, JU_EPERM, 0, "JITUNWIND=default,perfmap, map unwritable");
-	ju_options o = { .sz = sizeof(ju_options), .channels = JU_CH_DEFAULT | JU_CH_PERFMAP, .flags = JU_OPT_NO_ENV };
+	ju_options o = { .sz = sizeof(ju_options),
+			 .channels = JU_CH_DEFAULT | JU_CH_PERFMAP,
+			 .flags = JU_OPT_NO_ENV };
 	open_as(NULL, &o, JU_EPERM, 0, "JU_CH_DEFAULT | JU_CH_PERFMAP, map unwritable");
 	open_as("all", NULL, 0, IN_MEMORY | JU_CH_JITDUMP, "JITUNWIND=all, map unwritable");
 	o.channels = JU_CH_ALL;

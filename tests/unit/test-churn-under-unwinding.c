@@ -194,13 +194,17 @@ static int make_code(void)
 
 static ju_blob live_blob_of(size_t j)
 {
-	return (ju_blob){ .sz = sizeof(ju_blob), .start = live_at(j), .size = lives[j].size, .name = "live", .frame = lives[j].frame
-	};
+	return (ju_blob){ .sz = sizeof(ju_blob),
+			  .start = live_at(j),
+			  .size = lives[j].size,
+			  .name = "live",
+			  .frame = lives[j].frame };
 }
 
 static ju_blob churn_blob_of(size_t slot, uint8_t place)
 {
-	return (ju_blob){ .sz = sizeof(ju_blob), .start = slot_at(slot) + places[place].off,
+	return (ju_blob){ .sz = sizeof(ju_blob),
+			  .start = slot_at(slot) + places[place].off,
 			  .size = places[place].size,
 			  .name = "churn",
 			  .frame = { .kind = JU_FRAME_LEAF } };

@@ -32,7 +32,10 @@ static const ju_line rows[] = { { 0, 3 }, { 8, 4 } };
 static ju_blob blob(size_t i)
 {
 	snprintf(names[i], sizeof names[i], "fi:%zu", i);
-	ju_blob b = { .sz = sizeof(ju_blob), .start = R + i * SLOT, .size = 32, .name = names[i],
+	ju_blob b = { .sz = sizeof(ju_blob),
+		      .start = R + i * SLOT,
+		      .size = 32,
+		      .name = names[i],
 		      .frame = { .kind = JU_FRAME_FP, .u.fp = { 1, 4, NULL, 0 } } };
 	if (i % 3 == 0)
 		b.file = "fi.src", b.lines = rows, b.n_lines = 2;

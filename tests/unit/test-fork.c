@@ -41,7 +41,11 @@ static const ju_line rows[] = { { 0, 5 }, { 8, 6 } };
 
 static ju_blob blob(uint32_t at, const char *name, bool lines)
 {
-	ju_blob b = { .sz = sizeof(ju_blob), .start = R + at, .size = 32, .name = name, .frame = { .kind = JU_FRAME_LEAF } };
+	ju_blob b = { .sz = sizeof(ju_blob),
+		      .start = R + at,
+		      .size = 32,
+		      .name = name,
+		      .frame = { .kind = JU_FRAME_LEAF } };
 	if (lines)
 		b.file = "fork.src", b.lines = rows, b.n_lines = 2;
 	return b;
@@ -49,7 +53,9 @@ static ju_blob blob(uint32_t at, const char *name, bool lines)
 
 static ju_ctx *open_files(void)
 {
-	ju_options o = { .sz = sizeof(ju_options), .channels = JU_CH_PERFMAP | JU_CH_JITDUMP, .flags = JU_OPT_NO_ENV,
+	ju_options o = { .sz = sizeof(ju_options),
+			 .channels = JU_CH_PERFMAP | JU_CH_JITDUMP,
+			 .flags = JU_OPT_NO_ENV,
 			 .jitdump_dir = dir };
 	ju_ctx *ctx = NULL;
 	CHECK_RC(ju_open(&o, &ctx), 0);
@@ -407,7 +413,8 @@ static void only_the_blocked_channel_is_off(ju_ctx *a, pid_t me, const char *how
 
 static ju_ctx *open_with_unwinder(void)
 {
-	ju_options o = { .sz = sizeof(ju_options), .channels = JU_CH_UNWINDER | JU_CH_PERFMAP | JU_CH_JITDUMP,
+	ju_options o = { .sz = sizeof(ju_options),
+			 .channels = JU_CH_UNWINDER | JU_CH_PERFMAP | JU_CH_JITDUMP,
 			 .flags = JU_OPT_NO_ENV,
 			 .jitdump_dir = dir };
 	ju_ctx *ctx = NULL;

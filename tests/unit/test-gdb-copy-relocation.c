@@ -37,7 +37,9 @@ static void a_copy_relocated_descriptor_keeps_the_extension(void)
 		return;
 	if (orig == &__jit_debug_descriptor)
 		UNIT_SKIP("this compiler reached the descriptor through the GOT: no copy relocation");
-	ju_options o = { .sz = sizeof(ju_options), .channels = JU_CH_GDB, .flags = JU_OPT_NO_ENV, .log = log_gdb };
+	ju_options o = {
+		.sz = sizeof(ju_options), .channels = JU_CH_GDB, .flags = JU_OPT_NO_ENV, .log = log_gdb
+	};
 	ju_ctx *ctx = NULL;
 	CHECK_RC(ju_open(&o, &ctx), 0);
 	if (!ctx)

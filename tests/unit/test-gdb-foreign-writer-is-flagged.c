@@ -31,7 +31,9 @@ static void a_writer_outside_the_sequence_lock_is_flagged(void)
 	CHECK(d && !memcmp(d->magic, GDBJIT_EXT_MAGIC, GDBJIT_EXT_MAGIC_LEN), "the library's descriptor");
 	if (!d)
 		return;
-	ju_options o = { .sz = sizeof(ju_options), .channels = JU_CH_GDB, .flags = JU_OPT_NO_ENV, .log = on_log };
+	ju_options o = {
+		.sz = sizeof(ju_options), .channels = JU_CH_GDB, .flags = JU_OPT_NO_ENV, .log = on_log
+	};
 	ju_ctx *ctx = NULL;
 	CHECK_RC(ju_open(&o, &ctx), 0);
 	if (!ctx)

@@ -59,7 +59,9 @@ static bool load_copy_b(void)
 static void the_second_copy_shares_the_first_copys_descriptor(void)
 {
 	CHECK((void *)copy_b.open != (void *)ju_open, "copy B is a distinct copy");
-	ju_options o = { .sz = sizeof(ju_options), .channels = JU_CH_GDB, .flags = JU_OPT_NO_ENV, .log = log_b };
+	ju_options o = {
+		.sz = sizeof(ju_options), .channels = JU_CH_GDB, .flags = JU_OPT_NO_ENV, .log = log_b
+	};
 	ju_ctx *ctx = NULL;
 	CHECK_RC(copy_b.open(&o, &ctx), 0);
 	CHECK(strstr(b_log, "shared") != NULL, "copy B says: \"%s\"", b_log);

@@ -342,8 +342,14 @@ static void x86_64_images(void)
 	size_t n = 4 + N_MANY;
 	ju_blob b[4 + N_MANY];
 	for (size_t i = 0; i < n; i++)
-		b[i] = (ju_blob){ .sz = sizeof(ju_blob), region + blobs[i].at, blobs[i].size, blobs[i].name, blobs[i].frame,
-				  blobs[i].n_lines ? "model.src" : NULL, blobs[i].lines, blobs[i].n_lines };
+		b[i] = (ju_blob){ .sz = sizeof(ju_blob),
+				  region + blobs[i].at,
+				  blobs[i].size,
+				  blobs[i].name,
+				  blobs[i].frame,
+				  blobs[i].n_lines ? "model.src" : NULL,
+				  blobs[i].lines,
+				  blobs[i].n_lines };
 	/* a batch, then singles: arenas get merged */
 	CHECK_RC(ju_publish_batch(ctx, b, 104), 0);
 	for (size_t i = 104; i < n; i++)

@@ -37,8 +37,11 @@ static char names[200][16];
 static ju_blob blob(size_t i)
 {
 	snprintf(names[i], sizeof names[i], "cap:%zu", i);
-	return (ju_blob){ .sz = sizeof(ju_blob), .start = R + i * 256, .size = 48, .name = names[i], .frame = { .kind = JU_FRAME_LEAF }
-	};
+	return (ju_blob){ .sz = sizeof(ju_blob),
+			  .start = R + i * 256,
+			  .size = 48,
+			  .name = names[i],
+			  .frame = { .kind = JU_FRAME_LEAF } };
 }
 
 static long dump_size(void)
@@ -53,7 +56,8 @@ static long dump_size(void)
  * holds.  The dump must stay within max bytes. */
 static size_t publish_under_cap(uint64_t opt_max, uint64_t max, size_t n)
 {
-	ju_options o = { .sz = sizeof(ju_options), .channels = JU_CH_UNWINDER | JU_CH_JITDUMP,
+	ju_options o = { .sz = sizeof(ju_options),
+			 .channels = JU_CH_UNWINDER | JU_CH_JITDUMP,
 			 .flags = JU_OPT_NO_ENV,
 			 .jitdump_dir = dir,
 			 .log = count_warnings,

@@ -70,14 +70,21 @@ static size_t n_blobs;
 
 static ju_blob fp_blob(uint32_t at, uint32_t size, const char *name)
 {
-	return (ju_blob){ .sz = sizeof(ju_blob), .start = R + at, .size = size, .name = name,
+	return (ju_blob){ .sz = sizeof(ju_blob),
+			  .start = R + at,
+			  .size = size,
+			  .name = name,
 			  .frame = { .kind = JU_FRAME_FP, .u.fp = { 1, 4, fp_epi, 1 } },
-			  .file = "fp.src", .lines = fp_lines, .n_lines = 3 };
+			  .file = "fp.src",
+			  .lines = fp_lines,
+			  .n_lines = 3 };
 }
 
 static ju_blob other_blob(uint32_t at, uint32_t size, const char *name, enum ju_frame_kind k)
 {
-	ju_blob b = { .sz = sizeof(ju_blob), .start = R + at, .size = size, .name = name, .frame = { .kind = k } };
+	ju_blob b = {
+		.sz = sizeof(ju_blob), .start = R + at, .size = size, .name = name, .frame = { .kind = k }
+	};
 	if (k == JU_FRAME_REGION)
 		b.frame.u.region.cfa_offset = 16, b.frame.u.region.fp_offset = -16,
 		b.frame.u.region.ra_offset = -8;
@@ -326,7 +333,10 @@ static size_t check_dump(const char *path, bool live, bool want_closed)
 
 static ju_ctx *open_dump(const char *dir, int want_rc)
 {
-	ju_options o = { .sz = sizeof(ju_options), .channels = JU_CH_JITDUMP, .flags = JU_OPT_NO_ENV, .jitdump_dir = dir };
+	ju_options o = { .sz = sizeof(ju_options),
+			 .channels = JU_CH_JITDUMP,
+			 .flags = JU_OPT_NO_ENV,
+			 .jitdump_dir = dir };
 	ju_ctx *ctx = NULL;
 	CHECK_RC(ju_open(&o, &ctx), want_rc);
 	return ctx;
@@ -473,7 +483,8 @@ static void room_after_is_what_perf_needs(void)
 	char dir[300], path[400];
 	snprintf(dir, sizeof dir, "%s/room", top);
 	mkdir(dir, 0755);
-	ju_options o = { .sz = sizeof(ju_options), .channels = JU_CH_JITDUMP,
+	ju_options o = { .sz = sizeof(ju_options),
+			 .channels = JU_CH_JITDUMP,
 			 .flags = JU_OPT_NO_ENV,
 			 .jitdump_dir = dir,
 			 .log = count_room_warning };

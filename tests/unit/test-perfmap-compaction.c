@@ -47,8 +47,11 @@ static bool live[SLOTS];
 static ju_blob blob(size_t slot, unsigned gen)
 {
 	snprintf(names[slot], sizeof names[slot], "c:%zu.%u", slot, gen);
-	return (ju_blob){ .sz = sizeof(ju_blob), .start = R + slot * SLOT, .size = 32, .name = names[slot], .frame = { .kind = JU_FRAME_LEAF }
-	};
+	return (ju_blob){ .sz = sizeof(ju_blob),
+			  .start = R + slot * SLOT,
+			  .size = 32,
+			  .name = names[slot],
+			  .frame = { .kind = JU_FRAME_LEAF } };
 }
 
 static ju_ctx *open_map(void)

@@ -84,7 +84,10 @@ static ju_ctx *open_map(int want)
 
 static ju_blob leaf(uint32_t at, uint32_t size, const char *name)
 {
-	return (ju_blob){ .sz = sizeof(ju_blob), .start = R + at, .size = size, .name = name,
+	return (ju_blob){ .sz = sizeof(ju_blob),
+			  .start = R + at,
+			  .size = size,
+			  .name = name,
 			  .frame = { .kind = JU_FRAME_LEAF } };
 }
 
@@ -179,7 +182,9 @@ static void failed_publish_leaves_the_map_as_it_was(void)
  * took its lines -- takes those lines back: all of the publish or none. */
 static void publish_failing_in_the_jitdump_leaves_no_map_lines(void)
 {
-	ju_options o = { .sz = sizeof(ju_options), .channels = JU_CH_PERFMAP | JU_CH_JITDUMP, .flags = JU_OPT_NO_ENV };
+	ju_options o = { .sz = sizeof(ju_options),
+			 .channels = JU_CH_PERFMAP | JU_CH_JITDUMP,
+			 .flags = JU_OPT_NO_ENV };
 	ju_ctx *ctx = NULL;
 	CHECK_RC(ju_open(&o, &ctx), 0);
 	if (!ctx)

@@ -245,7 +245,8 @@ static uint64_t next_rand(uint64_t *s)
 
 static ju_blob churn_blob(size_t s, uint8_t off)
 {
-	return (ju_blob){ .sz = sizeof(ju_blob), .start = slot_at(s) + off,
+	return (ju_blob){ .sz = sizeof(ju_blob),
+			  .start = slot_at(s) + off,
 			  .size = 32u - off,
 			  .name = "churn",
 			  .frame = { .kind = JU_FRAME_LEAF } };
@@ -319,11 +320,13 @@ static int publish_all(void)
 {
 	static ju_blob all[N_SLOTS];
 	size_t n = 0;
-	all[n++] = (ju_blob){ .sz = sizeof(ju_blob), .start = slot_at(0),
+	all[n++] = (ju_blob){ .sz = sizeof(ju_blob),
+			      .start = slot_at(0),
 			      .size = outer_size,
 			      .name = "outer",
 			      .frame = { .kind = JU_FRAME_FP, .u.fp = { 1, 4, &outer_epilogue, 1 } } };
-	all[n++] = (ju_blob){ .sz = sizeof(ju_blob), .start = slot_at(1),
+	all[n++] = (ju_blob){ .sz = sizeof(ju_blob),
+			      .start = slot_at(1),
 			      .size = inner_size,
 			      .name = "inner",
 			      .frame = { .kind = JU_FRAME_CFI, .u.cfi = { &inner_cfi, 1 } } };
@@ -360,7 +363,8 @@ static int run(int argc, char **argv)
 		UNIT_SKIP("JU_SIGNAL_SECONDS=%s is not a positive number of seconds", env);
 	CHECK(make_code() == 0, "code region: %s", strerror(errno));
 
-	ju_options o = { .sz = sizeof(ju_options), .channels = method == M_UNW ? JU_CH_LIBUNWIND | JU_CH_UNWINDER : JU_CH_UNWINDER,
+	ju_options o = { .sz = sizeof(ju_options),
+			 .channels = method == M_UNW ? JU_CH_LIBUNWIND | JU_CH_UNWINDER : JU_CH_UNWINDER,
 			 .flags = JU_OPT_NO_ENV | JU_OPT_STRICT };
 	CHECK_RC(ju_open(&o, &ctx), 0);
 	for (size_t t = 0; t < N_PUBLISHERS; t++)

@@ -123,7 +123,8 @@ int main(void)
 	CHECK(strcmp(ju_strerror(JU_ENOTSUP), "unknown error"), "JU_ENOTSUP has a description");
 	options_rule();
 	ju_ctx *ctx;
-	CHECK_RC(ju_open(&JU_OPTIONS(.channels = JU_CH_UNWINDER | JU_CH_GDB, .flags = JU_OPT_NO_ENV), &ctx), 0);
+	CHECK_RC(ju_open(&JU_OPTIONS(.channels = JU_CH_UNWINDER | JU_CH_GDB, .flags = JU_OPT_NO_ENV), &ctx),
+		 0);
 	blob_rule(ctx);
 	batch_stride(ctx);
 	CHECK_RC(ju_close(ctx), 0);

@@ -163,7 +163,10 @@ static int make_code(void)
 
 static ju_blob blob_of(size_t i)
 {
-	return (ju_blob){ .sz = sizeof(ju_blob), .start = code + i * SLOT, .size = slots[i].size, .name = "stress",
+	return (ju_blob){ .sz = sizeof(ju_blob),
+			  .start = code + i * SLOT,
+			  .size = slots[i].size,
+			  .name = "stress",
 			  .frame = slots[i].frame };
 }
 
