@@ -57,7 +57,7 @@ LIB_A        := $(BUILD)/libjitunwind.a
 LIB_INTERNAL := $(BUILD)/libjitunwind-internal.a
 PC           := $(BUILD)/jitunwind.pc
 
-.PHONY: all lib deps test-deps fresh-deps check check-run check-fresh demo install uninstall clean bench fuzz format format-check
+.PHONY: all lib deps test-deps fresh-deps check check-run check-fresh demo install uninstall clean bench fuzz format format-check abi-baseline
 
 all: lib
 lib: $(LIB_SO) $(LIB_A) $(LIB_INTERNAL) $(PC)
@@ -84,6 +84,22 @@ $(LIB_A): $(LIB_OBJS)
 	objcopy --localize-hidden $(BUILD)/jitunwind-all.o
 	rm -f $@
 	ar rcs $@ $(BUILD)/jitunwind-all.o
+
+# The ABI check (tests/abi/, t-abi-is-compatible-with-the-released-baseline):
+# abidw and abidiff (libabigail 2.2) match a function to its ELF symbol by
+# name, and take one of the two versions of a name the shared library has
+# (0.1's and 0.2's ju_open...), so they judge this library, the shared one
+# without compat_v01.o: the interface a binary built now links against.
+# tests/abi/exports holds the versioned names of the shared library itself.
+LIB_API_SO := $(BUILD)/abi/libjitunwind-api.so
+$(LIB_API_SO): $(LIB_OBJS) $(LIB_MAP)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,libjitunwind.so.$(SOVER) -Wl,--no-undefined \
+		-Wl,--version-script=$(LIB_MAP) -o $@ $(LIB_OBJS) $(LIB_LDLIBS)
+ABIDW_FLAGS := --headers-dir include --no-corpus-path --no-comp-dir-path
+# Record the released ABI: once per release, with its node in jitunwind.map.
+abi-baseline: $(LIB_API_SO)
+	abidw $(ABIDW_FLAGS) $(LIB_API_SO) > tests/abi/libjitunwind.abi
 
 # Tests reach internals (fault injection, the writers) through this one.
 $(LIB_INTERNAL): $(LIB_OBJS)

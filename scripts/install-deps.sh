@@ -34,6 +34,8 @@ test="gdb lldb-16 elfutils linux-perf valgrind libunwind-14 procps file python3
       bpftrace heaptrack zstd libgoogle-perftools4"
 # make format and the format check of .ci/run (git-clang-format-19)
 test="$test clang-format-19"
+# the ABI check against the released baseline (abidw, abidiff)
+test="$test abigail-tools"
 
 want=""
 for g in "$@"; do

@@ -196,4 +196,4 @@ $(ABI_DIR)/old-client: tests/abi/old_client.c tests/abi/0.1/jitunwind.h $(ABI_DI
 	$(CC) -std=c11 $(WARN) -O1 -g -fno-omit-frame-pointer $(SANFLAGS) -Itests/abi/0.1 -rdynamic -o $@ $< \
 		-L$(ABI_DIR)/stub -ljitunwind -ldl
 
-tests: $(ABI_DIR)/old-client
+tests: $(ABI_DIR)/old-client $(LIB_API_SO)
