@@ -6,8 +6,12 @@
 #   vm.sh root          build (or reuse) the cached arm64 root: debootstrap
 #                       --arch=arm64 --foreign, then its second stage under
 #                       qemu-user (binfmt_misc), with the packages of
-#                       PACKAGES.guest; prints the root's directory.  The
-#                       same directory is the AArch64 build's sysroot.
+#                       PACKAGES.guest; prints the root's directory, and
+#                       nothing else on stdout (system.mk takes it as the
+#                       AArch64 build's sysroot): the tools' progress goes
+#                       to stderr.
+#   vm.sh stamp         print the stamp of the root this tree wants (what
+#                       a cached root must have been built for)
 #   vm.sh boot SCRIPT   boot it (Debian's linux-image-arm64 kernel and
 #                       initrd, the root as a virtio disk in snapshot mode,
 #                       so every boot starts from the same root) with this
@@ -165,7 +169,10 @@ boot() {
 }
 
 case ${1:-} in
-root) ensure_root; echo "$R" ;;
-boot) [ $# = 2 ] || die "usage: vm.sh boot SCRIPT (a path inside the tree)"; ensure_root; boot "$2" ;;
-*) die "usage: vm.sh root | boot SCRIPT" ;;
+# the tools a build runs write to stdout (mke2fs -d names every file it
+# copies, even with -q): in `root`, stdout is the path alone
+root) ensure_root >&2; echo "$R" ;;
+stamp) echo "$STAMP" ;;
+boot) [ $# = 2 ] || die "usage: vm.sh boot SCRIPT (a path inside the tree)"; ensure_root >&2; boot "$2" ;;
+*) die "usage: vm.sh root | stamp | boot SCRIPT" ;;
 esac
