@@ -51,6 +51,12 @@ COLUMNS = [
            ["--frames=nofp", "--cfi=exact", "--publish=all"], publishes=True),
     Column("fp-exact", "FP + exact CFI + all channels", "probe",
            ["--frames=fp", "--cfi=exact", "--publish=all"], publishes=True),
+    # W^X by double mapping: the code written through a RW view and run, and
+    # published, at a RX view of the same pages (tinyjit --wx)
+    Column("wx-dual", "FP + exact CFI + all channels, code run from a memfd's RX view (W^X, as .NET)",
+           "probe", ["--frames=fp", "--cfi=exact", "--publish=all", "--wx=dual"], publishes=True),
+    Column("wx-dual-anon", "the same, the RX view a second mapping of anonymous shared memory", "probe",
+           ["--frames=fp", "--cfi=exact", "--publish=all", "--wx=dual-anon"], publishes=True),
     Column("child-all", "the library's child: hand-written blobs, all channels", "child",
            env={"JITUNWIND": "all"}, publishes=True),
     Column("child-none", "the library's child, nothing published", "child",

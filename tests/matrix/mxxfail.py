@@ -35,6 +35,15 @@ XFAIL = [
     (["perf-fp", "bpftrace"], NOFP, "the kernel walks frame pointers (the perf map only names "
      "frames), and no-FP stencils use rbp as a general register"),
     (["perf-fp", "bpftrace"], CHILD, "the kernel walks frame pointers: " + C_MIDDLE, "fp"),
+    # -- W^X by double mapping (tinyjit --wx)
+    (["perf-fp"], ["wx-dual"],
+     "perf 6.1 reads the perf map only for mappings it takes for anonymous memory (util/map.c, "
+     "is_anon_memory: //anon, /dev/zero, /anon_hugepage); the RX view is /memfd:tinyjit-code "
+     "(deleted), so the JIT frames are bare addresses (wx-dual-anon, /dev/zero in maps, is named)"),
+    (["valgrind"], ["wx-dual-anon"],
+     "valgrind 3.19 refuses mremap with an old size of 0 (EINVAL), the call that makes the second "
+     "view of anonymous shared memory, so the workload cannot map its code under it (wx-dual, a "
+     "memfd's two views, runs)"),
     (["asan-alloc-free"], NOFP, "AddressSanitizer's malloc-time unwinder walks frame pointers, and "
      "no-FP stencils use rbp as a general register"),
     (["asan-alloc-free"], CHILD, "AddressSanitizer's malloc-time unwinder walks frame pointers: "

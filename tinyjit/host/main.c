@@ -1,8 +1,8 @@
 /* main.c - the tinyjit command line.
  *
  *   tinyjit [--jit=on|off] [--frames=fp|nofp] [--cfi=region|exact]
- *           [--publish=all|default|none|LIST] [--max-depth=N] [--stats]
- *           prog.tj [args...]
+ *           [--wx=flip|dual|dual-anon] [--publish=all|default|none|LIST]
+ *           [--max-depth=N] [--stats] prog.tj [args...]
  *
  * Loads prog.tj, compiles it (unless --jit=off), publishes the code through
  * libjitunwind, calls main(args...) and prints its result.
@@ -31,6 +31,7 @@ typedef struct {
 	int jit;
 	enum tj_frames frames;
 	enum tj_cfi_mode cfi;
+	enum tj_wx wx;
 	const char *publish; /* NULL: library default */
 	int64_t max_depth;
 	int stats;
@@ -42,8 +43,10 @@ typedef struct {
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: tinyjit [--jit=on|off] [--frames=fp|nofp] [--cfi=region|exact]\n"
-		   "               [--publish=all|default|none|LIST] [--max-depth=N] [--stats]\n"
-		   "               prog.tj [args...]\n"
+		   "               [--wx=flip|dual|dual-anon] [--publish=all|default|none|LIST]\n"
+		   "               [--max-depth=N] [--stats] prog.tj [args...]\n"
+		   "  --wx: code made RX in place (flip), or written through a RW view and run\n"
+		   "  through a RX view of a memfd (dual) or of anonymous shared memory (dual-anon)\n"
 		   "  default: unwinder,libunwind,gdb where they can open (no perf files); all: every\n"
 		   "  channel where it can open; LIST: comma-separated channels, each must open:\n"
 		   "  unwinder,libunwind,gdb,perfmap,jitdump.  Without --publish: the library's\n"
@@ -91,6 +94,18 @@ static options parse_options(int argc, char **argv)
 		}
 		if (pick(a, "--cfi=", "region", "exact", &v)) {
 			o.cfi = v ? TJ_CFI_EXACT : TJ_CFI_REGION;
+			continue;
+		}
+		if (strncmp(a, "--wx=", 5) == 0) {
+			static const char *const wx[] = { "flip", "dual", "dual-anon" };
+			size_t k = 0;
+			while (k < 3 && strcmp(a + 5, wx[k]))
+				k++;
+			if (k == 3) {
+				fprintf(stderr, "tinyjit: --wx= expects flip, dual or dual-anon, got '%s'\n", a + 5);
+				exit(EXIT_USAGE);
+			}
+			o.wx = (enum tj_wx)k;
 			continue;
 		}
 		if (strncmp(a, "--publish=", 10) == 0) {
@@ -236,7 +251,7 @@ int main(int argc, char **argv)
 		return EXIT_JIT;
 	}
 	if (o.jit) {
-		if (tj_jit_compile(p, o.frames, &jit, err, sizeof err)) {
+		if (tj_jit_compile(p, o.frames, o.wx, &jit, err, sizeof err)) {
 			fprintf(stderr, "tinyjit: %s\n", err);
 			status = EXIT_JIT;
 			goto out;

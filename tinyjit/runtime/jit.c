@@ -14,13 +14,24 @@
  * AArch64 ldr x16, 8; br x16; .quad addr) at the end of the function: the
  * mapping is rarely within the ±2 GiB a rel32 (±128 MiB a bl) reaches.
  *
- * Memory is mapped RW, filled, then mprotect'ed RX: it is never writable and
- * executable at once, and never comes from malloc (perf symbolizes only
- * anonymous executable mappings).  The instruction cache is synchronised
- * with the written code before it runs (a no-op on x86-64, required on
- * AArch64).
+ * W^X: code is never writable and executable at once, and never comes
+ * from malloc (perf symbolizes only anonymous executable mappings).  By
+ * default (TJ_WX_FLIP) one private mapping is filled RW, then mprotect'ed
+ * RX.  The dual modes write through a RW view and run through a RX view of
+ * the same pages at another address, as JITs whose code must never be
+ * made writable in place do (.NET since 7, Firefox): every address patched
+ * into the code, and every address published, is the RX view's; the RW
+ * view is unmapped once the code is written.  TJ_WX_DUAL shares a memfd
+ * (/memfd:NAME in /proc/PID/maps, which perf 6.1 does not take for
+ * anonymous memory, so it ignores the perf map there); TJ_WX_DUAL_ANON
+ * shares anonymous memory, its second view made by mremap with an old
+ * size of 0 (/dev/zero in maps, which perf counts as anonymous).  The
+ * instruction cache is synchronised with the written code before it runs
+ * (a no-op on x86-64, required on AArch64).
  */
+#define _GNU_SOURCE 1 /* memfd_create, mremap */
 #include <elf.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +44,8 @@
 
 struct tj_jit {
 	const tj_stencil_set *set;
-	uint8_t *mem;
+	uint8_t *mem;  /* where the code runs */
+	uint8_t *wmem; /* where it is written: mem, or the RW view while compiling */
 	size_t mem_size, code_bytes;
 	uint32_t n_funcs;
 	tj_jit_func *funcs;
@@ -60,6 +72,8 @@ void tj_jit_free(tj_jit *j)
 {
 	if (!j)
 		return;
+	if (j->wmem && j->wmem != j->mem)
+		munmap(j->wmem, j->mem_size);
 	if (j->mem)
 		munmap(j->mem, j->mem_size);
 	free(j->funcs);
@@ -145,7 +159,9 @@ static void trampoline_aarch64(uint8_t *at, uint64_t target)
 	memcpy(at + 8, &target, 8);
 }
 
-static void write_trampolines(const tj_stencil_set *set, uint8_t *at, unsigned uses, uint64_t *addr_of_ext)
+/* Write the trampolines at `at`, which runs at `run`. */
+static void write_trampolines(const tj_stencil_set *set, uint8_t *at, const uint8_t *run, unsigned uses,
+			      uint64_t *addr_of_ext)
 {
 	for (int e = 0; e < TJ_EXT_COUNT; e++) {
 		if (!(uses & (1u << e)))
@@ -154,8 +170,9 @@ static void write_trampolines(const tj_stencil_set *set, uint8_t *at, unsigned u
 			trampoline_aarch64(at, ext_addr[e]);
 		else
 			trampoline_x86_64(at, ext_addr[e]);
-		addr_of_ext[e] = (uint64_t)(uintptr_t)at;
+		addr_of_ext[e] = (uint64_t)(uintptr_t)run;
 		at += TJ_TRAMPOLINE_SIZE;
+		run += TJ_TRAMPOLINE_SIZE;
 	}
 }
 
@@ -192,18 +209,19 @@ static void hole_values(const tj_program *p, uint32_t i, const uint8_t *mem, con
 	}
 }
 
-static int emit_insn(const tj_program *p, const tj_stencil_set *set, uint32_t i, uint8_t *mem,
-		     const uint32_t *off, const uint64_t *ext, char *err, size_t errlen)
+/* Copy and patch instruction i: written at wmem, it runs at mem. */
+static int emit_insn(const tj_program *p, const tj_stencil_set *set, uint32_t i, uint8_t *wmem,
+		     const uint8_t *mem, const uint32_t *off, const uint64_t *ext, char *err, size_t errlen)
 {
 	const tj_stencil *s = &set->ops[p->insns[i].op];
-	uint8_t *dst = mem + off[i];
+	uint8_t *dst = wmem + off[i];
 	memcpy(dst, s->code, s->size);
 	uint64_t v[TJ_HOLE_NVALUES] = { 0 };
 	hole_values(p, i, mem, off, v);
 	for (unsigned h = 0; h < s->n_holes; h++) {
 		const tj_hole *hole = &s->holes[h];
 		uint64_t sym = hole->value == TJ_HOLE_EXTERN ? ext[hole->ext] : v[hole->value];
-		uint64_t where = (uint64_t)(uintptr_t)(dst + hole->offset);
+		uint64_t where = (uint64_t)(uintptr_t)(mem + off[i] + hole->offset);
 		int rc = tj_patch(hole->reloc, dst + hole->offset, where, sym + (uint64_t)hole->addend);
 		if (rc) {
 			const tj_insn *in = &p->insns[i];
@@ -245,7 +263,60 @@ static void describe(tj_jit *j, const tj_program *p, uint32_t fi, const uint32_t
 	jf->n_cfi = (size_t)(j->cfi + *nc - jf->cfi);
 }
 
-int tj_jit_compile(const tj_program *p, enum tj_frames frames, tj_jit **out, char *err,
+/* The RW view (j->wmem) and the RX one (j->mem, still RW in TJ_WX_FLIP). */
+static int map_code(tj_jit *j, enum tj_wx wx, char *err, size_t errlen)
+{
+	size_t n = j->mem_size;
+	void *w = MAP_FAILED, *x = MAP_FAILED;
+	if (wx == TJ_WX_FLIP) {
+		w = x = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	} else if (wx == TJ_WX_DUAL) {
+		int fd = memfd_create("tinyjit-code", MFD_CLOEXEC);
+		if (fd >= 0 && ftruncate(fd, (off_t)n) == 0) {
+			w = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+			x = mmap(NULL, n, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0);
+		}
+		if (fd >= 0)
+			close(fd);
+	} else {
+		w = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		/* old size 0: a second mapping of the same shared pages */
+		x = w == MAP_FAILED ? MAP_FAILED : mremap(w, 0, n, MREMAP_MAYMOVE);
+		if (x != MAP_FAILED && mprotect(x, n, PROT_READ | PROT_EXEC) != 0) {
+			munmap(x, n);
+			x = MAP_FAILED;
+		}
+	}
+	if (w == MAP_FAILED || x == MAP_FAILED) {
+		if (w != MAP_FAILED)
+			munmap(w, n);
+		if (x != MAP_FAILED && x != w)
+			munmap(x, n);
+		snprintf(err, errlen, "mapping %zu bytes for JIT code failed", n);
+		return -1;
+	}
+	j->wmem = w;
+	j->mem = x;
+	return 0;
+}
+
+/* The code is written: make it executable, and writable nowhere. */
+static int seal_code(tj_jit *j, char *err, size_t errlen)
+{
+	__builtin___clear_cache((char *)j->mem, (char *)j->mem + j->code_bytes);
+	if (j->wmem != j->mem) {
+		munmap(j->wmem, j->mem_size);
+		j->wmem = j->mem;
+		return 0;
+	}
+	if (mprotect(j->mem, j->mem_size, PROT_READ | PROT_EXEC) != 0) {
+		snprintf(err, errlen, "mprotect of JIT code to read+execute failed");
+		return -1;
+	}
+	return 0;
+}
+
+int tj_jit_compile(const tj_program *p, enum tj_frames frames, enum tj_wx wx, tj_jit **out, char *err,
 		   size_t errlen)
 {
 	tj_jit *j = calloc(1, sizeof *j);
@@ -266,12 +337,8 @@ int tj_jit_compile(const tj_program *p, enum tj_frames frames, tj_jit **out, cha
 	off[p->n_insns] = (uint32_t)total;
 	j->code_bytes = total;
 	j->mem_size = align_up(total ? total : 1, (size_t)sysconf(_SC_PAGESIZE));
-	j->mem = mmap(NULL, j->mem_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (j->mem == MAP_FAILED) {
-		j->mem = NULL;
-		snprintf(err, errlen, "mmap of %zu bytes for JIT code failed", j->mem_size);
+	if (map_code(j, wx, err, errlen))
 		goto out;
-	}
 	j->funcs = calloc(p->n_funcs ? p->n_funcs : 1, sizeof *j->funcs);
 	j->entries = calloc(p->n_funcs ? p->n_funcs : 1, sizeof *j->entries);
 	j->lines = malloc(((size_t)p->n_insns + 1) * sizeof *j->lines);
@@ -283,18 +350,15 @@ int tj_jit_compile(const tj_program *p, enum tj_frames frames, tj_jit **out, cha
 	for (uint32_t fi = 0; fi < p->n_funcs; fi++) {
 		const tj_func *f = &p->funcs[fi];
 		uint64_t ext[TJ_EXT_COUNT] = { 0 };
-		write_trampolines(j->set, j->mem + tramp[fi], uses[fi], ext);
+		write_trampolines(j->set, j->wmem + tramp[fi], j->mem + tramp[fi], uses[fi], ext);
 		for (uint32_t i = f->first; i < f->first + f->count; i++)
-			if (emit_insn(p, j->set, i, j->mem, off, ext, err, errlen))
+			if (emit_insn(p, j->set, i, j->wmem, j->mem, off, ext, err, errlen))
 				goto out;
 		j->entries[fi] = j->mem + off[f->first];
 		describe(j, p, fi, off, tramp, uses[fi], &nl, &nc);
 	}
-	__builtin___clear_cache((char *)j->mem, (char *)j->mem + total);
-	if (mprotect(j->mem, j->mem_size, PROT_READ | PROT_EXEC) != 0) {
-		snprintf(err, errlen, "mprotect of JIT code to read+execute failed");
+	if (seal_code(j, err, errlen))
 		goto out;
-	}
 	*out = j;
 	j = NULL;
 	rc = 0;

@@ -1,7 +1,8 @@
 /* jit.h - the copy-and-patch JIT's run-time interface.
  *
  * tj_jit_compile copies each instruction's stencil into one mmap'ed region
- * (written RW, then made RX: never writable and executable at once), patches
+ * (written RW, then made RX, or written through a RW view and run through
+ * a RX one: never writable and executable at once), patches
  * the holes, and records for every function what an unwinder needs: its
  * code range, a line table (code offset -> .tj line) and CFI ranges.
  */
@@ -15,6 +16,14 @@
 #include "stencil.h"
 
 enum tj_frames { TJ_FRAMES_FP, TJ_FRAMES_NOFP };
+/* How code is made writable, then executable (jit.c, "W^X"):
+ *   TJ_WX_FLIP       one private mapping, written RW then made RX
+ *   TJ_WX_DUAL       two views of a memfd, written through a RW view and
+ *                    run through a RX view at another address, as .NET
+ *                    and Firefox do
+ *   TJ_WX_DUAL_ANON  the same with anonymous shared memory, the RX view a
+ *                    second mapping of the same pages (mremap) */
+enum tj_wx { TJ_WX_FLIP, TJ_WX_DUAL, TJ_WX_DUAL_ANON };
 enum tj_cfi_mode { TJ_CFI_REGION, TJ_CFI_EXACT };
 
 extern const tj_stencil_set tj_stencils_fp, tj_stencils_nofp;
@@ -42,8 +51,9 @@ typedef struct tj_jit_func {
 
 typedef struct tj_jit tj_jit;
 
-/* Compile every function of p.  Returns 0, or -1 with a message. */
-int tj_jit_compile(const tj_program *p, enum tj_frames frames, tj_jit **out, char *err,
+/* Compile every function of p.  Returns 0, or -1 with a message.  The
+ * code addresses it gives (tj_jit_func.code) are where the code runs. */
+int tj_jit_compile(const tj_program *p, enum tj_frames frames, enum tj_wx wx, tj_jit **out, char *err,
 		   size_t errlen);
 void tj_jit_free(tj_jit *j);
 

@@ -77,10 +77,13 @@ int main(int argc, char **argv)
 		int64_t depth = seed % 4 == 0 ? 3 : TJ_DEFAULT_MAX_DEPTH;
 		outcome want = run(p, NULL, args, depth);
 		int ok = want.status >= 0;
+		/* both frame kinds; the W^X way changes with the seed (every
+		 * address patched in must be the RX view's) */
+		enum tj_wx wx = (enum tj_wx)(seed % 3);
 		for (int f = 0; f < 2 && ok; f++) {
 			tj_jit *jit;
 			char err[256];
-			if (tj_jit_compile(p, f ? TJ_FRAMES_NOFP : TJ_FRAMES_FP, &jit, err, sizeof err)) {
+			if (tj_jit_compile(p, f ? TJ_FRAMES_NOFP : TJ_FRAMES_FP, wx, &jit, err, sizeof err)) {
 				fprintf(stderr, "seed %" PRIu64 ": JIT compile failed: %s\n", seed, err);
 				ok = 0;
 				break;
@@ -89,9 +92,9 @@ int main(int argc, char **argv)
 			tj_jit_free(jit);
 			if (!same(want, got)) {
 				fprintf(stderr,
-					"seed %" PRIu64 " frames=%s: interpreter status %" PRId64 " value %" PRId64
+					"seed %" PRIu64 " frames=%s wx=%d: interpreter status %" PRId64 " value %" PRId64
 					" err %d at %u; JIT status %" PRId64 " value %" PRId64 " err %d at %u\n%s",
-					seed, f ? "nofp" : "fp", want.status, want.value, want.err, want.insn,
+					seed, f ? "nofp" : "fp", (int)wx, want.status, want.value, want.err, want.insn,
 					got.status, got.value, got.err, got.insn, text);
 				ok = 0;
 			}

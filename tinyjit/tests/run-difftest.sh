@@ -1,5 +1,6 @@
 #!/bin/sh
-# run-difftest.sh - the interpreter and the JIT (both stencil sets) agree on
+# run-difftest.sh - the interpreter and the JIT (both stencil sets, the W^X
+# ways in turn: flip, dual, dual-anon) agree on
 # generated programs with fixed seeds (tests/difftest.c, tests/progen.c).
 . "$(dirname "$0")/lib.sh"
 seeds=${TJ_DIFF_SEEDS:-3000}

@@ -19,19 +19,27 @@ for cfi in region exact; do
 	expect_eq "backtrace_shows_every_vm_frame [cfi=$cfi]" $vm_frames "$(jit_frames "$TJ_TEST_B/bt.out")"
 	check "backtrace_reaches_libc_start [cfi=$cfi]" grep -q __libc_start_main "$TJ_TEST_B/bt.out"
 done
+# W^X with two views of the code: the RX view's addresses are published
+for wx in dual dual-anon; do
+	$TJ --wx=$wx --cfi=exact --publish=unwinder "$EX/probe.tj" 1 $depth >"$TJ_TEST_B/bt.out" 2>&1
+	expect_eq "backtrace_shows_every_vm_frame [wx=$wx]" $vm_frames "$(jit_frames "$TJ_TEST_B/bt.out")"
+	check "backtrace_reaches_libc_start [wx=$wx]" grep -q __libc_start_main "$TJ_TEST_B/bt.out"
+done
 $TJ --publish=none "$EX/probe.tj" 1 $depth >"$TJ_TEST_B/bt.out" 2>&1
 expect_eq backtrace_without_publishing_stops_at_the_first_jit_frame 1 "$(jit_frames "$TJ_TEST_B/bt.out")"
 check backtrace_without_publishing_never_reaches_main \
 	sh -c "! grep -q __libc_start_main '$TJ_TEST_B/bt.out'"
 
-caught() { # FRAMES CFI PUBLISH
-	$TJ --frames=$1 --cfi=$2 --publish=$3 "$EX/probe.tj" 4 $depth >"$TJ_TEST_B/exc.out" 2>&1 &&
+caught() { # FRAMES CFI PUBLISH [--wx=...]
+	$TJ --frames=$1 --cfi=$2 --publish=$3 ${4:-} "$EX/probe.tj" 4 $depth >"$TJ_TEST_B/exc.out" 2>&1 &&
 		grep -q "caught C++ exception" "$TJ_TEST_B/exc.out" &&
 		[ "$(tail -n 1 "$TJ_TEST_B/exc.out")" = "tinyjit probe: caught C++ exception 'tinyjit probe exception' (mode 4) near main" ]
 }
 check exception_crosses_jit_frames_fp_region caught fp region unwinder
 check exception_crosses_jit_frames_fp_exact caught fp exact unwinder
 check exception_crosses_jit_frames_nofp_exact caught nofp exact unwinder
+check exception_crosses_jit_frames_fp_exact_wx_dual caught fp exact unwinder --wx=dual
+check exception_crosses_jit_frames_fp_exact_wx_dual_anon caught fp exact unwinder --wx=dual-anon
 check exception_without_publishing_terminates sh -c "! $TJ --publish=none $EX/probe.tj 4 $depth >/dev/null 2>&1"
 # nofp stencils that use rbp break the frame-pointer chain the region rule
 # follows: shown only if some stencil needed a frame in the fp build
