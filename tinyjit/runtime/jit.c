@@ -31,6 +31,7 @@
  */
 #define _GNU_SOURCE 1 /* memfd_create, mremap */
 #include <elf.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -268,6 +269,7 @@ static int map_code(tj_jit *j, enum tj_wx wx, char *err, size_t errlen)
 {
 	size_t n = j->mem_size;
 	void *w = MAP_FAILED, *x = MAP_FAILED;
+	const char *how = "mmap";
 	if (wx == TJ_WX_FLIP) {
 		w = x = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	} else if (wx == TJ_WX_DUAL) {
@@ -280,7 +282,9 @@ static int map_code(tj_jit *j, enum tj_wx wx, char *err, size_t errlen)
 			close(fd);
 	} else {
 		w = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-		/* old size 0: a second mapping of the same shared pages */
+		/* old size 0: a second mapping of the same shared pages (which
+		 * valgrind and qemu-user refuse) */
+		how = w == MAP_FAILED ? "mmap" : "mremap for a second view";
 		x = w == MAP_FAILED ? MAP_FAILED : mremap(w, 0, n, MREMAP_MAYMOVE);
 		if (x != MAP_FAILED && mprotect(x, n, PROT_READ | PROT_EXEC) != 0) {
 			munmap(x, n);
@@ -288,11 +292,12 @@ static int map_code(tj_jit *j, enum tj_wx wx, char *err, size_t errlen)
 		}
 	}
 	if (w == MAP_FAILED || x == MAP_FAILED) {
+		int e = errno;
 		if (w != MAP_FAILED)
 			munmap(w, n);
 		if (x != MAP_FAILED && x != w)
 			munmap(x, n);
-		snprintf(err, errlen, "mapping %zu bytes for JIT code failed", n);
+		snprintf(err, errlen, "mapping %zu bytes for JIT code failed: %s: %s", n, how, strerror(e));
 		return -1;
 	}
 	j->wmem = w;
