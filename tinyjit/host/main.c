@@ -102,7 +102,8 @@ static options parse_options(int argc, char **argv)
 			while (k < 3 && strcmp(a + 5, wx[k]))
 				k++;
 			if (k == 3) {
-				fprintf(stderr, "tinyjit: --wx= expects flip, dual or dual-anon, got '%s'\n", a + 5);
+				fprintf(stderr, "tinyjit: --wx= expects flip, dual or dual-anon, got '%s'\n",
+					a + 5);
 				exit(EXIT_USAGE);
 			}
 			o.wx = (enum tj_wx)k;

@@ -86,13 +86,15 @@ int main(int argc, char **argv)
 		for (int f = 0; f < 2 && ok; f++) {
 			tj_jit *jit;
 			char err[256];
-			int rc = tj_jit_compile(p, f ? TJ_FRAMES_NOFP : TJ_FRAMES_FP, wx, &jit, err, sizeof err);
+			int rc = tj_jit_compile(p, f ? TJ_FRAMES_NOFP : TJ_FRAMES_FP, wx, &jit, err,
+						sizeof err);
 			if (rc && wx == TJ_WX_DUAL_ANON && strstr(err, "mremap")) {
 				/* valgrind and qemu-user cannot make the second view */
 				printf("difftest: no --wx=dual-anon here (%s); those seeds run dual\n", err);
 				anon_views = 0;
 				wx = TJ_WX_DUAL;
-				rc = tj_jit_compile(p, f ? TJ_FRAMES_NOFP : TJ_FRAMES_FP, wx, &jit, err, sizeof err);
+				rc = tj_jit_compile(p, f ? TJ_FRAMES_NOFP : TJ_FRAMES_FP, wx, &jit, err,
+						    sizeof err);
 			}
 			if (rc) {
 				fprintf(stderr, "seed %" PRIu64 ": JIT compile failed: %s\n", seed, err);
@@ -103,10 +105,11 @@ int main(int argc, char **argv)
 			tj_jit_free(jit);
 			if (!same(want, got)) {
 				fprintf(stderr,
-					"seed %" PRIu64 " frames=%s wx=%d: interpreter status %" PRId64 " value %" PRId64
-					" err %d at %u; JIT status %" PRId64 " value %" PRId64 " err %d at %u\n%s",
-					seed, f ? "nofp" : "fp", (int)wx, want.status, want.value, want.err, want.insn,
-					got.status, got.value, got.err, got.insn, text);
+					"seed %" PRIu64 " frames=%s wx=%d: interpreter status %" PRId64
+					" value %" PRId64 " err %d at %u; JIT status %" PRId64
+					" value %" PRId64 " err %d at %u\n%s",
+					seed, f ? "nofp" : "fp", (int)wx, want.status, want.value, want.err,
+					want.insn, got.status, got.value, got.err, got.insn, text);
 				ok = 0;
 			}
 		}
