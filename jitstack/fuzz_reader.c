@@ -18,6 +18,10 @@
  * With JS_FUZZ_SAY set in the environment, each image rewritten says on
  * stderr how it came out ("image: 2 functions" or "image: rejected:
  * WHY"), for tests that run the target on chosen inputs.
+ *
+ * JS_FUZZ_ONLY=pmap|jdmp|image|mem gives every input to that one reader,
+ * as if it had its prefix, so that a campaign counts its executions per
+ * parser (docs/FUZZING.md).
  */
 #include "machine.h"
 #include "desc.h"
@@ -179,20 +183,36 @@ static void jit_dump(const uint8_t *data, size_t size)
 	js_jitdump_free(&jd);
 }
 
+enum { ONLY_ANY, ONLY_PMAP, ONLY_JDMP, ONLY_IMAGE, ONLY_MEM };
+
+static int only_reader(void)
+{
+	static const char *const names[] = { "", "pmap", "jdmp", "image", "mem" };
+	const char *v = getenv("JS_FUZZ_ONLY");
+	for (int i = 1; v && i < 5; i++)
+		if (!strcmp(v, names[i]))
+			return i;
+	return ONLY_ANY;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static int once;
-	if (!once++)
+	static int once, only;
+	if (!once++) {
 		elf_version(EV_CURRENT);
-	if (size >= 4 && !memcmp(data, "PMAP", 4)) {
-		perf_map(data + 4, size - 4);
+		only = only_reader();
+	}
+	/* a prefix is dropped where it is there, so one corpus seeds them all */
+	bool pm = size >= 4 && !memcmp(data, "PMAP", 4), jd = size >= 4 && !memcmp(data, "JDMP", 4);
+	if (only == ONLY_PMAP || (only == ONLY_ANY && pm)) {
+		perf_map(data + (pm ? 4 : 0), size - (pm ? 4 : 0));
 		return 0;
 	}
-	if (size >= 4 && !memcmp(data, "JDMP", 4)) {
-		jit_dump(data + 4, size - 4);
+	if (only == ONLY_JDMP || (only == ONLY_ANY && jd)) {
+		jit_dump(data + (jd ? 4 : 0), size - (jd ? 4 : 0));
 		return 0;
 	}
-	if (size >= 4 && !memcmp(data, ELFMAG, SELFMAG)) {
+	if (only == ONLY_IMAGE || (only == ONLY_ANY && size >= 4 && !memcmp(data, ELFMAG, SELFMAG))) {
 		rewrite(data, size, FUZZ_BASE, 0, 0, NULL);
 		return 0;
 	}
