@@ -57,7 +57,7 @@ LIB_A        := $(BUILD)/libjitunwind.a
 LIB_INTERNAL := $(BUILD)/libjitunwind-internal.a
 PC           := $(BUILD)/jitunwind.pc
 
-.PHONY: all lib deps test-deps fresh-deps check check-run check-fresh demo install uninstall clean bench fuzz format format-check abi-baseline
+.PHONY: all lib deps test-deps fresh-deps check check-run check-fresh demo install uninstall clean bench fuzz format format-check abi-baseline fuzz-campaign
 
 all: lib
 lib: $(LIB_SO) $(LIB_A) $(LIB_INTERNAL) $(PC)
@@ -176,6 +176,14 @@ demo: test-deps lib examples
 
 # Longer fuzzing runs of every part (libFuzzer, clang-19); check runs short ones.
 fuzz: test-deps fuzz-lib fuzz-tinyjit fuzz-jitstack
+
+# Each parser for FUZZ_RUNS executions (docs/FUZZING.md has the results):
+# hours, not part of check.
+FUZZ_RUNS ?= 10000000
+fuzz-campaign: test-deps $(BUILD)/tests/fuzz-api $(BUILD)/tinyjit/tests/fuzz_parse $(BUILD)/jitstack/tests/fuzz_reader \
+		$(TEST_DIR)/child $(TJ_BIN) $(JS_TEST_PROGS)
+	sh jitstack/tests/fuzz-corpus.sh $(BUILD) $(BUILD)/jitstack/tests/fuzz-corpus
+	sh scripts/fuzz-campaign.sh $(BUILD) $(BUILD)/fuzz-campaign $(FUZZ_RUNS)
 
 # clang-format-19 (style: .clang-format) on the C lines changed since the
 # format base (.ci/format-base): the tree's hand-aligned tables (DWARF bytes,
