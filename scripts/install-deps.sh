@@ -34,6 +34,8 @@ test="gdb lldb-16 elfutils linux-perf valgrind libunwind-14 procps file python3
       bpftrace heaptrack zstd libgoogle-perftools4"
 # make format and the format check of .ci/run (git-clang-format-19)
 test="$test clang-format-19"
+# the manual pages' linters (t-man-pages-render-without-warnings)
+test="$test mandoc groff-base"
 
 want=""
 for g in "$@"; do
