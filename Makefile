@@ -36,7 +36,9 @@ CXX     ?= g++
 CLANG   ?= clang-19
 WARN    := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
 CFLAGS  ?= -O2 -g
-ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SANFLAGS) -pthread
+# CPPFLAGS and LDFLAGS as make's conventions have them (empty unless given:
+# the Debian build passes its hardening flags there)
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) -pthread
 LIB_CFLAGS := $(ALL_CFLAGS) -fPIC -fvisibility=hidden -Iinclude -Isrc -I.
 LIB_LDLIBS := -ldl -pthread
 
@@ -76,7 +78,7 @@ $(BUILD)/obj/formats/%.o: formats/%.c $(FMT_HDRS)
 	$(CC) $(LIB_CFLAGS) -DBYTES_REALLOC=ju__realloc -c -o $@ $<
 
 $(LIB_SO): $(LIB_SO_OBJS) $(LIB_MAP)
-	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,libjitunwind.so.$(SOVER) -Wl,--no-undefined \
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libjitunwind.so.$(SOVER) -Wl,--no-undefined \
 		-Wl,--version-script=$(LIB_MAP) -o $@.$(VERSION) $(LIB_SO_OBJS) $(LIB_LDLIBS)
 	ln -sf libjitunwind.so.$(VERSION) $@.$(SOVER)
 	ln -sf libjitunwind.so.$(VERSION) $@
