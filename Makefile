@@ -63,7 +63,8 @@ LIB_A        := $(BUILD)/libjitunwind.a
 LIB_INTERNAL := $(BUILD)/libjitunwind-internal.a
 PC           := $(BUILD)/jitunwind.pc
 
-.PHONY: all lib deps test-deps fresh-deps check check-run check-fresh demo install uninstall clean bench fuzz format format-check
+.PHONY: all lib deps test-deps fresh-deps check check-run check-fresh demo install uninstall deb clean bench fuzz \
+	format format-check
 
 all: lib
 lib: $(LIB_SO) $(LIB_A) $(LIB_INTERNAL) $(PC)
@@ -139,6 +140,14 @@ install: lib jitstack
 
 uninstall:
 	rm -f $(INSTALLED)
+
+# ---- Debian packages ---------------------------------------------------------
+# libjitunwind0, libjitunwind-dev and jitstack in $(BUILD)/deb, checked by
+# lintian (scripts/make-deb.sh).  debian/rules builds through this Makefile
+# into debian/build: build/ is neither used nor cleaned.
+deb:
+	@scripts/install-deps.sh build deb
+	@sh scripts/make-deb.sh $(BUILD)
 
 # ---- parts ------------------------------------------------------------------
 # Each part's fragment adds what its tests need built to CHECK_BUILD; its
