@@ -56,6 +56,9 @@ done
 
 # The complete programs of EXAMPLES, as a reader sees them.
 need_file "$BUILD/libjitunwind.a" "make lib"
+# A library built with sanitizers (make check SAN=1) needs them in the program.
+SAN=
+nm "$BUILD/libjitunwind.a" 2>/dev/null | grep -q __asan_init && SAN="-fsanitize=address,undefined"
 progs=0
 for p in man/man3/*.3; do
 	grep -q '^\.so ' "$p" && continue
@@ -76,7 +79,7 @@ for p in man/man3/*.3; do
 		[ -f "$c" ] || continue
 		grep -q 'int main' "$c" || continue
 		progs=$((progs + 1))
-		cc -O1 -Wall -Wextra -Werror -I"$ROOT/include" -o "${c%.c}" "$c" "$BUILD/libjitunwind.a" -ldl -pthread \
+		cc $SAN -O1 -Wall -Wextra -Werror -I"$ROOT/include" -o "${c%.c}" "$c" "$BUILD/libjitunwind.a" -ldl -pthread \
 			> cc.out 2>&1 || { cat cc.out "$c"; fail "the example program of $name does not compile"; }
 		limit 30 env -u JITUNWIND -u JITUNWIND_JITDUMP_MAX "./${c%.c}" > run.out 2>&1
 		rc=$?
