@@ -28,8 +28,10 @@ control_build_depends() {
 		sed 's/([^)]*)//; s/[[:space:]]//g; /^$/d; /^debhelper-compat$/d'
 }
 # dpkg-buildpackage needs build-essential (every Debian build's implicit
-# dependency) besides the Build-Depends.
-deb="build-essential dpkg-dev debhelper lintian $(control_build_depends)"
+# dependency) besides the Build-Depends.  dpkg-dev locks its files with
+# File::FcntlLock where it is installed (only a Recommends of it; without
+# it, a warning and flock).
+deb="build-essential dpkg-dev debhelper lintian libfile-fcntllock-perl $(control_build_depends)"
 
 build="make gcc g++ binutils pkg-config libelf-dev libdw-dev libunwind-dev zlib1g-dev
        clang-19 lld-19 llvm-19 libfuzzer-19-dev libprotobuf-c-dev protobuf-c-compiler"
