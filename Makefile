@@ -4,7 +4,9 @@
 #   make demo       install missing packages, build, run the demo
 #   make check      install missing packages, build, run every test
 #   make check SAN=1    the same under AddressSanitizer + UBSan (build-san/)
-#   make install PREFIX=/usr/local DESTDIR=
+#   make install PREFIX=/usr/local DESTDIR=   the libraries, header, jitunwind.pc,
+#                   jitstack and the manual pages; make uninstall removes them
+#   make deb        Debian packages in $(BUILD)/deb (scripts/make-deb.sh)
 #   make bench      benchmarks (results go to docs/BENCHMARKS.md by hand)
 #   make fuzz       longer fuzzing runs (the API, tinyjit's parser, jitstack's reader)
 #   make matrix     the unwind matrix in full; writes docs/MATRIX.md
@@ -12,6 +14,8 @@
 PREFIX  ?= /usr/local
 LIBDIR  ?= $(PREFIX)/lib
 INCDIR  ?= $(PREFIX)/include
+BINDIR  ?= $(PREFIX)/bin
+MANDIR  ?= $(PREFIX)/share/man
 DESTDIR ?=
 VERSION := 0.2.0
 SOVER   := 0
@@ -32,7 +36,9 @@ CXX     ?= g++
 CLANG   ?= clang-19
 WARN    := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
 CFLAGS  ?= -O2 -g
-ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SANFLAGS) -pthread
+# CPPFLAGS and LDFLAGS as make's conventions have them (empty unless given:
+# the Debian build passes its hardening flags there)
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) -pthread
 LIB_CFLAGS := $(ALL_CFLAGS) -fPIC -fvisibility=hidden -Iinclude -Isrc -I.
 LIB_LDLIBS := -ldl -pthread
 
@@ -57,7 +63,8 @@ LIB_A        := $(BUILD)/libjitunwind.a
 LIB_INTERNAL := $(BUILD)/libjitunwind-internal.a
 PC           := $(BUILD)/jitunwind.pc
 
-.PHONY: all lib deps test-deps fresh-deps check check-run check-fresh demo install uninstall clean bench fuzz format format-check abi-baseline fuzz-campaign
+.PHONY: all lib deps test-deps fresh-deps check check-run check-fresh demo install uninstall deb clean bench fuzz \
+	format format-check abi-baseline fuzz-campaign
 
 all: lib
 lib: $(LIB_SO) $(LIB_A) $(LIB_INTERNAL) $(PC)
@@ -72,7 +79,7 @@ $(BUILD)/obj/formats/%.o: formats/%.c $(FMT_HDRS)
 	$(CC) $(LIB_CFLAGS) -DBYTES_REALLOC=ju__realloc -c -o $@ $<
 
 $(LIB_SO): $(LIB_SO_OBJS) $(LIB_MAP)
-	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,libjitunwind.so.$(SOVER) -Wl,--no-undefined \
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libjitunwind.so.$(SOVER) -Wl,--no-undefined \
 		-Wl,--version-script=$(LIB_MAP) -o $@.$(VERSION) $(LIB_SO_OBJS) $(LIB_LDLIBS)
 	ln -sf libjitunwind.so.$(VERSION) $@.$(SOVER)
 	ln -sf libjitunwind.so.$(VERSION) $@
@@ -121,18 +128,42 @@ fresh-deps:
 	@scripts/install-deps.sh fresh
 
 # ---- install ----------------------------------------------------------------
-install: lib
-	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(LIBDIR)/pkgconfig
+# Manual pages go to man1/ and man3/ by their suffix; the .so links among
+# them name their targets as man3/PAGE.3, relative to $(MANDIR).
+MAN1 := $(wildcard docs/man/*.1)
+MAN3 := $(wildcard docs/man/*.3)
+# What install adds, file by file: uninstall removes exactly these (and
+# leaves the directories, which may have been there before).
+INSTALLED = $(DESTDIR)$(INCDIR)/jitunwind.h \
+	$(addprefix $(DESTDIR)$(LIBDIR)/,libjitunwind.so.$(VERSION) libjitunwind.so.$(SOVER) libjitunwind.so \
+	  libjitunwind.a pkgconfig/jitunwind.pc) \
+	$(DESTDIR)$(BINDIR)/jitstack \
+	$(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN1))) \
+	$(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(MAN3)))
+
+install: lib jitstack
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
 	install -m 644 include/jitunwind.h $(DESTDIR)$(INCDIR)/
 	install -m 755 $(LIB_SO).$(VERSION) $(DESTDIR)$(LIBDIR)/
 	ln -sf libjitunwind.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libjitunwind.so.$(SOVER)
 	ln -sf libjitunwind.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libjitunwind.so
 	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
 	$(PC_SED) jitunwind.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/jitunwind.pc
+	install -m 755 $(JS_BIN) $(DESTDIR)$(BINDIR)/
+	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3/
 
 uninstall:
-	rm -f $(DESTDIR)$(INCDIR)/jitunwind.h $(DESTDIR)$(LIBDIR)/libjitunwind.* \
-	      $(DESTDIR)$(LIBDIR)/pkgconfig/jitunwind.pc
+	rm -f $(INSTALLED)
+
+# ---- Debian packages ---------------------------------------------------------
+# libjitunwind0, libjitunwind-dev and jitstack in $(BUILD)/deb, checked by
+# lintian (scripts/make-deb.sh).  debian/rules builds through this Makefile
+# into debian/build: build/ is neither used nor cleaned.
+deb:
+	@scripts/install-deps.sh build deb
+	@sh scripts/make-deb.sh $(BUILD)
 
 # ---- parts ------------------------------------------------------------------
 # Each part's fragment adds what its tests need built to CHECK_BUILD; its

@@ -14,7 +14,7 @@ JS_BIN := $(JS_B)/jitstack
 JS_WARN := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
 # JS_DEBUG=1: every error message says where in the source it was made (err.h)
 JS_DEBUG ?=
-JS_CFLAGS = -std=c11 -D_GNU_SOURCE $(JS_WARN) $(CFLAGS) $(SANFLAGS) $(if $(filter 1,$(JS_DEBUG)),-DJS_DEBUG) \
+JS_CFLAGS = -std=c11 -D_GNU_SOURCE $(JS_WARN) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) $(if $(filter 1,$(JS_DEBUG)),-DJS_DEBUG) \
 	-I$(JS) -I$(JS_B) -I.
 JS_LIBS := -ldw -lelf -lprotobuf-c -lz -liberty -lm
 
@@ -34,7 +34,7 @@ $(JS_PROTO_C) $(JS_PROTO_H): $(JS)/profile.proto
 
 $(JS_B)/obj/profile.pb-c.o: $(JS_PROTO_C) $(JS_PROTO_H)
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 $(CFLAGS) $(SANFLAGS) -I$(JS_B) -c -o $@ $<
+	$(CC) -std=c11 $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) -I$(JS_B) -c -o $@ $<
 
 $(JS_B)/obj/%.o: $(JS)/%.c $(JS_HDRS)
 	@mkdir -p $(dir $@)
@@ -45,7 +45,7 @@ $(JS_B)/obj/formats/%.o: formats/%.c $(FMT_HDRS)
 	$(CC) $(JS_CFLAGS) -c -o $@ $<
 
 $(JS_BIN): $(JS_OBJS)
-	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $^ $(JS_LIBS)
+	$(CC) $(CFLAGS) $(SANFLAGS) $(LDFLAGS) -o $@ $^ $(JS_LIBS)
 
 .PHONY: jitstack jitstack-check fuzz-jitstack bench-jitstack bench-jitstack-record bench-jitstack-multi
 jitstack: $(JS_BIN)

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define JS_VERSION "0.1.0"
+#define JS_VERSION "0.2.0" /* the tree's VERSION (Makefile) */
 
 static const char usage[] =
 	"usage: jitstack -p PID [--json] [-s] [--images] [--max-frames N] [--no-jit] [--no-demangle]\n"

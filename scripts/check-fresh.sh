@@ -6,7 +6,12 @@
 # installs only make into a copy of it, puts a clean `git archive REV`
 # (HEAD by default: commit first) into it, and runs the README's two
 # commands there, `make demo` and then `make check`, as a new user would:
-# they must install every package they need themselves.
+# they must install every package they need themselves.  Then it builds
+# the Debian packages (`make deb`), installs the three with
+# `apt-get install ./build/deb/...deb` as the README says, and checks them
+# as installed (tests/installed-packages.sh /: their files, pkg-config,
+# examples/hello-jit.c built against them and run, /usr/bin/jitstack -p
+# naming the JIT frames of a program linked with the installed library).
 #
 # The chroot runs in a mount namespace of its own, so its mounts (the root
 # bound onto itself, so that it is a mount point as a real root is, which
@@ -113,6 +118,17 @@ echo "check-fresh: make demo exited $rc after $((t2 - t1)) s"
 make check; rc=$?
 t3=$(date +%s)
 echo "check-fresh: make check exited $rc after $((t3 - t2)) s"
+[ $rc -eq 0 ] || exit $rc
+make deb; rc=$?
+t4=$(date +%s)
+echo "check-fresh: make deb exited $rc after $((t4 - t3)) s"
+[ $rc -eq 0 ] || exit 1
+apt-get install -y -q --no-install-recommends ./build/deb/libjitunwind0_*.deb \
+	./build/deb/libjitunwind-dev_*.deb ./build/deb/jitstack_*.deb > /root/deb-install.log 2>&1 ||
+	{ cat /root/deb-install.log; echo "check-fresh: apt-get install of the packages failed"; exit 1; }
+sh tests/installed-packages.sh /; rc=$?
+t5=$(date +%s)
+echo "check-fresh: the packages installed with apt-get: checks exited $rc after $((t5 - t4)) s"
 exit $rc
 EOF
 # In the background, so that a signal reaches our trap at once: the
@@ -138,6 +154,6 @@ rc=$?
 trap 'exit 130' INT TERM HUP
 set -e
 kill_leftovers || rc=1
-[ $rc -eq 0 ] && say "passed: the README's quick start works on a fresh $SUITE" ||
+[ $rc -eq 0 ] && say "passed: the README's quick start and its Debian packages work on a fresh $SUITE" ||
 	say "FAILED (exit $rc)"
 exit $rc

@@ -4,6 +4,9 @@
 #   build  compilers and libraries to build everything
 #   test   the consumers the tests, the demo and the benchmarks run for
 #          real (gdb, lldb, perf, valgrind, ...)
+#   deb    what `make deb` needs to build the Debian packages and check
+#          them: debian/control's Build-Depends, debhelper, lintian (the
+#          test group has it too: make check builds the packages)
 #   fresh  what `make check-fresh` needs to build a minimal Debian root
 #   aarch64-system  what `make check-aarch64-system` needs to build and boot
 #          a Debian arm64 system under qemu-system-aarch64
@@ -16,6 +19,19 @@
 set -eu
 list=
 [ "${1:-}" = --list ] && { list=1; shift; }
+
+# debian/control's Build-Depends, names only: read from it, so that the
+# two lists cannot part.
+control_build_depends() {
+	sed -n '/^Build-Depends:/,/^[^[:space:]]/p' "$(dirname "$0")/../debian/control" |
+		sed '1s/^Build-Depends://; /^[^[:space:]]/d' | tr ',' '\n' |
+		sed 's/([^)]*)//; s/[[:space:]]//g; /^$/d; /^debhelper-compat$/d'
+}
+# dpkg-buildpackage needs build-essential (every Debian build's implicit
+# dependency) besides the Build-Depends.  dpkg-dev locks its files with
+# File::FcntlLock where it is installed (only a Recommends of it; without
+# it, a warning and flock).
+deb="build-essential dpkg-dev debhelper lintian libfile-fcntllock-perl $(control_build_depends)"
 
 build="make gcc g++ binutils pkg-config libelf-dev libdw-dev libunwind-dev zlib1g-dev
        clang-19 lld-19 llvm-19 libfuzzer-19-dev libprotobuf-c-dev protobuf-c-compiler"
@@ -36,12 +52,17 @@ test="gdb lldb-16 elfutils linux-perf valgrind libunwind-14 procps file python3
 test="$test clang-format-19"
 # the ABI check against the released baseline (abidw, abidiff)
 test="$test abigail-tools"
+# the manual pages' linters (t-man-pages-render-without-warnings)
+test="$test mandoc groff-base"
+# t-debian-packages-build-and-install builds the packages as `make deb` does
+test="$test $deb"
 
 want=""
 for g in "$@"; do
 	case $g in
 	build) want="$want $build" ;;
 	test) want="$want $test" ;;
+	deb) want="$want $deb" ;;
 	fresh) want="$want debootstrap git" ;;
 	aarch64-system) want="$want debootstrap qemu-system-arm qemu-user-static e2fsprogs
 		gcc-aarch64-linux-gnu g++-aarch64-linux-gnu" ;;
