@@ -3,6 +3,7 @@
 #include "bounds.h"
 #include "formats/elfhdr.h"
 #include "formats/jitdump.h"
+#include "formats/utf8.h"
 #include "grow.h"
 
 #include <elf.h>
@@ -284,34 +285,16 @@ static int code_move(js_jitdump *jd, const uint8_t *p)
 	return add_code(jd, r.new_code_addr, r.code_size, o->name, strlen(o->name), r.p.timestamp);
 }
 
-/* How many continuation bytes follow UTF-8 lead byte c; -1 when c cannot
- * start a character. */
-static int utf8_more(unsigned c)
-{
-	if (c < 0x80)
-		return 0;
-	if (c >= 0xc2 && c < 0xe0)
-		return 1;
-	if (c >= 0xe0 && c < 0xf0)
-		return 2;
-	if (c >= 0xf0 && c < 0xf5)
-		return 3;
-	return -1;
-}
-
-/* A file name, as a writer that works writes one: UTF-8 text, no control
- * bytes. */
+/* A file name, as a writer that works writes one: UTF-8 text (RFC 3629,
+ * formats/utf8.h), no control bytes. */
 static bool plain_name(const char *s, size_t n)
 {
-	const unsigned char *p = (const unsigned char *)s;
+	const uint8_t *p = (const uint8_t *)s;
 	for (size_t i = 0; i < n;) {
-		int more = utf8_more(p[i]);
-		if (p[i] < 0x20 || p[i] == 0x7f || more < 0 || n - i <= (size_t)more)
+		size_t k = utf8_len(p + i, n - i);
+		if (!k || p[i] < 0x20 || p[i] == 0x7f)
 			return false;
-		for (int k = 1; k <= more; k++)
-			if ((p[i + (size_t)k] & 0xc0) != 0x80)
-				return false;
-		i += 1 + (size_t)more;
+		i += k;
 	}
 	return n > 0;
 }

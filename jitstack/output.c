@@ -1,31 +1,11 @@
 /* output.c - text and JSON output of stacks and JIT images (output.h). */
 #include "output.h"
 #include "bounds.h"
+#include "formats/utf8.h"
 
 #include <gelf.h>
 #include <inttypes.h>
 #include <string.h>
-
-/* The length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong
- * forms, no surrogates, nothing above U+10FFFF), or 0. */
-size_t js_utf8_len(const unsigned char *p)
-{
-	unsigned char c = p[0];
-	if (c < 0x80)
-		return 1;
-	size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-	if (!n)
-		return 0;
-	/* the second byte's range is narrower after these leads */
-	unsigned char lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
-	unsigned char hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
-	if (p[1] < lo || p[1] > hi)
-		return 0;
-	for (size_t i = 2; i < n; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
-}
 
 /* A JSON string.  Names come from the target: bytes that are not UTF-8
  * become U+FFFD, since a JSON text is Unicode (RFC 8259 section 8.1). */
@@ -38,7 +18,7 @@ void json_str(FILE *f, const char *s)
 	fputc('"', f);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		if (*p >= 0x80) {
-			size_t n = js_utf8_len(p);
+			size_t n = utf8_len_str((const char *)p);
 			if (n)
 				fwrite(p, 1, n, f), p += n - 1;
 			else
