@@ -38,14 +38,6 @@ void js_jitdump_init(js_jitdump *jd, const char *path, uint16_t machine)
 	js_perfmap_init(&jd->ranges, NULL);
 }
 
-static void image_free(js_image *im)
-{
-	if (im) {
-		js_img_out_free(&im->out);
-		free(im);
-	}
-}
-
 /* libdwfl may hold a module of the code's image until the next report:
  * the image waits in jd->dead until js_jitdump_reap. */
 static void free_code(js_jitdump *jd, js_jd_code *c)
@@ -53,7 +45,7 @@ static void free_code(js_jitdump *jd, js_jd_code *c)
 	free(c->lines);
 	free(c->eh);
 	if (c->img && !c->img->reported)
-		image_free(c->img);
+		js_image_free(c->img);
 	else if (c->img && !js_grow(&jd->dead, &jd->cap_dead, jd->n_dead, sizeof *jd->dead))
 		c->img->magic = 0; /* out of memory: leaked, but no longer taken for ours */
 	else if (c->img)
@@ -63,7 +55,7 @@ static void free_code(js_jitdump *jd, js_jd_code *c)
 void js_jitdump_reap(js_jitdump *jd)
 {
 	for (size_t i = 0; i < jd->n_dead; i++)
-		image_free(jd->dead[i]);
+		js_image_free(jd->dead[i]);
 	jd->n_dead = 0;
 }
 
@@ -607,8 +599,7 @@ js_image *js_jitdump_image(js_jitdump *jd, js_jd_code *c)
 	js_image_rewrite(&in, &im->out);
 	buf_free(&b);
 	if (!im->out.elf || !im->out.n_fdes) {
-		js_img_out_free(&im->out);
-		free(im);
+		js_image_free(im);
 		return NULL;
 	}
 	c->img = im;
@@ -625,7 +616,7 @@ bool js_jitdump_drop_cfi(js_jitdump *jd, uint64_t pc)
 	else if (c->img->reported)
 		c->img->magic = 0; /* out of memory: leaked, but no longer taken for ours */
 	else
-		image_free(c->img);
+		js_image_free(c->img);
 	c->img = NULL; /* img_tried stays: it is not made again */
 	free(c->eh);
 	c->eh = NULL;
