@@ -4,6 +4,9 @@
 # published, batches of 64 and single calls, for the channels given in
 # $MASKS (default: unwinder 0x1, gdb 0x4, perfmap 0x8 and all three 0xd).
 BUILD=${1:-build}
+# under the reaper, which lists this run's processes that write perf maps:
+# the trap's reap-perf-maps.sh removes only theirs
+[ -n "${JU_PERF_MAP_PIDS:-}" ] || [ ! -x "$BUILD/tools/reaper" ] || exec "$BUILD/tools/reaper" -n "${0##*/}" -- sh "$0" "$@"
 B=$BUILD/bench/bench-publish
 MASKS=${MASKS:-"0x1 0x4 0x8 0xd"}
 BASES=${BASES:-"1000 10000 100000 1000000"}

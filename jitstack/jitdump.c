@@ -3,6 +3,7 @@
 #include "bounds.h"
 #include "formats/elfhdr.h"
 #include "formats/jitdump.h"
+#include "formats/utf8.h"
 #include "grow.h"
 
 #include <elf.h>
@@ -37,14 +38,6 @@ void js_jitdump_init(js_jitdump *jd, const char *path, uint16_t machine)
 	js_perfmap_init(&jd->ranges, NULL);
 }
 
-static void image_free(js_image *im)
-{
-	if (im) {
-		js_img_out_free(&im->out);
-		free(im);
-	}
-}
-
 /* libdwfl may hold a module of the code's image until the next report:
  * the image waits in jd->dead until js_jitdump_reap. */
 static void free_code(js_jitdump *jd, js_jd_code *c)
@@ -52,7 +45,7 @@ static void free_code(js_jitdump *jd, js_jd_code *c)
 	free(c->lines);
 	free(c->eh);
 	if (c->img && !c->img->reported)
-		image_free(c->img);
+		js_image_free(c->img);
 	else if (c->img && !js_grow(&jd->dead, &jd->cap_dead, jd->n_dead, sizeof *jd->dead))
 		c->img->magic = 0; /* out of memory: leaked, but no longer taken for ours */
 	else if (c->img)
@@ -62,7 +55,7 @@ static void free_code(js_jitdump *jd, js_jd_code *c)
 void js_jitdump_reap(js_jitdump *jd)
 {
 	for (size_t i = 0; i < jd->n_dead; i++)
-		image_free(jd->dead[i]);
+		js_image_free(jd->dead[i]);
 	jd->n_dead = 0;
 }
 
@@ -284,34 +277,16 @@ static int code_move(js_jitdump *jd, const uint8_t *p)
 	return add_code(jd, r.new_code_addr, r.code_size, o->name, strlen(o->name), r.p.timestamp);
 }
 
-/* How many continuation bytes follow UTF-8 lead byte c; -1 when c cannot
- * start a character. */
-static int utf8_more(unsigned c)
-{
-	if (c < 0x80)
-		return 0;
-	if (c >= 0xc2 && c < 0xe0)
-		return 1;
-	if (c >= 0xe0 && c < 0xf0)
-		return 2;
-	if (c >= 0xf0 && c < 0xf5)
-		return 3;
-	return -1;
-}
-
-/* A file name, as a writer that works writes one: UTF-8 text, no control
- * bytes. */
+/* A file name, as a writer that works writes one: UTF-8 text (RFC 3629,
+ * formats/utf8.h), no control bytes. */
 static bool plain_name(const char *s, size_t n)
 {
-	const unsigned char *p = (const unsigned char *)s;
+	const uint8_t *p = (const uint8_t *)s;
 	for (size_t i = 0; i < n;) {
-		int more = utf8_more(p[i]);
-		if (p[i] < 0x20 || p[i] == 0x7f || more < 0 || n - i <= (size_t)more)
+		size_t k = utf8_len(p + i, n - i);
+		if (!k || p[i] < 0x20 || p[i] == 0x7f)
 			return false;
-		for (int k = 1; k <= more; k++)
-			if ((p[i + (size_t)k] & 0xc0) != 0x80)
-				return false;
-		i += 1 + (size_t)more;
+		i += k;
 	}
 	return n > 0;
 }
@@ -624,8 +599,7 @@ js_image *js_jitdump_image(js_jitdump *jd, js_jd_code *c)
 	js_image_rewrite(&in, &im->out);
 	buf_free(&b);
 	if (!im->out.elf || !im->out.n_fdes) {
-		js_img_out_free(&im->out);
-		free(im);
+		js_image_free(im);
 		return NULL;
 	}
 	c->img = im;
@@ -642,7 +616,7 @@ bool js_jitdump_drop_cfi(js_jitdump *jd, uint64_t pc)
 	else if (c->img->reported)
 		c->img->magic = 0; /* out of memory: leaked, but no longer taken for ours */
 	else
-		image_free(c->img);
+		js_image_free(c->img);
 	c->img = NULL; /* img_tried stays: it is not made again */
 	free(c->eh);
 	c->eh = NULL;

@@ -17,20 +17,10 @@ void js_jit_init(js_jit *j, uint16_t machine)
 	j->machine = machine;
 }
 
-static void image_free(js_image *im)
-{
-	if (!im)
-		return;
-	js_img_out_free(&im->out);
-	js_exports_free(&im->exports);
-	free(im->raw);
-	free(im);
-}
-
 void js_jit_free(js_jit *j)
 {
 	for (size_t i = 0; i < j->n_img; i++)
-		image_free(j->img[i]);
+		js_image_free(j->img[i]);
 	js_jit_reap(j);
 	free(j->img);
 	free(j->dead);
@@ -244,7 +234,7 @@ static js_image *load_image(js_jit *j, js_mem *m, const js_entry *e, unsigned de
 	j->copy_bytes += e->symfile_size;
 	if (js_image_exports(copy, e->symfile_size, &im->exports)) {
 		free(copy);
-		image_free(im);
+		js_image_free(im);
 		return NULL;
 	}
 	im->raw = copy;
@@ -416,7 +406,7 @@ typedef struct batch {
 static void batch_free(batch *b)
 {
 	for (size_t i = 0; i < b->n; i++)
-		image_free(b->v[i]);
+		js_image_free(b->v[i]);
 	free(b->v);
 	*b = (batch){ 0 };
 }
@@ -488,7 +478,7 @@ static int copy_new(js_jit *j, js_mem *m, imap *map, batch *fresh)
 			if (!im) {
 				im = load_image(j, m, e, (unsigned)d, &budget);
 				if (!im || keep(&fresh->v, &fresh->n, &fresh->cap, im)) {
-					image_free(im);
+					js_image_free(im);
 					return -1;
 				}
 				imap_put(map, im);
@@ -535,12 +525,12 @@ static void commit(js_jit *j, batch *fresh)
 		}
 		changed = true;
 		if (keep(&j->dead, &j->n_dead, &j->cap_dead, j->img[i]))
-			image_free(j->img[i]); /* out of memory: libdwfl may still hold it, leak it */
+			js_image_free(j->img[i]); /* out of memory: libdwfl may still hold it, leak it */
 	}
 	j->n_img = w;
 	for (size_t f = 0; f < fresh->n; f++)
 		if (keep(&j->img, &j->n_img, &j->cap_img, fresh->v[f]))
-			image_free(fresh->v[f]);
+			js_image_free(fresh->v[f]);
 	free(fresh->v);
 	*fresh = (batch){ 0 };
 	changed |= rewrite_pending(j, w);
@@ -790,7 +780,7 @@ int js_jit_drop_cfi(js_jit *j, js_image *im)
 void js_jit_reap(js_jit *j)
 {
 	for (size_t i = 0; i < j->n_dead; i++)
-		image_free(j->dead[i]);
+		js_image_free(j->dead[i]);
 	j->n_dead = 0;
 }
 

@@ -22,6 +22,7 @@
 #include <elfutils/libdwfl.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 typedef struct js_image {
 	uint32_t magic;          /* JS_IMAGE_MAGIC: identifies our modules' userdata */
@@ -40,6 +41,19 @@ typedef struct js_image {
 	bool reported;           /* a module in the latest report */
 	unsigned desc;           /* index of its descriptor */
 } js_image;
+
+/* Free an image and all it owns (its rewritten ELF, exports and copy);
+ * NULL is nothing.  The one way to free a js_image, whichever reader (GDB
+ * JIT list, jitdump) made it. */
+static inline void js_image_free(js_image *im)
+{
+	if (!im)
+		return;
+	js_img_out_free(&im->out);
+	js_exports_free(&im->exports);
+	free(im->raw);
+	free(im);
+}
 
 /* Does the image name and unwind its code now: rewritten, and a module? */
 static inline bool js_image_usable(const js_image *im)

@@ -56,11 +56,11 @@ $(JS_B)/bench/ptrace_cost: $(JS)/bench/ptrace_cost.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(JS_WARN) -O2 -o $@ $<
 
-bench-jitstack: $(JS_BIN) $(TJ_BIN) $(JS_B)/bench/ptrace_cost
+bench-jitstack: $(JS_BIN) $(TJ_BIN) $(JS_B)/bench/ptrace_cost $(REAPER)
 	sh $(JS)/bench/run.sh $(BUILD)
 
-bench-jitstack-record: $(JS_BIN) $(TJ_BIN)
+bench-jitstack-record: $(JS_BIN) $(TJ_BIN) $(REAPER)
 	sh $(JS)/bench/record_modes.sh $(BUILD)
 
-bench-jitstack-multi: $(JS_BIN) $(TJ_BIN)
+bench-jitstack-multi: $(JS_BIN) $(TJ_BIN) $(REAPER)
 	sh $(JS)/bench/record_multi.sh $(BUILD)

@@ -1,31 +1,11 @@
 /* output.c - text and JSON output of stacks and JIT images (output.h). */
 #include "output.h"
 #include "bounds.h"
+#include "formats/utf8.h"
 
 #include <gelf.h>
 #include <inttypes.h>
 #include <string.h>
-
-/* The length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong
- * forms, no surrogates, nothing above U+10FFFF), or 0. */
-size_t js_utf8_len(const unsigned char *p)
-{
-	unsigned char c = p[0];
-	if (c < 0x80)
-		return 1;
-	size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-	if (!n)
-		return 0;
-	/* the second byte's range is narrower after these leads */
-	unsigned char lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
-	unsigned char hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
-	if (p[1] < lo || p[1] > hi)
-		return 0;
-	for (size_t i = 2; i < n; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
-}
 
 /* A JSON string.  Names come from the target: bytes that are not UTF-8
  * become U+FFFD, since a JSON text is Unicode (RFC 8259 section 8.1). */
@@ -38,7 +18,7 @@ void json_str(FILE *f, const char *s)
 	fputc('"', f);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		if (*p >= 0x80) {
-			size_t n = js_utf8_len(p);
+			size_t n = utf8_len_str((const char *)p);
 			if (n)
 				fwrite(p, 1, n, f), p += n - 1;
 			else
@@ -334,64 +314,9 @@ void out_thread(js_out *o, js_session *s, js_stack *st)
 	o->threads++;
 }
 
-/* Warnings about the JIT data: descriptor notes and rejected images. */
-static void jit_warnings(js_session *s)
-{
-	for (size_t i = 0; i < s->jit.n_desc; i++)
-		if (s->jit.desc[i].note[0])
-			js_warn(s, "JIT descriptor %#" PRIx64 ": %s", s->jit.desc[i].addr, s->jit.desc[i].note);
-	enum { SHOWN = 5 }; /* a hostile list can hold a million bad entries */
-	size_t rejected = 0, not_elf = 0, no_code = 0;
-	for (size_t i = 0; i < s->jit.n_img; i++) {
-		const js_image *im = s->jit.img[i];
-		if (js_image_usable(im))
-			continue;
-		/* not failures of ours: another format (Erlang's BEAM JIT writes
-		 * its own), or data for code in other images (ORC's lazy JIT) */
-		if (!im->superseded && (im->out.not_elf || im->out.no_code)) {
-			not_elf += im->out.not_elf;
-			no_code += im->out.no_code;
-			continue;
-		}
-		if (rejected++ >= SHOWN)
-			continue;
-		if (im->superseded)
-			js_warn(s, "JIT image %#" PRIx64 " (entry %#" PRIx64 ") not used: %s", im->symfile_addr,
-				im->entry, im->out.why.msg);
-		else
-			js_warn(s, "JIT image %#" PRIx64 " (entry %#" PRIx64 ") rejected: %s; frames in its code "
-				"are found by frame pointers", im->symfile_addr, im->entry, im->out.why.msg);
-	}
-	if (rejected > SHOWN)
-		js_warn(s, "%zu more JIT images rejected (--images lists them)", rejected - SHOWN);
-	if (not_elf)
-		js_warn(s,
-			"%zu JIT entries hold symbol files that are not ELF (a JIT's own format): not read",
-			not_elf);
-	if (no_code)
-		js_warn(s, "%zu JIT image%s no code (data or debug information for other images)", no_code,
-			no_code == 1 ? " holds" : "s hold");
-	if (s->jit.empty)
-		js_warn(s, "%lu JIT entries have no image", s->jit.empty);
-	if (s->jit.over_limit)
-		js_warn(s, "%lu JIT entries beyond the first %u were not read", s->jit.over_limit, JS_MAX_IMAGES);
-	if (s->pm.bad)
-		js_warn(s, "perf map %s: %lu malformed lines skipped", s->pm.path, s->pm.bad);
-	if (s->pm.over_limit)
-		js_warn(s, "perf map %s: %lu lines beyond the first %u were not read", s->pm.path,
-			s->pm.over_limit, JS_MAX_PERFMAP_LINES);
-	if (s->jd_on && s->jd.ended)
-		js_warn(s, "jitdump %s is not read further, %s", s->jd.path, s->jd.why);
-	if (s->jd.bad)
-		js_warn(s, "jitdump %s: %lu malformed records skipped", s->jd.path, s->jd.bad);
-	if (s->jd.over_limit)
-		js_warn(s, "jitdump %s: %lu records over jitstack's bounds skipped", s->jd.path,
-			s->jd.over_limit);
-}
-
 void out_end(js_out *o, js_session *s)
 {
-	jit_warnings(s);
+	js_warn_jit_data(s);
 	FILE *f = o->f;
 	if (!o->json) {
 		if (o->any_fp)
@@ -402,8 +327,7 @@ void out_end(js_out *o, js_session *s)
 			fprintf(f, "%s[jitdump]: named from %s\n", o->any_fp || o->any_perfmap ? "" : "\n",
 				s->jd.path);
 		fflush(f);
-		for (size_t i = 0; i < s->n_warn; i++)
-			fprintf(stderr, "jitstack: warning: %s\n", s->warn[i]);
+		js_print_warnings(s, "");
 		return;
 	}
 	fputs("],\n  \"warnings\": [", f);

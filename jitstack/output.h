@@ -23,9 +23,6 @@ typedef struct js_out {
 	bool any_jitdump;
 } js_out;
 
-/* The length of the well-formed UTF-8 sequence at p, or 0 (not UTF-8). */
-size_t js_utf8_len(const unsigned char *p);
-
 void out_begin(js_out *o, js_session *s);
 void out_thread(js_out *o, js_session *s, js_stack *st);
 void out_end(js_out *o, js_session *s);

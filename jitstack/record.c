@@ -349,6 +349,26 @@ static void exit_note(const js_targets *ts, char *buf, size_t len)
 		snprintf(buf, len, " (%zu of %zu processes exited)", exited, ts->n);
 }
 
+/* What each process's session gathered (js_warn: a perf map or jitdump
+ * that cannot be read, CFI that loops, a rejected image, ...), each
+ * distinct warning once, after the sampling (warnings come up in every
+ * round); with --stats, how many. */
+static void print_warnings(js_targets *ts)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < ts->n; i++) {
+		js_session *s = &ts->t[i]->s;
+		char who[64] = "";
+		if (ts->multi)
+			snprintf(who, sizeof who, "process %d (%s): ", (int)s->pid, s->comm);
+		js_warn_jit_data(s);
+		js_print_warnings(s, who);
+		n += s->n_warn;
+	}
+	if (ts->opt.stats)
+		fprintf(stderr, "jitstack: stats: warnings: %zu\n", n);
+}
+
 static int record(js_targets *ts, const js_record_opts *r, const sigset_t *set, js_profile *prof)
 {
 	prof->period_ns = (uint64_t)(1e9 / (ts->perf ? ts->hz : r->hz));
@@ -359,6 +379,7 @@ static int record(js_targets *ts, const js_record_opts *r, const sigset_t *set, 
 	if (!rc)
 		rc = prof->oom ? js_fail(&ts->first, JS_EXIT_FAILURE, ENOMEM, "out of memory for the profile")
 			       : write_profile(ts, r, prof);
+	print_warnings(ts);
 	char gone[96];
 	exit_note(ts, gone, sizeof gone);
 	fprintf(stderr, "jitstack: %llu samples in %.2f s%s%s\n", (unsigned long long)prof->total,

@@ -46,6 +46,65 @@ void js_warn(js_session *s, const char *fmt, ...)
 		s->n_warn++;
 }
 
+void js_warn_jit_data(js_session *s)
+{
+	for (size_t i = 0; i < s->jit.n_desc; i++)
+		if (s->jit.desc[i].note[0])
+			js_warn(s, "JIT descriptor %#" PRIx64 ": %s", s->jit.desc[i].addr,
+				s->jit.desc[i].note);
+	enum { SHOWN = 5 }; /* a hostile list can hold a million bad entries */
+	size_t rejected = 0, not_elf = 0, no_code = 0;
+	for (size_t i = 0; i < s->jit.n_img; i++) {
+		const js_image *im = s->jit.img[i];
+		if (js_image_usable(im))
+			continue;
+		/* not failures of ours: another format (Erlang's BEAM JIT writes
+		 * its own), or data for code in other images (ORC's lazy JIT) */
+		if (!im->superseded && (im->out.not_elf || im->out.no_code)) {
+			not_elf += im->out.not_elf;
+			no_code += im->out.no_code;
+			continue;
+		}
+		if (rejected++ >= SHOWN)
+			continue;
+		const char *then = im->superseded ? "" : "; frames in its code are found by frame pointers";
+		js_warn(s, "JIT image %#" PRIx64 " (entry %#" PRIx64 ") %s: %s%s", im->symfile_addr,
+			im->entry, im->superseded ? "not used" : "rejected", im->out.why.msg, then);
+	}
+	if (rejected > SHOWN)
+		js_warn(s, "%zu more JIT images rejected (--images lists them)", rejected - SHOWN);
+	if (not_elf)
+		js_warn(s,
+			"%zu JIT entries hold symbol files that are not ELF (a JIT's own format): not read",
+			not_elf);
+	if (no_code)
+		js_warn(s, "%zu JIT image%s no code (data or debug information for other images)", no_code,
+			no_code == 1 ? " holds" : "s hold");
+	if (s->jit.empty)
+		js_warn(s, "%lu JIT entries have no image", s->jit.empty);
+	if (s->jit.over_limit)
+		js_warn(s, "%lu JIT entries beyond the first %u were not read", s->jit.over_limit,
+			JS_MAX_IMAGES);
+	if (s->pm.bad)
+		js_warn(s, "perf map %s: %lu malformed lines skipped", s->pm.path, s->pm.bad);
+	if (s->pm.over_limit)
+		js_warn(s, "perf map %s: %lu lines beyond the first %u were not read", s->pm.path,
+			s->pm.over_limit, JS_MAX_PERFMAP_LINES);
+	if (s->jd_on && s->jd.ended)
+		js_warn(s, "jitdump %s is not read further, %s", s->jd.path, s->jd.why);
+	if (s->jd.bad)
+		js_warn(s, "jitdump %s: %lu malformed records skipped", s->jd.path, s->jd.bad);
+	if (s->jd.over_limit)
+		js_warn(s, "jitdump %s: %lu records over jitstack's bounds skipped", s->jd.path,
+			s->jd.over_limit);
+}
+
+void js_print_warnings(const js_session *s, const char *who)
+{
+	for (size_t i = 0; i < s->n_warn; i++)
+		fprintf(stderr, "jitstack: warning: %s%s\n", who, s->warn[i]);
+}
+
 /* ---- libdwfl callbacks ---------------------------------------------------------- */
 
 /* Our modules come from memory (JIT images, the vDSO); files are opened

@@ -58,7 +58,7 @@ typedef struct js_session {
 	char exe_path[4096];
 	const char *core_exe;  /* --exe made absolute, or NULL */
 	char comm[32];
-	/* warnings gathered while reading, printed with the stacks */
+	/* warnings gathered while reading (js_warn), printed at the end */
 	char **warn;
 	size_t n_warn;
 	/* the failure, when a call returns nonzero */
@@ -109,6 +109,16 @@ static inline uint64_t js_names_epoch(const js_session *s)
 	return s->jit.changes + s->pm.changes + s->jd.changes;
 }
 
+/* Gather a warning about the target: each distinct message once (the
+ * first 1000), kept in s->warn until the end, when the dump prints them
+ * after its stacks and record after its profile. */
 void js_warn(js_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Gather the warnings that only the state at the end tells: descriptor
+ * notes, rejected JIT images (the first few), malformed perf map lines
+ * and jitdump records, entries over the bounds. */
+void js_warn_jit_data(js_session *s);
+/* Each gathered warning on stderr, "jitstack: warning: " + who + the
+ * message (who: "" for one process; record of several names the process). */
+void js_print_warnings(const js_session *s, const char *who);
 
 #endif

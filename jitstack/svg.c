@@ -12,7 +12,7 @@
  */
 #include "svg.h"
 #include "grow.h"
-#include "output.h"
+#include "formats/utf8.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -180,7 +180,7 @@ static size_t cp_len(const char *s)
 {
 	size_t n = 0;
 	for (const unsigned char *q = (const unsigned char *)s; *q; n++) {
-		size_t k = *q < 0x80 ? 1 : js_utf8_len(q);
+		size_t k = utf8_len_str((const char *)q);
 		q += k ? k : 1;
 	}
 	return n;
@@ -194,7 +194,7 @@ static void xml_text(FILE *f, const char *s, size_t max)
 	const unsigned char *q = (const unsigned char *)s;
 	for (size_t n = 0; *q && n < max; n++) {
 		if (*q >= 0x80) {
-			size_t k = js_utf8_len(q);
+			size_t k = utf8_len_str((const char *)q);
 			if (k)
 				fwrite(q, 1, k, f), q += k;
 			else

@@ -10,6 +10,7 @@
 #include "cfi.h"
 #include "image.h"
 #include "internal.h"
+#include "formats/utf8.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -43,37 +44,17 @@ const char *ju_channel_name(uint32_t channel)
 
 /* ---- input checks ---------------------------------------------------------- */
 
-/* Valid UTF-8 (no overlong forms, surrogates or values past U+10FFFF) and no
- * control characters: names end up on perf map lines and in ELF strings. */
+/* UTF-8 (formats/utf8.h: no overlong forms, surrogates or values past
+ * U+10FFFF) and no control characters: names end up on perf map lines and
+ * in ELF strings. */
 static bool is_text(const char *s, size_t len)
 {
-	const unsigned char *p = (const unsigned char *)s, *end = p + len;
-	while (p < end) {
-		unsigned c = *p++;
-		if (c < 0x20 || c == 0x7f)
+	const uint8_t *p = (const uint8_t *)s;
+	for (size_t i = 0; i < len;) {
+		size_t k = utf8_len(p + i, len - i);
+		if (!k || p[i] < 0x20 || p[i] == 0x7f)
 			return false;
-		if (c < 0x80)
-			continue;
-		int more;
-		unsigned cp, min;
-		if ((c & 0xe0) == 0xc0) {
-			more = 1, cp = c & 0x1f, min = 0x80;
-		} else if ((c & 0xf0) == 0xe0) {
-			more = 2, cp = c & 0x0f, min = 0x800;
-		} else if ((c & 0xf8) == 0xf0) {
-			more = 3, cp = c & 0x07, min = 0x10000;
-		} else {
-			return false;
-		}
-		if (end - p < more)
-			return false;
-		while (more--) {
-			if ((*p & 0xc0) != 0x80)
-				return false;
-			cp = cp << 6 | (*p++ & 0x3f);
-		}
-		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
+		i += k;
 	}
 	return true;
 }

@@ -5,8 +5,9 @@
 # A driver exits 0 when its checks pass, 1 when one fails and 77 when it
 # cannot run here, after printing why (tests/run.sh counts them so).  It
 # runs in a fresh scratch directory $T that is removed afterwards, with
-# the processes it listed in CLEANUP_PIDS ended and the perf maps of the
-# processes that ran meanwhile and are gone removed.
+# the processes it listed in CLEANUP_PIDS ended and the perf maps of its
+# processes that are gone removed (those the reaper that runs it listed:
+# scripts/reap-perf-maps.sh; never another run's).
 
 set -u
 . "$ROOT/tests/kill-tree.sh"
@@ -18,7 +19,7 @@ cleanup() {
 	kill_tree ${CLEANUP_PIDS:-}
 	# reap them, so that a dying child does not count as alive below
 	for p in ${CLEANUP_PIDS:-}; do wait "$p" 2>/dev/null; done
-	# the library writes a perf map per process
+	# the library writes a perf map per process; only this run's go
 	sh "$ROOT/scripts/reap-perf-maps.sh" "$T/.start"
 	rm -rf "$T"
 }

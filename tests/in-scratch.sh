@@ -9,7 +9,8 @@ touch .start
 export JITDUMPDIR="$d"
 "$@"
 rc=$?
-# perf maps of this program and the processes it forked, once they are gone
+# perf maps of this program and the processes it forked, once they are
+# gone (the reaper that runs it lists them: never another run's)
 sh "$here/../scripts/reap-perf-maps.sh" "$d/.start"
 cd / && rm -rf "$d"
 exit $rc

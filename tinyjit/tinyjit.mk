@@ -145,7 +145,7 @@ $(TJ_B)/tinyjit-libunwind: $(TJ_OBJS) $(TJ_LIBJU_DEP)
 tinyjit: $(TJ_BIN)
 tinyjit-libunwind: $(TJ_B)/tinyjit-libunwind
 
-bench-tinyjit: $(TJ_BIN)
+bench-tinyjit: $(TJ_BIN) $(REAPER)
 	sh bench/tinyjit/run.sh $(BUILD)
 
 include $(TJ)/aarch64.mk

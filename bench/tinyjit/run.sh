@@ -10,6 +10,9 @@
 #    compile + publish time.
 set -eu
 B=${1:-build}
+# under the reaper, which lists this run's processes that write perf maps:
+# the trap's reap-perf-maps.sh removes only theirs
+[ -n "${JU_PERF_MAP_PIDS:-}" ] || [ ! -x "$B/tools/reaper" ] || exec "$B/tools/reaper" -n "${0##*/}" -- sh "$0" "$@"
 TJ=$B/tinyjit/tinyjit
 EX=tinyjit/examples
 REPS=${REPS:-5}

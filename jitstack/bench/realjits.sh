@@ -14,6 +14,9 @@ set -u
 BUILD=${1:-build}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+# under the reaper, which lists this run's processes that write perf maps:
+# the trap's reap-perf-maps.sh removes only theirs
+[ -n "${JU_PERF_MAP_PIDS:-}" ] || [ ! -x "$BUILD/tools/reaper" ] || exec "$BUILD/tools/reaper" -n "${0##*/}" -- sh "$0" "$@"
 export JS=$BUILD/jitstack/jitstack ROOT RUNS=${JS_BENCH_RUNS:-30}
 [ -x "$JS" ] || { echo "realjits.sh: $JS is missing (make jitstack)"; exit 2; }
 command -v eu-stack >/dev/null || { echo "realjits.sh: eu-stack is not installed (elfutils)"; exit 2; }

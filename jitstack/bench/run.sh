@@ -19,6 +19,9 @@ set -u
 BUILD=${1:-build}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+# under the reaper, which lists this run's processes that write perf maps:
+# the trap's reap-perf-maps.sh removes only theirs
+[ -n "${JU_PERF_MAP_PIDS:-}" ] || [ ! -x "$BUILD/tools/reaper" ] || exec "$BUILD/tools/reaper" -n "${0##*/}" -- sh "$0" "$@"
 export JS=$BUILD/jitstack/jitstack TJ=$BUILD/tinyjit/tinyjit ROOT JSB=$BUILD/jitstack/bench
 export RUNS=${JS_BENCH_RUNS:-40} GDB_RUNS=${JS_BENCH_GDB_RUNS:-5} SLOW_RUNS=${JS_BENCH_SLOW_RUNS:-10}
 for f in "$JS" "$TJ"; do [ -x "$f" ] || { echo "run.sh: $f is missing (make jitstack tinyjit)"; exit 2; }; done

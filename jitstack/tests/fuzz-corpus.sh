@@ -7,6 +7,9 @@ BUILD=$1
 DIR=$2
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+# under the reaper, which lists this run's processes that write perf maps:
+# the trap's reap-perf-maps.sh removes only theirs
+[ -n "${JU_PERF_MAP_PIDS:-}" ] || [ ! -x "$BUILD/tools/reaper" ] || exec "$BUILD/tools/reaper" -n "${0##*/}" -- sh "$0" "$@"
 . "$ROOT/tests/kill-tree.sh"
 mkdir -p "$DIR" && DIR=$(cd "$DIR" && pwd) || exit 1 # the work happens elsewhere
 W=$(mktemp -d)

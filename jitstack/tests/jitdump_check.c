@@ -1,10 +1,11 @@
 /* jitdump_check.c - the jitdump reader (jitdump.c) against what a target
  * can write: loads that overlap (the latest wins), moves, line tables
  * (rows in any order, "\xff" for the previous file, names that are not
- * text), unwinding info (empty, good, garbage), records of impossible
- * sizes, a dump of another byte order, version or machine, records after a
- * core's time, a record still being written, a file appended to, replaced
- * or truncated under the reader; and against a model (the latest load
+ * text, or not UTF-8 as RFC 3629 has it: surrogates, overlong forms),
+ * unwinding info (empty, good, garbage), records of impossible sizes, a
+ * dump of another byte order, version or machine, records after a core's
+ * time, a record still being written, a file appended to, replaced or
+ * truncated under the reader; and against a model (the latest load
  * covering each address) on random dumps fed in random pieces.
  *
  * Usage: jitdump_check DIR (scratch files go there).  Prints one line per
@@ -260,6 +261,53 @@ static void drops_lines_whose_file_names_are_not_text(void)
 	free(d.p);
 }
 
+/* File names the library would refuse as not UTF-8 (formats/utf8.h, RFC
+ * 3629) but an older rule of the reader let through: a surrogate, overlong
+ * forms, a value past U+10FFFF, a character cut short by the name's end.
+ * Each breaks its table as bytes that are not UTF-8 at all do; a
+ * character of each length is kept. */
+static void drops_lines_whose_file_names_are_not_utf8_by_rfc_3629(void)
+{
+	static const char *refused[] = {
+		"\xed\xa0\x80.js",     /* U+D800, a surrogate */
+		"a\xed\xbf\xbf.js",    /* U+DFFF */
+		"\xe0\x80\x80.js",     /* NUL in three bytes */
+		"\xc0\xae.js",         /* '.' in two bytes */
+		"\xf0\x80\x80\xaf.js", /* '/' in four bytes */
+		"\xf4\x90\x80\x80.js", /* U+110000 */
+		"\xe2\x82",            /* cut short by the end of the name */
+	};
+	static const char *kept[] = { "caf\xc3\xa9.js", "\xe2\x82\xac.js", "\xed\x9f\xbf.js",
+				      "\xf0\x9f\x98\x80.js", "\xf4\x8f\xbf\xbf.js" };
+	enum { NR = sizeof refused / sizeof *refused, NK = sizeof kept / sizeof *kept };
+	dump d = { 0 };
+	header(&d, EM_X86_64, 1);
+	uint64_t ts = 2;
+	for (size_t i = 0; i < NR + NK; i++) {
+		uint64_t at = 0x1000 * (i + 1);
+		row r[] = { { at, 5, "a.js" }, { at + 8, 6, i < NR ? refused[i] : kept[i - NR] } };
+		debug(&d, ts++, at, r, 2);
+		load(&d, ts++, at, 0x20, "fn");
+	}
+	js_jitdump jd;
+	js_jitdump_init(&jd, NULL, EM_X86_64);
+	feed(&jd, &d, 0);
+	for (size_t i = 0; i < NR + NK; i++) {
+		uint64_t at = 0x1000 * (i + 1);
+		js_jd_code *c = js_jitdump_find(&jd, at);
+		const js_jd_line *l = c ? js_jitdump_line(c, at + 8) : NULL;
+		if (i < NR)
+			CHECK(c && !c->n_lines, "file name %zu (not UTF-8) passed through as '%s'", i,
+			      l ? l->file : "");
+		else
+			CHECK(c && c->n_lines == 2 && l && !strcmp(l->file, kept[i - NR]),
+			      "UTF-8 file name %zu not kept: %zu rows", i - NR, c ? c->n_lines : 0);
+	}
+	CHECK(jd.bad == NR, "%lu tables counted broken, want %d", jd.bad, (int)NR);
+	js_jitdump_free(&jd);
+	free(d.p);
+}
+
 static void makes_a_module_of_unwinding_info(void)
 {
 	dump d = { 0 };
@@ -478,6 +526,7 @@ int main(int argc, char **argv)
 	names_the_latest_load_at_each_address();
 	moves_code_with_its_lines();
 	drops_lines_whose_file_names_are_not_text();
+	drops_lines_whose_file_names_are_not_utf8_by_rfc_3629();
 	makes_a_module_of_unwinding_info();
 	survives_hostile_records();
 	uses_only_records_before_the_core();

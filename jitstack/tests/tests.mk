@@ -103,7 +103,7 @@ CHECK_BUILD += $(JS_CHECK_BUILD)
 jitstack-check: $(JS_CHECK_BUILD)
 	@sh tests/run.sh -b $(BUILD) jitstack
 
-fuzz-jitstack: $(JS_BIN) $(JS_TB)/fuzz_reader $(JS_TEST_PROGS) $(TEST_DIR)/child $(A64_DIR)/child $(TJ_BIN)
+fuzz-jitstack: $(JS_BIN) $(JS_TB)/fuzz_reader $(JS_TEST_PROGS) $(TEST_DIR)/child $(A64_DIR)/child $(TJ_BIN) $(REAPER)
 	sh $(JS)/tests/fuzz-corpus.sh $(BUILD) $(JS_TB)/fuzz-corpus
 	$(JS_TB)/fuzz_reader -max_total_time=$(JS_FUZZ_TIME) -rss_limit_mb=4096 \
 		-artifact_prefix=$(JS_TB)/ $(JS_TB)/fuzz-corpus

@@ -15,13 +15,32 @@
  * succeeded or was skipped (77) but left processes behind: a leak is a
  * failure of whoever started them.  SIGINT, SIGTERM and SIGHUP sent to the
  * reaper are passed on to COMMAND; the clean-up runs in every case.
+ *
+ * It also tells this run's perf maps from other runs': libjitunwind (and
+ * node, OpenJDK) leave /tmp/perf-PID.map behind, and the run removes those
+ * of its processes once they are gone (scripts/reap-perf-maps.sh) -- but
+ * when several trees test at once, a map whose process is gone may be
+ * another run's.  Once a process is gone nothing says who started it, so
+ * the reaper asks while it lives: a thread watches /tmp (inotify) and, for
+ * each perf-PID.map created, opened or renamed there, checks whether PID
+ * descends from the reaper (its parent links lead here; orphans are
+ * re-parented here, so none escapes) and, if so, appends PID to a list
+ * whose path COMMAND finds in JU_PERF_MAP_PIDS (removed at the end).  A
+ * process that writes its map and is reaped before the thread looks is
+ * missed: its map is left, never another run's removed.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -38,24 +57,34 @@ static void on_signal(int sig)
 	forward_sig = sig;
 }
 
-/* The parent pid of PID from /proc/PID/stat, or -1.  The command name may
- * hold spaces and parentheses, so the fields are read after the last ')'. */
-static pid_t parent_of(pid_t pid)
+/* The state and parent pid of PID from /proc/PID/stat; false when it is
+ * gone.  The command name may hold spaces and parentheses, so the fields
+ * are read after the last ')'. */
+static bool read_stat(pid_t pid, char *state, pid_t *ppid)
 {
 	char path[64], buf[512];
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
 	FILE *f = fopen(path, "re");
 	if (!f)
-		return -1;
+		return false;
 	size_t n = fread(buf, 1, sizeof buf - 1, f);
 	fclose(f);
 	buf[n] = 0;
 	char *p = strrchr(buf, ')');
-	int ppid;
+	int pp;
+	if (!p || sscanf(p + 1, " %c %d", state, &pp) != 2)
+		return false;
+	*ppid = (pid_t)pp;
+	return true;
+}
+
+/* The parent pid of a live PID, or -1 (gone, or a zombie: it only waits to
+ * be reaped). */
+static pid_t parent_of(pid_t pid)
+{
 	char state;
-	if (!p || sscanf(p + 1, " %c %d", &state, &ppid) != 2)
-		return -1;
-	return state == 'Z' ? -1 : ppid; /* a zombie only waits to be reaped */
+	pid_t ppid;
+	return read_stat(pid, &state, &ppid) && state != 'Z' ? ppid : -1;
 }
 
 /* Every live descendant of SELF, found by following parent links through
@@ -158,6 +187,131 @@ static int clean_up(int quiet)
 	return first;
 }
 
+/* ---- this run's perf maps ---------------------------------------------------- */
+
+#define PID_LIMIT (1 << 22) /* the kernel's PID_MAX_LIMIT on 64-bit machines */
+
+static pid_t reaper_pid;
+static int maps_watch = -1;           /* inotify on /tmp */
+static int maps_list = -1;            /* JU_PERF_MAP_PIDS, appended to */
+static int maps_stop[2] = { -1, -1 }; /* closing [1] ends the watcher */
+static char maps_path[64];
+static pthread_t maps_thread;
+static uint8_t maps_listed[PID_LIMIT / 8];
+
+/* Does PID descend from the reaper?  A zombie still has its parent link. */
+static bool started_here(pid_t pid)
+{
+	for (int depth = 0; depth < MAX_PROCS && pid > 1; depth++) {
+		char state;
+		pid_t ppid;
+		if (!read_stat(pid, &state, &ppid))
+			return false;
+		if (ppid == reaper_pid)
+			return true;
+		pid = ppid;
+	}
+	return false;
+}
+
+/* The PID of a name "perf-PID.map", or -1. */
+static pid_t map_pid(const char *name)
+{
+	if (strncmp(name, "perf-", 5))
+		return -1;
+	char *end;
+	long pid = strtol(name + 5, &end, 10);
+	if (end == name + 5 || strcmp(end, ".map") || pid <= 1 || pid >= PID_LIMIT)
+		return -1;
+	return (pid_t)pid;
+}
+
+static void note_map(const char *name)
+{
+	pid_t pid = map_pid(name);
+	if (pid < 0 || maps_listed[pid / 8] & (1u << (pid % 8)) || !started_here(pid))
+		return;
+	maps_listed[pid / 8] |= (uint8_t)(1u << (pid % 8));
+	dprintf(maps_list, "%d\n", (int)pid);
+}
+
+/* Read every event queued (the descriptor does not block). */
+static void drain_maps(void)
+{
+	char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t n;
+	while ((n = read(maps_watch, buf, sizeof buf)) > 0)
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *e = (const struct inotify_event *)p;
+			if (e->len)
+				note_map(e->name);
+			p += sizeof *e + e->len;
+		}
+}
+
+static void *watch_maps(void *arg)
+{
+	(void)arg;
+	struct pollfd pf[2] = { { maps_watch, POLLIN, 0 }, { maps_stop[0], POLLIN, 0 } };
+	for (;;) {
+		if (poll(pf, 2, -1) < 0 && errno != EINTR)
+			break;
+		drain_maps();
+		if (pf[1].revents) /* the events before the stop are read above */
+			break;
+	}
+	return NULL;
+}
+
+/* Start listing the perf maps of this run's processes and tell COMMAND
+ * where (JU_PERF_MAP_PIDS).  When that cannot be done the variable is
+ * unset, not left to an outer reaper's list: with no list, nothing is
+ * removed, the safe side. */
+static void start_maps(void)
+{
+	const char *why = NULL;
+	int err = 0, fd = -1;
+	snprintf(maps_path, sizeof maps_path, "/tmp/reaper-maps.XXXXXX");
+	if ((maps_watch = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0 ||
+	    inotify_add_watch(maps_watch, "/tmp", IN_CREATE | IN_OPEN | IN_MOVED_TO | IN_ONLYDIR) < 0)
+		why = "inotify on /tmp", err = errno;
+	else if ((fd = mkstemp(maps_path)) < 0)
+		why = "mkstemp", err = errno;
+	else if ((maps_list = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0 || fcntl(maps_list, F_SETFL, O_APPEND) ||
+		 pipe2(maps_stop, O_CLOEXEC))
+		why = "its list", err = errno;
+	if (fd >= 0)
+		close(fd);
+	if (!why) {
+		/* signals stay the main thread's: they interrupt its wait() */
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
+		if ((err = pthread_create(&maps_thread, NULL, watch_maps, NULL)))
+			why = "a thread";
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	if (why) {
+		fprintf(stderr, "%s: cannot list this run's perf maps (%s: %s): none will be removed\n", name,
+			why, strerror(err));
+		if (fd >= 0)
+			unlink(maps_path);
+		maps_path[0] = 0;
+		unsetenv("JU_PERF_MAP_PIDS");
+		return;
+	}
+	setenv("JU_PERF_MAP_PIDS", maps_path, 1);
+}
+
+static void stop_maps(void)
+{
+	if (!maps_path[0])
+		return;
+	close(maps_stop[1]);
+	pthread_join(maps_thread, NULL);
+	unlink(maps_path);
+}
+
 static int usage(void)
 {
 	fprintf(stderr, "usage: reaper [-q] [-n NAME] -- COMMAND [ARG]...\n");
@@ -180,6 +334,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: PR_SET_CHILD_SUBREAPER: %s\n", name, strerror(errno));
 		return 2;
 	}
+	reaper_pid = getpid();
+	start_maps();
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
@@ -218,6 +374,7 @@ int main(int argc, char **argv)
 	}
 	int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	int left = clean_up(quiet);
+	stop_maps();
 	if (left > 0) {
 		fprintf(stderr, "%s: %d process%s left running by '%s' (killed)\n", name, left,
 			left == 1 ? " was" : "es were", argv[optind]);
