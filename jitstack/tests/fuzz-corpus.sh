@@ -66,6 +66,10 @@ fi
 # images built to reach the string-table reads (the crash of elf_strptr
 # over headers a relocation rewrote)
 python3 "$ROOT/jitstack/tests/hostile-images.py" "$DIR"
+# what the last long campaign kept (docs/FUZZING.md), minimised
+for d in "$ROOT"/tests/fuzz-corpora/jitstack-*; do
+	[ -d "$d" ] && cp "$d"/* "$DIR/" 2>/dev/null
+done
 
 # target memories: descriptor at 0, entry at 0x100, image at 0x200
 python3 - "$DIR" <<'PY'
