@@ -121,7 +121,11 @@ fresh-deps:
 	@scripts/install-deps.sh fresh
 
 # ---- install ----------------------------------------------------------------
+# The LuaJIT module goes where luajit finds C modules, when LuaJIT's headers
+# are there to build it (libluajit-5.1-dev); otherwise make install says so.
 install: lib
+	@if pkg-config --exists luajit; then $(MAKE) --no-print-directory install-luajit; \
+	 else echo "make install: LuaJIT's headers are missing (libluajit-5.1-dev): jitunwind.so not installed"; fi
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(LIBDIR)/pkgconfig
 	install -m 644 include/jitunwind.h $(DESTDIR)$(INCDIR)/
 	install -m 755 $(LIB_SO).$(VERSION) $(DESTDIR)$(LIBDIR)/
@@ -132,7 +136,7 @@ install: lib
 
 uninstall:
 	rm -f $(DESTDIR)$(INCDIR)/jitunwind.h $(DESTDIR)$(LIBDIR)/libjitunwind.* \
-	      $(DESTDIR)$(LIBDIR)/pkgconfig/jitunwind.pc
+	      $(DESTDIR)$(LIBDIR)/pkgconfig/jitunwind.pc $(DESTDIR)$(LIBDIR)/lua/5.1/jitunwind.so
 
 # ---- parts ------------------------------------------------------------------
 # Each part's fragment adds what its tests need built to CHECK_BUILD; its
@@ -142,6 +146,7 @@ include tests/tests.mk
 include tests/tools/tools.mk
 include examples/examples.mk
 include tinyjit/tinyjit.mk
+include integrations/luajit/luajit.mk
 include bench/bench.mk
 -include jitstack/jitstack.mk
 -include tests/matrix/matrix.mk
