@@ -309,6 +309,31 @@ static const luaL_Reg core_fns[] = {
 	{ NULL, NULL },
 };
 
+/* The channels: gdb (gdb, lldb, jitstack), and nongnu libunwind's list
+ * where that library is loaded; not libgcc's registry, the `unwinder`
+ * channel, unless JITUNWIND asks for it.  LuaJIT registers one FDE over its
+ * whole machine code area (lj_err.c lj_err_register_mcode) whose
+ * personality, err_unwind_jit, is how a Lua error thrown by a C helper a
+ * trace calls (out of memory) leaves the trace through its exit stub.
+ * libgcc (12) takes the FDE of the object registered at the highest start
+ * at or below the pc, which is a trace's own once it is published, and
+ * libjitunwind's FDEs have no personality: the error then finds no handler
+ * and LuaJIT panics.  glibc backtrace() from C called by a trace needs that
+ * registry, so it is opt-in: JITUNWIND=unwinder,gdb (or default, all,
+ * perf), with that risk (docs/INTEGRATING.md). */
+static int open_context(ju_ctx **ctx)
+{
+	const char *env = getenv("JITUNWIND");
+	if (env && *env)
+		return ju_open(NULL, ctx); /* the user's own choice */
+	ju_options o = JU_OPTIONS(.channels = JU_CH_GDB | JU_CH_LIBUNWIND);
+	int err = ju_open(&o, ctx);
+	if (err != JU_ENOCONSUMER)
+		return err;
+	o.channels = JU_CH_GDB; /* no nongnu libunwind in this process */
+	return ju_open(&o, ctx);
+}
+
 __attribute__((visibility("default"))) int luaopen_jitunwind(lua_State *L)
 {
 	module_state *s = lua_newuserdata(L, sizeof *s);
@@ -318,7 +343,7 @@ __attribute__((visibility("default"))) int luaopen_jitunwind(lua_State *L)
 		lua_setfield(L, -2, "__gc");
 	}
 	lua_setmetatable(L, -2);
-	int err = ju_open(NULL, &s->ctx);
+	int err = open_context(&s->ctx);
 	if (err)
 		return luaL_error(L, "jitunwind: %s (%s)", ju_strerror(err), ju_errmsg());
 	int ud = lua_gettop(L);

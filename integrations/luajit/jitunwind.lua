@@ -236,9 +236,40 @@ end
 M.channels = core.channels
 M.trace_name = function(tr, func, pc) return trace_name(tr, funcinfo(func, pc)) end
 
+-- LuaJIT keeps one handler per event (lib_jit.c jit_attach stores it in
+-- the registry's _VMEVENTS table, keyed by the event name's hash): a later
+-- jit.attach(fn, "trace") -- jit.v, jit.dump -- would silently replace
+-- ours.  So the module keeps the slot and runs the handler a program
+-- attaches there after its own, one at a time as LuaJIT would; the one
+-- attached before the module loaded (luajit -jv -l jitunwind) is kept too.
+local other -- the program's own "trace" handler, if any
+local function dispatch(...)
+  on_trace(...)
+  if other then return other(...) end
+end
+
+local function previous_trace_handler(attach_ours)
+  local before = {}
+  for k, v in pairs(debug.getregistry()._VMEVENTS or {}) do before[k] = v end
+  attach_ours()
+  for k, v in pairs(debug.getregistry()._VMEVENTS) do
+    if v == dispatch then return before[k] end
+  end
+end
+
+local jit_attach = jit.attach
+function jit.attach(fn, event, ...)
+  if event == "trace" and type(fn) == "function" then
+    other = fn
+    return
+  end
+  if event == nil and fn == other then other = nil end
+  return jit_attach(fn, event, ...)
+end
+
 -- Traces compiled before the module was loaded were never seen starting:
 -- flush them once, so that every trace is compiled again under our eyes.
 jit_flush()
-jit.attach(on_trace, "trace")
+other = previous_trace_handler(function() jit_attach(dispatch, "trace") end)
 
 return M
