@@ -1,0 +1,90 @@
+# lib.sh - sourced by the LuaJIT integration's test drivers
+# (integrations/luajit/tests/t-*.sh).
+#
+# The conventions are tests/driver.sh's.  Every check runs the workload
+# twice: with the module (luajit -l jitunwind) and without it (stock
+# luajit), the baseline, which must fail the same check.  The workloads
+# (*.lua) are copied into the scratch directory and run from there, so that
+# their chunk names are their own file names.
+#   $LJB   the module and libljprobe.so      $LJT  this directory
+ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
+SCRATCH=jitunwind-luajit-test
+. "$ROOT/tests/driver.sh"
+LJT=$ROOT/integrations/luajit/tests
+LJB=$BUILD/luajit
+
+need_cmd luajit
+need_cmd python3
+need_file "$LJB/jitunwind.so" "make luajit"
+need_file "$LJB/libljprobe.so" "make luajit"
+export LUA_CPATH="$LJB/?.so;;"
+export LJP_LIB="$LJB/libljprobe.so"
+cp "$LJT"/*.lua .
+
+# A SAN=1 build's module and probe carry AddressSanitizer and UBSan, whose
+# runtimes must be the first libraries of the process: Debian's luajit is
+# not built with them, so they are preloaded.  LuaJIT's own allocator and
+# machine code are not instrumented; leaks of the stock interpreter are not
+# ours.
+case $BUILD in
+*-san*)
+	asan=$(gcc -print-file-name=libasan.so) ubsan=$(gcc -print-file-name=libubsan.so)
+	[ -e "$asan" ] && [ -e "$ubsan" ] || skip "SAN build: the sanitizer runtimes are not installed"
+	export LD_PRELOAD="$asan:$ubsan"
+	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0:disable_coredump=0" ;;
+esac
+
+judge() { python3 "$LJT/ljjudge.py" "$@"; }
+
+# Run probe.lua with or without the module, LJP_MODE=$1 (backtrace, unwind,
+# abort: run to the end; wait: in the background until it is ready, sets
+# PROBE_PID).  The expect file is $T/expect.  Usage: probe with|without MODE [ENV...]
+probe() {
+	how=$1 mode=$2; shift 2
+	set -- env LJP_MODE="$mode" LJP_EXPECT="$T/expect" "$@" luajit
+	[ "$how" = with ] && set -- "$@" -l jitunwind
+	rm -f expect expect.traces probe.out
+	if [ "$mode" = wait ]; then
+		"$@" probe.lua > probe.out 2>&1 &
+		PROBE_PID=$!
+		CLEANUP_PIDS="${CLEANUP_PIDS:-} $PROBE_PID"
+		for _ in $(seq 200); do
+			grep -q '^ready' probe.out 2>/dev/null && return 0
+			kill -0 "$PROBE_PID" 2>/dev/null || break
+			sleep 0.05
+		done
+		cat probe.out
+		fail "probe.lua ($how the module) did not get ready"
+	elif [ "$mode" = abort ]; then
+		case $(cat /proc/sys/kernel/core_pattern) in
+		core|core.*|core-*) ;;
+		*) skip "core_pattern is '$(cat /proc/sys/kernel/core_pattern)', not a file in the cwd" ;;
+		esac
+		rm -f core core.*
+		(ulimit -c unlimited && exec "$@" probe.lua) > probe.out 2>&1
+		CORE=$(ls core core.* 2>/dev/null | head -1)
+		[ -n "$CORE" ] || { cat probe.out; skip "no core file was written (ulimit or core_pattern)"; }
+	else
+		"$@" probe.lua > probe.out 2>&1
+		PROBE_RC=$?
+	fi
+}
+
+# judge_frames TOOL FILE [--by-address]: the tool's output against the
+# stack probe.lua built; prints the verdict, returns 0 on PASS.
+judge_frames() {
+	tool=$1 out=$2; shift 2
+	judge frames "$tool" < "$out" > frames.txt || return 1
+	judge check expect probe.lua "$@" < frames.txt
+}
+
+# The baseline must fail: judge_frames on the run without the module.
+# Usage: baseline_fails WHAT TOOL FILE [--by-address]
+baseline_fails() {
+	what=$1; shift
+	if judge_frames "$@" > baseline.judge 2>&1; then
+		cat baseline.judge
+		fail "$what: the check passes without the module too, so it proves nothing"
+	fi
+	echo "$what: FAIL as it must ($(grep '^got:' baseline.judge | cut -c11-170))"
+}
