@@ -22,9 +22,12 @@ LUAJIT_CFLAGS = $(shell pkg-config --cflags luajit 2>/dev/null || echo -I/usr/in
 LJ_CFLAGS = $(ALL_CFLAGS) -fPIC -fvisibility=hidden -Iinclude -I. -I$(LJ) -I$(LJ_B) $(LUAJIT_CFLAGS)
 LJ_OBJS := $(LJ_B)/obj/jitunwind.o $(LJ_B)/obj/traceframe.o $(LJ_B)/obj/bytes.o
 
-.PHONY: luajit install-luajit bench-luajit
+.PHONY: luajit luajit-check-tools install-luajit bench-luajit
 luajit: $(LJ_MOD) $(LJ_PROBE)
-CHECK_BUILD += luajit
+# The tests also read the process with jitstack and the matrix's mx-dwfl
+# (paths: their fragments are included after this one).
+luajit-check-tools: luajit $(BUILD)/jitstack/jitstack $(BUILD)/matrix/mx-dwfl
+CHECK_BUILD += luajit-check-tools
 
 # The policy half, jitunwind.lua, as a byte array the module loads.
 $(LJ_B)/jitunwind_lua.h: $(LJ)/jitunwind.lua
