@@ -31,7 +31,10 @@ local now = core.now
 
 local M = { version = "0.1" }
 local started = {}   -- tr -> {func, pc, parent} while it records
-local live = {}      -- tr -> {proto, parent, name} while it is published
+local live = {}      -- tr -> {parent, name, source, line} while it is published
+-- tr -> the prototype the trace starts in, held weakly: a strong reference
+-- would keep the prototype, and so its traces, alive for ever.
+local protos = setmetatable({}, { __mode = "v" })
 local handler_ns, handler_ns_max, events, failed_names = 0, 0, 0, 0
 
 -- ---- names -----------------------------------------------------------------
@@ -68,9 +71,23 @@ local function declared_name(line)
       or line:match("%[%s*[\"']([%w_]+)[\"']%s*%]%s*=%s*function%f[^%w_]")
 end
 
--- "lua:FUNC@FILE:LINE (trace N)": FUNC as the source declares it, <main>
--- for a chunk's body, <anon:DEFLINE> for a function without a name; FILE
--- and LINE where the trace starts (funcinfo's short chunk name).
+-- A chunk as people know it: a file's path, an "=name", or the start of a
+-- string chunk as Lua's own messages show it ([string "..."]).  A path is
+-- cut to its last 400 bytes (names stay under JU_NAME_MAX).
+local function chunk_label(source)
+  local kind = source:sub(1, 1)
+  if kind == "@" or kind == "=" then
+    local label = source:sub(2)
+    return #label > 400 and "..." .. label:sub(-400) or label
+  end
+  local first = source:match("^[^\n]*")
+  if #first > 40 or first ~= source then first = first:sub(1, 37) .. "..." end
+  return '[string "' .. first .. '"]'
+end
+
+-- "lua:FUNC@CHUNK:LINE (trace N)": FUNC as the source declares it, <main>
+-- for a chunk's body, <anon:DEFLINE> for a function without a name; LINE
+-- where the trace starts.
 local function trace_name(tr, info)
   local func
   if info.linedefined == 0 then
@@ -80,8 +97,7 @@ local function trace_name(tr, info)
     func = lines and lines[info.linedefined] and declared_name(lines[info.linedefined])
     if not func then func = "<anon:" .. info.linedefined .. ">" end
   end
-  local where = info.loc or "?"
-  local name = string.format("lua:%s@%s (trace %d)", func, where, tr)
+  local name = string.format("lua:%s@%s:%d (trace %d)", func, chunk_label(info.source), info.currentline, tr)
   -- libjitunwind takes no control characters (perf map lines, ELF strings)
   return (name:gsub("%c", "?"))
 end
@@ -97,7 +113,7 @@ end
 local function kill(dead)
   local list = {}
   for tr in pairs(dead) do
-    if live[tr] then list[#list + 1] = tr; live[tr] = nil end
+    if live[tr] then list[#list + 1] = tr; live[tr] = nil; protos[tr] = nil end
   end
   if #list > 0 then core.unpublish(list) end
 end
@@ -130,8 +146,8 @@ local function publish(tr, rec)
     end
     name = ascii
   end
-  live[tr] = { proto = info.proto, parent = rec.parent, name = name, source = info.source,
-               line = info.linedefined }
+  live[tr] = { parent = rec.parent, name = name, source = info.source, line = info.linedefined }
+  protos[tr] = info.proto
 end
 
 local function on_trace(what, tr, func, pc, parent, exitno)
@@ -151,6 +167,7 @@ local function on_trace(what, tr, func, pc, parent, exitno)
   elseif what == "flush" then
     core.unpublish_all()
     live, started = {}, {}
+    protos = setmetatable({}, { __mode = "v" })
   end
   local dt = now() - t0
   handler_ns = handler_ns + dt
@@ -191,8 +208,8 @@ local function killed_by(x, all)
     local fi = funcinfo(x)
     if not fi.proto then return end -- a C function has no traces
     local own, inner = all ~= false, all ~= nil
-    kill_roots(function(_, t)
-      if t.proto == fi.proto then return own end
+    kill_roots(function(tr, t)
+      if protos[tr] == fi.proto then return own end
       return inner and t.source == fi.source and t.line >= fi.linedefined and t.line <= fi.lastlinedefined
     end)
   end

@@ -36,16 +36,17 @@ esac
 
 judge() { python3 "$LJT/ljjudge.py" "$@"; }
 
-# Run probe.lua with or without the module, LJP_MODE=$1 (backtrace, unwind,
+# Run probe.lua (or $PROBE_SCRIPT) with or without the module, LJP_MODE=$1 (backtrace, unwind,
 # abort: run to the end; wait: in the background until it is ready, sets
 # PROBE_PID).  The expect file is $T/expect.  Usage: probe with|without MODE [ENV...]
 probe() {
 	how=$1 mode=$2; shift 2
+	SCRIPT=${PROBE_SCRIPT:-probe.lua}
 	set -- env LJP_MODE="$mode" LJP_EXPECT="$T/expect" "$@" luajit
 	[ "$how" = with ] && set -- "$@" -l jitunwind
 	rm -f expect expect.traces probe.out
 	if [ "$mode" = wait ]; then
-		"$@" probe.lua > probe.out 2>&1 &
+		"$@" "$SCRIPT" > probe.out 2>&1 &
 		PROBE_PID=$!
 		CLEANUP_PIDS="${CLEANUP_PIDS:-} $PROBE_PID"
 		for _ in $(seq 200); do
@@ -54,18 +55,18 @@ probe() {
 			sleep 0.05
 		done
 		cat probe.out
-		fail "probe.lua ($how the module) did not get ready"
+		fail "$SCRIPT ($how the module) did not get ready"
 	elif [ "$mode" = abort ]; then
 		case $(cat /proc/sys/kernel/core_pattern) in
 		core|core.*|core-*) ;;
 		*) skip "core_pattern is '$(cat /proc/sys/kernel/core_pattern)', not a file in the cwd" ;;
 		esac
 		rm -f core core.*
-		(ulimit -c unlimited && exec "$@" probe.lua) > probe.out 2>&1
+		(ulimit -c unlimited && exec "$@" "$SCRIPT") > probe.out 2>&1
 		CORE=$(ls core core.* 2>/dev/null | head -1)
 		[ -n "$CORE" ] || { cat probe.out; skip "no core file was written (ulimit or core_pattern)"; }
 	else
-		"$@" probe.lua > probe.out 2>&1
+		"$@" "$SCRIPT" > probe.out 2>&1
 		PROBE_RC=$?
 	fi
 }
@@ -75,7 +76,7 @@ probe() {
 judge_frames() {
 	tool=$1 out=$2; shift 2
 	judge frames "$tool" < "$out" > frames.txt || return 1
-	judge check expect probe.lua "$@" < frames.txt
+	judge check expect "${PROBE_SCRIPT:-probe.lua}" "$@" < frames.txt
 }
 
 # The baseline must fail: judge_frames on the run without the module.
