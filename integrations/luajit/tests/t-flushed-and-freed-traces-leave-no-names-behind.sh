@@ -17,9 +17,10 @@ dead='lua:old@|lua:gone@|lua:<main>@\[string'
 
 probe with wait LJP_WAIT=30
 free_with=$(grep '^free trace numbers' probe.out)
-# old's, gone's and the chunk's traces were published, and are no more
+# old's, gone's and the chunk's traces were published; old's and gone's are
+# unpublished already (the chunk's goes at the sweep when hot's trace stops)
 set -- $(sed -n 's/^module before hot: \([0-9]*\) published, \([0-9]*\) unpublished/\1 \2/p' probe.out)
-[ "${1:-0}" -ge 3 ] && [ "${2:-0}" -ge 3 ] || { cat probe.out; fail "the dead traces were not published and unpublished"; }
+[ "${1:-0}" -ge 3 ] && [ "${2:-0}" -ge 2 ] || { cat probe.out; fail "the dead traces were not published and unpublished"; }
 echo "before hot: $1 traces published, $2 unpublished"
 gdb_bt_live "$PROBE_PID"
 judge_frames gdb gdb.out || { cat gdb.out; fail "gdb after the flushes"; }
