@@ -22,6 +22,8 @@ build="make gcc g++ binutils pkg-config libelf-dev libdw-dev libunwind-dev zlib1
 # libFuzzer's and the sanitizers' runtimes for clang-19 (the fuzz targets):
 # only a Recommends of clang-19.
 build="$build libclang-rt-19-dev"
+# The LuaJIT module (integrations/luajit) builds against LuaJIT's headers.
+build="$build libluajit-5.1-dev"
 # libunwind-14 is LLVM's libunwind (runtime only: its -dev package conflicts
 # with nongnu libunwind-dev, and we load it by file name).
 # The AArch64 tests cross-build the library and run it under qemu-user,
@@ -36,6 +38,8 @@ test="gdb lldb-16 elfutils linux-perf valgrind libunwind-14 procps file python3
 test="$test clang-format-19"
 # the ABI check against the released baseline (abidw, abidiff)
 test="$test abigail-tools"
+# the LuaJIT module's tests run Debian's stock luajit
+test="$test luajit"
 
 want=""
 for g in "$@"; do

@@ -62,4 +62,4 @@ install-luajit: $(LJ_MOD)
 	install -m 755 $(LJ_MOD) $(DESTDIR)$(LIBDIR)/lua/5.1/jitunwind.so
 
 bench-luajit: $(LJ_MOD)
-	sh $(LJ)/bench/run.sh $(BUILD)
+	python3 $(LJ)/bench/bench.py $(BUILD)
