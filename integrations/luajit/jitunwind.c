@@ -142,7 +142,8 @@ static int l_publish(lua_State *L)
 	if (!t)
 		return failure(L, s, "trace %d: cannot keep its record", (int)tr);
 	if (t->live && unpublish_slots(s, &t, 1))
-		return failure(L, s, "trace %d: unpublishing its number's old trace: %s", (int)tr, ju_errmsg());
+		return failure(L, s, "trace %d: unpublishing its number's old trace: %s", (int)tr,
+			       ju_errmsg());
 	int32_t parent_spadj = 0;
 	if (parent) {
 		trace_slot *p = slot(s, parent);

@@ -55,8 +55,12 @@ static const struct {
 	uint8_t reg;
 	int8_t cfa_offset;
 } saved[] = {
-	{ DW_RBP, -16 }, { DW_RBX, -24 }, { DW_R15, -32 }, { DW_R14, -40 },
-	{ DW_R12, -LJTF_CFRAME_SIZE }, { DW_R13, -LJTF_CFRAME_SIZE - 8 },
+	{ DW_RBP, -16 },
+	{ DW_RBX, -24 },
+	{ DW_R15, -32 },
+	{ DW_R14, -40 },
+	{ DW_R12, -LJTF_CFRAME_SIZE },
+	{ DW_R13, -LJTF_CFRAME_SIZE - 8 },
 };
 
 static int32_t load_i32(const uint8_t *p)
@@ -106,7 +110,9 @@ static uint32_t add_rsp_before(const uint8_t *code, uint32_t end, int32_t *imm)
 
 int ljtf_decode(const uint8_t *code, uint32_t size, uint32_t traceno, int32_t parent_spadj, ljtf_frame *out)
 {
-	*out = (ljtf_frame){ .size = size, .entry_adj = parent_spadj, .spadj = parent_spadj, .tail_start = size };
+	*out = (ljtf_frame){
+		.size = size, .entry_adj = parent_spadj, .spadj = parent_spadj, .tail_start = size
+	};
 	long head = find_vmstate_store(code, size, traceno);
 	if (head < 0)
 		return LJTF_ENOHEAD;
