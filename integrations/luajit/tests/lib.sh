@@ -23,15 +23,20 @@ cp "$LJT"/*.lua .
 
 # A SAN=1 build's module and probe carry AddressSanitizer and UBSan, whose
 # runtimes must be the first libraries of the process: Debian's luajit is
-# not built with them, so they are preloaded.  LuaJIT's own allocator and
-# machine code are not instrumented; leaks of the stock interpreter are not
-# ours.
+# not built with them, so a `luajit` on the PATH of the tests preloads them
+# (into luajit only: gdb, perf and jitstack run as they are).  LuaJIT's own
+# allocator and machine code are not instrumented; leaks of the stock
+# interpreter are not ours.  $LUAJIT is the real binary (a core's program).
+LUAJIT=$(command -v luajit)
 case $BUILD in
 *-san*)
 	asan=$(gcc -print-file-name=libasan.so) ubsan=$(gcc -print-file-name=libubsan.so)
 	[ -e "$asan" ] && [ -e "$ubsan" ] || skip "SAN build: the sanitizer runtimes are not installed"
-	export LD_PRELOAD="$asan:$ubsan"
-	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0:disable_coredump=0" ;;
+	mkdir -p "$T/bin"
+	printf '#!/bin/sh\nASAN_OPTIONS=detect_leaks=0:disable_coredump=0 LD_PRELOAD=%s:%s exec %s "$@"\n' \
+		"$asan" "$ubsan" "$LUAJIT" > "$T/bin/luajit"
+	chmod +x "$T/bin/luajit"
+	PATH=$T/bin:$PATH ;;
 esac
 
 judge() { python3 "$LJT/ljjudge.py" "$@"; }

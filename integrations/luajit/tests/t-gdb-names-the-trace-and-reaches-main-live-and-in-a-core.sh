@@ -23,7 +23,7 @@ for how in with without; do
 		baseline_fails "gdb live, stock luajit" gdb gdb.out
 	fi
 	probe $how abort
-	gdb_bt_core "$(command -v luajit)" "$CORE"
+	gdb_bt_core "$LUAJIT" "$CORE"
 	if [ $how = with ]; then
 		judge_frames gdb gdb.out || { cat gdb.out; fail "gdb on the core"; }
 	else

@@ -20,7 +20,7 @@ for how in with without; do
 		baseline_fails "jitstack live, stock luajit" jitstack js.json
 	fi
 	probe $how abort
-	limit 60 "$JS" --core "$CORE" --exe "$(command -v luajit)" --json > js.json || fail "jitstack --core exited $?"
+	limit 60 "$JS" --core "$CORE" --exe "$LUAJIT" --json > js.json || fail "jitstack --core exited $?"
 	if [ $how = with ]; then
 		judge_frames jitstack js.json || fail "jitstack on the core"
 	else

@@ -25,7 +25,7 @@ for how in with without; do
 		grep -q 'ljp_probe' eu.out || { cat eu.out; fail "eu-stack did not even reach the probe"; }
 	fi
 	probe $how abort
-	limit 60 "$DWFL" --core "$CORE" --exe "$(command -v luajit)" --jit > dwfl.out 2>&1 ||
+	limit 60 "$DWFL" --core "$CORE" --exe "$LUAJIT" --jit > dwfl.out 2>&1 ||
 		{ cat dwfl.out; fail "mx-dwfl --core exited $?"; }
 	if [ $how = with ]; then
 		judge_frames dwfl dwfl.out || { cat dwfl.out; fail "libdwfl on the core"; }
@@ -33,7 +33,7 @@ for how in with without; do
 		baseline_fails "libdwfl core, stock luajit" dwfl dwfl.out
 	fi
 	if [ -n "$eu" ]; then
-		limit 60 eu-stack --core="$CORE" --executable="$(command -v luajit)" > eu.out 2>&1
+		limit 60 eu-stack --core="$CORE" --executable="$LUAJIT" > eu.out 2>&1
 		baseline_fails "eu-stack core, $how the module" eu-stack eu.out
 	fi
 done

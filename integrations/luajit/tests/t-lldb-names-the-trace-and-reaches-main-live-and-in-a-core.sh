@@ -17,7 +17,7 @@ for how in with without; do
 		baseline_fails "lldb live, stock luajit" lldb lldb.out
 	fi
 	probe $how abort
-	lldb_bt_core "$(command -v luajit)" "$CORE"
+	lldb_bt_core "$LUAJIT" "$CORE"
 	if [ $how = with ]; then
 		judge_frames lldb lldb.out || { cat lldb.out; fail "lldb on the core"; }
 	else
