@@ -39,6 +39,10 @@ case $BUILD in
 	PATH=$T/bin:$PATH ;;
 esac
 
+# SAN=1 builds of jitstack and mx-dwfl: leaks inside system libraries
+# (libdw's) are not ours (jitstack's suppressions)
+export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$ROOT/jitstack/tests/lsan.supp:print_suppressions=0"
+
 judge() { python3 "$LJT/ljjudge.py" "$@"; }
 
 # Run probe.lua (or $PROBE_SCRIPT) with or without the module, LJP_MODE=$1 (backtrace, unwind,
