@@ -23,7 +23,7 @@ LJ_CFLAGS = $(ALL_CFLAGS) -fPIC -fvisibility=hidden -Iinclude -I. -I$(LJ) -I$(LJ
 LJ_OBJS := $(LJ_B)/obj/jitunwind.o $(LJ_B)/obj/traceframe.o $(LJ_B)/obj/bytes.o
 
 .PHONY: luajit luajit-check-tools install-luajit bench-luajit
-luajit: $(LJ_MOD) $(LJ_PROBE)
+luajit: $(LJ_MOD) $(LJ_PROBE) $(LJ_B)/test-traceframe
 # The tests also read the process with jitstack and the matrix's mx-dwfl
 # (paths: their fragments are included after this one).
 luajit-check-tools: luajit $(BUILD)/jitstack/jitstack $(BUILD)/matrix/mx-dwfl
@@ -56,6 +56,13 @@ $(LJ_MOD): $(LJ_OBJS) $(LIB_A) $(LJ)/jitunwind.map
 $(LJ_PROBE): $(LJ)/tests/ljprobe.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -O1 -fPIC -shared -fno-omit-frame-pointer -o $@ $< -ldl
+
+# traceframe.c on hand-written trace code (tests/test-traceframe.c).
+$(LJ_B)/test-traceframe: $(LJ)/tests/test-traceframe.c $(LJ)/traceframe.c $(LJ)/traceframe.h formats/bytes.c \
+		$(FMT_HDRS) include/jitunwind.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Iinclude -I. -I$(LJ) -o $@ $(LJ)/tests/test-traceframe.c $(LJ)/traceframe.c \
+		formats/bytes.c
 
 install-luajit: $(LJ_MOD)
 	install -d $(DESTDIR)$(LIBDIR)/lua/5.1
