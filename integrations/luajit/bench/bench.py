@@ -6,7 +6,8 @@ For each of the tests' programs (integrations/luajit/tests/programs/*.lua):
   - the time each trace's publishing takes inside the module
     (jitunwind.stats(): ju_publish alone, and the whole trace-stop handler,
     names included), mean and worst, over the program's traces;
-  - the program's run time without and with the module, ROUNDS runs each
+  - the program's run time without and with the module (and of an empty
+    program: what loading the module costs), ROUNDS runs each
     (default 11), interleaved (without, with, without, ...) so that a
     machine shared with others disturbs both alike: median, and the spread
     as min..max.
@@ -26,8 +27,8 @@ REPORT = ('local s = require("jitunwind").stats() '
 
 
 def run(prog, module, env):
-    cmd = ["luajit"] + (["-l", "jitunwind"] if module else []) + ["-e", "dofile(%r)" % prog]
-    if module:
+    cmd = ["luajit"] + (["-l", "jitunwind"] if module else []) + ["-e", "dofile(%r)" % prog if prog else ""]
+    if module and prog:
         cmd += ["-e", REPORT]
     t0 = time.perf_counter()
     p = subprocess.run(cmd, env=env, cwd=PROGS, capture_output=True, text=True)
@@ -46,7 +47,7 @@ def main():
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 11
     env = dict(os.environ, LUA_CPATH=os.path.join(build, "luajit", "?.so") + ";;")
     env.pop("JITUNWIND", None)
-    progs = sorted(p for p in os.listdir(PROGS) if p.endswith(".lua"))
+    progs = [None] + sorted(p for p in os.listdir(PROGS) if p.endswith(".lua"))
     rows, costs = [], []
     for prog in progs:
         without, with_ = [], []
@@ -56,12 +57,13 @@ def main():
             without.append(run(prog, False, env)[0])
             dt, st = run(prog, True, env)
             with_.append(dt)
-        n, pub, pub_max, hnd, hnd_max = st
-        costs.append((prog, n, pub / n / 1e3, pub_max / 1e3, hnd / n / 1e3, hnd_max / 1e3))
+        if prog:
+            n, pub, pub_max, hnd, hnd_max = st
+            costs.append((prog, n, pub / n / 1e3, pub_max / 1e3, hnd / n / 1e3, hnd_max / 1e3))
         m0, m1 = statistics.median(without), statistics.median(with_)
-        rows.append((prog, m0, min(without), max(without), m1, min(with_), max(with_), (m1 - m0) / m0 * 100))
+        rows.append((prog or "(empty: loading only)", m0, min(without), max(without), m1, min(with_), max(with_), (m1 - m0) / m0 * 100))
     print("Publishing, per trace (the last run's jitunwind.stats()):\n")
-    print("| program | traces | ju_publish mean | ju_publish max | handler mean | handler max |")
+    print("| program | traces | ju_publish mean | ju_publish max | handler per trace | handler max |")
     print("|---|---:|---:|---:|---:|---:|")
     for prog, n, pm, px, hm, hx in costs:
         print("| %s | %d | %.1f µs | %.1f µs | %.1f µs | %.1f µs |" % (prog, n, pm, px, hm, hx))
@@ -69,7 +71,7 @@ def main():
     print("| program | without the module | with the module | difference of medians |")
     print("|---|---:|---:|---:|")
     for prog, m0, lo0, hi0, m1, lo1, hi1, d in rows:
-        print("| %s | %.0f ms (%.0f..%.0f) | %.0f ms (%.0f..%.0f) | %+.1f%% |" % (
+        print("| %s | %.1f ms (%.1f..%.1f) | %.1f ms (%.1f..%.1f) | %+.1f%% |" % (
             prog, m0 * 1e3, lo0 * 1e3, hi0 * 1e3, m1 * 1e3, lo1 * 1e3, hi1 * 1e3, d))
 
 
