@@ -139,9 +139,14 @@ INSTALLED = $(DESTDIR)$(INCDIR)/jitunwind.h \
 	  libjitunwind.a pkgconfig/jitunwind.pc) \
 	$(DESTDIR)$(BINDIR)/jitstack \
 	$(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN1))) \
-	$(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(MAN3)))
+	$(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(MAN3))) \
+	$(DESTDIR)$(LIBDIR)/lua/5.1/jitunwind.so
 
+# The LuaJIT module goes where luajit finds C modules, when LuaJIT's headers
+# are there to build it (libluajit-5.1-dev); otherwise make install says so.
 install: lib jitstack
+	@if pkg-config --exists luajit; then $(MAKE) --no-print-directory install-luajit; \
+	 else echo "make install: LuaJIT's headers are missing (libluajit-5.1-dev): jitunwind.so not installed"; fi
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
 	install -m 644 include/jitunwind.h $(DESTDIR)$(INCDIR)/
@@ -173,6 +178,7 @@ include tests/tests.mk
 include tests/tools/tools.mk
 include examples/examples.mk
 include tinyjit/tinyjit.mk
+include integrations/luajit/luajit.mk
 include bench/bench.mk
 -include jitstack/jitstack.mk
 -include tests/matrix/matrix.mk

@@ -124,9 +124,12 @@ t4=$(date +%s)
 echo "check-fresh: make deb exited $rc after $((t4 - t3)) s"
 [ $rc -eq 0 ] || exit 1
 apt-get install -y -q --no-install-recommends ./build/deb/libjitunwind0_*.deb \
-	./build/deb/libjitunwind-dev_*.deb ./build/deb/jitstack_*.deb > /root/deb-install.log 2>&1 ||
+	./build/deb/libjitunwind-dev_*.deb ./build/deb/jitstack_*.deb ./build/deb/lua-jitunwind_*.deb \
+	> /root/deb-install.log 2>&1 ||
 	{ cat /root/deb-install.log; echo "check-fresh: apt-get install of the packages failed"; exit 1; }
 sh tests/installed-packages.sh /; rc=$?
+# the LuaJIT module, from where the package put it
+luajit -e 'local j = require "jitunwind"; print("lua-jitunwind: " .. type(j))' || rc=1
 t5=$(date +%s)
 echo "check-fresh: the packages installed with apt-get: checks exited $rc after $((t5 - t4)) s"
 exit $rc

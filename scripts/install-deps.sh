@@ -21,11 +21,15 @@ list=
 [ "${1:-}" = --list ] && { list=1; shift; }
 
 # debian/control's Build-Depends, names only: read from it, so that the
-# two lists cannot part.
+# two lists cannot part.  A name restricted to architectures ("[amd64]")
+# counts only on those.
 control_build_depends() {
+	arch=$(dpkg --print-architecture)
 	sed -n '/^Build-Depends:/,/^[^[:space:]]/p' "$(dirname "$0")/../debian/control" |
 		sed '1s/^Build-Depends://; /^[^[:space:]]/d' | tr ',' '\n' |
-		sed 's/([^)]*)//; s/[[:space:]]//g; /^$/d; /^debhelper-compat$/d'
+		sed 's/([^)]*)//; s/[[:space:]]//g; /^$/d; /^debhelper-compat$/d' |
+		awk -v a="$arch" '{ if (match($0, /\[.*\]/)) { l = substr($0, RSTART + 1, RLENGTH - 2); n = split(l, v, " ");
+			sub(/\[.*\]/, ""); ok = 0; for (i = 1; i <= n; i++) if (v[i] == a) ok = 1; if (!ok) next } print }'
 }
 # dpkg-buildpackage needs build-essential (every Debian build's implicit
 # dependency) besides the Build-Depends.  dpkg-dev locks its files with
@@ -38,6 +42,8 @@ build="make gcc g++ binutils pkg-config libelf-dev libdw-dev libunwind-dev zlib1
 # libFuzzer's and the sanitizers' runtimes for clang-19 (the fuzz targets):
 # only a Recommends of clang-19.
 build="$build libclang-rt-19-dev"
+# The LuaJIT module (integrations/luajit) builds against LuaJIT's headers.
+build="$build libluajit-5.1-dev"
 # libunwind-14 is LLVM's libunwind (runtime only: its -dev package conflicts
 # with nongnu libunwind-dev, and we load it by file name).
 # The AArch64 tests cross-build the library and run it under qemu-user,
@@ -56,6 +62,8 @@ test="$test abigail-tools"
 test="$test mandoc groff-base"
 # t-debian-packages-build-and-install builds the packages as `make deb` does
 test="$test $deb"
+# the LuaJIT module's tests run Debian's stock luajit
+test="$test luajit"
 
 want=""
 for g in "$@"; do

@@ -33,8 +33,11 @@ diff parent.before parent.after > parent.diff || { cat parent.diff; fail "the bu
 diff debian.before debian.after > debian.diff || { cat debian.diff; fail "the build left files in debian/"; }
 
 arch=$(dpkg-architecture -qDEB_HOST_ARCH)
+pkgs="libjitunwind0 libjitunwind-dev jitstack"
+# the LuaJIT module's package: x86-64 only, as the module is
+[ "$arch" = amd64 ] && pkgs="$pkgs lua-jitunwind"
 debs=
-for p in libjitunwind0 libjitunwind-dev jitstack; do
+for p in $pkgs; do
 	d=$T/b/deb/${p}_${debver}_$arch.deb
 	[ -f "$d" ] || fail "no $p package was built"
 	debs="$debs $d"
@@ -54,13 +57,22 @@ cp /var/lib/dpkg/status "$R/var/lib/dpkg/status"
 (cd "$R" && find . | sort) > root.before
 # shellcheck disable=SC2086
 dpkg --root="$R" -i $debs > dpkg.out 2>&1 || { cat dpkg.out; fail "dpkg -i refused the packages"; }
-for p in libjitunwind0 libjitunwind-dev jitstack; do
+for p in $pkgs; do
 	[ "$(dpkg-query --admindir="$R/var/lib/dpkg" -W -f '${Status} ${Version}' "$p")" = "install ok installed $debver" ] ||
 		fail "$p is not installed at $debver"
 done
 sh "$ROOT/tests/installed-packages.sh" "$R" || fail "the installed packages (above)"
+if [ "$arch" = amd64 ]; then
+	m=$R/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/lua/5.1
+	[ -f "$m/jitunwind.so" ] || fail "lua-jitunwind holds no $m/jitunwind.so"
+	if command -v luajit > /dev/null 2>&1; then
+		LUA_CPATH="$m/?.so" limit 30 luajit -e 'local j = require "jitunwind"; print(type(j))' > lua.out 2>&1 &&
+			grep -qx table lua.out || { cat lua.out; fail "luajit cannot load the packaged module"; }
+	fi
+fi
 
-dpkg --root="$R" --purge jitstack libjitunwind-dev libjitunwind0 > purge.out 2>&1 || { cat purge.out; fail "dpkg --purge"; }
+# shellcheck disable=SC2086
+dpkg --root="$R" --purge $(echo $pkgs | tr ' ' '\n' | tac) > purge.out 2>&1 || { cat purge.out; fail "dpkg --purge"; }
 (cd "$R" && find . ! -path './var/lib/dpkg/*' | sort) > root.after
 grep -v '^\./var/lib/dpkg/' root.before | diff - root.after > root.diff ||
 	{ cat root.diff; fail "purging the packages left files"; }

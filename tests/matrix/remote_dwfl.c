@@ -177,8 +177,14 @@ static int report_images(mx_remote *r, mx_read_fn rd, void *ctx, char *err, size
 			}
 			char name[64];
 			snprintf(name, sizeof name, "[jit %#lx]", (unsigned long)imgs.v[i].text_lo);
-			/* libdwfl owns fd from here on */
-			if (dwfl_report_elf(r->dwfl, name, name, fd, imgs.v[i].text_lo, false))
+			/* libdwfl (0.188) lays an ET_REL module out from `base`
+			 * rounded up to 256 bytes, keeping .text's address modulo
+			 * 256 (measured: base 0x..ff00 and 0x..ff07 put a .text at
+			 * 0x..ff07 at 0x..ff07 and 0x..0007 past the next 256).  Code
+			 * that starts anywhere (LuaJIT's traces) needs the base
+			 * rounded down.  libdwfl owns fd from here on. */
+			GElf_Addr base = imgs.v[i].text_lo & ~(GElf_Addr)0xff;
+			if (dwfl_report_elf(r->dwfl, name, name, fd, base, false))
 				total++;
 			else
 				snprintf(err, errlen, "dwfl_report_elf: %s", dwfl_errmsg(-1));
