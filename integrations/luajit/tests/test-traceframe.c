@@ -78,8 +78,8 @@ int main(void)
 	expect("root, add rsp imm8: decodes", ljtf_decode(c.b, c.n, 1, 0, &f) == LJTF_OK);
 	expect("root, add rsp imm8: spadjust 16 after the head at 4, no tail",
 	       f.spadj == 16 && f.entry_adj == 0 && f.head_end == 4 && f.tail_start == c.n);
-	expect("root, add rsp imm8: two CFI rows", !ljtf_cfi_build(&f, &cfi) && cfi.n == 2 &&
-							   cfi.ranges[0].end == 4 && cfi.ranges[1].start == 4);
+	expect("root, add rsp imm8: two CFI rows",
+	       !ljtf_cfi_build(&f, &cfi) && cfi.n == 2 && cfi.ranges[0].end == 4 && cfi.ranges[1].start == 4);
 	/* DW_CFA_def_cfa rsp, 96 before the head; 112 after */
 	expect("root: CFA = rsp+96, then rsp+112", cfa(&cfi.ranges[0]) == 96 && cfa(&cfi.ranges[1]) == 112);
 
@@ -92,7 +92,7 @@ int main(void)
 
 	/* A 32-bit adjustment, rip-relative vmstate. */
 	c = (code){ 0 };
-	PUT(&c, 0x48, 0x81, 0xc4, 0x00, 0xfe, 0xff, 0xff);        /* add $-512,%rsp */
+	PUT(&c, 0x48, 0x81, 0xc4, 0x00, 0xfe, 0xff, 0xff);                /* add $-512,%rsp */
 	PUT(&c, 0xc7, 0x05, 0x10, 0x20, 0x30, 0x00, 300 & 0xff, 1, 0, 0); /* mov dword [rip+x], 300 */
 	body(&c);
 	expect("root, add rsp imm32, rip-relative vmstate: spadjust 512",
@@ -110,9 +110,9 @@ int main(void)
 	 * from the parent's spill slot, then 32 more bytes; its tail gives back
 	 * all 48. */
 	c = (code){ 0 };
-	PUT(&c, 0x48, 0x89, 0xc3);                   /* mov %rax,%rbx */
-	PUT(&c, 0x48, 0x8b, 0x44, 0x24, 0x08);       /* mov 8(%rsp),%rax */
-	PUT(&c, 0x48, 0x83, 0xc4, 0xe0);             /* add $-32,%rsp */
+	PUT(&c, 0x48, 0x89, 0xc3);             /* mov %rax,%rbx */
+	PUT(&c, 0x48, 0x8b, 0x44, 0x24, 0x08); /* mov 8(%rsp),%rax */
+	PUT(&c, 0x48, 0x83, 0xc4, 0xe0);       /* add $-32,%rsp */
 	vmstate_r14(&c, 3);
 	body(&c);
 	PUT(&c, 0x48, 0x83, 0xc4, 0x30, 0xe9, 0, 0, 0, 0); /* add $48,%rsp; jmp */
@@ -120,9 +120,9 @@ int main(void)
 	       ljtf_decode(c.b, c.n, 3, 16, &f) == LJTF_OK && f.entry_adj == 16 && f.spadj == 48 &&
 		       f.head_end == 12 && f.tail_start == c.n - 5);
 	ljtf_cfi_build(&f, &cfi);
-	expect("side trace: rows rsp+112, rsp+144, rsp+96",
-	       cfi.n == 3 && cfa(&cfi.ranges[0]) == 112 && cfa(&cfi.ranges[1]) == 144 &&
-		       cfa(&cfi.ranges[2]) == 96);
+	expect("side trace: rows rsp+112, rsp+144, rsp+96", cfi.n == 3 && cfa(&cfi.ranges[0]) == 112 &&
+								    cfa(&cfi.ranges[1]) == 144 &&
+								    cfa(&cfi.ranges[2]) == 96);
 
 	/* A side trace that needs no more room than its parent. */
 	c = (code){ 0 };
