@@ -66,9 +66,15 @@ fi
 # images built to reach the string-table reads (the crash of elf_strptr
 # over headers a relocation rewrote)
 python3 "$ROOT/jitstack/tests/hostile-images.py" "$DIR"
-# what the last long campaign kept (docs/FUZZING.md), minimised
-for d in "$ROOT"/tests/fuzz-corpora/jitstack-*; do
-	[ -d "$d" ] && cp "$d"/* "$DIR/" 2>/dev/null
+# what the last long campaign kept (docs/FUZZING.md), minimised; it ran
+# each reader alone (JS_FUZZ_ONLY), so the perf map's and the jitdump's
+# inputs get back the prefix that names their reader here
+C=$ROOT/tests/fuzz-corpora
+cp "$C"/jitstack-image/* "$C"/jitstack-mem/* "$DIR/" 2>/dev/null
+for kind in pmap jdmp; do
+	for f in "$C/jitstack-$kind"/*; do
+		[ -f "$f" ] && { printf '%s' "$kind" | tr a-z A-Z; cat "$f"; } > "$DIR/$kind-${f##*/}"
+	done
 done
 
 # target memories: descriptor at 0, entry at 0x100, image at 0x200
