@@ -39,8 +39,8 @@ const void *_Unwind_Find_FDE(void *pc, void *bases);
 
 enum { SLOT = 64, SECTION = 64 };
 
-static uint8_t *R;       /* the code reservation */
-static uint8_t *S;       /* the sections, SECTION bytes each */
+static uint8_t *R; /* the code reservation */
+static uint8_t *S; /* the sections, SECTION bytes each */
 
 /* One CIE and one FDE for [pc, pc + 48) with a frame-pointer rule, then
  * the zero terminator __register_frame wants. */
@@ -48,12 +48,12 @@ static void write_section(uint8_t *dst, uint64_t pc)
 {
 	byte_buf b;
 	buf_init(&b, dst, SECTION);
-	size_t cie = eh_cie_begin(&b, &(eh_cie){ .code_align = 1, .data_align = -8, .ra_reg = 16,
-						  .fde_enc = DW_EH_PE_absptr });
-	buf_u8(&b, DW_CFA_def_cfa);      /* CFA = rsp + 8 at entry */
+	size_t cie = eh_cie_begin(
+		&b, &(eh_cie){ .code_align = 1, .data_align = -8, .ra_reg = 16, .fde_enc = DW_EH_PE_absptr });
+	buf_u8(&b, DW_CFA_def_cfa); /* CFA = rsp + 8 at entry */
 	buf_uleb(&b, 7);
 	buf_uleb(&b, 8);
-	buf_u8(&b, DW_CFA_offset | 16);  /* return address at CFA - 8 */
+	buf_u8(&b, DW_CFA_offset | 16); /* return address at CFA - 8 */
 	buf_uleb(&b, 1);
 	eh_entry_end(&b, cie);
 	size_t fde = eh_fde_begin(&b, cie, DW_EH_PE_absptr, 0, pc, 48);

@@ -122,7 +122,8 @@ int main(void)
 		return 1;
 	}
 	printf("lookup of a pc at the tail of the list:  %6.0f ns quiet, %6.0f ns after %d single "
-	       "publishes (%.2fx)\n", quiet, after, N_BURST, after / quiet);
+	       "publishes (%.2fx)\n",
+	       quiet, after, N_BURST, after / quiet);
 
 	bool published[N_CHURN_SLOTS] = { false };
 	uint64_t seed = 88172645463325252ull;
@@ -139,8 +140,8 @@ int main(void)
 		}
 		published[i] = !published[i];
 	}
-	printf("churn, single publish or unpublish at random in %d slots: %6.2f us per call\n",
-	       N_CHURN_SLOTS, (now() - t0) / N_CHURN * 1e6);
+	printf("churn, single publish or unpublish at random in %d slots: %6.2f us per call\n", N_CHURN_SLOTS,
+	       (now() - t0) / N_CHURN * 1e6);
 	ju_unpublish_all(c);
 	ju_close(c);
 	return 0;

@@ -44,7 +44,7 @@
 
 enum { SLOT = 64, BATCH = 64 };
 
-static uint8_t *R;          /* reservation for fake blobs */
+static uint8_t *R; /* reservation for fake blobs */
 static size_t R_slots;
 static char (*names)[32];
 
@@ -234,13 +234,13 @@ static size_t emit_fp_call(uint8_t *p, void *target)
 {
 	size_t n = 0;
 	uint64_t t = (uintptr_t)target;
-	p[n++] = 0x55;                                  /* push %rbp */
-	p[n++] = 0x48, p[n++] = 0x89, p[n++] = 0xe5;    /* mov %rsp,%rbp */
-	p[n++] = 0x48, p[n++] = 0xb8;                   /* movabs target,%rax */
+	p[n++] = 0x55;                               /* push %rbp */
+	p[n++] = 0x48, p[n++] = 0x89, p[n++] = 0xe5; /* mov %rsp,%rbp */
+	p[n++] = 0x48, p[n++] = 0xb8;                /* movabs target,%rax */
 	memcpy(p + n, &t, 8), n += 8;
-	p[n++] = 0xff, p[n++] = 0xd0;                   /* call *%rax */
-	p[n++] = 0x5d;                                  /* pop %rbp */
-	p[n++] = 0xc3;                                  /* ret */
+	p[n++] = 0xff, p[n++] = 0xd0; /* call *%rax */
+	p[n++] = 0x5d;                /* pop %rbp */
+	p[n++] = 0xc3;                /* ret */
 	return n;
 }
 
@@ -334,7 +334,8 @@ static void bench_memory(size_t max)
 		size_t with_gcc = heap_bytes() - before;
 		printf("%10zu blobs: burst %6.1f, steady %6.1f bytes/blob in the library; %6.1f with "
 		       "libgcc's sort arrays\n",
-		       n, (double)burst / (double)n, (double)steady / (double)n, (double)with_gcc / (double)n);
+		       n, (double)burst / (double)n, (double)steady / (double)n,
+		       (double)with_gcc / (double)n);
 		ju_unpublish_all(c);
 		ju_close(c);
 	}

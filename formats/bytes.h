@@ -22,12 +22,12 @@
  * grows up to a limit (buf_init_grow).  Length fields are written as slots
  * and patched when the length is known. */
 typedef struct byte_buf {
-	uint8_t *p;    /* start of the region */
-	size_t len;    /* bytes written so far */
-	size_t cap;    /* size of the region */
-	size_t limit;  /* the most bytes it may hold */
-	bool grow;     /* region is heap memory owned by the buffer */
-	bool failed;   /* sticky: an overflow or allocation failure happened */
+	uint8_t *p;   /* start of the region */
+	size_t len;   /* bytes written so far */
+	size_t cap;   /* size of the region */
+	size_t limit; /* the most bytes it may hold */
+	bool grow;    /* region is heap memory owned by the buffer */
+	bool failed;  /* sticky: an overflow or allocation failure happened */
 } byte_buf;
 
 /* A limit for a growing buffer that only memory bounds. */
@@ -36,7 +36,10 @@ typedef struct byte_buf {
 void buf_init(byte_buf *b, void *p, size_t cap);
 void buf_init_grow(byte_buf *b, size_t limit); /* starts empty; free with buf_free */
 void buf_free(byte_buf *b);
-static inline bool buf_ok(const byte_buf *b) { return !b->failed; }
+static inline bool buf_ok(const byte_buf *b)
+{
+	return !b->failed;
+}
 
 /* Reserve n bytes and return where they start, or NULL after a failure. */
 uint8_t *buf_reserve(byte_buf *b, size_t n);
@@ -69,7 +72,7 @@ void buf_u32(byte_buf *b, uint32_t v);
 void buf_u64(byte_buf *b, uint64_t v);
 void buf_uleb(byte_buf *b, uint64_t v);
 void buf_sleb(byte_buf *b, int64_t v);
-void buf_str(byte_buf *b, const char *s);   /* with its NUL */
+void buf_str(byte_buf *b, const char *s); /* with its NUL */
 /* Pad with `fill` bytes to a multiple of `align` (a power of two). */
 void buf_align(byte_buf *b, size_t align, uint8_t fill);
 

@@ -8,17 +8,17 @@ size_t eh_cie_begin(byte_buf *b, const eh_cie *c)
 	bool v1 = c->ra_reg < 256;
 	size_t cie = b->len;
 	buf_len32_begin(b);
-	buf_u32(b, EH_CIE_ID);               /* CIE id */
-	buf_u8(b, v1 ? 1 : 3);               /* version */
+	buf_u32(b, EH_CIE_ID);                /* CIE id */
+	buf_u8(b, v1 ? 1 : 3);                /* version */
 	buf_str(b, c->signal ? "zRS" : "zR"); /* z: augmentation data follows; R: FDE pointer encoding */
-	buf_uleb(b, c->code_align);          /* code alignment factor */
-	buf_sleb(b, c->data_align);          /* data alignment factor */
+	buf_uleb(b, c->code_align);           /* code alignment factor */
+	buf_sleb(b, c->data_align);           /* data alignment factor */
 	if (v1)
 		buf_u8(b, (uint8_t)c->ra_reg); /* return address column */
 	else
 		buf_uleb(b, c->ra_reg);
-	buf_uleb(b, 1);                      /* augmentation data length */
-	buf_u8(b, c->fde_enc);               /* 'R': FDE pc_begin encoding */
+	buf_uleb(b, 1);        /* augmentation data length */
+	buf_u8(b, c->fde_enc); /* 'R': FDE pc_begin encoding */
 	return cie;
 }
 
@@ -27,24 +27,22 @@ size_t eh_fde_header_size(uint8_t enc)
 	return enc == DW_EH_PE_absptr ? 4 + 4 + 8 + 8 + 1 : 4 + 4 + 4 + 4 + 1;
 }
 
-size_t eh_fde_begin(byte_buf *b, size_t cie_off, uint8_t enc, uint64_t base, uint64_t pc,
-		    uint64_t range)
+size_t eh_fde_begin(byte_buf *b, size_t cie_off, uint8_t enc, uint64_t base, uint64_t pc, uint64_t range)
 {
 	size_t entry = b->len;
 	buf_len32_begin(b);
-	buf_u32(b, (uint32_t)(b->len - cie_off));      /* CIE pointer: back to its CIE */
+	buf_u32(b, (uint32_t)(b->len - cie_off)); /* CIE pointer: back to its CIE */
 	if (enc == DW_EH_PE_absptr) {
-		buf_u64(b, pc);                        /* pc_begin */
-		buf_u64(b, range);                     /* pc_range */
+		buf_u64(b, pc);    /* pc_begin */
+		buf_u64(b, range); /* pc_range */
 	} else {
 		int64_t rel = (int64_t)(pc - (base + b->len));
-		if (enc != (DW_EH_PE_pcrel | DW_EH_PE_sdata4) || rel != (int32_t)rel ||
-		    range > UINT32_MAX)
+		if (enc != (DW_EH_PE_pcrel | DW_EH_PE_sdata4) || rel != (int32_t)rel || range > UINT32_MAX)
 			b->failed = true;
-		buf_u32(b, (uint32_t)(int32_t)rel);    /* pc_begin, pc-relative */
-		buf_u32(b, (uint32_t)range);           /* pc_range */
+		buf_u32(b, (uint32_t)(int32_t)rel); /* pc_begin, pc-relative */
+		buf_u32(b, (uint32_t)range);        /* pc_range */
 	}
-	buf_uleb(b, 0);                                /* augmentation data length */
+	buf_uleb(b, 0); /* augmentation data length */
 	return entry;
 }
 
@@ -57,12 +55,12 @@ void eh_entry_end(byte_buf *b, size_t entry)
 
 void eh_hdr_begin(byte_buf *b, uint64_t hdr_addr, uint64_t eh_addr, size_t n)
 {
-	buf_u8(b, 1);                                         /* version */
-	buf_u8(b, DW_EH_PE_pcrel | DW_EH_PE_sdata4);          /* eh_frame_ptr encoding */
-	buf_u8(b, DW_EH_PE_udata4);                           /* fde_count encoding */
-	buf_u8(b, DW_EH_PE_datarel | DW_EH_PE_sdata4);        /* table encoding */
+	buf_u8(b, 1);                                              /* version */
+	buf_u8(b, DW_EH_PE_pcrel | DW_EH_PE_sdata4);               /* eh_frame_ptr encoding */
+	buf_u8(b, DW_EH_PE_udata4);                                /* fde_count encoding */
+	buf_u8(b, DW_EH_PE_datarel | DW_EH_PE_sdata4);             /* table encoding */
 	buf_u32(b, (uint32_t)(int32_t)(eh_addr - (hdr_addr + 4))); /* eh_frame_ptr */
-	buf_u32(b, (uint32_t)n);                              /* fde_count */
+	buf_u32(b, (uint32_t)n);                                   /* fde_count */
 }
 
 void eh_hdr_entry(byte_buf *b, uint64_t hdr_addr, uint64_t pc, uint64_t fde_addr)
@@ -105,9 +103,11 @@ static bool cfa_packed(byte_rd *r, uint8_t op, cfa_insn *in)
 {
 	in->op = op & 0xc0;
 	switch (in->op) {
+		/* clang-format off */
 	case DW_CFA_advance_loc: in->advance = op & 0x3f; break;
 	case DW_CFA_offset: in->reg = op & 0x3f; in->uarg = rd_uleb(r); break;
 	case DW_CFA_restore: in->reg = op & 0x3f; break;
+		/* clang-format on */
 	}
 	return !r->failed;
 }
@@ -123,8 +123,7 @@ bool cfa_next(byte_rd *r, uint8_t loc_enc, cfa_insn *in)
 	case DW_CFA_nop:
 	case DW_CFA_remember_state:
 	case DW_CFA_restore_state:
-	case DW_CFA_GNU_window_save:
-		break;
+	case DW_CFA_GNU_window_save: break;
 	case DW_CFA_set_loc:
 		if (loc_enc == DW_EH_PE_omit)
 			return false;
@@ -156,13 +155,9 @@ bool cfa_next(byte_rd *r, uint8_t loc_enc, cfa_insn *in)
 	case DW_CFA_restore_extended:
 	case DW_CFA_undefined:
 	case DW_CFA_same_value:
-	case DW_CFA_def_cfa_register:
-		in->reg = rd_uleb(r);
-		break;
+	case DW_CFA_def_cfa_register: in->reg = rd_uleb(r); break;
 	case DW_CFA_def_cfa_offset:
-	case DW_CFA_GNU_args_size:
-		in->uarg = rd_uleb(r);
-		break;
+	case DW_CFA_GNU_args_size: in->uarg = rd_uleb(r); break;
 	case DW_CFA_def_cfa_offset_sf: in->sarg = rd_sleb(r); break;
 	case DW_CFA_def_cfa_expression: rd_block(r, in); break;
 	case DW_CFA_expression:
@@ -170,8 +165,7 @@ bool cfa_next(byte_rd *r, uint8_t loc_enc, cfa_insn *in)
 		in->reg = rd_uleb(r);
 		rd_block(r, in);
 		break;
-	default:
-		return false; /* an opcode we cannot size: the rest is unreadable */
+	default: return false; /* an opcode we cannot size: the rest is unreadable */
 	}
 	return !r->failed;
 }

@@ -36,8 +36,8 @@
 typedef struct eh_cie {
 	uint64_t code_align;
 	int64_t data_align;
-	uint64_t ra_reg;    /* below 256: version 1, whose return address column is a byte */
-	uint8_t fde_enc;    /* DW_EH_PE_absptr or DW_EH_PE_pcrel | DW_EH_PE_sdata4 */
+	uint64_t ra_reg; /* below 256: version 1, whose return address column is a byte */
+	uint8_t fde_enc; /* DW_EH_PE_absptr or DW_EH_PE_pcrel | DW_EH_PE_sdata4 */
 	bool signal;
 } eh_cie;
 
@@ -50,8 +50,7 @@ size_t eh_cie_begin(byte_buf *b, const eh_cie *c);
  * in `enc` (as eh_cie.fde_enc); `base` is the address offset 0 of b will have
  * (the base of DW_EH_PE_pcrel).  The caller writes the instructions and
  * closes it with eh_entry_end.  Returns its offset in b. */
-size_t eh_fde_begin(byte_buf *b, size_t cie_off, uint8_t enc, uint64_t base, uint64_t pc,
-		    uint64_t range);
+size_t eh_fde_begin(byte_buf *b, size_t cie_off, uint8_t enc, uint64_t base, uint64_t pc, uint64_t range);
 
 /* Pad the entry that began at `entry` with DW_CFA_nop to a multiple of 8,
  * as GCC does (so FDEs can be copied between buffers and stay aligned), and
@@ -93,16 +92,16 @@ typedef struct cfa_insn {
 	 * (DW_CFA_advance_loc, DW_CFA_offset, DW_CFA_restore) only the high
 	 * two bits, the operand going to `advance` or `reg`. */
 	uint8_t op;
-	uint64_t reg;       /* the register operand (0 if none) */
-	uint64_t reg2;      /* DW_CFA_register's second register */
-	uint64_t advance;   /* the advance_loc forms: code alignment units */
-	uint64_t uarg;      /* an unsigned operand as stored (factored if the opcode says) */
-	int64_t sarg;       /* the signed offset of the _sf forms */
+	uint64_t reg;         /* the register operand (0 if none) */
+	uint64_t reg2;        /* DW_CFA_register's second register */
+	uint64_t advance;     /* the advance_loc forms: code alignment units */
+	uint64_t uarg;        /* an unsigned operand as stored (factored if the opcode says) */
+	int64_t sarg;         /* the signed offset of the _sf forms */
 	const uint8_t *block; /* the DWARF expression of the expression forms */
 	size_t block_len;
-	uint64_t loc;       /* DW_CFA_set_loc's operand as stored */
+	uint64_t loc;          /* DW_CFA_set_loc's operand as stored */
 	const uint8_t *loc_at; /* and where it is */
-	const uint8_t *start; /* the instruction's first byte */
+	const uint8_t *start;  /* the instruction's first byte */
 } cfa_insn;
 
 /* Decode the instruction at r into *in.  `loc_enc` tells how DW_CFA_set_loc

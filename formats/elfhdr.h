@@ -12,12 +12,12 @@
 
 /* What differs between the images we write. */
 typedef struct elf_ehdr_desc {
-	uint16_t type;      /* ET_REL or ET_EXEC */
-	uint16_t machine;   /* EM_* */
-	uint16_t phnum;     /* program headers, right after this header */
-	uint64_t shoff;     /* where the section headers are */
+	uint16_t type;    /* ET_REL or ET_EXEC */
+	uint16_t machine; /* EM_* */
+	uint16_t phnum;   /* program headers, right after this header */
+	uint64_t shoff;   /* where the section headers are */
 	uint16_t shnum;
-	uint16_t shstrndx;  /* index of .shstrtab */
+	uint16_t shstrndx; /* index of .shstrtab */
 } elf_ehdr_desc;
 
 void elf_write_ehdr(byte_buf *b, const elf_ehdr_desc *d);

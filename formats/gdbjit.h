@@ -69,31 +69,31 @@ typedef struct gdbjit_entry {
 	uint64_t symfile_addr; /* const char *: the in-memory ELF image */
 	uint64_t symfile_size;
 	/* extension */
-	uint64_t reg_seq;      /* descriptor seq after the change that linked the entry:
-				  with the entry's address, a unique name for it */
-	uint64_t reg_time_ns;  /* CLOCK_MONOTONIC when it was linked */
-	uint64_t code_lo;      /* hull of the code the image describes: [lo, hi) */
+	uint64_t reg_seq;     /* descriptor seq after the change that linked the entry:
+				 with the entry's address, a unique name for it */
+	uint64_t reg_time_ns; /* CLOCK_MONOTONIC when it was linked */
+	uint64_t code_lo;     /* hull of the code the image describes: [lo, hi) */
 	uint64_t code_hi;
 } gdbjit_entry;
 
 /* struct jit_descriptor, then the extension. */
 typedef struct gdbjit_descriptor {
 	/* standard (GDB manual) */
-	uint32_t version;            /* GDBJIT_VERSION */
-	uint32_t action_flag;        /* GDBJIT_* action of the last change */
-	uint64_t relevant_entry;     /* struct jit_code_entry *: entry of that action */
-	uint64_t first_entry;        /* struct jit_code_entry *: head of the list */
+	uint32_t version;        /* GDBJIT_VERSION */
+	uint32_t action_flag;    /* GDBJIT_* action of the last change */
+	uint64_t relevant_entry; /* struct jit_code_entry *: entry of that action */
+	uint64_t first_entry;    /* struct jit_code_entry *: head of the list */
 	/* extension */
 	char magic[GDBJIT_EXT_MAGIC_LEN]; /* GDBJIT_EXT_MAGIC, no NUL */
-	uint32_t ext_version;        /* GDBJIT_EXT_VERSION */
-	uint32_t flags;              /* GDBJIT_FLAG_* */
-	uint32_t sizeof_descriptor;  /* sizeof(gdbjit_descriptor) of the writer */
-	uint32_t sizeof_entry;       /* sizeof(gdbjit_entry) of the writer */
-	uint64_t seq;                /* sequence lock: odd while the list changes */
-	uint64_t timestamp_ns;       /* CLOCK_MONOTONIC when the last change began */
-	uint64_t reclaim_seq;        /* entries unlinked by changes up to this seq may be freed */
-	uint64_t n_entries;          /* entries on the list (consistent with seq) */
-	uint64_t grace_ns;           /* policy: unlinked entries normally live this long */
+	uint32_t ext_version;             /* GDBJIT_EXT_VERSION */
+	uint32_t flags;                   /* GDBJIT_FLAG_* */
+	uint32_t sizeof_descriptor;       /* sizeof(gdbjit_descriptor) of the writer */
+	uint32_t sizeof_entry;            /* sizeof(gdbjit_entry) of the writer */
+	uint64_t seq;                     /* sequence lock: odd while the list changes */
+	uint64_t timestamp_ns;            /* CLOCK_MONOTONIC when the last change began */
+	uint64_t reclaim_seq;             /* entries unlinked by changes up to this seq may be freed */
+	uint64_t n_entries;               /* entries on the list (consistent with seq) */
+	uint64_t grace_ns;                /* policy: unlinked entries normally live this long */
 } gdbjit_descriptor;
 
 /* The layout is the protocol: pin every offset. */

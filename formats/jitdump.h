@@ -35,8 +35,8 @@ typedef struct jd_header {
 	uint32_t elf_mach;   /* EM_* of the code */
 	uint32_t pad1;
 	uint32_t pid;
-	uint64_t timestamp;  /* when the file was started */
-	uint64_t flags;      /* JD_FLAGS_* */
+	uint64_t timestamp; /* when the file was started */
+	uint64_t flags;     /* JD_FLAGS_* */
 } jd_header;
 
 enum jd_record_id {
@@ -59,8 +59,8 @@ typedef struct jd_code_load {
 	jd_prefix p;
 	uint32_t pid;
 	uint32_t tid;
-	uint64_t vma;        /* address of the symbol */
-	uint64_t code_addr;  /* address of the code */
+	uint64_t vma;       /* address of the symbol */
+	uint64_t code_addr; /* address of the code */
 	uint64_t code_size;
 	uint64_t code_index; /* unique per file; names perf's jitted-<pid>-<index>.so */
 } jd_code_load;
@@ -80,9 +80,9 @@ typedef struct jd_code_move {
  * (in full each time: perf 6.1 compares names with strcmp and does not
  * implement the specification's "\xff\0 = same as before"). */
 typedef struct jd_debug_entry {
-	uint64_t addr;       /* absolute code address */
-	int32_t lineno;      /* 1-based */
-	int32_t discrim;     /* column discriminator, 0 */
+	uint64_t addr;   /* absolute code address */
+	int32_t lineno;  /* 1-based */
+	int32_t discrim; /* column discriminator, 0 */
 } jd_debug_entry;
 
 /* Applies to the next CODE_LOAD.  Followed by nr_entry debug entries. */
@@ -97,7 +97,7 @@ typedef struct jd_code_debug_info {
  * eh_frame_hdr_size bytes), then padding up to total_size. */
 typedef struct jd_code_unwinding_info {
 	jd_prefix p;
-	uint64_t unwinding_size;    /* .eh_frame + .eh_frame_hdr */
+	uint64_t unwinding_size; /* .eh_frame + .eh_frame_hdr */
 	uint64_t eh_frame_hdr_size;
 	/* Bytes past the 8-aligned end of the code that perf's synthesized
 	 * mapping also covers (0: the mapping is the code alone). */

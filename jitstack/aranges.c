@@ -18,20 +18,20 @@ enum { MAX_UNITS = 1000000, MAX_RANGES = 65536 };
 static void write_set(byte_buf *out, uint64_t info_off, Dwarf_Die *cu)
 {
 	size_t set = buf_len32_begin(out); /* unit_length */
-	buf_u16(out, 2);                 /* version */
-	buf_u32(out, (uint32_t)info_off); /* debug_info_offset */
-	buf_u8(out, 8);                  /* address_size */
-	buf_u8(out, 0);                  /* segment_selector_size */
-	buf_zeros(out, 4);               /* pad the tuples to 16 bytes */
+	buf_u16(out, 2);                   /* version */
+	buf_u32(out, (uint32_t)info_off);  /* debug_info_offset */
+	buf_u8(out, 8);                    /* address_size */
+	buf_u8(out, 0);                    /* segment_selector_size */
+	buf_zeros(out, 4);                 /* pad the tuples to 16 bytes */
 	Dwarf_Addr base, start, end;
 	ptrdiff_t at = 0;
 	for (unsigned n = 0; n < MAX_RANGES && (at = dwarf_ranges(cu, at, &base, &start, &end)) > 0; n++) {
 		if (end <= start)
 			continue;
-		buf_u64(out, start);     /* address */
+		buf_u64(out, start);       /* address */
 		buf_u64(out, end - start); /* length */
 	}
-	buf_u64(out, 0);                 /* terminator */
+	buf_u64(out, 0); /* terminator */
 	buf_u64(out, 0);
 	buf_len32_end(out, set);
 }
@@ -57,8 +57,8 @@ js_dwarf_scan js_scan_dwarf(const uint8_t *bytes, size_t size, byte_buf *out)
 	Dwarf_Half version;
 	uint8_t type;
 	Dwarf_Die die;
-	for (unsigned n = 0; dw && n < MAX_UNITS && dwarf_get_units(dw, cu, &cu, &version, &type, &die, NULL) == 0;
-	     n++) {
+	for (unsigned n = 0;
+	     dw && n < MAX_UNITS && dwarf_get_units(dw, cu, &cu, &version, &type, &die, NULL) == 0; n++) {
 		if ((type != DW_UT_compile && type != DW_UT_partial) || !has_ranges(&die))
 			continue;
 		/* the unit header's offset: its DIE's less the DIE's within it */

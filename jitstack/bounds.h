@@ -11,24 +11,24 @@
 #define JS_BOUNDS_H
 
 /* ---- the GDB JIT descriptor and its list -------------------------------- */
-#define JS_MAX_DESCRIPTORS 8           /* definitions of __jit_debug_descriptor read */
-#define JS_MAX_ENTRIES 1000000u        /* entries walked on one list */
-#define JS_SNAPSHOT_TRIES 1000         /* seqlock retries before giving up */
+#define JS_MAX_DESCRIPTORS 8               /* definitions of __jit_debug_descriptor read */
+#define JS_MAX_ENTRIES 1000000u            /* entries walked on one list */
+#define JS_SNAPSHOT_TRIES 1000             /* seqlock retries before giving up */
 #define JS_SNAPSHOT_BUDGET_NS 200000000ull /* and the time they may take */
-#define JS_SNAPSHOT_RECOPIES 8         /* new snapshots when copies were reclaimed under us */
+#define JS_SNAPSHOT_RECOPIES 8             /* new snapshots when copies were reclaimed under us */
 #define JS_ODD_SEQ_BACKOFF_NS 1000000ull   /* sleep while a change is under way */
 
 /* ---- images ---------------------------------------------------------------- */
-#define JS_MAX_IMAGE_SIZE ((size_t)64 << 20)   /* one in-memory ELF image */
-#define JS_MAX_IMAGES 65536u                    /* images kept from one target */
-#define JS_MAX_IMAGES_TOTAL ((size_t)1 << 30)  /* all images copied from one target */
-#define JS_MAX_SECTIONS 4096u                  /* checked before libelf allocates for each (elfin.c) */
+#define JS_MAX_IMAGE_SIZE ((size_t)64 << 20)  /* one in-memory ELF image */
+#define JS_MAX_IMAGES 65536u                  /* images kept from one target */
+#define JS_MAX_IMAGES_TOTAL ((size_t)1 << 30) /* all images copied from one target */
+#define JS_MAX_SECTIONS 4096u                 /* checked before libelf allocates for each (elfin.c) */
 #define JS_MAX_SYMBOLS 4000000u
-#define JS_MAX_NAME 4096u                      /* a symbol or section name */
-#define JS_MAX_CODE_SPAN ((uint64_t)1 << 30)   /* hull of an image's code */
-#define JS_MAX_CFI_RECORDS 4000000u            /* CIEs + FDEs of one image */
-#define JS_MAX_CIES 4096u                      /* distinct CIEs of one image */
-#define JS_MAX_CFA_INSNS 100000u               /* instructions of one CIE or FDE */
+#define JS_MAX_NAME 4096u                    /* a symbol or section name */
+#define JS_MAX_CODE_SPAN ((uint64_t)1 << 30) /* hull of an image's code */
+#define JS_MAX_CFI_RECORDS 4000000u          /* CIEs + FDEs of one image */
+#define JS_MAX_CIES 4096u                    /* distinct CIEs of one image */
+#define JS_MAX_CFA_INSNS 100000u             /* instructions of one CIE or FDE */
 /* DWARF register numbers CFI may name: x86-64's and AArch64's stop below 256.
  * libdw sizes an unwinder's register table by the highest one named, so
  * an absurd number would make it allocate gigabytes. */
@@ -46,10 +46,10 @@
 #define JS_MAX_JITDUMP_ROWS (32u << 20)        /* line rows kept from one dump */
 
 /* ---- unwinding ---------------------------------------------------------------- */
-#define JS_DEFAULT_MAX_FRAMES 256u     /* frames per thread unless --max-frames */
-#define JS_MAX_FRAMES 65536u           /* the largest --max-frames accepted */
-#define JS_MAX_THREADS 65536u          /* threads of one target */
-#define JS_MAX_MODULES 65536u          /* modules reported to libdwfl */
+#define JS_DEFAULT_MAX_FRAMES 256u /* frames per thread unless --max-frames */
+#define JS_MAX_FRAMES 65536u       /* the largest --max-frames accepted */
+#define JS_MAX_THREADS 65536u      /* threads of one target */
+#define JS_MAX_MODULES 65536u      /* modules reported to libdwfl */
 
 /* ---- record over several processes (targets.c) --------------------------------- */
 #define JS_MAX_TARGETS 4096u              /* processes one record run samples */

@@ -25,14 +25,14 @@ typedef struct cie {
 	size_t src;
 	uint64_t off;
 	bool ok;
-	bool signal;          /* 'S': a signal frame, the pc is not a return address */
-	bool has_z;           /* FDEs carry augmentation data */
+	bool signal; /* 'S': a signal frame, the pc is not a return address */
+	bool has_z;  /* FDEs carry augmentation data */
 	uint8_t fde_enc;
 	uint64_t code_align, ra;
 	int64_t data_align;
 	const uint8_t *insns; /* initial instructions */
 	size_t n_insns;
-	uint64_t insns_addr;  /* their address (pc-relative set_loc operands) */
+	uint64_t insns_addr; /* their address (pc-relative set_loc operands) */
 	size_t out_off;
 } cie;
 
@@ -48,7 +48,7 @@ enum { CIE_HASH = 8192 }; /* power of two, >= 2 * JS_MAX_CIES */
 
 typedef struct conv {
 	const cfi_src *src;
-	Elf_Data *data;       /* each source as libdw takes it */
+	Elf_Data *data; /* each source as libdw takes it */
 	const cfi_ctx *ctx;
 	cie *cies;
 	size_t n_cie, cap_cie;
@@ -102,8 +102,8 @@ static void skip_block(byte_rd *r)
 
 typedef struct insn_ctx {
 	bool debug_frame;
-	uint8_t enc;            /* how DW_CFA_set_loc's operand is stored */
-	uint64_t addr;          /* address of the first instruction byte */
+	uint8_t enc;   /* how DW_CFA_set_loc's operand is stored */
+	uint64_t addr; /* address of the first instruction byte */
 	const cfi_ctx *ctx;
 } insn_ctx;
 
@@ -130,8 +130,8 @@ static bool copy_insns(const uint8_t *p, size_t n, const insn_ctx *ic, byte_buf 
 			continue;
 		}
 		uint64_t a = in.loc, field = ic->addr + (uint64_t)(in.loc_at - p);
-		if (!ic->debug_frame && ((ic->enc & DW_EH_PE_indirect) ||
-					 !apply_address(ic->enc, field, ic->ctx, &a)))
+		if (!ic->debug_frame &&
+		    ((ic->enc & DW_EH_PE_indirect) || !apply_address(ic->enc, field, ic->ctx, &a)))
 			return false;
 		if (out) {
 			buf_u8(out, DW_CFA_set_loc);
@@ -145,8 +145,8 @@ static bool copy_insns(const uint8_t *p, size_t n, const insn_ctx *ic, byte_buf 
 
 /* The address size and byte order libdw reads CFI with: those of the ELF64
  * little-endian images jitstack reads. */
-static const unsigned char cfi_ident[EI_NIDENT] = { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64, ELFDATA2LSB,
-						    EV_CURRENT };
+static const unsigned char cfi_ident[EI_NIDENT] = { ELFMAG0,    ELFMAG1,     ELFMAG2,   ELFMAG3,
+						    ELFCLASS64, ELFDATA2LSB, EV_CURRENT };
 
 /* Parse the augmentation data of an .eh_frame CIE (LSB 10.6.1.1): only
  * letters whose data we can size, and the encodings we can apply. */
@@ -166,8 +166,7 @@ static bool parse_augmentation(const Dwarf_CIE *d, cie *c)
 		}
 		case 'S': c->signal = true; break;
 		case 'B': /* AArch64 BTI */
-		case 'G': /* MTE-tagged frames */
-			break;
+		case 'G': /* MTE-tagged frames */ break;
 		default: return false; /* cannot know what follows it */
 		}
 	}
@@ -198,7 +197,8 @@ static bool parse_cie(conv *cv, cie *c)
 	if (c->has_z && !parse_augmentation(d, c))
 		return false;
 	if (!c->has_z && aug[0] && strcmp(aug, "eh"))
-		return false; /* an augmentation without 'z' cannot be skipped ("eh": libdw skips its pointer) */
+		return false; /* an augmentation without 'z' cannot be skipped ("eh": libdw skips its pointer)
+			       */
 	if (c->code_align == 0 || c->ra >= JS_MAX_CFA_REG)
 		return false;
 	c->insns = d->initial_instructions;
@@ -268,7 +268,8 @@ static void parse_fde(conv *cv, size_t si, cie *c, const uint8_t *p, const uint8
 		range = rd_u64(&r);
 		ok = !r.failed;
 	} else {
-		ok = read_address(&r, c->fde_enc, at, cv->ctx, &pc) && rd_eh_value(&r, c->fde_enc & 0x0f, &range);
+		ok = read_address(&r, c->fde_enc, at, cv->ctx, &pc) &&
+		     rd_eh_value(&r, c->fde_enc & 0x0f, &range);
 	}
 	if (ok && c->has_z)
 		skip_block(&r);
@@ -286,7 +287,9 @@ static void parse_fde(conv *cv, size_t si, cie *c, const uint8_t *p, const uint8
 		cv->out->n_outside++;
 		return;
 	}
-	fde f = { pc, range, (uint32_t)(c - cv->cies), (uint32_t)cv->n_fde, r.p, rd_left(&r), at + rd_pos(&r) };
+	fde f = {
+		pc, range, (uint32_t)(c - cv->cies), (uint32_t)cv->n_fde, r.p, rd_left(&r), at + rd_pos(&r)
+	};
 	insn_ctx ic = { s->debug_frame, c->fde_enc, f.insns_addr, x };
 	if (!copy_insns(f.insns, f.n_insns, &ic, NULL)) {
 		cv->out->n_invalid++;
@@ -321,7 +324,8 @@ static void walk(conv *cv, size_t si)
 		Dwarf_Off next = off; /* libdw leaves it when it cannot size the record */
 		Dwarf_CFI_Entry e;
 		int r = dwarf_next_cfi(cfi_ident, &cv->data[si], !s->debug_frame, off, &next, &e);
-		if (r == 1 && s->debug_frame && s->size >= 4 && off < s->size - 4 && load_u32(s->data + off) == 0) {
+		if (r == 1 && s->debug_frame && s->size >= 4 && off < s->size - 4 &&
+		    load_u32(s->data + off) == 0) {
 			off += 4; /* libdw ends at a zero length as at .eh_frame's terminator; in
 				   * .debug_frame, which has none, it is padding */
 			continue;
@@ -401,7 +405,9 @@ int cfi_convert(const cfi_src *src, size_t n_src, const cfi_ctx *ctx, cfi_out *o
 	}
 	for (size_t i = 0; i < n_src; i++) {
 		/* libdw only reads through d_buf */
-		cv->data[i] = (Elf_Data){ .d_buf = (void *)src[i].data, .d_size = src[i].size, .d_type = ELF_T_BYTE };
+		cv->data[i] = (Elf_Data){ .d_buf = (void *)src[i].data,
+					  .d_size = src[i].size,
+					  .d_type = ELF_T_BYTE };
 		walk(cv, i);
 	}
 	int rc = cv->oom ? -1 : 0;

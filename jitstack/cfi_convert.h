@@ -29,8 +29,8 @@
 typedef struct cfi_src {
 	const uint8_t *data;
 	size_t size;
-	uint64_t addr;      /* its address: the base of DW_EH_PE_pcrel */
-	bool debug_frame;   /* .debug_frame rules (CIE id ~0, absolute addresses) */
+	uint64_t addr;    /* its address: the base of DW_EH_PE_pcrel */
+	bool debug_frame; /* .debug_frame rules (CIE id ~0, absolute addresses) */
 } cfi_src;
 
 typedef struct cfi_ctx {
@@ -40,18 +40,18 @@ typedef struct cfi_ctx {
 
 typedef struct cfi_fde_out {
 	uint64_t pc, range;
-	size_t off;         /* offset of the FDE in the output .eh_frame */
+	size_t off; /* offset of the FDE in the output .eh_frame */
 } cfi_fde_out;
 
 typedef struct cfi_out {
-	byte_buf eh;            /* the canonical .eh_frame, terminator included */
-	cfi_fde_out *fde;   /* sorted by pc, disjoint */
+	byte_buf eh;      /* the canonical .eh_frame, terminator included */
+	cfi_fde_out *fde; /* sorted by pc, disjoint */
 	size_t n_fde;
-	uint64_t *tomb;     /* pc_begin of each tombstone */
+	uint64_t *tomb; /* pc_begin of each tombstone */
 	size_t n_tomb;
 	/* what was dropped and why, for the image's note */
 	unsigned long n_outside, n_invalid, n_overlap, n_bad_cie;
-	bool truncated;     /* a section ended in the middle of a record */
+	bool truncated; /* a section ended in the middle of a record */
 } cfi_out;
 
 /* Convert.  Returns 0 (possibly with nothing kept) or -1 when out of memory. */

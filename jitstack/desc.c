@@ -22,7 +22,7 @@ static void sleep_ns(uint64_t ns)
 }
 
 /* What was wrong with the list, one clause of the descriptor's note. */
-#define dnote(d, ...) js_note((d)->note, sizeof (d)->note, __VA_ARGS__)
+#define dnote(d, ...) js_note((d)->note, sizeof(d)->note, __VA_ARGS__)
 
 /* ---- the set of entries seen, for cycle detection ---------------------------- */
 
@@ -124,8 +124,9 @@ static int walk(js_mem *m, js_desc *d, uint64_t first, size_t max, bool ext)
 static bool has_extension(const js_desc *d, const gdbjit_descriptor *h)
 {
 	return (d->sym_size == 0 || d->sym_size >= sizeof *h) &&
-	       !memcmp(h->magic, GDBJIT_EXT_MAGIC, GDBJIT_EXT_MAGIC_LEN) && h->ext_version == GDBJIT_EXT_VERSION &&
-	       h->sizeof_descriptor >= sizeof *h && h->sizeof_entry >= sizeof(gdbjit_entry);
+	       !memcmp(h->magic, GDBJIT_EXT_MAGIC, GDBJIT_EXT_MAGIC_LEN) &&
+	       h->ext_version == GDBJIT_EXT_VERSION && h->sizeof_descriptor >= sizeof *h &&
+	       h->sizeof_entry >= sizeof(gdbjit_entry);
 }
 
 /* Read once, accepting whatever the list holds now. */
@@ -242,7 +243,8 @@ int js_desc_read(js_mem *m, js_desc *d, read_mode mode)
 	if (read_as_is(m, d, &h, (h.seq & 1) ? DESC_BEST_EFFORT : DESC_STOPPED))
 		return -1;
 	if ((h.seq & 1) && !d->note[0])
-		dnote(d, "seq %" PRIu64 " is odd: the writer was stopped in the middle of a change; read as is",
+		dnote(d,
+		      "seq %" PRIu64 " is odd: the writer was stopped in the middle of a change; read as is",
 		      h.seq);
 	return 0;
 }

@@ -21,38 +21,38 @@
 #include <stdint.h>
 
 typedef struct js_entry {
-	uint64_t addr;                  /* the entry itself */
+	uint64_t addr; /* the entry itself */
 	uint64_t symfile_addr, symfile_size;
-	bool ext;                       /* the fields below are valid */
+	bool ext; /* the fields below are valid */
 	uint64_t reg_seq, code_lo, code_hi;
 } js_entry;
 
 typedef enum {
-	DESC_EMPTY,        /* never read, or version != 1 */
-	DESC_VALIDATED,    /* a seqlock-validated snapshot */
-	DESC_STOPPED,      /* read while the target could not change it (stopped, or a core) */
-	DESC_BEST_EFFORT,  /* read while it may have been changing */
+	DESC_EMPTY,       /* never read, or version != 1 */
+	DESC_VALIDATED,   /* a seqlock-validated snapshot */
+	DESC_STOPPED,     /* read while the target could not change it (stopped, or a core) */
+	DESC_BEST_EFFORT, /* read while it may have been changing */
 } desc_state;
 
 typedef struct js_desc {
-	uint64_t addr;          /* the descriptor */
-	uint64_t sym_size;      /* st_size of its symbol, 0 if unknown */
-	uint64_t budget_ns;     /* time a seqlock read may take; 0: JS_SNAPSHOT_BUDGET_NS */
-	char module[256];       /* the object that defines it (for messages) */
+	uint64_t addr;      /* the descriptor */
+	uint64_t sym_size;  /* st_size of its symbol, 0 if unknown */
+	uint64_t budget_ns; /* time a seqlock read may take; 0: JS_SNAPSHOT_BUDGET_NS */
+	char module[256];   /* the object that defines it (for messages) */
 	/* from the last read */
-	bool ext;               /* the jitunwind extension is present */
+	bool ext; /* the jitunwind extension is present */
 	uint32_t version, sizeof_entry;
 	uint64_t seq, reclaim_seq, n_claimed, first_entry;
 	desc_state state;
 	js_entry *ents;
 	size_t n, cap;
-	char note[256];         /* what went wrong, "" if nothing */
+	char note[256]; /* what went wrong, "" if nothing */
 } js_desc;
 
 typedef enum {
-	READ_RUNNING,      /* live, not stopped: use the seqlock, back off on odd */
-	READ_STOPPED,      /* live, every thread stopped: read once */
-	READ_CORE,         /* a core file: read once */
+	READ_RUNNING, /* live, not stopped: use the seqlock, back off on odd */
+	READ_STOPPED, /* live, every thread stopped: read once */
+	READ_CORE,    /* a core file: read once */
 } read_mode;
 
 /* Read the descriptor at d->addr and its list.  READ_RUNNING reads only the

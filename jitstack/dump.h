@@ -6,11 +6,11 @@
 
 typedef struct js_dump_opts {
 	js_opts opt;
-	pid_t pid;          /* live, or */
-	const char *core;   /* a core file */
+	pid_t pid;        /* live, or */
+	const char *core; /* a core file */
 	const char *exe;
 	bool json;
-	bool images;        /* list the JIT images instead of the stacks */
+	bool images; /* list the JIT images instead of the stacks */
 } js_dump_opts;
 
 /* Returns a js_exit code; messages go to stderr. */

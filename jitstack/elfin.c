@@ -131,8 +131,8 @@ static int parse_section(ein *e, size_t i, js_err *why)
 	GElf_Shdr s;
 	if (!o->scn || !gelf_getshdr(o->scn, &s))
 		return fail(why, "section %zu: %s", i, elf_errmsg(-1));
-	*o = (ein_sec){ "", s.sh_type, s.sh_link, s.sh_info, s.sh_flags, s.sh_addr, s.sh_offset, s.sh_size,
-			s.sh_entsize, NULL, o->scn };
+	*o = (ein_sec){ "",          s.sh_type, s.sh_link,    s.sh_info, s.sh_flags, s.sh_addr,
+			s.sh_offset, s.sh_size, s.sh_entsize, NULL,      o->scn };
 	if (i == 0 || s.sh_type == SHT_NOBITS || s.sh_type == SHT_NULL)
 		return 0;
 	/* libelf checks a section's range when it reads its bytes; an empty
@@ -227,8 +227,9 @@ bool ein_sym_get(ein *e, ein_sec *st, size_t i, ein_sym *out)
 	const char *name = s.st_name ? name_at(e, st->link, s.st_name) : "";
 	if (!name)
 		return false;
-	*out = (ein_sym){ name, s.st_value, s.st_size, s.st_shndx, GELF_ST_TYPE(s.st_info),
-			  GELF_ST_BIND(s.st_info) };
+	*out = (ein_sym){
+		name, s.st_value, s.st_size, s.st_shndx, GELF_ST_TYPE(s.st_info), GELF_ST_BIND(s.st_info)
+	};
 	return true;
 }
 bool ein_sym_addr(ein *e, const ein_sym *s, uint64_t *addr)
@@ -331,7 +332,8 @@ int ein_relocate(ein *e, const js_arch *arch, size_t target, ein_reloc_stats *st
 		size_t ent = rela ? sizeof(Elf64_Rela) : sizeof(Elf64_Rel);
 		if (r->entsize != ent)
 			continue;
-		ein_sec *symtab = r->link && r->link < e->nsec && e->sec[r->link].data ? &e->sec[r->link] : NULL;
+		ein_sec *symtab =
+			r->link && r->link < e->nsec && e->sec[r->link].data ? &e->sec[r->link] : NULL;
 		if (symtab && (symtab->entsize != sizeof(Elf64_Sym) || symtab->link >= e->nsec))
 			symtab = NULL;
 		found++;
@@ -349,7 +351,8 @@ int ein_relocate(ein *e, const js_arch *arch, size_t target, ein_reloc_stats *st
 				st->bad_symbol++;
 				continue;
 			}
-			apply_one(t, arch, GELF_R_TYPE(x.r_info), x.r_offset, rela ? x.r_addend : 0, rela, S, st);
+			apply_one(t, arch, GELF_R_TYPE(x.r_info), x.r_offset, rela ? x.r_addend : 0, rela, S,
+				  st);
 		}
 	}
 	return found;

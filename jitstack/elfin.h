@@ -19,10 +19,10 @@
 #include <stdint.h>
 
 typedef struct ein_sec {
-	const char *name;   /* NUL-terminated inside the image; "" if unnamed */
+	const char *name; /* NUL-terminated inside the image; "" if unnamed */
 	uint32_t type, link, info;
 	uint64_t flags, addr, off, size, entsize;
-	uint8_t *data;      /* the section's bytes in the copy; NULL for NOBITS */
+	uint8_t *data; /* the section's bytes in the copy; NULL for NOBITS */
 	Elf_Scn *scn;
 } ein_sec;
 
@@ -32,12 +32,12 @@ typedef struct ein_sec {
 typedef bool (*ein_resolver)(void *arg, const char *name, uint64_t *addr);
 
 typedef struct ein {
-	Elf *elf;           /* libelf over the copy */
-	uint8_t *img;       /* the copy (relocations are applied in place) */
+	Elf *elf;     /* libelf over the copy */
+	uint8_t *img; /* the copy (relocations are applied in place) */
 	size_t size;
 	uint16_t type, machine;
 	size_t nsec;
-	ein_sec *sec;       /* nsec entries, [0] is the null section */
+	ein_sec *sec; /* nsec entries, [0] is the null section */
 	/* Where relocations find the symbols the image leaves undefined (set
 	 * after ein_parse; NULL: such relocations fail).  LLVM's lazy ORC JIT
 	 * registers one object per function and one for the globals, and

@@ -20,7 +20,7 @@
 
 enum js_exit {
 	JS_EXIT_OK = 0,
-	JS_EXIT_FAILURE = 1,   /* anything else: out of memory, libdwfl failure, I/O */
+	JS_EXIT_FAILURE = 1, /* anything else: out of memory, libdwfl failure, I/O */
 	JS_EXIT_USAGE = 2,
 	JS_EXIT_NO_PROCESS = 3, /* no such process, or it exited while being read */
 	JS_EXIT_PERMISSION = 4, /* not allowed to trace it, or to read the core */
@@ -29,9 +29,9 @@ enum js_exit {
 };
 
 typedef struct js_err {
-	int code;              /* enum js_exit; JS_EXIT_OK: no error */
-	int errnum;            /* the errno behind it, 0 if none */
-	const char *file;      /* where it was made (JS_DEBUG builds), else NULL */
+	int code;         /* enum js_exit; JS_EXIT_OK: no error */
+	int errnum;       /* the errno behind it, 0 if none */
+	const char *file; /* where it was made (JS_DEBUG builds), else NULL */
 	int line;
 	char msg[512];
 } js_err;

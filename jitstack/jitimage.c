@@ -23,7 +23,7 @@
 /* Why the image is rejected; returns -1 for the caller to return. */
 #define reject(o, ...) (js_fail(&(o)->why, JS_EXIT_FAILURE, 0, __VA_ARGS__), -1)
 /* What the rewrite dropped, one clause of the image's note. */
-#define note(o, ...) js_note((o)->note, sizeof (o)->note, __VA_ARGS__)
+#define note(o, ...) js_note((o)->note, sizeof(o)->note, __VA_ARGS__)
 
 static bool is_code(const ein_sec *s)
 {
@@ -135,14 +135,12 @@ static int cmp_u64(const void *a, const void *b)
 
 static bool tombstoned(const cfi_out *c, uint64_t addr)
 {
-	return c->n_tomb && bsearch(&addr, c->tomb, c->n_tomb, sizeof *c->tomb, cmp_u64) &&
-	       !in_fde(c, addr);
+	return c->n_tomb && bsearch(&addr, c->tomb, c->n_tomb, sizeof *c->tomb, cmp_u64) && !in_fde(c, addr);
 }
 
 /* The function symbols inside the hull, minus those of unpublished blobs
  * (an FDE tombstone at their start and no live FDE there). */
-static fsym *pick_symbols(ein *e, const js_img_out *o, const cfi_out *c, size_t *n_out,
-			  unsigned long *n_dead)
+static fsym *pick_symbols(ein *e, const js_img_out *o, const cfi_out *c, size_t *n_out, unsigned long *n_dead)
 {
 	size_t count;
 	ein_sec *st = ein_symtab(e, &count);
@@ -232,12 +230,22 @@ static size_t debug_sections(const ein *e, const byte_buf *aranges, out_sec *S, 
 	for (size_t i = 1; i < e->nsec; i++) {
 		const ein_sec *s = &e->sec[i];
 		if (kept_debug(s))
-			S[k++] = (out_sec){ s->name, SHT_PROGBITS, s->flags & SHF_COMPRESSED, 0, s->size, 8, 0, 0,
-					    0, s->data, 0 };
+			S[k++] = (out_sec){ s->name,
+					    SHT_PROGBITS,
+					    s->flags & SHF_COMPRESSED,
+					    0,
+					    s->size,
+					    8,
+					    0,
+					    0,
+					    0,
+					    s->data,
+					    0 };
 	}
 	if (aranges && aranges->len)
-		S[k++] = (out_sec){ ".debug_aranges", SHT_PROGBITS, 0, 0, aranges->len, 8, 0, 0, 0, aranges->p,
-				    0 };
+		S[k++] = (out_sec){
+			".debug_aranges", SHT_PROGBITS, 0, 0, aranges->len, 8, 0, 0, 0, aranges->p, 0
+		};
 	return k;
 }
 
@@ -267,8 +275,12 @@ static void emit_elf(byte_buf *b, uint16_t machine, uint64_t lo, uint64_t hi, ou
 	size_t shoff = align_up(at, 8);
 
 	/* ET_EXEC: addresses are absolute, so libdwfl's bias is 0 */
-	elf_write_ehdr(b, &(elf_ehdr_desc){ .type = ET_EXEC, .machine = machine, .phnum = 1, .shoff = shoff,
-					    .shnum = (uint16_t)nsec, .shstrndx = (uint16_t)(nsec - 1) });
+	elf_write_ehdr(b, &(elf_ehdr_desc){ .type = ET_EXEC,
+					    .machine = machine,
+					    .phnum = 1,
+					    .shoff = shoff,
+					    .shnum = (uint16_t)nsec,
+					    .shstrndx = (uint16_t)(nsec - 1) });
 	write_phdr(b, lo, hi);
 	for (size_t i = OUT_EH_FRAME_HDR; i < nsec; i++) {
 		buf_zeros(b, S[i].off - b->len);
@@ -278,8 +290,8 @@ static void emit_elf(byte_buf *b, uint16_t machine, uint64_t lo, uint64_t hi, ou
 	for (size_t i = 0; i < nsec; i++) {
 		Elf64_Shdr h = { 0 };
 		if (i) {
-			h = (Elf64_Shdr){ name_off[i], S[i].type, S[i].flags, S[i].addr, S[i].off, S[i].size,
-					  S[i].link, S[i].info, S[i].align, S[i].entsize };
+			h = (Elf64_Shdr){ name_off[i], S[i].type, S[i].flags, S[i].addr,  S[i].off,
+					  S[i].size,   S[i].link, S[i].info,  S[i].align, S[i].entsize };
 			if (i == OUT_TEXT)
 				h.sh_offset = S[OUT_EH_FRAME_HDR].off;
 		}
@@ -315,14 +327,16 @@ static int write_image(const ein *e, const js_img_out *o, const cfi_out *c, cons
 	uint64_t eh_addr = hdr_addr + align_up(hdr_size, 8);
 	cfi_write_hdr(&hdr, c, hdr_addr, eh_addr);
 
-	S[OUT_TEXT] = (out_sec){ ".text", SHT_NOBITS, SHF_ALLOC | SHF_EXECINSTR, o->lo, o->hi - o->lo, 16, 0,
-				 0, 0, NULL, 0 };
-	S[OUT_EH_FRAME_HDR] = (out_sec){ ".eh_frame_hdr", SHT_PROGBITS, SHF_ALLOC, hdr_addr, hdr.len, 4, 0,
-					 0, 0, hdr.p, 0 };
-	S[OUT_EH_FRAME] = (out_sec){ ".eh_frame", SHT_PROGBITS, SHF_ALLOC, eh_addr, c->eh.len, 8, 0, 0, 0,
-				     c->eh.p, 0 };
-	S[OUT_SYMTAB] = (out_sec){ ".symtab", SHT_SYMTAB, 0, 0, symtab.len, 8, sizeof(Elf64_Sym),
-				   OUT_STRTAB, 1, symtab.p, 0 };
+	S[OUT_TEXT] =
+		(out_sec){ ".text", SHT_NOBITS, SHF_ALLOC | SHF_EXECINSTR, o->lo, o->hi - o->lo, 16, 0, 0, 0,
+			   NULL,    0 };
+	S[OUT_EH_FRAME_HDR] = (out_sec){
+		".eh_frame_hdr", SHT_PROGBITS, SHF_ALLOC, hdr_addr, hdr.len, 4, 0, 0, 0, hdr.p, 0
+	};
+	S[OUT_EH_FRAME] =
+		(out_sec){ ".eh_frame", SHT_PROGBITS, SHF_ALLOC, eh_addr, c->eh.len, 8, 0, 0, 0, c->eh.p, 0 };
+	S[OUT_SYMTAB] = (out_sec){ ".symtab",         SHT_SYMTAB, 0, 0,        symtab.len, 8,
+				   sizeof(Elf64_Sym), OUT_STRTAB, 1, symtab.p, 0 };
 	S[OUT_STRTAB] = (out_sec){ ".strtab", SHT_STRTAB, 0, 0, strtab.len, 1, 0, 0, 0, strtab.p, 0 };
 	debug_sections(e, aranges, S, OUT_FIXED);
 	S[nsec - 1] = (out_sec){ ".shstrtab", SHT_STRTAB, 0, 0, 0, 1, 0, 0, 0, NULL, 0 };
@@ -444,7 +458,8 @@ static int rewrite(ein *e, const js_img_in *in, js_img_out *o, cfi_out *c, fsym 
 	const js_arch *arch = js_arch_for(e->machine);
 	if (e->machine != in->machine || !arch) {
 		char a[32], b[32];
-		return reject(o, "image is for %s, the target is %s", js_machine_name(e->machine, a, sizeof a),
+		return reject(o, "image is for %s, the target is %s",
+			      js_machine_name(e->machine, a, sizeof a),
 			      js_machine_name(in->machine, b, sizeof b));
 	}
 	if (code_hull(e, in, o))

@@ -32,28 +32,28 @@
 #include <stdint.h>
 
 typedef struct js_img_in {
-	uint8_t *bytes;       /* a copy of the image; modified (relocated) in place */
+	uint8_t *bytes; /* a copy of the image; modified (relocated) in place */
 	size_t size;
-	uint64_t addr;        /* where the image is in the target (for messages) */
+	uint64_t addr;             /* where the image is in the target (for messages) */
 	uint64_t hint_lo, hint_hi; /* code hull from the entry's extension, or 0 */
-	uint16_t machine;     /* the target's e_machine; the image must match */
-	ein_resolver resolve; /* symbols the image leaves undefined (elfin.h), or NULL */
+	uint16_t machine;          /* the target's e_machine; the image must match */
+	ein_resolver resolve;      /* symbols the image leaves undefined (elfin.h), or NULL */
 	void *resolve_arg;
 } js_img_in;
 
 typedef struct js_img_out {
-	uint8_t *elf;         /* the rewritten image (malloc), NULL when rejected */
+	uint8_t *elf; /* the rewritten image (malloc), NULL when rejected */
 	size_t elf_size;
-	uint64_t lo, hi;      /* its code hull */
+	uint64_t lo, hi; /* its code hull */
 	unsigned long n_funcs, n_fdes, n_tomb, n_debug_sections;
 	unsigned long n_undefined; /* relocations of kept sections against symbols no image defines */
 	size_t undefined_at;       /* the first such symbol's name: its offset in the image (0: none) */
-	bool has_lines;       /* libdw finds line rows in its units: frames get source lines */
-	bool not_elf;         /* rejected: not an ELF image (a JIT's own symbol-file format) */
-	bool no_code;         /* rejected: an ELF image with no code section (data, or debug
-			       * information for code in other images) */
-	char note[256];       /* what was dropped, for the listing (js_note); "" if nothing */
-	js_err why;           /* why the image was rejected, or is not used */
+	bool has_lines;            /* libdw finds line rows in its units: frames get source lines */
+	bool not_elf;              /* rejected: not an ELF image (a JIT's own symbol-file format) */
+	bool no_code;              /* rejected: an ELF image with no code section (data, or debug
+				    * information for code in other images) */
+	char note[256];            /* what was dropped, for the listing (js_note); "" if nothing */
+	js_err why;                /* why the image was rejected, or is not used */
 } js_img_out;
 
 /* Returns 0 with out->elf set, or -1 with out->why. */

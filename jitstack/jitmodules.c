@@ -193,22 +193,27 @@ static js_image *load_image(js_jit *j, js_mem *m, const js_entry *e, unsigned de
 	js_image *im = calloc(1, sizeof *im);
 	if (!im)
 		return NULL;
-	*im = (js_image){ .magic = JS_IMAGE_MAGIC, .entry = e->addr, .reg_seq = e->reg_seq,
-			  .symfile_addr = e->symfile_addr, .symfile_size = e->symfile_size, .desc = desc };
+	*im = (js_image){ .magic = JS_IMAGE_MAGIC,
+			  .entry = e->addr,
+			  .reg_seq = e->reg_seq,
+			  .symfile_addr = e->symfile_addr,
+			  .symfile_size = e->symfile_size,
+			  .desc = desc };
 	if (e->ext && e->code_lo < e->code_hi && e->code_hi - e->code_lo <= JS_MAX_CODE_SPAN) {
 		im->code_lo = e->code_lo;
 		im->code_hi = e->code_hi;
 	}
 	if (e->ext)
-		snprintf(im->modname, sizeof im->modname, "[jit@%" PRIx64 ".%" PRIu64 "]", e->addr, e->reg_seq);
+		snprintf(im->modname, sizeof im->modname, "[jit@%" PRIx64 ".%" PRIu64 "]", e->addr,
+			 e->reg_seq);
 	else
-		snprintf(im->modname, sizeof im->modname, "[jit@%" PRIx64 ".%" PRIx64 ".%" PRIx64 "]", e->addr,
-			 e->symfile_addr, e->symfile_size);
+		snprintf(im->modname, sizeof im->modname, "[jit@%" PRIx64 ".%" PRIx64 ".%" PRIx64 "]",
+			 e->addr, e->symfile_addr, e->symfile_size);
 	snprintf(im->label, sizeof im->label, "[jit %#" PRIx64 "]", im->code_lo);
 	js_img_out *o = &im->out;
 	if (e->symfile_size == 0 || e->symfile_size > JS_MAX_IMAGE_SIZE) {
-		js_fail(&o->why, JS_EXIT_FAILURE, 0, "image size %" PRIu64 " bytes (limit %zu)", e->symfile_size,
-			(size_t)JS_MAX_IMAGE_SIZE);
+		js_fail(&o->why, JS_EXIT_FAILURE, 0, "image size %" PRIu64 " bytes (limit %zu)",
+			e->symfile_size, (size_t)JS_MAX_IMAGE_SIZE);
 		return im;
 	}
 	if (e->symfile_size > *budget) {
@@ -223,8 +228,9 @@ static js_image *load_image(js_jit *j, js_mem *m, const js_entry *e, unsigned de
 		return im;
 	}
 	if (js_mem_read(m, e->symfile_addr, copy, e->symfile_size)) {
-		js_fail(&o->why, JS_EXIT_FAILURE, errno, "image at %#" PRIx64 " (%" PRIu64 " bytes) is unreadable: %s",
-			e->symfile_addr, e->symfile_size, strerror(errno));
+		js_fail(&o->why, JS_EXIT_FAILURE, errno,
+			"image at %#" PRIx64 " (%" PRIu64 " bytes) is unreadable: %s", e->symfile_addr,
+			e->symfile_size, strerror(errno));
 		free(copy);
 		return im;
 	}
@@ -624,8 +630,8 @@ static int image_by_lo(const void *a, const void *b)
 static void shadow(js_image *im, const char *by)
 {
 	im->shadowed = true;
-	js_fail(&im->out.why, JS_EXIT_FAILURE, 0, "its code [%#" PRIx64 ", %#" PRIx64 ") overlaps %s", im->out.lo,
-		im->out.hi, by);
+	js_fail(&im->out.why, JS_EXIT_FAILURE, 0, "its code [%#" PRIx64 ", %#" PRIx64 ") overlaps %s",
+		im->out.lo, im->out.hi, by);
 }
 
 /* Does [lo, hi) overlap what the module maps?  A module read from maps
@@ -796,7 +802,8 @@ js_image *js_jit_image_at(js_jit *j, uint64_t pc)
 		js_image *im = j->img[i];
 		if (im->shadowed)
 			continue;
-		uint64_t lo = im->out.elf ? im->out.lo : im->code_lo, hi = im->out.elf ? im->out.hi : im->code_hi;
+		uint64_t lo = im->out.elf ? im->out.lo : im->code_lo,
+			 hi = im->out.elf ? im->out.hi : im->code_hi;
 		if (pc >= lo && pc < hi)
 			return im;
 	}

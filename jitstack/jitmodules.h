@@ -25,21 +25,21 @@
 #include <stdlib.h>
 
 typedef struct js_image {
-	uint32_t magic;          /* JS_IMAGE_MAGIC: identifies our modules' userdata */
+	uint32_t magic; /* JS_IMAGE_MAGIC: identifies our modules' userdata */
 	uint64_t entry, reg_seq, symfile_addr, symfile_size;
 	uint64_t code_lo, code_hi; /* the entry's hull (extension), else the image's */
-	js_img_out out;          /* the rewritten image; out.elf NULL when rejected */
-	js_exports exports;      /* the symbols it defines for other images */
-	uint8_t *raw;            /* the copy, kept while relocations wait for symbols that no
-				  * image defines yet (out.n_undefined), or not rewritten yet */
+	js_img_out out;            /* the rewritten image; out.elf NULL when rejected */
+	js_exports exports;        /* the symbols it defines for other images */
+	uint8_t *raw;              /* the copy, kept while relocations wait for symbols that no
+				    * image defines yet (out.n_undefined), or not rewritten yet */
 	bool rewritten;
-	char modname[96];        /* unique libdwfl module name */
-	char label[40];          /* "[jit 0x...]", what output shows */
-	bool live;               /* listed by the latest read */
-	bool shadowed;           /* left out of the latest report (out.why says why) */
-	bool superseded;         /* ... because a newer image covers its code */
-	bool reported;           /* a module in the latest report */
-	unsigned desc;           /* index of its descriptor */
+	char modname[96]; /* unique libdwfl module name */
+	char label[40];   /* "[jit 0x...]", what output shows */
+	bool live;        /* listed by the latest read */
+	bool shadowed;    /* left out of the latest report (out.why says why) */
+	bool superseded;  /* ... because a newer image covers its code */
+	bool reported;    /* a module in the latest report */
+	unsigned desc;    /* index of its descriptor */
 } js_image;
 
 /* Free an image and all it owns (its rewritten ELF, exports and copy);
@@ -70,10 +70,10 @@ typedef struct js_jit {
 	size_t n_img, cap_img;
 	uint16_t machine;
 	uint64_t snapshot_budget_ns; /* for every descriptor's seqlock reads (0: default) */
-	uint64_t changes;        /* bumped whenever the set of images changes */
+	uint64_t changes;            /* bumped whenever the set of images changes */
 	unsigned long copies, copy_bytes, rewrites, reads; /* for --stats */
 	unsigned long empty, over_limit; /* entries with no image; entries past JS_MAX_IMAGES */
-	js_image **dead;         /* dropped images, freed after libdwfl let go */
+	js_image **dead;                 /* dropped images, freed after libdwfl let go */
 	size_t n_dead, cap_dead;
 } js_jit;
 

@@ -14,16 +14,16 @@
 
 /* How one relocation type computes its value (System V ABI notation). */
 typedef enum {
-	RK_NONE,    /* no effect */
-	RK_ABS,     /* S + A */
-	RK_PCREL,   /* S + A - P */
+	RK_NONE,  /* no effect */
+	RK_ABS,   /* S + A */
+	RK_PCREL, /* S + A - P */
 	RK_UNSUPPORTED,
 } reloc_kind;
 
 typedef struct reloc_how {
 	reloc_kind kind;
-	uint8_t size;     /* bytes written: 4 or 8 */
-	bool is_signed;   /* a 4-byte result must fit as signed (else unsigned) */
+	uint8_t size;   /* bytes written: 4 or 8 */
+	bool is_signed; /* a 4-byte result must fit as signed (else unsigned) */
 } reloc_how;
 
 typedef struct js_arch {

@@ -220,7 +220,8 @@ int main(int argc, char **argv)
 		case O_STATS: d.opt.stats = true; break;
 		case 'F':
 			if (!parse_double(optarg, 0.1, 10000, &r.hz))
-				return bad_usage("-F: expected a frequency in 0.1..10000 Hz, got '%s'", optarg);
+				return bad_usage("-F: expected a frequency in 0.1..10000 Hz, got '%s'",
+						 optarg);
 			hz_given = true;
 			break;
 		case 'd':

@@ -21,8 +21,8 @@
 enum { PAGE = 4096, CACHE_PAGES = 64, MAX_IOV = 64 };
 
 typedef struct cpage {
-	uint64_t tag;  /* page address */
-	uint64_t gen;  /* valid when equal to the cache's generation */
+	uint64_t tag; /* page address */
+	uint64_t gen; /* valid when equal to the cache's generation */
 	uint8_t bytes[PAGE];
 } cpage;
 
@@ -37,7 +37,7 @@ struct js_mem {
 	uint64_t gen;
 	unsigned long syscalls;
 	cpage *cache;
-	uint8_t *snap;        /* js_mem_snapshot's copy */
+	uint8_t *snap; /* js_mem_snapshot's copy */
 	size_t snap_len, snap_cap;
 	uint64_t snap_lo;
 	const uint8_t *snap_at; /* the copy being read: snap, or js_mem_snapshot_set's bytes */
@@ -91,8 +91,8 @@ js_mem *js_mem_core(Elf *core)
 		if (ph.p_offset > fsize)
 			continue;
 		uint64_t avail = fsize - ph.p_offset; /* a truncated core keeps what it has */
-		m->segs[m->n_segs++] = (seg){ ph.p_vaddr, ph.p_filesz < avail ? ph.p_filesz : avail,
-					      file + ph.p_offset };
+		m->segs[m->n_segs++] =
+			(seg){ ph.p_vaddr, ph.p_filesz < avail ? ph.p_filesz : avail, file + ph.p_offset };
 	}
 	if (m->n_segs > 1)
 		qsort(m->segs, m->n_segs, sizeof *m->segs, by_vaddr);

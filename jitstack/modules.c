@@ -156,7 +156,7 @@ int js_report_proc_maps(Dwfl *dwfl, pid_t pid, js_mem *mem, js_memelf *vdso)
 /* ---- cores ---------------------------------------------------------------------- */
 
 typedef struct notes {
-	const uint8_t *file;   /* NT_FILE descriptor */
+	const uint8_t *file; /* NT_FILE descriptor */
 	size_t file_size;
 	uint64_t entry, sysinfo_ehdr; /* from NT_AUXV */
 } notes;
@@ -261,8 +261,9 @@ int js_report_core_files(Dwfl *dwfl, Elf *core, const char *exe, js_mem *mem, js
 		if (!nul)
 			break;
 		const char *file = exe && exe_name && !strcmp(p, exe_name) ? exe : p;
-		int w = snprintf(text + len, cap - len, "%" PRIx64 "-%" PRIx64 " r-xp %08" PRIx64 " 00:00 %" PRIu64 " %s\n",
-				 r[0], r[1], r[2] * page, name_id(file), file);
+		int w = snprintf(text + len, cap - len,
+				 "%" PRIx64 "-%" PRIx64 " r-xp %08" PRIx64 " 00:00 %" PRIu64 " %s\n", r[0],
+				 r[1], r[2] * page, name_id(file), file);
 		if (w < 0 || (size_t)w >= cap - len)
 			break;
 		len += (size_t)w;

@@ -23,10 +23,10 @@
 
 /* A module whose ELF image is read from the target's memory (the vDSO). */
 typedef struct js_memelf {
-	uint32_t magic;      /* JS_MEMELF_MAGIC */
+	uint32_t magic; /* JS_MEMELF_MAGIC */
 	uint64_t lo, hi;
 	js_mem *mem;
-	uint8_t *bytes;      /* the copy, once read */
+	uint8_t *bytes; /* the copy, once read */
 	size_t size;
 	bool tried;
 } js_memelf;

@@ -188,7 +188,8 @@ static void json_frame(js_out *o, js_session *s, size_t i, const js_frame *fr)
 	FILE *f = o->f;
 	js_sym y;
 	js_symbolize(s, fr, &y);
-	fprintf(f, "%s\n      {\"index\": %zu, \"pc\": \"%#" PRIx64 "\", \"function\": ", i ? "," : "", i, fr->pc);
+	fprintf(f, "%s\n      {\"index\": %zu, \"pc\": \"%#" PRIx64 "\", \"function\": ", i ? "," : "", i,
+		fr->pc);
 	json_str(f, y.func);
 	if (y.func)
 		fprintf(f, ", \"offset\": %" PRIu64, y.func_off);
@@ -229,7 +230,9 @@ void out_begin(js_out *o, js_session *s)
 		const js_desc *d = &s->jit.desc[i];
 		fprintf(f, "%s\n    {\"address\": \"%#" PRIx64 "\", \"module\": ", i ? "," : "", d->addr);
 		json_str(f, d->module);
-		fprintf(f, ", \"extension\": %s, \"seq\": %" PRIu64 ", \"entries\": %zu, \"state\": \"%s\", \"note\": ",
+		fprintf(f,
+			", \"extension\": %s, \"seq\": %" PRIu64
+			", \"entries\": %zu, \"state\": \"%s\", \"note\": ",
 			d->ext ? "true" : "false", d->seq, d->n, js_desc_state_name(d->state));
 		json_str(f, d->note[0] ? d->note : NULL);
 		fputc('}', f);
@@ -237,9 +240,12 @@ void out_begin(js_out *o, js_session *s)
 	fputs("],\n    \"images\": [", f);
 	for (size_t i = 0; i < s->jit.n_img; i++) {
 		const js_image *im = s->jit.img[i];
-		fprintf(f, "%s\n    {\"entry\": \"%#" PRIx64 "\", \"image\": \"%#" PRIx64 "\", \"size\": %" PRIu64
-			", \"code\": [\"%#" PRIx64 "\", \"%#" PRIx64 "\"], \"label\": ",
-			i ? "," : "", im->entry, im->symfile_addr, im->symfile_size, im->code_lo, im->code_hi);
+		fprintf(f,
+			"%s\n    {\"entry\": \"%#" PRIx64 "\", \"image\": \"%#" PRIx64
+			"\", \"size\": %" PRIu64 ", \"code\": [\"%#" PRIx64 "\", \"%#" PRIx64
+			"\"], \"label\": ",
+			i ? "," : "", im->entry, im->symfile_addr, im->symfile_size, im->code_lo,
+			im->code_hi);
 		json_str(f, im->label);
 		if (js_image_usable(im)) {
 			fprintf(f, ", \"status\": \"ok\", \"functions\": %lu, \"fdes\": %lu, \"lines\": %s",
@@ -320,7 +326,8 @@ void out_end(js_out *o, js_session *s)
 	FILE *f = o->f;
 	if (!o->json) {
 		if (o->any_fp)
-			fprintf(f, "\n[fp]: found by following the frame pointer (no CFI for the frame below it)\n");
+			fprintf(f,
+				"\n[fp]: found by following the frame pointer (no CFI for the frame below it)\n");
 		if (o->any_perfmap)
 			fprintf(f, "%s[perf-map]: named from %s\n", o->any_fp ? "" : "\n", s->pm.path);
 		if (o->any_jitdump)
@@ -356,7 +363,8 @@ static void image_functions(FILE *f, const js_image *im)
 			/* our own rewritten image, opened afresh: its headers are
 			 * as libelf checked them (see elfin.c, name_at) */
 			if (gelf_getsym(d, (int)i, &sym) && (name = elf_strptr(e, sh.sh_link, sym.st_name)))
-				fprintf(f, "    %#018" PRIx64 " %6" PRIu64 " %s\n", sym.st_value, sym.st_size, name);
+				fprintf(f, "    %#018" PRIx64 " %6" PRIu64 " %s\n", sym.st_value, sym.st_size,
+					name);
 		}
 	}
 	if (e)
@@ -368,7 +376,9 @@ void out_images(js_out *o, js_session *s)
 	FILE *f = o->f;
 	for (size_t i = 0; i < s->jit.n_img; i++) {
 		const js_image *im = s->jit.img[i];
-		fprintf(f, "\n%s entry %#" PRIx64 ", image %#" PRIx64 " (%" PRIu64 " bytes), code %#" PRIx64 "-%#" PRIx64 "\n",
+		fprintf(f,
+			"\n%s entry %#" PRIx64 ", image %#" PRIx64 " (%" PRIu64 " bytes), code %#" PRIx64
+			"-%#" PRIx64 "\n",
 			im->label, im->entry, im->symfile_addr, im->symfile_size, im->code_lo, im->code_hi);
 		if (holds_no_code(im)) {
 			fprintf(f,

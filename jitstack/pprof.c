@@ -70,8 +70,8 @@ static int alloc_msgs(const js_profile *p, msgs *m)
 	m->label_p = nalloc(N_LABELS * p->n_smp, sizeof *m->label_p);
 	m->ids = nalloc(n_ids, sizeof *m->ids);
 	m->values = nalloc(2 * p->n_smp, sizeof *m->values);
-	return m->map && m->map_p && m->fn && m->fn_p && m->loc && m->loc_p && m->line && m->line_p && m->smp &&
-			       m->smp_p && m->label && m->label_p && m->ids && m->values
+	return m->map && m->map_p && m->fn && m->fn_p && m->loc && m->loc_p && m->line && m->line_p &&
+			       m->smp && m->smp_p && m->label && m->label_p && m->ids && m->values
 		       ? 0
 		       : -1;
 }

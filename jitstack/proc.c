@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #define DEFAULT_STOP_TIMEOUT_NS 2000000000ull /* a thread that cannot stop in 2 s: D state */
-#define POLL_NS 50000ull                       /* poll for a stop this long before sleeping */
+#define POLL_NS 50000ull                      /* poll for a stop this long before sleeping */
 
 /* ---- /proc ------------------------------------------------------------------ */
 
@@ -72,11 +72,15 @@ int js_proc_tgid(pid_t pid, pid_t *tgid, js_err *err)
 	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
 	if (read_small(path, status, sizeof status)) {
 		int e = errno == ENOENT ? ESRCH : errno;
-		return js_fail(err, e == ESRCH ? JS_EXIT_NO_PROCESS : e == EACCES ? JS_EXIT_PERMISSION
-				    : JS_EXIT_FAILURE, e, "no process %d", (int)pid);
+		return js_fail(err,
+			       e == ESRCH    ? JS_EXIT_NO_PROCESS
+			       : e == EACCES ? JS_EXIT_PERMISSION
+					     : JS_EXIT_FAILURE,
+			       e, "no process %d", (int)pid);
 	}
 	if (status_field(status, "State", v, sizeof v) && (v[0] == 'Z' || v[0] == 'X'))
-		return js_fail(err, JS_EXIT_NO_PROCESS, ESRCH, "process %d has exited (it is a zombie)", (int)pid);
+		return js_fail(err, JS_EXIT_NO_PROCESS, ESRCH, "process %d has exited (it is a zombie)",
+			       (int)pid);
 	if (!status_field(status, "Tgid", v, sizeof v))
 		return js_fail(err, JS_EXIT_FAILURE, EIO, "cannot read /proc/%d/status", (int)pid);
 	*tgid = (pid_t)atoi(v);
@@ -96,8 +100,8 @@ static int fail_eperm(js_proc *p, js_err *err)
 	read_small("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof scope);
 	return js_fail(err, JS_EXIT_PERMISSION, EPERM,
 		       "not allowed to trace process %d: run as its user or as root (CAP_SYS_PTRACE)%s%.*s",
-		       (int)p->pid, scope[0] ? "; kernel.yama.ptrace_scope is " : "", (int)strcspn(scope, "\n"),
-		       scope);
+		       (int)p->pid, scope[0] ? "; kernel.yama.ptrace_scope is " : "",
+		       (int)strcspn(scope, "\n"), scope);
 }
 
 static js_thread *find(js_proc *p, pid_t tid)
@@ -127,8 +131,8 @@ static int scan(js_proc *p, int *added, js_err *err)
 	*added = 0;
 	if (!d) {
 		int e = errno == ENOENT ? ESRCH : errno;
-		return js_fail(err, e == ESRCH ? JS_EXIT_NO_PROCESS : JS_EXIT_FAILURE, e, "process %d is gone",
-			       (int)p->pid);
+		return js_fail(err, e == ESRCH ? JS_EXIT_NO_PROCESS : JS_EXIT_FAILURE, e,
+			       "process %d is gone", (int)p->pid);
 	}
 	for (size_t i = 0; i < p->n; i++)
 		p->t[i].seen = false;
@@ -227,7 +231,8 @@ static int attach(js_proc *p, pid_t pid, bool list_only, js_err *err)
 			break;
 	}
 	if (js_proc_gone(p))
-		return js_fail(err, JS_EXIT_NO_PROCESS, ESRCH, "process %d exited while being attached to", (int)pid);
+		return js_fail(err, JS_EXIT_NO_PROCESS, ESRCH, "process %d exited while being attached to",
+			       (int)pid);
 	return 0;
 }
 

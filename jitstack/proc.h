@@ -25,16 +25,16 @@ typedef struct js_thread {
 	pid_t tid;
 	char comm[32];
 	bool seized;
-	bool stopped;        /* in a ptrace stop we are holding */
-	bool gone;           /* exited */
-	bool group_stop;     /* stopped by SIGSTOP & co: resume with PTRACE_LISTEN */
-	bool idle;           /* was blocked in a system call when stopped */
+	bool stopped;    /* in a ptrace stop we are holding */
+	bool gone;       /* exited */
+	bool group_stop; /* stopped by SIGSTOP & co: resume with PTRACE_LISTEN */
+	bool idle;       /* was blocked in a system call when stopped */
 	bool have_regs;
-	bool seen;           /* listed by the latest scan */
-	int pending_sig;     /* a signal we intercepted, delivered on resume */
-	size_t stack_hint;   /* bytes of stack its unwinds have needed (record) */
+	bool seen;         /* listed by the latest scan */
+	int pending_sig;   /* a signal we intercepted, delivered on resume */
+	size_t stack_hint; /* bytes of stack its unwinds have needed (record) */
 	struct user_regs_struct regs;
-	const char *why;     /* why no registers: "did not stop", "exited" */
+	const char *why; /* why no registers: "did not stop", "exited" */
 } js_thread;
 
 /* The stack pointer of a register set in the host's ptrace layout. */

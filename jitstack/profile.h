@@ -21,8 +21,8 @@
 
 typedef struct pr_location {
 	uint64_t address;
-	uint32_t mapping;   /* index + 1, 0 = none */
-	uint32_t function;  /* index + 1, 0 = unknown */
+	uint32_t mapping;  /* index + 1, 0 = none */
+	uint32_t function; /* index + 1, 0 = unknown */
 	int64_t line;
 	bool jit; /* named from JIT data (an image, the perf map) */
 } pr_location;
@@ -33,15 +33,15 @@ typedef struct pr_function {
 
 typedef struct pr_mapping {
 	uint64_t start, limit;
-	uint32_t file;       /* string index */
+	uint32_t file; /* string index */
 	bool jit;
 } pr_mapping;
 
 typedef struct pr_sample {
-	uint32_t proc;       /* process index (js_profile_process) */
-	uint32_t thread;     /* string index of the thread's name */
-	uint32_t n;          /* locations */
-	uint32_t *loc;       /* location index + 1, leaf first */
+	uint32_t proc;   /* process index (js_profile_process) */
+	uint32_t thread; /* string index of the thread's name */
+	uint32_t n;      /* locations */
+	uint32_t *loc;   /* location index + 1, leaf first */
 	uint64_t count;
 } pr_sample;
 
@@ -58,7 +58,7 @@ typedef struct pr_process {
 typedef struct js_profile {
 	char **str;
 	size_t n_str, cap_str;
-	struct otab *str_index;     /* string -> index */
+	struct otab *str_index; /* string -> index */
 	pr_mapping *map;
 	size_t n_map, cap_map;
 	pr_function *fn;
@@ -69,9 +69,9 @@ typedef struct js_profile {
 	size_t n_smp, cap_smp;
 	pr_process *proc;
 	size_t n_proc, cap_proc;
-	struct u64map *fn_index;    /* (name, file) hash -> function */
-	struct otab *smp_index;     /* (process, thread, locations) -> sample */
-	uint64_t total;             /* samples added */
+	struct u64map *fn_index; /* (name, file) hash -> function */
+	struct otab *smp_index;  /* (process, thread, locations) -> sample */
+	uint64_t total;          /* samples added */
 	uint64_t period_ns, start_ns, duration_ns;
 	const char *main_exe;
 	int64_t comment[8]; /* pprof comments: string indices */

@@ -30,9 +30,9 @@
 #include <string.h>
 #include <time.h>
 
-#define RESCAN_NS 100000000ull      /* look for new threads this often */
+#define RESCAN_NS 100000000ull        /* look for new threads this often */
 #define PLAIN_REREAD_NS 1000000000ull /* re-read a list without the seqlock this often */
-#define MAX_TIMINGS (1u << 20)      /* sample latencies kept for --stats */
+#define MAX_TIMINGS (1u << 20)        /* sample latencies kept for --stats */
 
 static uint64_t mono_ns(void)
 {

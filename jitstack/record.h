@@ -15,13 +15,13 @@ typedef struct js_record_opts {
 	js_opts opt;
 	const pid_t *pids; /* -p PID,PID,...: the processes to sample */
 	size_t n_pids;
-	bool all;           /* --all: every process the user may read (pids unused) */
-	double hz;          /* samples per second */
-	double secs;        /* 0: until the targets exit or SIGINT/SIGTERM */
-	const char *out;    /* NULL: stdout (collapsed, svg) or jitstack.pb.gz (pprof) */
+	bool all;        /* --all: every process the user may read (pids unused) */
+	double hz;       /* samples per second */
+	double secs;     /* 0: until the targets exit or SIGINT/SIGTERM */
+	const char *out; /* NULL: stdout (collapsed, svg) or jitstack.pb.gz (pprof) */
 	js_format format;
-	bool idle;          /* count threads blocked in system calls too */
-	bool addresses;     /* collapsed: each frame's address too */
+	bool idle;      /* count threads blocked in system calls too */
+	bool addresses; /* collapsed: each frame's address too */
 	js_mode mode;
 } js_record_opts;
 

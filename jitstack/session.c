@@ -160,8 +160,8 @@ static bool debuglink_exists(const char *file, const char *debuglink)
  * back on debuginfod, whose first use loads libdebuginfod, libcurl and a
  * TLS library (several milliseconds, more than a whole dump, whatever
  * DEBUGINFOD_URLS says) and may ask servers, for every stripped module. */
-static int find_debuginfo(Dwfl_Module *mod, void **ud, const char *modname, Dwarf_Addr base,
-			  const char *file, const char *debuglink, GElf_Word crc, char **debugfile)
+static int find_debuginfo(Dwfl_Module *mod, void **ud, const char *modname, Dwarf_Addr base, const char *file,
+			  const char *debuglink, GElf_Word crc, char **debugfile)
 {
 	if (js_jit_of(*ud))
 		return -1;
@@ -263,9 +263,10 @@ static int check_arch(js_session *s, Elf *elf, const char *what)
 		return js_fail(&s->err, JS_EXIT_BAD_CORE, 0, "%s: not an ELF file", what);
 	char buf[32], hbuf[32];
 	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || !js_arch_for(eh.e_machine))
-		return js_fail(&s->err, JS_EXIT_ARCH, 0, "%s is for %s%s; jitstack unwinds x86-64 and AArch64 (64-bit) programs",
-			    what, js_machine_name(eh.e_machine, buf, sizeof buf),
-			    eh.e_ident[EI_CLASS] == ELFCLASS32 ? " (32-bit)" : "");
+		return js_fail(&s->err, JS_EXIT_ARCH, 0,
+			       "%s is for %s%s; jitstack unwinds x86-64 and AArch64 (64-bit) programs", what,
+			       js_machine_name(eh.e_machine, buf, sizeof buf),
+			       eh.e_ident[EI_CLASS] == ELFCLASS32 ? " (32-bit)" : "");
 	/* Cores of either machine are read anywhere; a live thread's registers
 	 * come from ptrace in the host's own layout. */
 	if (!s->core && eh.e_machine != js_host_machine())
@@ -335,7 +336,8 @@ int js_refresh_jit(js_session *s, read_mode mode)
 		return js_fail(&s->err, rc, why.errnum, "process %d exited while its JIT descriptor was read",
 			       (int)s->pid);
 	if (rc) /* the run goes on without the JIT's help */
-		js_warn(s, "cannot read the JIT descriptor: %s; JIT frames are unwound by frame pointers", why.msg);
+		js_warn(s, "cannot read the JIT descriptor: %s; JIT frames are unwound by frame pointers",
+			why.msg);
 	if (rc || s->jit.changes == before)
 		return 0;
 	if (!s->jit.n_dead) { /* only additions: keep every module as it is */
@@ -563,15 +565,17 @@ static int open_exe_live(js_session *s)
 	s->exe_fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (s->exe_fd < 0) {
 		if (errno == EACCES || errno == EPERM)
-			return js_fail(&s->err, JS_EXIT_PERMISSION, errno, "not allowed to read process %d's executable "
-				    "(run as its user or as root)", (int)s->pid);
+			return js_fail(&s->err, JS_EXIT_PERMISSION, errno,
+				       "not allowed to read process %d's executable "
+				       "(run as its user or as root)",
+				       (int)s->pid);
 		if (errno == EMFILE || errno == ENFILE)
 			return js_fail(&s->err, JS_EXIT_FAILURE, errno,
 				       "cannot open process %d's executable: %s (ulimit -n)", (int)s->pid,
 				       strerror(errno));
 		if (errno == ENOENT && !kill(s->pid, 0))
-			return js_fail(&s->err, JS_EXIT_FAILURE, ENOENT, "process %d has no executable (a kernel thread?)",
-				    (int)s->pid);
+			return js_fail(&s->err, JS_EXIT_FAILURE, ENOENT,
+				       "process %d has no executable (a kernel thread?)", (int)s->pid);
 		return js_fail(&s->err, JS_EXIT_NO_PROCESS, ESRCH, "process %d exited", (int)s->pid);
 	}
 	s->exe_elf = elf_begin(s->exe_fd, ELF_C_READ_MMAP, NULL);
@@ -695,7 +699,8 @@ int js_open_core(js_session *s, const char *core, const char *exe, const js_opts
 	/* O_NONBLOCK: a FIFO given for a core must not block us in open() */
 	s->core_fd = open(core, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (s->core_fd < 0)
-		return js_fail(&s->err, errno == EACCES || errno == EPERM ? JS_EXIT_PERMISSION : JS_EXIT_BAD_CORE,
+		return js_fail(&s->err,
+			       errno == EACCES || errno == EPERM ? JS_EXIT_PERMISSION : JS_EXIT_BAD_CORE,
 			       errno, "cannot open %s: %s", core, strerror(errno));
 	struct stat st;
 	if (fstat(s->core_fd, &st) || !S_ISREG(st.st_mode))
@@ -707,8 +712,10 @@ int js_open_core(js_session *s, const char *core, const char *exe, const js_opts
 		return js_fail(&s->err, JS_EXIT_BAD_CORE, 0, "%s is not a core file (not ELF)", core);
 	if (eh.e_type != ET_CORE)
 		return js_fail(&s->err, JS_EXIT_BAD_CORE, 0, "%s is an ELF %s, not a core file", core,
-			    eh.e_type == ET_EXEC ? "executable" : eh.e_type == ET_DYN ? "shared object"
-				    : eh.e_type == ET_REL ? "object file" : "file");
+			       eh.e_type == ET_EXEC  ? "executable"
+			       : eh.e_type == ET_DYN ? "shared object"
+			       : eh.e_type == ET_REL ? "object file"
+						     : "file");
 	char what[4200];
 	snprintf(what, sizeof what, "core %s", core);
 	int rc = check_arch(s, s->core_elf, what);
@@ -717,8 +724,8 @@ int js_open_core(js_session *s, const char *core, const char *exe, const js_opts
 	/* maps text names files by absolute path (libdwfl skips others) */
 	char exe_abs[PATH_MAX];
 	if (exe && (access(exe, R_OK) || !realpath(exe, exe_abs)))
-		return js_fail(&s->err, errno == EACCES ? JS_EXIT_PERMISSION : JS_EXIT_USAGE, errno, "--exe %s: %s",
-			       exe, strerror(errno));
+		return js_fail(&s->err, errno == EACCES ? JS_EXIT_PERMISSION : JS_EXIT_USAGE, errno,
+			       "--exe %s: %s", exe, strerror(errno));
 	if (exe && (stat(exe_abs, &st) || !S_ISREG(st.st_mode))) /* libdwfl would block on a FIFO */
 		return js_fail(&s->err, JS_EXIT_USAGE, 0, "--exe %s: not a regular file", exe);
 	if (exe)
@@ -730,20 +737,23 @@ int js_open_core(js_session *s, const char *core, const char *exe, const js_opts
 	s->dwfl = dwfl_begin(&callbacks);
 	s->mem = js_mem_core(s->core_elf);
 	if (!s->dwfl || !s->mem)
-		return js_fail(&s->err, s->dwfl ? JS_EXIT_BAD_CORE : JS_EXIT_FAILURE, 0, "%s: cannot read its segments",
-			       core);
+		return js_fail(&s->err, s->dwfl ? JS_EXIT_BAD_CORE : JS_EXIT_FAILURE, 0,
+			       "%s: cannot read its segments", core);
 	dwfl_report_begin(s->dwfl);
 	s->core_exe = exe ? s->exe_path : NULL;
 	int n = report_core_native(s);
 	dwfl_report_end(s->dwfl, NULL, NULL);
 	if (n <= 0)
-		js_warn(s, "the core has no NT_FILE note and its modules cannot be found%s: frames are found by "
-			"frame pointers", exe ? "" : " without --exe");
+		js_warn(s,
+			"the core has no NT_FILE note and its modules cannot be found%s: frames are found by "
+			"frame pointers",
+			exe ? "" : " without --exe");
 	s->pid = dwfl_core_file_attach(s->dwfl, s->core_elf);
 	if (s->pid < 0) {
 		const char *why = dwfl_errmsg(-1);
-		return js_fail(&s->err, JS_EXIT_BAD_CORE, 0, "%s: no thread state in it (a truncated core?)%s%s", core,
-			    why ? ": " : "", why ? why : "");
+		return js_fail(&s->err, JS_EXIT_BAD_CORE, 0,
+			       "%s: no thread state in it (a truncated core?)%s%s", core, why ? ": " : "",
+			       why ? why : "");
 	}
 	read_jit_descriptors(s);
 	open_perfmap_core(s);

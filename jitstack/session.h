@@ -23,9 +23,9 @@
 
 typedef struct js_opts {
 	unsigned max_frames;
-	bool source_all;     /* -s: source lines of every frame (loads separate debuginfo) */
-	bool no_jit;         /* --no-jit: ignore the JIT interface (frame pointers only) */
-	bool no_demangle;    /* --no-demangle: names as the symbol tables hold them */
+	bool source_all;      /* -s: source lines of every frame (loads separate debuginfo) */
+	bool no_jit;          /* --no-jit: ignore the JIT interface (frame pointers only) */
+	bool no_demangle;     /* --no-demangle: names as the symbol tables hold them */
 	const char *perf_map; /* --perf-map FILE: the perf map to name JIT code from */
 	bool no_perf_map;     /* --no-perf-map: read none */
 	const char *jitdump;  /* --jitdump FILE: the jitdump to name and unwind JIT code from */
@@ -42,8 +42,8 @@ typedef struct js_session {
 	const js_opts *opt;
 	Dwfl *dwfl;
 	js_mem *mem;
-	js_proc proc;          /* live only */
-	js_thread *sampled;    /* a thread unwound from a perf sample, not in proc (or NULL) */
+	js_proc proc;       /* live only */
+	js_thread *sampled; /* a thread unwound from a perf sample, not in proc (or NULL) */
 	js_jit jit;
 	js_perfmap pm; /* the target's perf map, when pm_on */
 	bool pm_on;
@@ -56,7 +56,7 @@ typedef struct js_session {
 	int exe_fd, core_fd;
 	Elf *exe_elf, *core_elf;
 	char exe_path[4096];
-	const char *core_exe;  /* --exe made absolute, or NULL */
+	const char *core_exe; /* --exe made absolute, or NULL */
 	char comm[32];
 	/* warnings gathered while reading (js_warn), printed at the end */
 	char **warn;
@@ -69,7 +69,7 @@ typedef struct js_session {
 	/* pc -> name memo (stack.c): deep stacks repeat their return addresses */
 	struct sym_memo *names;
 	size_t names_cap, names_n;
-	uint64_t names_changes;  /* jit.changes it was filled under */
+	uint64_t names_changes;           /* jit.changes it was filled under */
 	struct demangle_cache *demangled; /* demangle.c */
 } js_session;
 

@@ -19,7 +19,7 @@ typedef struct walk {
 	js_stack *st;
 	unsigned max;
 	uint64_t last_pc, last_sp;
-	int sp_reg; /* DWARF number of the stack pointer */
+	int sp_reg;   /* DWARF number of the stack pointer */
 	bool records; /* walk frame records ourselves where there is no CFI (AArch64) */
 } walk;
 
@@ -97,8 +97,8 @@ static int on_frame(Dwfl_Frame *fr, void *arg)
 	Dwarf_Word sp = 0;
 	bool have_sp = w->sp_reg >= 0 && dwfl_frame_reg(fr, (unsigned)w->sp_reg, &sp) == 0;
 	if (w->st->n && have_sp && pc == w->last_pc && sp == w->last_sp) {
-		snprintf(w->st->end, sizeof w->st->end, "a frame repeats itself (pc %#lx): corrupt unwind data",
-			 (unsigned long)pc);
+		snprintf(w->st->end, sizeof w->st->end,
+			 "a frame repeats itself (pc %#lx): corrupt unwind data", (unsigned long)pc);
 		w->st->loop_pc = pc;
 		return DWARF_CB_ABORT;
 	}
@@ -214,8 +214,10 @@ size_t js_fix_loops(js_session *s, js_stack *st, size_t n)
 		}
 		if (!im || !js_image_usable(im) || !im->out.n_fdes)
 			continue;
-		js_warn(s, "JIT image %#lx: its CFI makes the frame at %#lx its own caller; its frames are "
-			"found by frame pointers instead", (unsigned long)im->symfile_addr, (unsigned long)pc);
+		js_warn(s,
+			"JIT image %#lx: its CFI makes the frame at %#lx its own caller; its frames are "
+			"found by frame pointers instead",
+			(unsigned long)im->symfile_addr, (unsigned long)pc);
 		if (js_jit_drop_cfi(&s->jit, im) == 0)
 			dropped++;
 	}
@@ -319,7 +321,7 @@ static bool embedded_dwarf(js_session *s, Dwfl_Module *mod)
 /* ---- the pc memo ---- */
 
 struct sym_memo {
-	uint64_t key;  /* lookup pc + 1 (0: empty) */
+	uint64_t key;      /* lookup pc + 1 (0: empty) */
 	uint64_t pc_delta; /* f->pc - lookup pc, part of what func_off depends on */
 	js_sym sym;
 };

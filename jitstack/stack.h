@@ -17,8 +17,8 @@
 
 typedef struct js_frame {
 	uint64_t pc;
-	bool activation;  /* pc is where the thread is (or a signal frame), not a return address */
-	bool by_fp;       /* found through the frame pointer: the frame below had no CFI */
+	bool activation; /* pc is where the thread is (or a signal frame), not a return address */
+	bool by_fp;      /* found through the frame pointer: the frame below had no CFI */
 } js_frame;
 
 typedef struct js_stack {
@@ -27,11 +27,11 @@ typedef struct js_stack {
 	bool idle;
 	js_frame *f;
 	size_t n, cap;
-	bool truncated;          /* stopped at --max-frames */
-	char end[200];           /* why unwinding stopped before the outermost frame, or "" */
-	uint64_t loop_pc;        /* the pc at which the CFI made a frame its own caller, or 0 */
-	uint64_t max_sp;         /* the highest stack pointer of its frames */
-	const char *skipped;     /* the thread could not be unwound at all: why */
+	bool truncated;      /* stopped at --max-frames */
+	char end[200];       /* why unwinding stopped before the outermost frame, or "" */
+	uint64_t loop_pc;    /* the pc at which the CFI made a frame its own caller, or 0 */
+	uint64_t max_sp;     /* the highest stack pointer of its frames */
+	const char *skipped; /* the thread could not be unwound at all: why */
 } js_stack;
 
 /* Unwind a stopped thread of s (live) into st.  Returns 0 or -1 (st->end). */
@@ -82,14 +82,14 @@ typedef enum js_name_source {
 const char *js_source_name(js_name_source src);
 
 typedef struct js_sym {
-	const char *func;        /* NULL when unknown */
-	js_name_source source;   /* where func came from */
-	uint64_t func_off;       /* pc - the function's start */
-	const char *module;      /* the module's file (or the JIT image's label); NULL if none */
-	uint64_t module_off;     /* pc - the module's start */
-	const char *file;        /* source file, NULL when unknown */
+	const char *func;      /* NULL when unknown */
+	js_name_source source; /* where func came from */
+	uint64_t func_off;     /* pc - the function's start */
+	const char *module;    /* the module's file (or the JIT image's label); NULL if none */
+	uint64_t module_off;   /* pc - the module's start */
+	const char *file;      /* source file, NULL when unknown */
 	int line, col;
-	js_image *jit;           /* the JIT image the frame is in (accepted or rejected) */
+	js_image *jit; /* the JIT image the frame is in (accepted or rejected) */
 } js_sym;
 
 /* Name a frame: from a JIT image or a native module's symbols, else from

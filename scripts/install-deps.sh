@@ -54,7 +54,7 @@ build="$build libluajit-5.1-dev"
 test="gdb lldb-16 elfutils linux-perf valgrind libunwind-14 procps file python3
       gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user gdb-multiarch
       bpftrace heaptrack zstd libgoogle-perftools4"
-# make format and the format check of .ci/run (git-clang-format-19)
+# make format and the format check of .ci/run (clang-format-19)
 test="$test clang-format-19"
 # the ABI check against the released baseline (abidw, abidiff)
 test="$test abigail-tools"

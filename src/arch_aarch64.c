@@ -9,25 +9,25 @@ enum { A64_FP = 29, A64_LR = 30, A64_SP = 31 };
 
 static void a64_cie_initial(const ju_arch *a, byte_buf *b)
 {
-	cfi_def_cfa(a, b, A64_SP, 0);           /* bl leaves sp untouched; lr holds the return */
+	cfi_def_cfa(a, b, A64_SP, 0); /* bl leaves sp untouched; lr holds the return */
 }
 
 static void a64_fp_saved(const ju_arch *a, byte_buf *b)
 {
-	cfi_def_cfa_offset(a, b, 16);           /* stp x29, x30, [sp, #-16]! */
+	cfi_def_cfa_offset(a, b, 16); /* stp x29, x30, [sp, #-16]! */
 	cfi_offset(a, b, A64_FP, -16);
 	cfi_offset(a, b, A64_LR, -8);
 }
 
 static void a64_fp_set(const ju_arch *a, byte_buf *b)
 {
-	cfi_def_cfa_register(a, b, A64_FP);     /* mov x29, sp */
+	cfi_def_cfa_register(a, b, A64_FP); /* mov x29, sp */
 }
 
 static void a64_fp_restored(const ju_arch *a, byte_buf *b)
 {
-	cfi_def_cfa(a, b, A64_SP, 0);           /* ldp x29, x30, [sp], #16 */
-	cfi_same_value(b, A64_FP);              /* not DW_CFA_restore: see cfi.c */
+	cfi_def_cfa(a, b, A64_SP, 0); /* ldp x29, x30, [sp], #16 */
+	cfi_same_value(b, A64_FP);    /* not DW_CFA_restore: see cfi.c */
 	cfi_same_value(b, A64_LR);
 }
 

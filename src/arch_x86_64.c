@@ -10,25 +10,25 @@ enum { X86_RBP = 6, X86_RSP = 7, X86_RA = 16 };
 
 static void x86_cie_initial(const ju_arch *a, byte_buf *b)
 {
-	cfi_def_cfa(a, b, X86_RSP, 8);          /* call pushed the return address */
-	cfi_offset(a, b, X86_RA, -8);           /* ... at CFA-8 */
+	cfi_def_cfa(a, b, X86_RSP, 8); /* call pushed the return address */
+	cfi_offset(a, b, X86_RA, -8);  /* ... at CFA-8 */
 }
 
 static void x86_fp_saved(const ju_arch *a, byte_buf *b)
 {
-	cfi_def_cfa_offset(a, b, 16);           /* push %rbp */
+	cfi_def_cfa_offset(a, b, 16); /* push %rbp */
 	cfi_offset(a, b, X86_RBP, -16);
 }
 
 static void x86_fp_set(const ju_arch *a, byte_buf *b)
 {
-	cfi_def_cfa_register(a, b, X86_RBP);    /* mov %rsp, %rbp */
+	cfi_def_cfa_register(a, b, X86_RBP); /* mov %rsp, %rbp */
 }
 
 static void x86_fp_restored(const ju_arch *a, byte_buf *b)
 {
-	cfi_def_cfa(a, b, X86_RSP, 8);          /* pop %rbp / leave */
-	cfi_same_value(b, X86_RBP); /* not DW_CFA_restore: see cfi.c */
+	cfi_def_cfa(a, b, X86_RSP, 8); /* pop %rbp / leave */
+	cfi_same_value(b, X86_RBP);    /* not DW_CFA_restore: see cfi.c */
 }
 
 const ju_arch ju_arch_x86_64 = {

@@ -28,8 +28,8 @@
 #include <time.h>
 
 enum {
-	SPLIT_MIN = 256,     /* split arenas bigger than this on churn */
-	SMALL_ARENA = 64,    /* rebuild at once on unpublish */
+	SPLIT_MIN = 256,  /* split arenas bigger than this on churn */
+	SMALL_ARENA = 64, /* rebuild at once on unpublish */
 };
 #define MAX_SPAN ((uint64_t)1 << 30)
 /* Retired arenas wait JU_GRACE_NS, or less while they hold more than
@@ -136,7 +136,7 @@ static size_t index_of(const struct ju_ctx *ctx, const arena *a)
 /* One group of replaced arenas [a0, a1) and the arenas replacing them. */
 typedef struct comp {
 	size_t a0, a1;
-	size_t r0, r1;      /* new records [r0, r1) of the staged batch */
+	size_t r0, r1; /* new records [r0, r1) of the staged batch */
 	arena *out[3];
 	size_t n_out;
 	size_t split; /* split_point, or SIZE_MAX */
@@ -158,8 +158,8 @@ void arena_src(const arena *a, size_t k, src_rec *out)
 /* Live records of arenas [a0, a1) plus new records [r0, r1), sorted.  The
  * old records are sorted already (arenas are in address order and their
  * hulls disjoint), and so are the new ones: one linear merge. */
-static src_rec *gather(struct ju_ctx *ctx, size_t a0, size_t a1, const blob_rec *recs, size_t r0,
-		       size_t r1, const uint8_t *stage, size_t *n_out)
+static src_rec *gather(struct ju_ctx *ctx, size_t a0, size_t a1, const blob_rec *recs, size_t r0, size_t r1,
+		       const uint8_t *stage, size_t *n_out)
 {
 	size_t n = r1 - r0;
 	for (size_t i = a0; i < a1; i++)
@@ -197,8 +197,8 @@ static uint64_t span_of(struct ju_ctx *ctx, size_t a0, size_t a1, uint64_t lo, u
 }
 
 /* Grow a component over its neighbours by the binary-counter rule. */
-static void absorb_neighbours(struct ju_ctx *ctx, comp *c, size_t lo_limit, size_t hi_limit,
-			      uint64_t lo, uint64_t hi)
+static void absorb_neighbours(struct ju_ctx *ctx, comp *c, size_t lo_limit, size_t hi_limit, uint64_t lo,
+			      uint64_t hi)
 {
 	size_t size = c->r1 - c->r0;
 	for (size_t i = c->a0; i < c->a1; i++)
@@ -546,8 +546,7 @@ static void commit_reuse(struct ju_ctx *ctx, reuse_set *rs)
 /* ---- publishing ---------------------------------------------------------------- */
 
 /* Group the staged records into components (see the file comment). */
-static int make_components(struct ju_ctx *ctx, const blob_rec *recs, size_t n, comp **out,
-			   size_t *n_out)
+static int make_components(struct ju_ctx *ctx, const blob_rec *recs, size_t n, comp **out, size_t *n_out)
 {
 	comp *c = ju__calloc(n, sizeof *c);
 	if (!c)
@@ -562,7 +561,7 @@ static int make_components(struct ju_ctx *ctx, const blob_rec *recs, size_t n, c
 		bool join;
 		if (y > x) /* inside the hulls of arenas [x, y) */
 			join = cur && cur->a1 > cur->a0 && cur->a1 > x;
-		else       /* in the gap before arena x */
+		else /* in the gap before arena x */
 			join = cur && cur->a1 == cur->a0 && cur->a0 == x;
 		if (join) {
 			if (y > cur->a1)
@@ -766,7 +765,8 @@ static void replace_range(struct ju_ctx *ctx, size_t a0, size_t a1, arena *const
 	for (size_t i = a0; i < a1; i++)
 		bury(ctx, ctx->arenas[i], now);
 	if (ctx->n_arenas > a1)
-		memmove(ctx->arenas + a0 + n_out, ctx->arenas + a1, (ctx->n_arenas - a1) * sizeof *ctx->arenas);
+		memmove(ctx->arenas + a0 + n_out, ctx->arenas + a1,
+			(ctx->n_arenas - a1) * sizeof *ctx->arenas);
 	if (n_out)
 		memcpy(ctx->arenas + a0, out, n_out * sizeof *out);
 	ctx->n_arenas = ctx->n_arenas - n_del + n_out;

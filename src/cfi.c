@@ -103,7 +103,7 @@ size_t cfi_write_cie(const ju_arch *a, byte_buf *b, cfi_enc enc)
 {
 	eh_cie c = { a->code_align, a->data_align, a->ra_reg, (uint8_t)enc, false };
 	size_t cie = eh_cie_begin(b, &c);
-	a->cie_initial(a, b);           /* initial instructions: the entry state */
+	a->cie_initial(a, b); /* initial instructions: the entry state */
 	eh_entry_end(b, cie);
 	return cie;
 }
@@ -152,11 +152,11 @@ static void region_program(const ju_arch *a, byte_buf *b, const ju_frame *f)
 
 /* What a scan of one range's instructions found (scan_insns, below). */
 struct insn_scan {
-	uint64_t end_loc;     /* offset reached by its advances */
-	uint64_t touched[2];  /* registers it gave a rule to (bit per DWARF number) */
+	uint64_t end_loc;    /* offset reached by its advances */
+	uint64_t touched[2]; /* registers it gave a rule to (bit per DWARF number) */
 };
-static int scan_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len, char *msg,
-		      size_t msglen, struct insn_scan *out);
+static int scan_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len, char *msg, size_t msglen,
+		      struct insn_scan *out);
 
 /* Raw CFI ranges become one FDE, from the first range's start to the last
  * one's end.  Debuggers look a function's FDE up by its first instruction
@@ -166,13 +166,13 @@ static int scan_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len
  * boundary the CFA and every register the previous range gave a rule to are
  * reset; a gap between ranges gets an undefined return address, "no unwind
  * information here", as no FDE would say. */
-static void cfi_ranges_program(const ju_arch *a, byte_buf *b, size_t cie_off, cfi_enc enc,
-			       uint64_t base, uint64_t start, const ju_frame *f)
+static void cfi_ranges_program(const ju_arch *a, byte_buf *b, size_t cie_off, cfi_enc enc, uint64_t base,
+			       uint64_t start, const ju_frame *f)
 {
 	const ju_cfi_range *r = f->u.cfi.ranges;
 	size_t n = f->u.cfi.n;
 	size_t entry = eh_fde_begin(b, cie_off, enc, base, start + r[0].start, r[n - 1].end - r[0].start);
-	uint64_t at = r[0].start;          /* offset in the blob the program has reached */
+	uint64_t at = r[0].start; /* offset in the blob the program has reached */
 	struct insn_scan prev = { 0 };
 	char msg[160];
 	for (size_t i = 0; i < n; i++) {
@@ -203,7 +203,7 @@ static void cfi_ranges_program(const ju_arch *a, byte_buf *b, size_t cie_off, cf
 		prev = scan;
 		if (i + 1 < n && r[i + 1].start > r[i].end) {
 			cfi_advance(a, b, (uint32_t)(r[i].end - at));
-			buf_u8(b, DW_CFA_undefined);      /* the gap: nothing to unwind with */
+			buf_u8(b, DW_CFA_undefined); /* the gap: nothing to unwind with */
 			buf_uleb(b, a->ra_reg);
 			at = r[i].end;
 		}
@@ -211,8 +211,8 @@ static void cfi_ranges_program(const ju_arch *a, byte_buf *b, size_t cie_off, cf
 	eh_entry_end(b, entry);
 }
 
-void cfi_write_blob_fdes(const ju_arch *a, byte_buf *b, size_t cie_off, cfi_enc enc,
-			 uint64_t base, uint64_t start, uint64_t size, const ju_frame *f)
+void cfi_write_blob_fdes(const ju_arch *a, byte_buf *b, size_t cie_off, cfi_enc enc, uint64_t base,
+			 uint64_t start, uint64_t size, const ju_frame *f)
 {
 	size_t entry;
 	switch (f->kind) {
@@ -230,22 +230,19 @@ void cfi_write_blob_fdes(const ju_arch *a, byte_buf *b, size_t cie_off, cfi_enc 
 		region_program(a, b, f);
 		eh_entry_end(b, entry);
 		break;
-	case JU_FRAME_CFI:
-		cfi_ranges_program(a, b, cie_off, enc, base, start, f);
-		break;
-	default:
-		b->failed = true;
+	case JU_FRAME_CFI: cfi_ranges_program(a, b, cie_off, enc, base, start, f); break;
+	default: b->failed = true;
 	}
 }
 
 /* ---- checks on caller input ---------------------------------------------- */
 
-#define CHECK(cond, ...)                                      \
-	do {                                                  \
-		if (!(cond)) {                                \
-			snprintf(msg, msglen, __VA_ARGS__);   \
-			return JU_ECFI;                       \
-		}                                             \
+#define CHECK(cond, ...)                                                                                     \
+	do {                                                                                                 \
+		if (!(cond)) {                                                                               \
+			snprintf(msg, msglen, __VA_ARGS__);                                                  \
+			return JU_ECFI;                                                                      \
+		}                                                                                            \
 	} while (0)
 
 static int check_fp(const ju_arch *a, const ju_frame *f, uint64_t size, char *msg, size_t msglen)
@@ -290,8 +287,8 @@ static int check_fp(const ju_arch *a, const ju_frame *f, uint64_t size, char *ms
 	for (size_t i = 0; i < f->u.fp.n_epilogues; i++) {
 		const ju_range *e = &f->u.fp.epilogues[i];
 		CHECK(e->start >= at && e->start < e->end && e->end <= size,
-		      "frame pointer frame: epilogue %zu [%u, %u) is out of order or outside [%u, %llu)",
-		      i, e->start, e->end, at, (unsigned long long)size);
+		      "frame pointer frame: epilogue %zu [%u, %u) is out of order or outside [%u, %llu)", i,
+		      e->start, e->end, at, (unsigned long long)size);
 		CHECK(e->start % a->insn_align == 0 && e->end % a->insn_align == 0,
 		      "frame pointer frame: epilogue %zu is not instruction aligned", i);
 		at = e->end;
@@ -358,14 +355,10 @@ static int check_cfi(const ju_arch *a, const ju_frame *f, uint64_t size, char *m
 int cfi_check_frame(const ju_arch *a, const ju_frame *f, uint64_t size, char *msg, size_t msglen)
 {
 	switch (f->kind) {
-	case JU_FRAME_LEAF:
-		return 0;
-	case JU_FRAME_FP:
-		return check_fp(a, f, size, msg, msglen);
-	case JU_FRAME_REGION:
-		return check_region(a, f, msg, msglen);
-	case JU_FRAME_CFI:
-		return check_cfi(a, f, size, msg, msglen);
+	case JU_FRAME_LEAF: return 0;
+	case JU_FRAME_FP: return check_fp(a, f, size, msg, msglen);
+	case JU_FRAME_REGION: return check_region(a, f, msg, msglen);
+	case JU_FRAME_CFI: return check_cfi(a, f, size, msg, msglen);
 	default:
 		snprintf(msg, msglen, "frame kind %d is not one of JU_FRAME_LEAF/FP/REGION/CFI",
 			 (int)f->kind);
@@ -391,15 +384,13 @@ static bool sets_rule(uint8_t op)
 	case DW_CFA_undefined:
 	case DW_CFA_same_value:
 	case DW_CFA_expression:
-	case DW_CFA_val_expression:
-		return true;
-	default:
-		return false;
+	case DW_CFA_val_expression: return true;
+	default: return false;
 	}
 }
 
-static int scan_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len, char *msg,
-		      size_t msglen, struct insn_scan *out)
+static int scan_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len, char *msg, size_t msglen,
+		      struct insn_scan *out)
 {
 	byte_rd r = rd_make(p, n);
 	uint64_t loc = 0;
@@ -423,11 +414,13 @@ static int scan_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len
 		if (in.op == DW_CFA_remember_state)
 			depth++;
 		if (in.op == DW_CFA_restore_state && --depth < 0) {
-			snprintf(msg, msglen, "DW_CFA_restore_state at byte %zu without a remember_state", at);
+			snprintf(msg, msglen, "DW_CFA_restore_state at byte %zu without a remember_state",
+				 at);
 			return -1;
 		}
 		if (in.reg >= a->n_regs || in.reg2 >= a->n_regs) {
-			snprintf(msg, msglen, "opcode 0x%02x at byte %zu names a register that is not a %s DWARF register",
+			snprintf(msg, msglen,
+				 "opcode 0x%02x at byte %zu names a register that is not a %s DWARF register",
 				 op, at, a->name);
 			return -1;
 		}
@@ -435,8 +428,9 @@ static int scan_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len
 			out->touched[in.reg / 64] |= (uint64_t)1 << (in.reg % 64);
 		loc += in.advance * a->code_align;
 		if (loc > len) {
-			snprintf(msg, msglen, "advance at byte %zu reaches offset %llu, past the range (%llu bytes)",
-				 at, (unsigned long long)loc, (unsigned long long)len);
+			snprintf(msg, msglen,
+				 "advance at byte %zu reaches offset %llu, past the range (%llu bytes)", at,
+				 (unsigned long long)loc, (unsigned long long)len);
 			return -1;
 		}
 	}
@@ -444,8 +438,7 @@ static int scan_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len
 	return 0;
 }
 
-int cfi_check_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len, char *msg,
-		    size_t msglen)
+int cfi_check_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len, char *msg, size_t msglen)
 {
 	struct insn_scan scan;
 	return scan_insns(a, p, n, len, msg, msglen, &scan);

@@ -36,8 +36,8 @@ size_t cfi_write_cie(const ju_arch *a, byte_buf *b, cfi_enc enc);
 /* Write the FDEs of one blob at code address `start`, `size` bytes, against
  * the CIE at cie_off.  `base` is the address that offset 0 of b will have
  * (needed for CFI_ENC_PCREL4).  The frame must have passed cfi_check_frame. */
-void cfi_write_blob_fdes(const ju_arch *a, byte_buf *b, size_t cie_off, cfi_enc enc,
-			 uint64_t base, uint64_t start, uint64_t size, const ju_frame *f);
+void cfi_write_blob_fdes(const ju_arch *a, byte_buf *b, size_t cie_off, cfi_enc enc, uint64_t base,
+			 uint64_t start, uint64_t size, const ju_frame *f);
 
 /* Validate a frame description for a blob of `size` bytes.  Returns 0 or
  * JU_ECFI with a message in msg (at least 160 bytes). */
@@ -45,8 +45,7 @@ int cfi_check_frame(const ju_arch *a, const ju_frame *f, uint64_t size, char *ms
 
 /* Validate a raw CFA instruction list meant for a range of `len` bytes.
  * Returns 0, or -1 with a message. */
-int cfi_check_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len, char *msg,
-		    size_t msglen);
+int cfi_check_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len, char *msg, size_t msglen);
 
 /* Rewrite FDEs written with CFI_ENC_ABS8 (a run of them, `n` bytes, in
  * `src`) to CFI_ENC_PCREL4 at the end of b, pointing at the CIE at cie_off.

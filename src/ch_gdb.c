@@ -86,9 +86,9 @@ enum desc_mode { DESC_OWN, DESC_SHARED, DESC_FOREIGN };
 /* Process-wide, like the descriptor.  gdb_lock serialises this copy's
  * writers (a fork handler below keeps fork() from copying it held). */
 static pthread_mutex_t gdb_lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned long n_open;      /* contexts with the channel on (atomic) */
-static int mode;                  /* enum desc_mode (atomic) */
-static bool told_foreign_writer;  /* logged that another JIT writes our list (gdb_lock) */
+static unsigned long n_open;     /* contexts with the channel on (atomic) */
+static int mode;                 /* enum desc_mode (atomic) */
+static bool told_foreign_writer; /* logged that another JIT writes our list (gdb_lock) */
 
 /* On a foreign descriptor our entries hang behind an anchor of our own, the
  * last entry of the list (see link_anchor).  Its image is an ELF header and a
@@ -171,8 +171,8 @@ static void write_end(gdbjit_descriptor *d, uint64_t end)
 static void publish_reclaim(gdbjit_descriptor *d, uint64_t seq)
 {
 	uint64_t cur = __atomic_load_n(&d->reclaim_seq, __ATOMIC_RELAXED);
-	while (cur < seq && !__atomic_compare_exchange_n(&d->reclaim_seq, &cur, seq, false,
-							 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+	while (cur < seq && !__atomic_compare_exchange_n(&d->reclaim_seq, &cur, seq, false, __ATOMIC_RELAXED,
+							 __ATOMIC_RELAXED))
 		;
 	/* The store must be visible before the memory can be reused. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -562,7 +562,7 @@ static int gdb_open(struct ju_ctx *ctx)
 		pthread_mutex_unlock(&gdb_lock);
 	}
 	ju__log(ctx, JU_LOG_INFO, "gdb channel: %s descriptor",
-		mode == DESC_OWN ? "own"
+		mode == DESC_OWN      ? "own"
 		: mode == DESC_SHARED ? "shared (a jitunwind descriptor defined elsewhere: another copy "
 					"of the library, or the program's copy relocation)"
 				      : "foreign (standard fields only)");
@@ -650,8 +650,7 @@ static void note_foreign_writer(struct ju_ctx *ctx, gdbjit_descriptor *d)
 /* New images first, then the old ones go: a debugger briefly sees both,
  * which is harmless, and never sees neither.  One change of seq covers the
  * whole swap, so outside readers see the arena set switch at once. */
-static void gdb_swap(struct ju_ctx *ctx, arena *const *add, size_t n_add, arena *const *del,
-		     size_t n_del)
+static void gdb_swap(struct ju_ctx *ctx, arena *const *add, size_t n_add, arena *const *del, size_t n_del)
 {
 	pthread_mutex_lock(&gdb_lock);
 	change ch;

@@ -103,16 +103,16 @@
 /* The process's file. */
 static struct {
 	pthread_mutex_t lock;
-	pid_t pid;              /* process the open fd belongs to */
-	int fd;                 /* -1 when closed */
-	unsigned refs;          /* contexts with the channel on */
-	pid_t started;          /* process whose file `dir` holds (append, never truncate) */
-	pid_t finished;         /* process that ended its file with CLOSE */
-	char dir[PATH_MAX];     /* "" until a directory was chosen (for messages) */
-	int dirfd;              /* that directory, -1 until chosen */
-	void *marker;           /* the executable mapping perf records */
+	pid_t pid;          /* process the open fd belongs to */
+	int fd;             /* -1 when closed */
+	unsigned refs;      /* contexts with the channel on */
+	pid_t started;      /* process whose file `dir` holds (append, never truncate) */
+	pid_t finished;     /* process that ended its file with CLOSE */
+	char dir[PATH_MAX]; /* "" until a directory was chosen (for messages) */
+	int dirfd;          /* that directory, -1 until chosen */
+	void *marker;       /* the executable mapping perf records */
 	size_t marker_len;
-	uint64_t next_index;    /* code_index of the next CODE_LOAD */
+	uint64_t next_index; /* code_index of the next CODE_LOAD */
 	uint64_t salt;
 	uint64_t size;       /* bytes in the file, as this process wrote them */
 	pid_t begun_at_fork; /* the child whose file after_fork began */
@@ -127,8 +127,14 @@ struct jd_state {
 };
 
 /* See ch_perfmap.c: the mutex must not be copied held into a child. */
-static void jd_prepare(void) { pthread_mutex_lock(&jd.lock); }
-static void jd_release(void) { pthread_mutex_unlock(&jd.lock); }
+static void jd_prepare(void)
+{
+	pthread_mutex_lock(&jd.lock);
+}
+static void jd_release(void)
+{
+	pthread_mutex_unlock(&jd.lock);
+}
 
 __attribute__((constructor)) static void jd_init(void)
 {
@@ -290,8 +296,8 @@ static int open_file(const struct ju_ctx *ctx)
 		e = errno;
 	}
 	if (!err && m == MAP_FAILED)
-		err = JU_FAIL(JU_EIO, "cannot map %s for perf to see (PROT_EXEC; a noexec mount?): %s",
-			      path, strerror(e));
+		err = JU_FAIL(JU_EIO, "cannot map %s for perf to see (PROT_EXEC; a noexec mount?): %s", path,
+			      strerror(e));
 	if (err) {
 		close(fd);
 		close(dirfd);
@@ -484,8 +490,8 @@ static bool read_code(uint8_t *dst, uint64_t src, size_t size)
 /* CODE_LOAD: the name and the code as it is in memory now (zeros if it
  * cannot be read: perf names and unwinds without it), salted.  Not padded:
  * perf takes the code to be the record's last code_size bytes. */
-static int write_code_load(struct ju_ctx *ctx, byte_buf *out, const blob_view *v, jd_plan p,
-			   uint64_t index, uint64_t ts)
+static int write_code_load(struct ju_ctx *ctx, byte_buf *out, const blob_view *v, jd_plan p, uint64_t index,
+			   uint64_t ts)
 {
 	uint64_t total = sizeof(jd_code_load) + v->name_len + 1 + p.code_size;
 	if (total > UINT32_MAX)
@@ -612,8 +618,10 @@ static int jd_open(struct ju_ctx *ctx)
 	pthread_mutex_lock(&jd.lock);
 	int err = ensure_file(ctx);
 	if (!err && ctx->opt.jitdump_dir && strcmp(ctx->opt.jitdump_dir, jd.dir))
-		err = JU_FAIL(JU_EINVAL, "this process already writes its jitdump in %s, not %s "
-					  "(one jitdump per process)", jd.dir, ctx->opt.jitdump_dir);
+		err = JU_FAIL(JU_EINVAL,
+			      "this process already writes its jitdump in %s, not %s "
+			      "(one jitdump per process)",
+			      jd.dir, ctx->opt.jitdump_dir);
 	if (!err) {
 		jd.refs++;
 		s->logged = jd.pid;

@@ -79,8 +79,8 @@ struct lu_state {
 	void (*dyn_register)(lu_dyn_info *);
 	void (*dyn_cancel)(lu_dyn_info *);
 	void (*flush_cache)(void *as, uint64_t lo, uint64_t hi); /* NULL: do not flush */
-	void **local_addr_space;         /* unw_local_addr_space */
-	struct lu_reg *oldest, *newest;  /* replaced entries still registered */
+	void **local_addr_space;                                 /* unw_local_addr_space */
+	struct lu_reg *oldest, *newest;                          /* replaced entries still registered */
 	size_t n_queued;
 };
 
@@ -170,15 +170,17 @@ static bool fits_i32(int64_t v)
 static int check_range(const arena *a)
 {
 	if (a->hi - a->lo > (uint64_t)INT32_MAX)
-		return JU_FAIL(JU_ERANGE, "libunwind channel: code [%#llx, %#llx) spans more than the "
-					  "2 GiB a table offset can reach", (unsigned long long)a->lo,
-			       (unsigned long long)a->hi);
+		return JU_FAIL(JU_ERANGE,
+			       "libunwind channel: code [%#llx, %#llx) spans more than the "
+			       "2 GiB a table offset can reach",
+			       (unsigned long long)a->lo, (unsigned long long)a->hi);
 	uint64_t eh = (uint64_t)(uintptr_t)(a->image + a->eh_off);
 	int64_t first = (int64_t)(eh - a->lo), last = first + (int64_t)a->eh_size;
 	if (!fits_i32(first) || !fits_i32(last))
-		return JU_FAIL(JU_ERANGE, "libunwind channel: unwind tables at %#llx are more than "
-					  "2 GiB from their code at %#llx", (unsigned long long)eh,
-			       (unsigned long long)a->lo);
+		return JU_FAIL(JU_ERANGE,
+			       "libunwind channel: unwind tables at %#llx are more than "
+			       "2 GiB from their code at %#llx",
+			       (unsigned long long)eh, (unsigned long long)a->lo);
 	return 0;
 }
 
@@ -261,8 +263,7 @@ static void flush(struct lu_state *s)
 	}
 }
 
-static void lu_swap(struct ju_ctx *ctx, arena *const *add, size_t n_add, arena *const *del,
-		    size_t n_del)
+static void lu_swap(struct ju_ctx *ctx, arena *const *add, size_t n_add, arena *const *del, size_t n_del)
 {
 	struct lu_state *s = ctx->lu;
 	/* Lookups read the list without its lock: everything an entry points

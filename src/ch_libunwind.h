@@ -19,10 +19,10 @@ typedef struct lu_dyn_info {
 	int32_t format;
 	int32_t pad;
 	uint64_t load_offset;
-	struct {                         /* unw_dyn_remote_table_info_t */
+	struct { /* unw_dyn_remote_table_info_t */
 		uint64_t name_ptr;
-		uint64_t segbase;        /* base of both offsets of the table */
-		uint64_t table_len;      /* in unw_word_t units */
+		uint64_t segbase;   /* base of both offsets of the table */
+		uint64_t table_len; /* in unw_word_t units */
 		uint64_t table_data;
 	} rti;
 } lu_dyn_info;

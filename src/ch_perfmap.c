@@ -90,8 +90,14 @@ struct pm_state {
  * ju_open), so our prepare runs after core.c has taken the context locks
  * (the order a publish takes them in) and our child handler runs before
  * core.c's calls after_fork. */
-static void pm_prepare(void) { pthread_mutex_lock(&pm.lock); }
-static void pm_release(void) { pthread_mutex_unlock(&pm.lock); }
+static void pm_prepare(void)
+{
+	pthread_mutex_lock(&pm.lock);
+}
+static void pm_release(void)
+{
+	pthread_mutex_unlock(&pm.lock);
+}
 
 __attribute__((constructor)) static void pm_init(void)
 {
@@ -288,8 +294,10 @@ static bool process_start(struct timespec *out)
 	buf[n] = 0;
 	const char *p = strrchr(buf, ')'); /* the command name may hold anything */
 	unsigned long long ticks;
-	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
-				"%*d %*d %llu", &ticks) != 1)
+	if (!p || sscanf(p + 1,
+			 " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+			 "%*d %*d %llu",
+			 &ticks) != 1)
 		return false;
 	struct timespec real, boot;
 	long hz = sysconf(_SC_CLK_TCK);

@@ -27,7 +27,9 @@
 
 /* libgcc's `struct object` is 6 or 7 pointers depending on the version; we
  * give it more room than any version uses. */
-typedef struct { void *words[16]; } gcc_object;
+typedef struct {
+	void *words[16];
+} gcc_object;
 
 /* An arena's registration with the frame registries, libgcc's and LLVM
  * libunwind's (named fde_reg, not unw_: that prefix is nongnu libunwind's
@@ -43,7 +45,9 @@ struct fde_reg {
 	bool in_llvm;       /* registered with LLVM libunwind */
 };
 
-struct dwarf_eh_bases { void *tbase, *dbase, *func; };
+struct dwarf_eh_bases {
+	void *tbase, *dbase, *func;
+};
 
 /* One libgcc registry's entry points; register is NULL when it is absent. */
 typedef struct gcc_reg {
@@ -191,8 +195,10 @@ static int fde_reg_open(struct ju_ctx *ctx)
 		if (fr->gcc[i].reg)
 			fr->gcc[i].btree = probe_btree(ctx->arch, &fr->gcc[i]);
 
-	fr->llvm_add_section = (void (*)(const void *))dlsym(RTLD_DEFAULT, "__unw_add_dynamic_eh_frame_section");
-	fr->llvm_remove_section = (void (*)(const void *))dlsym(RTLD_DEFAULT, "__unw_remove_dynamic_eh_frame_section");
+	fr->llvm_add_section =
+		(void (*)(const void *))dlsym(RTLD_DEFAULT, "__unw_add_dynamic_eh_frame_section");
+	fr->llvm_remove_section =
+		(void (*)(const void *))dlsym(RTLD_DEFAULT, "__unw_remove_dynamic_eh_frame_section");
 	if (!fr->llvm_add_section || !fr->llvm_remove_section) {
 		fr->llvm_add_section = NULL;
 		fr->llvm_remove_section = NULL;
@@ -329,8 +335,7 @@ static void gcc_sort_now(struct fde_reg_state *fr, const arena *a)
 	}
 }
 
-static void fde_reg_swap(struct ju_ctx *ctx, arena *const *add, size_t n_add, arena *const *del,
-		     size_t n_del)
+static void fde_reg_swap(struct ju_ctx *ctx, arena *const *add, size_t n_add, arena *const *del, size_t n_del)
 {
 	struct fde_reg_state *fr = ctx->fde_reg;
 	sigset_t old;

@@ -114,9 +114,9 @@ static int check_blob(const struct ju_ctx *ctx, const ju_blob *b, size_t i)
 /* ---- staging --------------------------------------------------------------- */
 
 typedef struct staged {
-	byte_buf buf;        /* CIE, then each blob's FDEs, line unit and name */
-	blob_rec *recs;    /* sorted by start */
-	size_t *order;     /* recs[k] came from blobs[order[k]] */
+	byte_buf buf;   /* CIE, then each blob's FDEs, line unit and name */
+	blob_rec *recs; /* sorted by start */
+	size_t *order;  /* recs[k] came from blobs[order[k]] */
 } staged;
 
 static void stage_free(staged *s)
@@ -261,9 +261,15 @@ static int log_files(struct ju_ctx *ctx, const ju_blob *blobs, const staged *s, 
 		const ju_blob *b = &blobs[s->order[k]];
 		const blob_rec *r = &s->recs[k];
 		v[s->order[k]] = (blob_view){
-			.start = r->start, .size = r->size, .name = b->name, .name_len = r->name_len,
-			.fde = s->buf.p + r->fde_off, .fde_len = r->fde_len,
-			.file = b->n_lines ? b->file : NULL, .lines = b->lines, .n_lines = b->n_lines,
+			.start = r->start,
+			.size = r->size,
+			.name = b->name,
+			.name_len = r->name_len,
+			.fde = s->buf.p + r->fde_off,
+			.fde_len = r->fde_len,
+			.file = b->n_lines ? b->file : NULL,
+			.lines = b->lines,
+			.n_lines = b->n_lines,
 		};
 	}
 	/* All or nothing across the two files: when the jitdump fails after the
@@ -788,8 +794,10 @@ int ju_close(ju_ctx *ctx)
 		size_t n = ctx->n_live;
 		pthread_mutex_unlock(&ctx->lock);
 		pthread_mutex_unlock(&all_lock);
-		return JU_FAIL(JU_EBUSY, "%zu blobs are still published; unpublish them first "
-					 "(ju_unpublish_all)", n);
+		return JU_FAIL(JU_EBUSY,
+			       "%zu blobs are still published; unpublish them first "
+			       "(ju_unpublish_all)",
+			       n);
 	}
 	for (struct ju_ctx **p = &all_ctx; *p; p = &(*p)->next)
 		if (*p == ctx) {

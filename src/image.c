@@ -26,30 +26,30 @@ enum { LINE_FILE_OFF = 4 + 2 + 4 + 6 + (OPCODE_BASE - 1) + 1 };
 
 static void lne(byte_buf *b, uint8_t op, size_t operand_len)
 {
-	buf_u8(b, 0);                       /* extended opcode */
+	buf_u8(b, 0); /* extended opcode */
 	buf_uleb(b, 1 + operand_len);
 	buf_u8(b, op);
 }
 
-void image_write_line_unit(byte_buf *b, const char *file, const ju_line *lines, size_t n,
-			   uint64_t start, uint64_t size)
+void image_write_line_unit(byte_buf *b, const char *file, const ju_line *lines, size_t n, uint64_t start,
+			   uint64_t size)
 {
 	size_t unit = buf_len32_begin(b);
-	buf_u16(b, 4);                      /* version */
-	size_t hdr = buf_len32_begin(b);    /* header_length */
-	buf_u8(b, 1);                       /* minimum_instruction_length */
-	buf_u8(b, 1);                       /* maximum_operations_per_instruction */
-	buf_u8(b, 1);                       /* default_is_stmt */
-	buf_u8(b, (uint8_t)LINE_BASE);      /* line_base */
-	buf_u8(b, LINE_RANGE);              /* line_range */
-	buf_u8(b, OPCODE_BASE);             /* opcode_base */
+	buf_u16(b, 4);                   /* version */
+	size_t hdr = buf_len32_begin(b); /* header_length */
+	buf_u8(b, 1);                    /* minimum_instruction_length */
+	buf_u8(b, 1);                    /* maximum_operations_per_instruction */
+	buf_u8(b, 1);                    /* default_is_stmt */
+	buf_u8(b, (uint8_t)LINE_BASE);   /* line_base */
+	buf_u8(b, LINE_RANGE);           /* line_range */
+	buf_u8(b, OPCODE_BASE);          /* opcode_base */
 	buf_bytes(b, std_opcode_lengths, sizeof std_opcode_lengths);
-	buf_u8(b, 0);                       /* include_directories: none */
-	buf_str(b, file);                   /* file_names[1] */
-	buf_uleb(b, 0);                     /*   directory index */
-	buf_uleb(b, 0);                     /*   modification time */
-	buf_uleb(b, 0);                     /*   length */
-	buf_u8(b, 0);                       /* end of file_names */
+	buf_u8(b, 0);     /* include_directories: none */
+	buf_str(b, file); /* file_names[1] */
+	buf_uleb(b, 0);   /*   directory index */
+	buf_uleb(b, 0);   /*   modification time */
+	buf_uleb(b, 0);   /*   length */
+	buf_u8(b, 0);     /* end of file_names */
 	buf_len32_end(b, hdr);
 
 	lne(b, DW_LNE_set_address, 8);
@@ -61,7 +61,7 @@ void image_write_line_unit(byte_buf *b, const char *file, const ju_line *lines, 
 		int64_t dl = (int64_t)lines[i].line - line;
 		uint64_t special = (uint64_t)(dl - LINE_BASE) + LINE_RANGE * da + OPCODE_BASE;
 		if (dl >= LINE_BASE && dl < LINE_BASE + LINE_RANGE && special <= 255) {
-			buf_u8(b, (uint8_t)special);  /* advance address and line, append a row */
+			buf_u8(b, (uint8_t)special); /* advance address and line, append a row */
 		} else {
 			if (dl) {
 				buf_u8(b, DW_LNS_advance_line);
@@ -87,8 +87,7 @@ const char *image_line_unit_file(const uint8_t *unit)
 	return (const char *)unit + LINE_FILE_OFF;
 }
 
-long image_decode_line_unit(const uint8_t *unit, size_t len, uint64_t start, ju_line *rows,
-			    size_t max_rows)
+long image_decode_line_unit(const uint8_t *unit, size_t len, uint64_t start, ju_line *rows, size_t max_rows)
 {
 	if (len < LINE_FILE_OFF + 8)
 		return -1;
@@ -143,6 +142,7 @@ static void write_abbrevs(byte_buf *b)
 	buf_uleb(b, ABBREV_CU);
 	buf_uleb(b, DW_TAG_compile_unit);
 	buf_u8(b, DW_CHILDREN_yes);
+	/* clang-format off */
 	buf_uleb(b, DW_AT_name);       buf_uleb(b, DW_FORM_string);
 	buf_uleb(b, DW_AT_low_pc);     buf_uleb(b, DW_FORM_addr);
 	buf_uleb(b, DW_AT_high_pc);    buf_uleb(b, DW_FORM_data4);  /* a length (DWARF 4) */
@@ -157,34 +157,35 @@ static void write_abbrevs(byte_buf *b)
 	buf_uleb(b, DW_AT_external);   buf_uleb(b, DW_FORM_flag_present);
 	buf_uleb(b, 0);                buf_uleb(b, 0);
 	buf_uleb(b, 0);                /* end of the table */
+	/* clang-format on */
 }
 
 static size_t cu_size(const src_rec *s)
 {
 	const char *file = image_line_unit_file(s->base + s->rec->line_off);
-	return 4 + 2 + 4 + 1                              /* unit header */
-	       + 1 + strlen(file) + 1 + 8 + 4 + 4        /* compile unit */
-	       + 1 + s->rec->name_len + 1 + 8 + 4        /* subprogram */
-	       + 1;                                      /* end of children */
+	return 4 + 2 + 4 + 1                      /* unit header */
+	       + 1 + strlen(file) + 1 + 8 + 4 + 4 /* compile unit */
+	       + 1 + s->rec->name_len + 1 + 8 + 4 /* subprogram */
+	       + 1;                               /* end of children */
 }
 
 static void write_cu(byte_buf *b, const src_rec *s, uint32_t stmt_list)
 {
 	const blob_rec *r = s->rec;
 	size_t unit = buf_len32_begin(b);
-	buf_u16(b, 4);                                    /* version */
-	buf_u32(b, 0);                                    /* debug_abbrev_offset */
-	buf_u8(b, 8);                                     /* address_size */
+	buf_u16(b, 4); /* version */
+	buf_u32(b, 0); /* debug_abbrev_offset */
+	buf_u8(b, 8);  /* address_size */
 	buf_uleb(b, ABBREV_CU);
 	buf_str(b, image_line_unit_file(s->base + r->line_off)); /* DW_AT_name */
-	buf_u64(b, r->start);                             /* DW_AT_low_pc */
-	buf_u32(b, r->size);                              /* DW_AT_high_pc */
-	buf_u32(b, stmt_list);                            /* DW_AT_stmt_list */
+	buf_u64(b, r->start);                                    /* DW_AT_low_pc */
+	buf_u32(b, r->size);                                     /* DW_AT_high_pc */
+	buf_u32(b, stmt_list);                                   /* DW_AT_stmt_list */
 	buf_uleb(b, ABBREV_SUBPROGRAM);
 	buf_bytes(b, s->base + r->name_off, r->name_len + 1u); /* DW_AT_name */
-	buf_u64(b, r->start);                             /* DW_AT_low_pc */
-	buf_u32(b, r->size);                              /* DW_AT_high_pc */
-	buf_u8(b, 0);                                     /* end of children */
+	buf_u64(b, r->start);                                  /* DW_AT_low_pc */
+	buf_u32(b, r->size);                                   /* DW_AT_high_pc */
+	buf_u8(b, 0);                                          /* end of children */
 	buf_len32_end(b, unit);
 }
 
@@ -197,14 +198,14 @@ enum { ARANGES_SET_SIZE = 4 + 2 + 4 + 1 + 1 + 4 + 16 + 16 };
 static void write_aranges(byte_buf *b, uint32_t cu_off, uint64_t start, uint64_t size)
 {
 	size_t set = buf_len32_begin(b);
-	buf_u16(b, 2);                                    /* version */
-	buf_u32(b, cu_off);                               /* debug_info_offset */
-	buf_u8(b, 8);                                     /* address_size */
-	buf_u8(b, 0);                                     /* segment_selector_size */
-	buf_zeros(b, 4);                                  /* pad tuples to 16 bytes */
-	buf_u64(b, start);                                /* the unit's one range */
+	buf_u16(b, 2);      /* version */
+	buf_u32(b, cu_off); /* debug_info_offset */
+	buf_u8(b, 8);       /* address_size */
+	buf_u8(b, 0);       /* segment_selector_size */
+	buf_zeros(b, 4);    /* pad tuples to 16 bytes */
+	buf_u64(b, start);  /* the unit's one range */
 	buf_u64(b, size);
-	buf_u64(b, 0);                                    /* terminator */
+	buf_u64(b, 0); /* terminator */
 	buf_u64(b, 0);
 	buf_len32_end(b, set);
 }
@@ -329,7 +330,7 @@ static void write_shdrs(byte_buf *b, const templates *tp, const layout *L, uint6
 		sh[s].sh_offset = L->off[s];
 		sh[s].sh_size = L->size[s];
 	}
-	sh[SEC_TEXT].sh_addr = lo;              /* the real code: gdb/lldb load address */
+	sh[SEC_TEXT].sh_addr = lo; /* the real code: gdb/lldb load address */
 	sh[SEC_TEXT].sh_offset = L->off[SEC_EH_FRAME];
 	sh[SEC_TEXT].sh_size = hi - lo;
 	sh[SEC_EH_FRAME].sh_addr = image_addr + L->off[SEC_EH_FRAME]; /* where the bytes are */
@@ -478,7 +479,7 @@ static int write_image(const templates *tp, const src_rec *src, size_t n, const 
 		}
 		copy_fdes(&b, &src[i], cie);
 	}
-	buf_u32(&b, 0);                                   /* terminator */
+	buf_u32(&b, 0); /* terminator */
 
 	/* .symtab and .strtab */
 	buf_align(&b, 8, 0);

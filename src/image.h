@@ -70,16 +70,15 @@ void image_release(uint8_t *image, size_t size, bool mapped);
 
 /* Write a DWARF 4 .debug_line unit for a blob at `start` (the whole unit,
  * header included).  Lines must have passed image_check_lines. */
-void image_write_line_unit(byte_buf *b, const char *file, const ju_line *lines, size_t n,
-			   uint64_t start, uint64_t size);
+void image_write_line_unit(byte_buf *b, const char *file, const ju_line *lines, size_t n, uint64_t start,
+			   uint64_t size);
 /* Validate a line table for a blob of `size` bytes: 0 or JU_ELINES with msg. */
 int image_check_lines(const char *file, const ju_line *lines, size_t n, uint64_t size, char *msg,
 		      size_t msglen);
 /* The file name inside a unit written by image_write_line_unit. */
 const char *image_line_unit_file(const uint8_t *unit);
 /* Decode the rows of such a unit back; returns the row count or -1. */
-long image_decode_line_unit(const uint8_t *unit, size_t len, uint64_t start, ju_line *rows,
-			    size_t max_rows);
+long image_decode_line_unit(const uint8_t *unit, size_t len, uint64_t start, ju_line *rows, size_t max_rows);
 
 /* Tombstone a record's FDEs in a committed image (pc_range := 0, atomically). */
 void image_tombstone(arena *a, const blob_rec *r);

@@ -52,8 +52,7 @@ int ju__fail(int code, const char *file, int line, const char *fmt, ...)
 void ju__clear_error(void);
 /* Log through the context's callback, if any. */
 struct ju_ctx;
-void ju__log(const struct ju_ctx *ctx, int level, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+void ju__log(const struct ju_ctx *ctx, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* ---- blobs and arenas ---------------------------------------------------- */
 
@@ -64,37 +63,37 @@ enum { REC_DEAD = 1u << 0 };
 typedef struct blob_rec {
 	uint64_t start;
 	uint32_t size;
-	uint32_t fde_off;  /* its FDEs (CFI_ENC_ABS8), back to back */
+	uint32_t fde_off; /* its FDEs (CFI_ENC_ABS8), back to back */
 	uint32_t fde_len;
 	uint32_t name_off; /* NUL-terminated name */
 	uint32_t line_off; /* its .debug_line unit, 0 if it has no lines */
 	uint32_t line_len;
 	uint16_t name_len;
-	uint16_t flags;    /* REC_* */
+	uint16_t flags; /* REC_* */
 } blob_rec;
 
 /* Per-arena state of each arena channel. */
-struct fde_reg;  /* ch_unwinder.c: registered with libgcc and/or LLVM libunwind */
+struct fde_reg; /* ch_unwinder.c: registered with libgcc and/or LLVM libunwind */
 struct lu_reg;
 struct gdb_reg;
 
 typedef struct arena {
-	uint64_t lo, hi;      /* hull of all records, live and dead */
-	blob_rec *recs;       /* sorted by start */
+	uint64_t lo, hi; /* hull of all records, live and dead */
+	blob_rec *recs;  /* sorted by start */
 	uint32_t n, n_dead;
-	uint8_t *image;       /* the ELF image; see image.h for its layout */
-	uint8_t **side;       /* NULL, or per record: its name and line unit when
-			       * its slot was reused (offsets point there) */
+	uint8_t *image; /* the ELF image; see image.h for its layout */
+	uint8_t **side; /* NULL, or per record: its name and line unit when
+			 * its slot was reused (offsets point there) */
 	size_t image_size;
-	bool image_mapped;    /* allocated with mmap near the code (libunwind) */
-	uint32_t eh_off;      /* .eh_frame section: CIE, FDEs, 4-byte terminator */
+	bool image_mapped; /* allocated with mmap near the code (libunwind) */
+	uint32_t eh_off;   /* .eh_frame section: CIE, FDEs, 4-byte terminator */
 	uint32_t eh_size;
-	uint32_t symtab_off;  /* .symtab, one symbol per record after the null one */
+	uint32_t symtab_off;     /* .symtab, one symbol per record after the null one */
 	struct fde_reg *fde_reg; /* channel states, NULL when the channel is off */
 	struct lu_reg *lu;
 	struct gdb_reg *gdb;
 	struct arena *grave_next; /* once retired: the next retired arena */
-	uint64_t retired_ns;  /* CLOCK_MONOTONIC time it was swapped out */
+	uint64_t retired_ns;      /* CLOCK_MONOTONIC time it was swapped out */
 } arena;
 
 /* A blob as the file channels (perf map, jitdump) need it. */
@@ -102,9 +101,9 @@ typedef struct blob_view {
 	uint64_t start, size;
 	const char *name;
 	size_t name_len;
-	const uint8_t *fde;   /* its FDEs in CFI_ENC_ABS8 */
+	const uint8_t *fde; /* its FDEs in CFI_ENC_ABS8 */
 	size_t fde_len;
-	const char *file;     /* NULL when there are no lines */
+	const char *file; /* NULL when there are no lines */
 	const ju_line *lines;
 	size_t n_lines;
 } blob_view;
@@ -186,24 +185,24 @@ int ju__jd_room_after(const ju_arch *arch, const blob_view *v, uint64_t *room);
 struct ju_ctx {
 	pthread_mutex_t lock;
 	const ju_arch *arch;
-	uint32_t channels;             /* active JU_CH_* */
+	uint32_t channels; /* active JU_CH_* */
 	ju_options opt;
-	char *jitdump_dir;             /* owned copy of opt.jitdump_dir */
-	arena **arenas;                /* sorted by lo, hulls disjoint */
+	char *jitdump_dir; /* owned copy of opt.jitdump_dir */
+	arena **arenas;    /* sorted by lo, hulls disjoint */
 	size_t n_arenas, cap_arenas;
 	arena *grave_head, *grave_tail; /* retired arenas, oldest first (arena.c) */
-	size_t grave_bytes;            /* their images' bytes */
-	size_t n_live;                 /* published blobs */
-	pid_t pid;                     /* process the files belong to */
-	struct ju_ctx *next;           /* all contexts, for fork handling */
-	struct ju_ctx *cross_next;     /* all contexts, for overlap checks (core.c) */
+	size_t grave_bytes;             /* their images' bytes */
+	size_t n_live;                  /* published blobs */
+	pid_t pid;                      /* process the files belong to */
+	struct ju_ctx *next;            /* all contexts, for fork handling */
+	struct ju_ctx *cross_next;      /* all contexts, for overlap checks (core.c) */
 	/* channel private state */
 	struct fde_reg_state *fde_reg;
 	struct lu_state *lu;
 	struct pm_state *pm;
 	struct jd_state *jd;
-	struct gdb_state *gdb;         /* images replaced one chunk at a time (ch_gdb.c) */
-	bool near_code_images;         /* allocate images within 2 GiB of code (libunwind) */
+	struct gdb_state *gdb; /* images replaced one chunk at a time (ch_gdb.c) */
+	bool near_code_images; /* allocate images within 2 GiB of code (libunwind) */
 };
 
 /* Channel table order; index with the bit's position. */

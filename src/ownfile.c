@@ -38,8 +38,10 @@ int ju__ownfile_openat(int dirfd, const char *name, const char *path, int access
 	else if (!S_ISREG(st->st_mode))
 		err = JU_FAIL(JU_EPERM, "%s is not a regular file; refusing to write it", path);
 	else if (st->st_uid != geteuid())
-		err = JU_FAIL(JU_EPERM, "%s belongs to uid %u, not to this process's user (uid %u); "
-					"refusing to write it", path, (unsigned)st->st_uid, (unsigned)geteuid());
+		err = JU_FAIL(JU_EPERM,
+			      "%s belongs to uid %u, not to this process's user (uid %u); "
+			      "refusing to write it",
+			      path, (unsigned)st->st_uid, (unsigned)geteuid());
 	else if (st->st_nlink != 1)
 		err = JU_FAIL(JU_EPERM, "%s has %ju hard links; refusing to write it", path,
 			      (uintmax_t)st->st_nlink);
@@ -57,7 +59,8 @@ int ju__ownfile_append(int fd, const void *p, size_t len, const char *what)
 	size_t done = 0;
 	int e = 0;
 	while (done < len && !e) {
-		ssize_t w = ju__fault() ? (errno = EIO, -1) : write(fd, (const uint8_t *)p + done, len - done);
+		ssize_t w =
+			ju__fault() ? (errno = EIO, -1) : write(fd, (const uint8_t *)p + done, len - done);
 		if (w > 0)
 			done += (size_t)w;
 		else if (w == 0 || errno != EINTR)

@@ -176,7 +176,7 @@ static size_t emit_call_abs(uint8_t *p, void *target)
 		uint32_t half = (uint32_t)(t >> (16 * hw)) & 0xffff;
 		n += put(p + n, (hw ? 0xf2800010u : 0xd2800010u) | hw << 21 | half << 5);
 	}
-	n += put(p + n, 0xd63f0200u);                   /* blr x16 */
+	n += put(p + n, 0xd63f0200u); /* blr x16 */
 	return n;
 }
 
@@ -185,12 +185,12 @@ static size_t emit_call_abs(uint8_t *p, void *target)
 static size_t emit_fp(uint8_t *p, ju_range *epilogue)
 {
 	size_t n = 0;
-	n += put(p + n, 0xa9bf7bfdu);                   /* stp x29, x30, [sp, #-16]! -> 4 */
-	n += put(p + n, 0x910003fdu);                   /* mov x29, sp               -> 8 */
+	n += put(p + n, 0xa9bf7bfdu); /* stp x29, x30, [sp, #-16]! -> 4 */
+	n += put(p + n, 0x910003fdu); /* mov x29, sp               -> 8 */
 	n += emit_call_abs(p + n, (void *)c_middle);
-	n += put(p + n, 0xa8c17bfdu);                   /* ldp x29, x30, [sp], #16 */
+	n += put(p + n, 0xa8c17bfdu); /* ldp x29, x30, [sp], #16 */
 	epilogue->start = (uint32_t)n;
-	n += put(p + n, 0xd65f03c0u);                   /* ret */
+	n += put(p + n, 0xd65f03c0u); /* ret */
 	epilogue->end = (uint32_t)n;
 	return n;
 }
@@ -200,29 +200,29 @@ static size_t emit_fp(uint8_t *p, ju_range *epilogue)
 static size_t emit_cfi(uint8_t *p, uint8_t *insns, size_t *n_insns)
 {
 	size_t n = 0;
-	n += put(p + n, 0xd10083ffu);                   /* sub sp, sp, #32 */
+	n += put(p + n, 0xd10083ffu); /* sub sp, sp, #32 */
 	size_t after_sub = n;
-	n += put(p + n, 0xf9000bfeu);                   /* str x30, [sp, #16] */
+	n += put(p + n, 0xf9000bfeu); /* str x30, [sp, #16] */
 	size_t after_str = n;
 	n += emit_call_abs(p + n, (void *)c_mid2);
-	n += put(p + n, 0xf9400bfeu);                   /* ldr x30, [sp, #16] */
+	n += put(p + n, 0xf9400bfeu); /* ldr x30, [sp, #16] */
 	size_t after_ldr = n;
-	n += put(p + n, 0x910083ffu);                   /* add sp, sp, #32 */
+	n += put(p + n, 0x910083ffu); /* add sp, sp, #32 */
 	size_t after_add = n;
-	n += put(p + n, 0xd65f03c0u);                   /* ret */
+	n += put(p + n, 0xd65f03c0u); /* ret */
 	/* DWARF, advances in units of 4 bytes (the CIE's code alignment):
 	 * CFA = sp+32 after the sub; x30 saved at CFA-16 after the str (data
 	 * alignment -8: factored 2); x30 live again after the ldr; CFA = sp
 	 * after the add. */
 	size_t k = 0;
-	insns[k++] = 0x40 | (uint8_t)(after_sub / 4);              /* DW_CFA_advance_loc */
-	insns[k++] = 0x0e, insns[k++] = 32;                         /* DW_CFA_def_cfa_offset 32 */
+	insns[k++] = 0x40 | (uint8_t)(after_sub / 4); /* DW_CFA_advance_loc */
+	insns[k++] = 0x0e, insns[k++] = 32;           /* DW_CFA_def_cfa_offset 32 */
 	insns[k++] = 0x40 | (uint8_t)((after_str - after_sub) / 4);
-	insns[k++] = 0x80 | 30, insns[k++] = 2;                     /* DW_CFA_offset x30, CFA-16 */
+	insns[k++] = 0x80 | 30, insns[k++] = 2; /* DW_CFA_offset x30, CFA-16 */
 	insns[k++] = 0x40 | (uint8_t)((after_ldr - after_str) / 4);
-	insns[k++] = 0x08, insns[k++] = 30;                         /* DW_CFA_same_value x30 */
+	insns[k++] = 0x08, insns[k++] = 30; /* DW_CFA_same_value x30 */
 	insns[k++] = 0x40 | (uint8_t)((after_add - after_ldr) / 4);
-	insns[k++] = 0x0e, insns[k++] = 0;                          /* DW_CFA_def_cfa_offset 0 */
+	insns[k++] = 0x0e, insns[k++] = 0; /* DW_CFA_def_cfa_offset 0 */
 	*n_insns = k;
 	return n;
 }
@@ -232,10 +232,10 @@ static size_t emit_cfi(uint8_t *p, uint8_t *insns, size_t *n_insns)
 static size_t emit_region(uint8_t *p)
 {
 	size_t n = 0;
-	n += put(p + n, 0xf81f0ffeu);                   /* str x30, [sp, #-16]! */
+	n += put(p + n, 0xf81f0ffeu); /* str x30, [sp, #-16]! */
 	n += emit_call_abs(p + n, (void *)c_inner);
-	n += put(p + n, 0xf84107feu);                   /* ldr x30, [sp], #16 */
-	n += put(p + n, 0xd65f03c0u);                   /* ret */
+	n += put(p + n, 0xf84107feu); /* ldr x30, [sp], #16 */
+	n += put(p + n, 0xd65f03c0u); /* ret */
 	return n;
 }
 
@@ -251,9 +251,9 @@ static size_t emit_region(uint8_t *p)
 static size_t emit_call_abs(uint8_t *p, void *target)
 {
 	uint64_t t = (uintptr_t)target;
-	p[0] = 0x48, p[1] = 0xb8;              /* movabs $target, %rax */
+	p[0] = 0x48, p[1] = 0xb8; /* movabs $target, %rax */
 	memcpy(p + 2, &t, 8);
-	p[10] = 0xff, p[11] = 0xd0;            /* call *%rax */
+	p[10] = 0xff, p[11] = 0xd0; /* call *%rax */
 	return 12;
 }
 
@@ -261,12 +261,12 @@ static size_t emit_call_abs(uint8_t *p, void *target)
 static size_t emit_fp(uint8_t *p, ju_range *epilogue)
 {
 	size_t n = 0;
-	p[n++] = 0x55;                          /* push %rbp          -> 1 */
+	p[n++] = 0x55;                               /* push %rbp          -> 1 */
 	p[n++] = 0x48, p[n++] = 0x89, p[n++] = 0xe5; /* mov %rsp,%rbp -> 4 */
 	n += emit_call_abs(p + n, (void *)c_middle);
-	p[n++] = 0x5d;                          /* pop %rbp */
+	p[n++] = 0x5d; /* pop %rbp */
 	epilogue->start = (uint32_t)n;
-	p[n++] = 0xc3;                          /* ret */
+	p[n++] = 0xc3; /* ret */
 	epilogue->end = (uint32_t)n;
 	return n;
 }
@@ -284,9 +284,9 @@ static size_t emit_cfi(uint8_t *p, uint8_t *insns, size_t *n_insns)
 	/* DWARF: from after the sub the CFA is rsp+32, after the add rsp+8. */
 	size_t k = 0;
 	insns[k++] = 0x40 | (uint8_t)after_sub;               /* DW_CFA_advance_loc */
-	insns[k++] = 0x0e, insns[k++] = 32;                    /* DW_CFA_def_cfa_offset 32 */
-	insns[k++] = 0x40 | (uint8_t)(after_add - after_sub);  /* DW_CFA_advance_loc */
-	insns[k++] = 0x0e, insns[k++] = 8;                     /* DW_CFA_def_cfa_offset 8 */
+	insns[k++] = 0x0e, insns[k++] = 32;                   /* DW_CFA_def_cfa_offset 32 */
+	insns[k++] = 0x40 | (uint8_t)(after_add - after_sub); /* DW_CFA_advance_loc */
+	insns[k++] = 0x0e, insns[k++] = 8;                    /* DW_CFA_def_cfa_offset 8 */
 	*n_insns = k;
 	return n;
 }
@@ -367,9 +367,12 @@ static int make_jit(void)
 		  .name = "jit:region",
 		  .frame = { .kind = JU_FRAME_REGION, .u.region = { 16, -16, -8 } } },
 	};
-	blob_defs[0] = (frame_def){ "jit:fp", (uintptr_t)b[0].start, (uintptr_t)b[0].start + fp_size, "fp", 1 };
-	blob_defs[1] = (frame_def){ "jit:cfi", (uintptr_t)b[1].start, (uintptr_t)b[1].start + cfi_size, "cfi", 1 };
-	blob_defs[2] = (frame_def){ "jit:region", (uintptr_t)b[2].start, (uintptr_t)b[2].start + region_size, "region", 1 };
+	blob_defs[0] =
+		(frame_def){ "jit:fp", (uintptr_t)b[0].start, (uintptr_t)b[0].start + fp_size, "fp", 1 };
+	blob_defs[1] =
+		(frame_def){ "jit:cfi", (uintptr_t)b[1].start, (uintptr_t)b[1].start + cfi_size, "cfi", 1 };
+	blob_defs[2] = (frame_def){ "jit:region", (uintptr_t)b[2].start, (uintptr_t)b[2].start + region_size,
+				    "region", 1 };
 
 	int err = ju_open(NULL, &ctx); /* the default channels, or $JITUNWIND's */
 	if (err) {
@@ -414,13 +417,13 @@ static void build_expected(void)
 	n_expected = 0;
 	for (int d = 0; d < depth; d++) {
 		expected[n_expected++] = C_FRAME(c_inner);
-		expected[n_expected++] = blob_defs[2];                 /* jit:region */
+		expected[n_expected++] = blob_defs[2]; /* jit:region */
 		expected[n_expected++] = C_FRAME(c_mid2);
-		expected[n_expected++] = blob_defs[1];                 /* jit:cfi */
+		expected[n_expected++] = blob_defs[1]; /* jit:cfi */
 		frame_def mid = C_FRAME(c_middle);
 		mid.fp_visible = 0; /* its caller jit:cfi keeps no frame pointer */
 		expected[n_expected++] = mid;
-		expected[n_expected++] = blob_defs[0];                 /* jit:fp */
+		expected[n_expected++] = blob_defs[0]; /* jit:fp */
 		expected[n_expected++] = C_FRAME(c_outer);
 	}
 	expected[n_expected++] = C_FRAME(run_stack);
@@ -718,12 +721,10 @@ int main(int argc, char **argv)
 			depth = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--expect") && i + 1 < argc)
 			expect_path = argv[++i];
-		else if (!strcmp(argv[i], "--spaced"))
-			{
+		else if (!strcmp(argv[i], "--spaced")) {
 			static const size_t at[] = { SPACED_AT };
 			AT_FP = at[0], AT_CFI = at[1], AT_REGION = at[2];
-		}
-		else
+		} else
 			spin_secs = atof(argv[i]);
 	}
 	if (depth < 1 || depth > 8) {
@@ -740,8 +741,7 @@ int main(int argc, char **argv)
 #ifdef CHILD_CXX
 	if (!strcmp(action, "throw")) {
 		int caught = cxx_catch(run_stack);
-		printf("throw: %s\n", caught ? "caught in main's frame across the JIT frames"
-					     : "not caught");
+		printf("throw: %s\n", caught ? "caught in main's frame across the JIT frames" : "not caught");
 		printf("result: %s\n", caught ? "PASS" : "FAIL");
 		return caught ? 0 : 1;
 	}

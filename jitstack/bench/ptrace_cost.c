@@ -84,6 +84,7 @@ int main(int argc, char **argv)
 	if (!n)
 		return fprintf(stderr, "ptrace_cost: no sample\n"), 1;
 	printf("%d rounds: interrupt until stopped %.1f us, GETREGS %.1f us, 8 KiB copy %.1f us, CONT %.1f us "
-	       "(medians)\n", n, median(stop, n), median(regs, n), median(copy, n), median(cont, n));
+	       "(medians)\n",
+	       n, median(stop, n), median(regs, n), median(copy, n), median(cont, n));
 	return 0;
 }

@@ -71,7 +71,8 @@ static int edge(const char *file)
 {
 	uint8_t *at = mmap(NULL, 2 * 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	int fd = open(file, O_RDONLY);
-	if (at == MAP_FAILED || fd < 0 || mmap(at, 4096, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0) == MAP_FAILED)
+	if (at == MAP_FAILED || fd < 0 ||
+	    mmap(at, 4096, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0) == MAP_FAILED)
 		return 2;
 	close(fd);
 	uint8_t *code = mmap(at + 4096, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
@@ -90,7 +91,8 @@ int main(int argc, char **argv)
 	if (argc > 2 && !strcmp(argv[1], "edge"))
 		return edge(argv[2]);
 	double secs = argc > 1 ? atof(argv[1]) : 3;
-	uint8_t *code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *code =
+		mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ju_ctx *ctx;
 	const char *via = argc > 2 ? argv[2] : "gdb";
 	bool late = !strcmp(via, "late");

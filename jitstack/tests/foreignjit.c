@@ -266,11 +266,26 @@ static size_t w_bytes(wbuf *w, const void *p, size_t n)
 	w->n += n;
 	return at;
 }
-static void w_u8(wbuf *w, uint8_t v) { w_bytes(w, &v, 1); }
-static void w_u16(wbuf *w, uint16_t v) { w_bytes(w, &v, 2); }
-static void w_u32(wbuf *w, uint32_t v) { w_bytes(w, &v, 4); }
-static void w_u64(wbuf *w, uint64_t v) { w_bytes(w, &v, 8); }
-static void w_str(wbuf *w, const char *s) { w_bytes(w, s, strlen(s) + 1); }
+static void w_u8(wbuf *w, uint8_t v)
+{
+	w_bytes(w, &v, 1);
+}
+static void w_u16(wbuf *w, uint16_t v)
+{
+	w_bytes(w, &v, 2);
+}
+static void w_u32(wbuf *w, uint32_t v)
+{
+	w_bytes(w, &v, 4);
+}
+static void w_u64(wbuf *w, uint64_t v)
+{
+	w_bytes(w, &v, 8);
+}
+static void w_str(wbuf *w, const char *s)
+{
+	w_bytes(w, s, strlen(s) + 1);
+}
 static void w_uleb(wbuf *w, uint64_t v)
 {
 	do {
@@ -295,7 +310,10 @@ static void w_align(wbuf *w, size_t a, uint8_t fill)
 	while (w->n % a)
 		w_u8(w, fill);
 }
-static void w_put32(wbuf *w, size_t at, uint32_t v) { memcpy(w->b + at, &v, 4); }
+static void w_put32(wbuf *w, size_t at, uint32_t v)
+{
+	memcpy(w->b + at, &v, 4);
+}
 
 /* The trace: sub $24,%rsp; movabs $c_inner,%rax; call *%rax; add $24,%rsp; ret */
 enum { T_AFTER_SUB = 4, T_CALL_END = 16, T_AFTER_ADD = 20, T_SIZE = 21 };
@@ -315,8 +333,18 @@ static uint8_t *emit_trace(void)
 /* Source lines of the trace (offset, line): the call is on line 11. */
 static const unsigned trace_lines[][2] = { { 0, 10 }, { 4, 11 }, { T_CALL_END, 12 } };
 
-enum { S_NULL, S_TEXT, S_EH_FRAME, S_SHSTRTAB, S_STRTAB, S_SYMTAB, S_DEBUG_INFO, S_DEBUG_ABBREV,
-       S_DEBUG_LINE, S_COUNT };
+enum {
+	S_NULL,
+	S_TEXT,
+	S_EH_FRAME,
+	S_SHSTRTAB,
+	S_STRTAB,
+	S_SYMTAB,
+	S_DEBUG_INFO,
+	S_DEBUG_ABBREV,
+	S_DEBUG_LINE,
+	S_COUNT
+};
 
 static void luajit_image(uint8_t *mcode)
 {
@@ -333,27 +361,27 @@ static void luajit_image(uint8_t *mcode)
 	w_align(&w, 8, 0);
 	sh[S_EH_FRAME].sh_offset = w.n;
 	size_t cie = w_bytes(&w, "\0\0\0\0", 4);
-	w_u32(&w, 0);                   /* CIE id */
-	w_u8(&w, 1);                    /* version */
-	w_str(&w, "zR");                /* augmentation */
-	w_uleb(&w, 1);                  /* code alignment */
-	w_sleb(&w, -8);                 /* data alignment */
-	w_u8(&w, 16);                   /* return address: rip */
-	w_uleb(&w, 1);                  /* augmentation data length */
-	w_u8(&w, 0x20 | 0x03);          /* DW_EH_PE_textrel | DW_EH_PE_udata4 */
+	w_u32(&w, 0);                                 /* CIE id */
+	w_u8(&w, 1);                                  /* version */
+	w_str(&w, "zR");                              /* augmentation */
+	w_uleb(&w, 1);                                /* code alignment */
+	w_sleb(&w, -8);                               /* data alignment */
+	w_u8(&w, 16);                                 /* return address: rip */
+	w_uleb(&w, 1);                                /* augmentation data length */
+	w_u8(&w, 0x20 | 0x03);                        /* DW_EH_PE_textrel | DW_EH_PE_udata4 */
 	w_u8(&w, 0x0c), w_uleb(&w, 7), w_uleb(&w, 8); /* DW_CFA_def_cfa rsp+8 */
 	w_u8(&w, 0x80 | 16), w_uleb(&w, 1);           /* DW_CFA_offset rip, cfa-8 */
 	w_align(&w, 8, 0);
 	w_put32(&w, cie, (uint32_t)(w.n - cie - 4));
 	size_t fde = w_bytes(&w, "\0\0\0\0", 4);
-	w_u32(&w, (uint32_t)(w.n - cie));  /* CIE pointer */
-	w_u32(&w, 0);                      /* pc_begin: offset 0 in .text */
-	w_u32(&w, T_SIZE);                 /* pc_range */
-	w_uleb(&w, 0);                     /* augmentation data length */
-	w_u8(&w, 0x40 | T_AFTER_SUB);                  /* DW_CFA_advance_loc */
-	w_u8(&w, 0x0e), w_uleb(&w, 32);                /* DW_CFA_def_cfa_offset 32 */
-	w_u8(&w, 0x40 | (T_AFTER_ADD - T_AFTER_SUB));  /* DW_CFA_advance_loc */
-	w_u8(&w, 0x0e), w_uleb(&w, 8);                 /* DW_CFA_def_cfa_offset 8 */
+	w_u32(&w, (uint32_t)(w.n - cie));             /* CIE pointer */
+	w_u32(&w, 0);                                 /* pc_begin: offset 0 in .text */
+	w_u32(&w, T_SIZE);                            /* pc_range */
+	w_uleb(&w, 0);                                /* augmentation data length */
+	w_u8(&w, 0x40 | T_AFTER_SUB);                 /* DW_CFA_advance_loc */
+	w_u8(&w, 0x0e), w_uleb(&w, 32);               /* DW_CFA_def_cfa_offset 32 */
+	w_u8(&w, 0x40 | (T_AFTER_ADD - T_AFTER_SUB)); /* DW_CFA_advance_loc */
+	w_u8(&w, 0x0e), w_uleb(&w, 8);                /* DW_CFA_def_cfa_offset 8 */
 	w_align(&w, 8, 0);
 	w_put32(&w, fde, (uint32_t)(w.n - fde - 4));
 	w_u32(&w, 0);
@@ -369,8 +397,11 @@ static void luajit_image(uint8_t *mcode)
 	Elf64_Sym syms[3] = {
 		{ 0 },
 		{ .st_name = 1, .st_info = ELF64_ST_INFO(STB_LOCAL, STT_FILE), .st_shndx = SHN_ABS },
-		{ .st_name = 11, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC), .st_shndx = S_TEXT,
-		  .st_value = 0, .st_size = T_SIZE },
+		{ .st_name = 11,
+		  .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+		  .st_shndx = S_TEXT,
+		  .st_value = 0,
+		  .st_size = T_SIZE },
 	};
 	w_bytes(&w, syms, sizeof syms);
 	sh[S_SYMTAB].sh_size = sizeof syms;
@@ -378,18 +409,20 @@ static void luajit_image(uint8_t *mcode)
 	/* .debug_info: one DWARF 2 unit with the code's range */
 	sh[S_DEBUG_INFO].sh_offset = w.n;
 	size_t unit = w_bytes(&w, "\0\0\0\0", 4);
-	w_u16(&w, 2);                   /* version */
-	w_u32(&w, 0);                   /* abbrev offset */
-	w_u8(&w, 8);                    /* address size */
-	w_uleb(&w, 1);                  /* DW_TAG_compile_unit */
-	w_str(&w, "trace.lua");         /* DW_AT_name */
-	w_u32(&w, 0);                   /* DW_AT_stmt_list */
-	w_u64(&w, (uintptr_t)mcode);    /* DW_AT_low_pc */
+	w_u16(&w, 2);                         /* version */
+	w_u32(&w, 0);                         /* abbrev offset */
+	w_u8(&w, 8);                          /* address size */
+	w_uleb(&w, 1);                        /* DW_TAG_compile_unit */
+	w_str(&w, "trace.lua");               /* DW_AT_name */
+	w_u32(&w, 0);                         /* DW_AT_stmt_list */
+	w_u64(&w, (uintptr_t)mcode);          /* DW_AT_low_pc */
 	w_u64(&w, (uintptr_t)mcode + T_SIZE); /* DW_AT_high_pc (an address in DWARF 2) */
 	w_put32(&w, unit, (uint32_t)(w.n - unit - 4));
 	sh[S_DEBUG_INFO].sh_size = w.n - sh[S_DEBUG_INFO].sh_offset;
 	sh[S_DEBUG_ABBREV].sh_offset = w.n;
-	static const uint8_t abbrev[] = { 1, 0x11, 0, 0x03, 0x08, 0x10, 0x06, 0x11, 0x01, 0x12, 0x01, 0, 0, 0 };
+	static const uint8_t abbrev[] = {
+		1, 0x11, 0, 0x03, 0x08, 0x10, 0x06, 0x11, 0x01, 0x12, 0x01, 0, 0, 0
+	};
 	w_bytes(&w, abbrev, sizeof abbrev);
 	sh[S_DEBUG_ABBREV].sh_size = sizeof abbrev;
 
@@ -398,33 +431,35 @@ static void luajit_image(uint8_t *mcode)
 	unit = w_bytes(&w, "\0\0\0\0", 4);
 	w_u16(&w, 2);
 	size_t hdr = w_bytes(&w, "\0\0\0\0", 4);
-	w_u8(&w, 1);                    /* minimum_instruction_length */
-	w_u8(&w, 1);                    /* default_is_stmt */
-	w_u8(&w, (uint8_t)-5);          /* line_base */
-	w_u8(&w, 14);                   /* line_range */
-	w_u8(&w, 13);                   /* opcode_base */
+	w_u8(&w, 1);           /* minimum_instruction_length */
+	w_u8(&w, 1);           /* default_is_stmt */
+	w_u8(&w, (uint8_t)-5); /* line_base */
+	w_u8(&w, 14);          /* line_range */
+	w_u8(&w, 13);          /* opcode_base */
 	static const uint8_t lens[12] = { 0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1 };
 	w_bytes(&w, lens, sizeof lens);
-	w_u8(&w, 0);                    /* no include directories */
+	w_u8(&w, 0); /* no include directories */
 	w_str(&w, "trace.lua"), w_uleb(&w, 0), w_uleb(&w, 0), w_uleb(&w, 0);
 	w_u8(&w, 0);
 	w_put32(&w, hdr, (uint32_t)(w.n - hdr - 4));
 	w_u8(&w, 0), w_uleb(&w, 9), w_u8(&w, 2), w_u64(&w, (uintptr_t)mcode); /* DW_LNE_set_address */
 	unsigned addr = 0, line = 1;
 	for (size_t i = 0; i < sizeof trace_lines / sizeof trace_lines[0]; i++) {
-		w_u8(&w, 2), w_uleb(&w, trace_lines[i][0] - addr);        /* DW_LNS_advance_pc */
+		w_u8(&w, 2), w_uleb(&w, trace_lines[i][0] - addr);           /* DW_LNS_advance_pc */
 		w_u8(&w, 3), w_sleb(&w, (int)trace_lines[i][1] - (int)line); /* DW_LNS_advance_line */
-		w_u8(&w, 1);                                              /* DW_LNS_copy */
+		w_u8(&w, 1);                                                 /* DW_LNS_copy */
 		addr = trace_lines[i][0], line = trace_lines[i][1];
 	}
 	w_u8(&w, 2), w_uleb(&w, T_SIZE - addr);
-	w_u8(&w, 0), w_uleb(&w, 1), w_u8(&w, 1);                  /* DW_LNE_end_sequence */
+	w_u8(&w, 0), w_uleb(&w, 1), w_u8(&w, 1); /* DW_LNE_end_sequence */
 	w_put32(&w, unit, (uint32_t)(w.n - unit - 4));
 	sh[S_DEBUG_LINE].sh_size = w.n - sh[S_DEBUG_LINE].sh_offset;
 
-	sh[S_TEXT] = (Elf64_Shdr){ 0, SHT_NOBITS, SHF_ALLOC | SHF_EXECINSTR, (uintptr_t)mcode, 0, T_SIZE,
-				   0, 0, 16, 0 };
-	sh[S_EH_FRAME].sh_type = SHT_PROGBITS, sh[S_EH_FRAME].sh_flags = SHF_ALLOC, sh[S_EH_FRAME].sh_addralign = 8;
+	sh[S_TEXT] =
+		(Elf64_Shdr){ 0,  SHT_NOBITS, SHF_ALLOC | SHF_EXECINSTR, (uintptr_t)mcode, 0, T_SIZE, 0, 0,
+			      16, 0 };
+	sh[S_EH_FRAME].sh_type = SHT_PROGBITS, sh[S_EH_FRAME].sh_flags = SHF_ALLOC,
+	sh[S_EH_FRAME].sh_addralign = 8;
 	sh[S_EH_FRAME].sh_addr = (uintptr_t)w.b + sh[S_EH_FRAME].sh_offset;
 	sh[S_SHSTRTAB].sh_type = sh[S_STRTAB].sh_type = SHT_STRTAB;
 	sh[S_SYMTAB].sh_type = SHT_SYMTAB, sh[S_SYMTAB].sh_link = S_STRTAB, sh[S_SYMTAB].sh_info = 2;
@@ -434,11 +469,17 @@ static void luajit_image(uint8_t *mcode)
 		sh[i].sh_name = shname[i];
 	w_align(&w, 8, 0);
 	size_t shoff = w_bytes(&w, sh, sizeof sh);
-	Elf64_Ehdr h = { .e_type = ET_REL, .e_machine = EM_X86_64, .e_version = EV_CURRENT,
-			 .e_shoff = shoff, .e_ehsize = sizeof h, .e_shentsize = sizeof(Elf64_Shdr),
-			 .e_shnum = S_COUNT, .e_shstrndx = S_SHSTRTAB };
+	Elf64_Ehdr h = { .e_type = ET_REL,
+			 .e_machine = EM_X86_64,
+			 .e_version = EV_CURRENT,
+			 .e_shoff = shoff,
+			 .e_ehsize = sizeof h,
+			 .e_shentsize = sizeof(Elf64_Shdr),
+			 .e_shnum = S_COUNT,
+			 .e_shstrndx = S_SHSTRTAB };
 	memcpy(h.e_ident, ELFMAG, SELFMAG);
-	h.e_ident[EI_CLASS] = ELFCLASS64, h.e_ident[EI_DATA] = ELFDATA2LSB, h.e_ident[EI_VERSION] = EV_CURRENT;
+	h.e_ident[EI_CLASS] = ELFCLASS64, h.e_ident[EI_DATA] = ELFDATA2LSB,
+	h.e_ident[EI_VERSION] = EV_CURRENT;
 	memcpy(w.b, &h, sizeof h);
 	register_image(w.b, w.n);
 }

@@ -134,8 +134,8 @@ static img make_image(const uint8_t *cfa_insns, size_t n_insns, uint64_t pc_begi
 	align8(&m);
 	/* .eh_frame: a CIE (zR, absolute pointers) and one FDE */
 	size_t eh = m.n;
-	static const uint8_t cie[] = { 0x14, 0, 0, 0, 0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78, 16, 1, 0x00,
-				       0x0c, 7, 8, 0x90, 1, 0, 0 };
+	static const uint8_t cie[] = { 0x14, 0,    0,  0, 0,    0,    0, 0, 1,    'z', 'R', 0,
+				       1,    0x78, 16, 1, 0x00, 0x0c, 7, 8, 0x90, 1,   0,   0 };
 	put(&m, cie, sizeof cie);
 	size_t fde = m.n;
 	uint32_t zero = 0, cie_ptr = (uint32_t)(fde + 4 - eh);
@@ -152,8 +152,11 @@ static img make_image(const uint8_t *cfa_insns, size_t n_insns, uint64_t pc_begi
 	put(&m, &zero, 4);
 	sh[EH] = (Elf64_Shdr){ 7, SHT_PROGBITS, SHF_ALLOC, 0, eh, m.n - eh, 0, 0, 8, 0 };
 	align8(&m);
-	Elf64_Sym syms[2] = { { 0 }, { .st_name = 1, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
-				      .st_shndx = TEXT, .st_size = BLOB_SIZE } };
+	Elf64_Sym syms[2] = { { 0 },
+			      { .st_name = 1,
+				.st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+				.st_shndx = TEXT,
+				.st_size = BLOB_SIZE } };
 	sh[SYMTAB] = (Elf64_Shdr){ 17, SHT_SYMTAB, 0, 0, m.n, sizeof syms, STRTAB, 1, 8, sizeof(Elf64_Sym) };
 	put(&m, syms, sizeof syms);
 	static const char str[] = "\0jit:blob";
@@ -162,16 +165,23 @@ static img make_image(const uint8_t *cfa_insns, size_t n_insns, uint64_t pc_begi
 	static const char shstr[] = "\0.text\0.eh_frame\0.symtab\0.strtab\0.shstrtab";
 	sh[SHSTR] = (Elf64_Shdr){ 33, SHT_STRTAB, 0, 0, m.n, sizeof shstr, 0, 0, 1, 0 };
 	put(&m, shstr, sizeof shstr);
-	sh[TEXT] = (Elf64_Shdr){ 1, SHT_NOBITS, SHF_ALLOC | SHF_EXECINSTR, (uintptr_t)code, 0, BLOB_SIZE, 0, 0,
-				 16, 0 };
+	sh[TEXT] =
+		(Elf64_Shdr){ 1,  SHT_NOBITS, SHF_ALLOC | SHF_EXECINSTR, (uintptr_t)code, 0, BLOB_SIZE, 0, 0,
+			      16, 0 };
 	align8(&m);
 	size_t shoff = m.n;
 	put(&m, sh, sizeof sh);
-	Elf64_Ehdr h = { .e_type = ET_REL, .e_machine = EM_X86_64, .e_version = EV_CURRENT, .e_shoff = shoff,
-			 .e_ehsize = sizeof h, .e_shentsize = sizeof(Elf64_Shdr), .e_shnum = NSEC,
+	Elf64_Ehdr h = { .e_type = ET_REL,
+			 .e_machine = EM_X86_64,
+			 .e_version = EV_CURRENT,
+			 .e_shoff = shoff,
+			 .e_ehsize = sizeof h,
+			 .e_shentsize = sizeof(Elf64_Shdr),
+			 .e_shnum = NSEC,
 			 .e_shstrndx = SHSTR };
 	memcpy(h.e_ident, ELFMAG, SELFMAG);
-	h.e_ident[EI_CLASS] = ELFCLASS64, h.e_ident[EI_DATA] = ELFDATA2LSB, h.e_ident[EI_VERSION] = EV_CURRENT;
+	h.e_ident[EI_CLASS] = ELFCLASS64, h.e_ident[EI_DATA] = ELFDATA2LSB,
+	h.e_ident[EI_VERSION] = EV_CURRENT;
 	memcpy(m.p, &h, sizeof h);
 	sh[EH].sh_addr = (uintptr_t)m.p + eh;
 	memcpy(m.p + shoff + EH * sizeof(Elf64_Shdr), &sh[EH], sizeof sh[EH]);
@@ -233,7 +243,8 @@ static void *churn(void *arg)
 	img good = make_image(good_cfi, sizeof good_cfi, (uintptr_t)code);
 	gdbjit_descriptor *d = &__jit_debug_descriptor;
 	for (;;) {
-		gdbjit_entry *e = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		gdbjit_entry *e =
+			mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		*e = (gdbjit_entry){ .symfile_addr = (uintptr_t)good.p, .symfile_size = good.n };
 		gdbjit_entry *old = (gdbjit_entry *)(uintptr_t)d->first_entry;
 		if (!torn)

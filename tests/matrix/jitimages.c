@@ -160,7 +160,8 @@ static int read_syms(mx_image *img, Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, s
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		GElf_Sym s;
-		if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC || s.st_shndx != text_ndx)
+		if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
+		    s.st_shndx != text_ndx)
 			continue;
 		const char *name = elf_strptr(e, sh->sh_link, s.st_name);
 		if (!name)
@@ -234,7 +235,8 @@ int mx_images_read(mx_read_fn rd_mem, void *ctx, uint64_t desc, mx_images *out, 
 			return fail(err, errlen, "cannot read entry %d at %#lx", i, (unsigned long)at);
 		at = en.next_entry;
 		if (!en.symfile_size || en.symfile_size > MAX_IMAGE_SIZE)
-			return fail(err, errlen, "entry %d: image size %lu", i, (unsigned long)en.symfile_size);
+			return fail(err, errlen, "entry %d: image size %lu", i,
+				    (unsigned long)en.symfile_size);
 		mx_image *v = realloc(out->v, (out->n + 1) * sizeof *v);
 		if (!v)
 			return fail(err, errlen, "out of memory");
@@ -244,7 +246,8 @@ int mx_images_read(mx_read_fn rd_mem, void *ctx, uint64_t desc, mx_images *out, 
 		if (!(img->bytes = malloc(img->size)))
 			return fail(err, errlen, "out of memory");
 		if (rd_mem(ctx, en.symfile_addr, img->bytes, img->size))
-			return fail(err, errlen, "cannot read image %d at %#lx", i, (unsigned long)en.symfile_addr);
+			return fail(err, errlen, "cannot read image %d at %#lx", i,
+				    (unsigned long)en.symfile_addr);
 		if (parse_image(img))
 			return fail(err, errlen, "image %d at %#lx is not a JIT image we understand", i,
 				    (unsigned long)en.symfile_addr);

@@ -34,7 +34,7 @@ typedef struct mx_image {
 	uint64_t eh_addr;          /* .eh_frame in the target (its sh_addr) */
 	mx_sym *syms;              /* functions, sorted by lo */
 	size_t n_syms;
-	mx_fde *fdes;              /* sorted by lo; unpublished (range 0) dropped */
+	mx_fde *fdes; /* sorted by lo; unpublished (range 0) dropped */
 	size_t n_fdes;
 } mx_image;
 

@@ -111,7 +111,8 @@ int main(int argc, char **argv)
 		if (k + 1 == samples)
 			break;
 		ptrace(PTRACE_CONT, pid, 0, 0);
-		nanosleep(&(struct timespec){ interval_ms / 1000, (long)(interval_ms % 1000) * 1000000 }, NULL);
+		nanosleep(&(struct timespec){ interval_ms / 1000, (long)(interval_ms % 1000) * 1000000 },
+			  NULL);
 	}
 	ptrace(PTRACE_DETACH, pid, 0, 0);
 	return 0;

@@ -32,8 +32,9 @@ static int cmp_i64(const void *a, const void *b)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: %s -p PID [--jit] [--repeat N]\n"
-			"       %s --core FILE --exe PATH [--jit] [--repeat N]\n",
+	fprintf(stderr,
+		"usage: %s -p PID [--jit] [--repeat N]\n"
+		"       %s --core FILE --exe PATH [--jit] [--repeat N]\n",
 		mx_remote_name, mx_remote_name);
 	return 2;
 }

@@ -145,7 +145,8 @@ int main(int argc, char **argv)
 	if (ptrace(PTRACE_GETREGS, child, 0, &regs) || regs.rip != fn.lo + 1)
 		return die("the breakpoint was not hit");
 	regs.rip = fn.lo;
-	if (ptrace(PTRACE_POKETEXT, child, (void *)fn.lo, (void *)word) || ptrace(PTRACE_SETREGS, child, 0, &regs))
+	if (ptrace(PTRACE_POKETEXT, child, (void *)fn.lo, (void *)word) ||
+	    ptrace(PTRACE_SETREGS, child, 0, &regs))
 		return die("removing the breakpoint");
 
 	char err[512] = "";
@@ -154,8 +155,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mx-step: %s: %s\n", mx_remote_name, err);
 		return die("opening the unwinder");
 	}
-	printf("# mx-step: %s, JIT images: %d, pid %d, %s [%#lx, %#lx)\n", mx_remote_name, mx_n_images(r), (int)child, func,
-	       (unsigned long)fn.lo, (unsigned long)fn.hi);
+	printf("# mx-step: %s, JIT images: %d, pid %d, %s [%#lx, %#lx)\n", mx_remote_name, mx_n_images(r),
+	       (int)child, func, (unsigned long)fn.lo, (unsigned long)fn.hi);
 	static mx_frame frames[MAX_FRAMES];
 	int steps = 0;
 	for (; steps < MAX_STEPS; steps++) {
@@ -172,7 +173,8 @@ int main(int argc, char **argv)
 		if (n < 0)
 			printf("# unwind failed: %s\n", err);
 		for (int k = 0; k < n; k++)
-			printf("%#lx %s\n", (unsigned long)frames[k].pc, frames[k].name[0] ? frames[k].name : "??");
+			printf("%#lx %s\n", (unsigned long)frames[k].pc,
+			       frames[k].name[0] ? frames[k].name : "??");
 		if (ptrace(PTRACE_SINGLESTEP, child, 0, 0) || wait_trap())
 			return die("single-step");
 	}

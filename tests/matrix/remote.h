@@ -20,8 +20,8 @@ enum {
 };
 
 typedef struct mx_frame {
-	uint64_t pc;     /* frame 0: where the thread is; others: return addresses */
-	char name[128];  /* "" when the unwinder knows no name */
+	uint64_t pc;    /* frame 0: where the thread is; others: return addresses */
+	char name[128]; /* "" when the unwinder knows no name */
 } mx_frame;
 
 typedef struct mx_remote mx_remote;

@@ -39,9 +39,8 @@ static char *debuginfo_path;
 
 /* The images are ET_REL files whose sections already carry their
  * addresses (.text: the code; the rest: where the image lives): keep them. */
-static int jit_section_address(Dwfl_Module *mod, void **userdata, const char *modname,
-			       Dwarf_Addr base, const char *secname, GElf_Word shndx,
-			       const GElf_Shdr *shdr, Dwarf_Addr *addr)
+static int jit_section_address(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			       const char *secname, GElf_Word shndx, const GElf_Shdr *shdr, Dwarf_Addr *addr)
 {
 	(void)mod, (void)userdata, (void)modname, (void)base, (void)secname, (void)shndx;
 	*addr = shdr->sh_addr;
@@ -145,7 +144,8 @@ static int read_core(void *ctx, uint64_t addr, void *buf, size_t len)
 			continue;
 		if (addr >= ph.p_vaddr && addr - ph.p_vaddr < ph.p_filesz &&
 		    len <= ph.p_filesz - (addr - ph.p_vaddr))
-			return pread(r->core_fd, buf, len, (off_t)(ph.p_offset + addr - ph.p_vaddr)) == (ssize_t)len
+			return pread(r->core_fd, buf, len, (off_t)(ph.p_offset + addr - ph.p_vaddr)) ==
+					       (ssize_t)len
 				       ? 0
 				       : -1;
 	}
@@ -213,7 +213,8 @@ mx_remote *mx_open_live(pid_t pid, int flags, char *err, size_t errlen)
 	if (rc)
 		return fail(r, err, errlen, "dwfl_linux_proc_report %d: %s", (int)pid,
 			    rc < 0 ? dwfl_errmsg(-1) : strerror(rc));
-	if ((flags & MX_JIT_IMAGES) && (r->n_images = report_images(r, mx_read_live, &r->pid, err, errlen)) < 0)
+	if ((flags & MX_JIT_IMAGES) &&
+	    (r->n_images = report_images(r, mx_read_live, &r->pid, err, errlen)) < 0)
 		return fail(r, err, errlen, NULL);
 	rc = dwfl_linux_proc_attach(r->dwfl, pid, (flags & MX_STOPPED) != 0);
 	if (rc)
@@ -254,7 +255,10 @@ mx_remote *mx_open_core(const char *core, const char *exe, int flags, char *err,
 	return r;
 }
 
-int mx_n_images(const mx_remote *r) { return r->n_images; }
+int mx_n_images(const mx_remote *r)
+{
+	return r->n_images;
+}
 
 /* ---- unwinding ------------------------------------------------------------------ */
 

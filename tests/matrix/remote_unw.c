@@ -52,9 +52,9 @@ typedef struct table_entry {
 } table_entry;
 
 typedef struct jit_table {
-	uint64_t lo, hi;     /* the image's .text: code offsets count from lo */
-	uint64_t segbase;    /* its .eh_frame: FDE offsets count from here */
-	uint64_t addr;       /* where the table is served */
+	uint64_t lo, hi;  /* the image's .text: code offsets count from lo */
+	uint64_t segbase; /* its .eh_frame: FDE offsets count from here */
+	uint64_t addr;    /* where the table is served */
 	table_entry *v;
 	size_t n;
 } jit_table;
@@ -97,7 +97,8 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int
 				return -UNW_EINVAL;
 			*val = 0;
 			memcpy(val, (uint8_t *)t->v + (addr - t->addr),
-			       bytes - (addr - t->addr) < sizeof *val ? bytes - (addr - t->addr) : sizeof *val);
+			       bytes - (addr - t->addr) < sizeof *val ? bytes - (addr - t->addr)
+								      : sizeof *val);
 			return 0;
 		}
 	}
@@ -227,7 +228,10 @@ mx_remote *mx_open_core(const char *core, const char *exe, int flags, char *err,
 	return NULL;
 }
 
-int mx_n_images(const mx_remote *r) { return r->n_images; }
+int mx_n_images(const mx_remote *r)
+{
+	return r->n_images;
+}
 
 int mx_unwind(mx_remote *r, pid_t tid, mx_frame *frames, int max, char *err, size_t errlen)
 {

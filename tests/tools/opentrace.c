@@ -104,8 +104,8 @@ static void record(int fan, const struct fanotify_event_metadata *m, FILE *out)
 		}
 	}
 	/* the inode's ignore mask outranks the mount mark (fanotify_mark(2)) */
-	fanotify_mark(fan, FAN_MARK_ADD | FAN_MARK_IGNORED_MASK | FAN_MARK_IGNORED_SURV_MODIFY, EVENTS,
-		      m->fd, NULL);
+	fanotify_mark(fan, FAN_MARK_ADD | FAN_MARK_IGNORED_MASK | FAN_MARK_IGNORED_SURV_MODIFY, EVENTS, m->fd,
+		      NULL);
 	close(m->fd);
 }
 

@@ -34,7 +34,7 @@
 
 enum { N_SLOTS = 4096, SLOT = 64, SAMPLE = 16 };
 
-static uint8_t *R;                 /* PROT_NONE reservation: fake code addresses */
+static uint8_t *R; /* PROT_NONE reservation: fake code addresses */
 static ju_ctx *ctx;
 static bool live[N_SLOTS];
 static size_t n_live;
@@ -169,8 +169,8 @@ static void check_arenas(bool records)
 			      "%s step %d: arenas %zu [%#llx,%#llx) and %zu [%#llx,...) overlap or are out of order",
 			      phase, step_no, i, (unsigned long long)a->lo, (unsigned long long)a->hi, i + 1,
 			      (unsigned long long)ctx->arenas[i + 1]->lo);
-		CHECK(a->hi - a->lo <= ((uint64_t)1 << 30), "%s step %d: arena %zu spans %llu bytes",
-		      phase, step_no, i, (unsigned long long)(a->hi - a->lo));
+		CHECK(a->hi - a->lo <= ((uint64_t)1 << 30), "%s step %d: arena %zu spans %llu bytes", phase,
+		      step_no, i, (unsigned long long)(a->hi - a->lo));
 		CHECK(!(ctx->channels & JU_CH_LIBUNWIND) || a->lu,
 		      "%s step %d: arena %zu has no libunwind registration", phase, step_no, i);
 		total_live += a->n - a->n_dead;
@@ -195,8 +195,8 @@ static void check_arenas(bool records)
 	CHECK(total_live == n_live && ju_count(ctx) == n_live,
 	      "%s step %d: %zu live in arenas, ju_count %zu, want %zu", phase, step_no, total_live,
 	      ju_count(ctx), n_live);
-	CHECK(ctx->n_arenas <= arena_bound(n_live), "%s step %d: %zu arenas for %zu live, bound %zu",
-	      phase, step_no, ctx->n_arenas, n_live, arena_bound(n_live));
+	CHECK(ctx->n_arenas <= arena_bound(n_live), "%s step %d: %zu arenas for %zu live, bound %zu", phase,
+	      step_no, ctx->n_arenas, n_live, arena_bound(n_live));
 }
 
 static void check_slot(size_t i)
@@ -207,8 +207,8 @@ static void check_slot(size_t i)
 	CHECK(lib_finds(i) == want, "%s step %d: arena_find(slot %zu) is %d, want %d", phase, step_no, i,
 	      !want, want);
 	for (size_t k = 0; k < n; k++) {
-		CHECK(gcc_covers(pcs[k]) == want, "%s step %d: libgcc %s pc %#lx of slot %zu", phase,
-		      step_no, want ? "does not find" : "still finds", (unsigned long)pcs[k], i);
+		CHECK(gcc_covers(pcs[k]) == want, "%s step %d: libgcc %s pc %#lx of slot %zu", phase, step_no,
+		      want ? "does not find" : "still finds", (unsigned long)pcs[k], i);
 		int lu = libunwind_covers(pcs[k]);
 		if (lu >= 0)
 			CHECK(lu == want, "%s step %d: libunwind %s pc %#lx of slot %zu", phase, step_no,
@@ -297,8 +297,8 @@ static void monotone_singles(bool up)
 		check_all(k < 64);
 	}
 	check_all(true);
-	CHECK(ctx->n_arenas <= 13, "%s: %zu arenas for %d blobs published in order, want <= log2 + 1",
-	      phase, ctx->n_arenas, N_SLOTS);
+	CHECK(ctx->n_arenas <= 13, "%s: %zu arenas for %d blobs published in order, want <= log2 + 1", phase,
+	      ctx->n_arenas, N_SLOTS);
 	for (size_t k = 0; k < N_SLOTS; k++) {
 		unpublish_one(up ? k : N_SLOTS - 1 - k);
 		check_all(N_SLOTS - k < 64);
@@ -434,8 +434,8 @@ static void failed_publishes_change_nothing(void)
 			continue;
 		}
 		failures++;
-		CHECK(hit && (rc == JU_ENOMEM || rc == JU_ERANGE), "failure %ld: %s: %s", n,
-		      ju_strerror(rc), ju_errmsg());
+		CHECK(hit && (rc == JU_ENOMEM || rc == JU_ERANGE), "failure %ld: %s: %s", n, ju_strerror(rc),
+		      ju_errmsg());
 		if (!hit)
 			break;
 		CHECK(ctx->n_arenas == n_arenas, "failure %ld changed the arena count", n);

@@ -44,8 +44,8 @@ static void anchors_intact(const char *after)
 {
 	CHECK(ju_count(ctx) == 2, "after %s: %zu blobs published, want 2", after, ju_count(ctx));
 	CHECK(published(R + 0x100) && published(R + 0x900), "after %s: an anchor was lost", after);
-	CHECK(unwinder_finds(R + 0x108) && unwinder_finds(R + 0x908),
-	      "after %s: libgcc lost an anchor", after);
+	CHECK(unwinder_finds(R + 0x108) && unwinder_finds(R + 0x908), "after %s: libgcc lost an anchor",
+	      after);
 }
 
 static void expect_refused(const ju_blob *b, int want, const char *msg_part, const char *what)
@@ -57,8 +57,8 @@ static void expect_refused(const ju_blob *b, int want, const char *msg_part, con
 	/* a refused blob that does not lie over an anchor must be invisible */
 	uintptr_t at = b ? (uintptr_t)b->start - (uintptr_t)R : 0;
 	if (b && b->start && at < 0x10000 && !(at >= 0xf0 && at < 0x110) && !(at >= 0x900 && at < 0x910))
-		CHECK(!published(b->start) && !unwinder_finds(b->start),
-		      "%s: a refused blob is visible", what);
+		CHECK(!published(b->start) && !unwinder_finds(b->start), "%s: a refused blob is visible",
+		      what);
 	anchors_intact(what);
 }
 
@@ -137,12 +137,12 @@ static void names(void)
 		{ NULL, "is NULL" },
 		{ "", "is empty" },
 		{ longest, "longer than" },
-		{ "a\nb", "not valid UTF-8" },      /* would break a perf map line */
+		{ "a\nb", "not valid UTF-8" }, /* would break a perf map line */
 		{ "tab\there", "not valid UTF-8" },
 		{ "\xff", "not valid UTF-8" },
-		{ "\xc0\xaf", "not valid UTF-8" },  /* overlong '/' */
-		{ "\xed\xa0\x80", "not valid UTF-8" }, /* a surrogate */
-		{ "\xe2\x82", "not valid UTF-8" },  /* truncated */
+		{ "\xc0\xaf", "not valid UTF-8" },         /* overlong '/' */
+		{ "\xed\xa0\x80", "not valid UTF-8" },     /* a surrogate */
+		{ "\xe2\x82", "not valid UTF-8" },         /* truncated */
 		{ "\xf4\x90\x80\x80", "not valid UTF-8" }, /* past U+10FFFF */
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -171,12 +171,12 @@ static void frames(void)
 	static const ju_range out_epi[] = { { 30, 40 } };
 	static const uint8_t set_loc[] = { 0x01, 0, 0, 0, 0, 0, 0, 0, 0 };
 	static const uint8_t vendor[] = { 0x3f };
-	static const uint8_t args_size[] = { 0x2e, 0x10 };           /* DW_CFA_GNU_args_size 16 */
-	static const uint8_t neg_offset[] = { 0x2f, 0x03, 0x01 };    /* GNU_negative_offset_extended */
-	static const uint8_t truncated[] = { 0x0c, 0x07 };           /* def_cfa reg, no offset */
-	static const uint8_t bad_reg[] = { 0x0d, 0xc8, 0x01 };       /* def_cfa_register 200 */
-	static const uint8_t far[] = { 0x02, 200 };                  /* advance past the range */
-	static const uint8_t unbalanced[] = { 0x0b };                /* restore_state alone */
+	static const uint8_t args_size[] = { 0x2e, 0x10 };        /* DW_CFA_GNU_args_size 16 */
+	static const uint8_t neg_offset[] = { 0x2f, 0x03, 0x01 }; /* GNU_negative_offset_extended */
+	static const uint8_t truncated[] = { 0x0c, 0x07 };        /* def_cfa reg, no offset */
+	static const uint8_t bad_reg[] = { 0x0d, 0xc8, 0x01 };    /* def_cfa_register 200 */
+	static const uint8_t far[] = { 0x02, 200 };               /* advance past the range */
+	static const uint8_t unbalanced[] = { 0x0b };             /* restore_state alone */
 	static const ju_cfi_range cr_set_loc[] = { { 0, 16, set_loc, sizeof set_loc } };
 	static const ju_cfi_range cr_vendor[] = { { 0, 16, vendor, 1 } };
 	static const ju_cfi_range cr_args_size[] = { { 0, 16, args_size, sizeof args_size } };

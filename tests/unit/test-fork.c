@@ -160,8 +160,8 @@ static void map_holds(pid_t pid, const char *const *want, size_t n, const char *
 	bool same = m == n;
 	for (size_t i = 0; same && i < n; i++)
 		same = !strncmp(got[i], want[i], strlen(want[i])) && got[i][strlen(want[i])] == '@';
-	CHECK(same, "%s: the perf map of %d holds %zu entries (%s...), want %zu (%s...)", when,
-	      (int)pid, m, m ? got[0] : "", n, n ? want[0] : "");
+	CHECK(same, "%s: the perf map of %d holds %zu entries (%s...), want %zu (%s...)", when, (int)pid, m,
+	      m ? got[0] : "", n, n ? want[0] : "");
 }
 
 /* The files of `pid` hold exactly want[0..n) (sorted), each once. */

@@ -53,8 +53,8 @@ static void a_copy_relocated_descriptor_keeps_the_extension(void)
 	CHECK(orig->seq == 0 && orig->first_entry == 0 && orig->n_entries == 0, "the original was written");
 	CHECK_RC(ju_unpublish_all(ctx), 0);
 	CHECK_RC(ju_close(ctx), 0);
-	CHECK(d->first_entry == 0 && d->reclaim_seq == d->seq, "after close: reclaim %" PRIu64 ", seq %" PRIu64,
-	      d->reclaim_seq, d->seq);
+	CHECK(d->first_entry == 0 && d->reclaim_seq == d->seq,
+	      "after close: reclaim %" PRIu64 ", seq %" PRIu64, d->reclaim_seq, d->seq);
 	dlclose(lib);
 }
 

@@ -32,7 +32,8 @@ static void descriptor_carries_the_extension(void)
 	CHECK(d->version == GDBJIT_VERSION, "version %u", d->version);
 	CHECK(!memcmp(d->magic, GDBJIT_EXT_MAGIC, GDBJIT_EXT_MAGIC_LEN), "magic");
 	CHECK(d->ext_version == GDBJIT_EXT_VERSION, "ext_version %u", d->ext_version);
-	CHECK(d->sizeof_descriptor == sizeof(gdbjit_descriptor), "sizeof_descriptor %u", d->sizeof_descriptor);
+	CHECK(d->sizeof_descriptor == sizeof(gdbjit_descriptor), "sizeof_descriptor %u",
+	      d->sizeof_descriptor);
 	CHECK(d->sizeof_entry == sizeof(gdbjit_entry), "sizeof_entry %u", d->sizeof_entry);
 	CHECK(d->grace_ns > 0, "grace_ns is 0");
 	CHECK(d->seq % 2 == 0, "seq %" PRIu64 " is odd at rest", d->seq);
@@ -43,7 +44,8 @@ static void descriptor_carries_the_extension(void)
 static size_t list_length(const gdbjit_descriptor *d)
 {
 	size_t n = 0;
-	for (uint64_t p = d->first_entry; p && n <= MAX_ENTRIES; p = ((gdbjit_entry *)(uintptr_t)p)->next_entry)
+	for (uint64_t p = d->first_entry; p && n <= MAX_ENTRIES;
+	     p = ((gdbjit_entry *)(uintptr_t)p)->next_entry)
 		n++;
 	return n;
 }
@@ -58,9 +60,10 @@ static void each_arena_is_one_entry_with_its_image(void)
 	size_t slots[3] = { 10, 11, 12 };
 	CHECK_RC(publish_slots(ctx, slots, 3), 0);
 	uint64_t t1 = now_ns();
-	CHECK(d->seq > seq0 && d->seq % 2 == 0, "seq %" PRIu64 " after a publish from %" PRIu64, d->seq, seq0);
-	CHECK(d->n_entries == 1 && list_length(d) == 1, "one arena, one entry: n_entries %" PRIu64 ", list %zu",
-	      d->n_entries, list_length(d));
+	CHECK(d->seq > seq0 && d->seq % 2 == 0, "seq %" PRIu64 " after a publish from %" PRIu64, d->seq,
+	      seq0);
+	CHECK(d->n_entries == 1 && list_length(d) == 1,
+	      "one arena, one entry: n_entries %" PRIu64 ", list %zu", d->n_entries, list_length(d));
 	CHECK(d->action_flag == GDBJIT_REGISTER_FN, "action %u", d->action_flag);
 	CHECK(d->relevant_entry == d->first_entry, "relevant_entry is the new entry");
 	CHECK(d->timestamp_ns >= t0 && d->timestamp_ns <= t1, "timestamp within the call");
@@ -70,7 +73,8 @@ static void each_arena_is_one_entry_with_its_image(void)
 		CHECK(e->reg_seq == d->seq, "reg_seq %" PRIu64 " vs seq %" PRIu64, e->reg_seq, d->seq);
 		CHECK(e->reg_time_ns >= t0 && e->reg_time_ns <= t1, "reg_time within the call");
 		CHECK(e->code_lo == (uintptr_t)region + 10 * SLOT &&
-		      e->code_hi == (uintptr_t)region + 12 * SLOT + slot_size(12), "code hull");
+			      e->code_hi == (uintptr_t)region + 12 * SLOT + slot_size(12),
+		      "code hull");
 		char why[160] = "";
 		long n = check_image((const uint8_t *)(uintptr_t)e->symfile_addr, e->symfile_size,
 				     e->symfile_addr, e->code_lo, e->code_hi, why, sizeof why);
@@ -88,8 +92,9 @@ static void each_arena_is_one_entry_with_its_image(void)
 	CHECK(d->first_entry == 0 && d->n_entries == 0, "empty after unpublish_all");
 	CHECK(d->action_flag == GDBJIT_UNREGISTER_FN, "action %u", d->action_flag);
 	CHECK_RC(ju_close(ctx), 0);
-	CHECK(d->reclaim_seq == d->seq, "closing the last context frees the graveyard: reclaim %" PRIu64
-	      " seq %" PRIu64, d->reclaim_seq, d->seq);
+	CHECK(d->reclaim_seq == d->seq,
+	      "closing the last context frees the graveyard: reclaim %" PRIu64 " seq %" PRIu64,
+	      d->reclaim_seq, d->seq);
 }
 
 /* ---- a_failed_publish_leaves_the_list_alone --------------------------------------- */
@@ -137,8 +142,9 @@ static void graveyard_frees_after_grace_or_budget(void)
 	CHECK_RC(publish_slots(ctx, &b, 1), 0);
 	/* Within the grace period and far under budget: still there. */
 	if (now_ns() - t0 < d->grace_ns)
-		CHECK(d->reclaim_seq < unlinked, "freed within the grace period (reclaim %" PRIu64
-		      ", unlinked at %" PRIu64 ")", d->reclaim_seq, unlinked);
+		CHECK(d->reclaim_seq < unlinked,
+		      "freed within the grace period (reclaim %" PRIu64 ", unlinked at %" PRIu64 ")",
+		      d->reclaim_seq, unlinked);
 	struct timespec nap = { 0, (long)(d->grace_ns + 20000000u) };
 	nanosleep(&nap, NULL);
 	CHECK(d->reclaim_seq < unlinked, "freed without a change");
@@ -232,13 +238,15 @@ static void images_read_cleanly_by_readelf(void)
 		snprintf(path, sizeof path, "%s/entry-%zu.o", dir, n);
 		FILE *f = fopen(path, "wb");
 		CHECK(f && fwrite((const void *)(uintptr_t)e->symfile_addr, 1, e->symfile_size, f) ==
-			   e->symfile_size, "writing %s", path);
+				      e->symfile_size,
+		      "writing %s", path);
 		if (f)
 			fclose(f);
 		/* Any output on stderr, or a warning on stdout, is a failure. */
 		snprintf(cmd, sizeof cmd,
 			 "readelf -W -a --debug-dump=frames,rawline,info %s > %s.txt 2> %s.err && "
-			 "! grep -qi warning %s.txt && ! test -s %s.err", path, path, path, path, path);
+			 "! grep -qi warning %s.txt && ! test -s %s.err",
+			 path, path, path, path, path);
 		int rc = system(cmd);
 		if (rc) {
 			snprintf(cmd, sizeof cmd, "cat %s.err; grep -i warning %s.txt", path, path);

@@ -45,7 +45,8 @@ __attribute__((visibility("default"), noinline)) void __jit_debug_register_code(
 static size_t host_list_length(void)
 {
 	size_t n = 0;
-	for (uint64_t p = host_area.d.first_entry; p && n < MAX_ENTRIES; p = ((gdbjit_entry *)(uintptr_t)p)->next_entry)
+	for (uint64_t p = host_area.d.first_entry; p && n < MAX_ENTRIES;
+	     p = ((gdbjit_entry *)(uintptr_t)p)->next_entry)
 		n++;
 	return n;
 }

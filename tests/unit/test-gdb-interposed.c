@@ -20,7 +20,7 @@
 #include <dlfcn.h>
 #include <sys/mman.h>
 
-static gdbjit_descriptor *D;      /* the library's descriptor, via dlsym */
+static gdbjit_descriptor *D; /* the library's descriptor, via dlsym */
 
 /* What the "debugger" saw. */
 enum { MAX_STOPS = 64 };
@@ -40,7 +40,8 @@ static bool on_list(uint64_t e, size_t *len)
 {
 	size_t n = 0;
 	bool found = false;
-	for (uint64_t p = D->first_entry; p && n < MAX_ENTRIES; p = ((gdbjit_entry *)(uintptr_t)p)->next_entry) {
+	for (uint64_t p = D->first_entry; p && n < MAX_ENTRIES;
+	     p = ((gdbjit_entry *)(uintptr_t)p)->next_entry) {
 		found |= p == e;
 		n++;
 	}
@@ -78,7 +79,8 @@ static void each_stop_is_one_action_as_the_gdb_manual_says(void)
 	CHECK_RC(publish_slots(ctx, a, 3), 0);
 	CHECK(n_stops == 1, "%zu stops for one new arena", (size_t)n_stops);
 	CHECK(stops[0].action == GDBJIT_REGISTER_FN && stops[0].on_list && stops[0].list_len == 1,
-	      "register: action %u, on list %d, list %zu", stops[0].action, stops[0].on_list, stops[0].list_len);
+	      "register: action %u, on list %d, list %zu", stops[0].action, stops[0].on_list,
+	      stops[0].list_len);
 	uint64_t first = stops[0].entry;
 	CHECK(first == D->first_entry, "relevant_entry is the new head");
 
@@ -91,8 +93,9 @@ static void each_stop_is_one_action_as_the_gdb_manual_says(void)
 	CHECK(stops[0].action == GDBJIT_REGISTER_FN && stops[0].on_list && stops[0].list_len == 2,
 	      "new image first, both listed: action %u, list %zu", stops[0].action, stops[0].list_len);
 	CHECK(stops[1].action == GDBJIT_UNREGISTER_FN && stops[1].entry == first && !stops[1].on_list &&
-	      stops[1].list_len == 1, "then the old one goes: action %u, on list %d, list %zu",
-	      stops[1].action, stops[1].on_list, stops[1].list_len);
+		      stops[1].list_len == 1,
+	      "then the old one goes: action %u, on list %d, list %zu", stops[1].action, stops[1].on_list,
+	      stops[1].list_len);
 
 	/* Far away: a second entry; then everything goes, one stop each. */
 	size_t c[2] = { 3000, 3001 };
@@ -102,8 +105,8 @@ static void each_stop_is_one_action_as_the_gdb_manual_says(void)
 	CHECK(n_stops == 2, "%zu stops unpublishing two arenas", (size_t)n_stops);
 	for (size_t i = 0; i < n_stops && i < 2; i++)
 		CHECK(stops[i].action == GDBJIT_UNREGISTER_FN && !stops[i].on_list &&
-		      stops[i].list_len == 1 - i, "stop %zu: action %u, list %zu", i, stops[i].action,
-		      stops[i].list_len);
+			      stops[i].list_len == 1 - i,
+		      "stop %zu: action %u, list %zu", i, stops[i].action, stops[i].list_len);
 	CHECK(D->first_entry == 0, "list empty");
 	CHECK_RC(ju_close(ctx), 0);
 }
@@ -150,7 +153,8 @@ int main(void)
 	struct iovec l = { &l, 1 }, r = { &l, 1 };
 	if (process_vm_readv(getpid(), &l, 1, &r, 1, 0) != 1)
 		UNIT_SKIP("process_vm_readv is not permitted here");
-	CHECK(!memcmp(D->magic, GDBJIT_EXT_MAGIC, GDBJIT_EXT_MAGIC_LEN), "the library's descriptor has no extension");
+	CHECK(!memcmp(D->magic, GDBJIT_EXT_MAGIC, GDBJIT_EXT_MAGIC_LEN),
+	      "the library's descriptor has no extension");
 
 	each_stop_is_one_action_as_the_gdb_manual_says();
 	seq_is_odd_while_a_debugger_is_stopped_in_a_change();

@@ -96,8 +96,8 @@ static TG_UNUSED int publish_slots(ju_ctx *ctx, const size_t *slots, size_t n)
  * [code_lo, code_hi), whose .eh_frame's address is where its bytes are, and
  * whose symbols are the blobs their names say they are.  Returns the number
  * of symbols, or -1 with a message. */
-static TG_UNUSED long check_image(const uint8_t *img, size_t size, uint64_t img_addr, uint64_t lo, uint64_t hi,
-			char *why, size_t whylen)
+static TG_UNUSED long check_image(const uint8_t *img, size_t size, uint64_t img_addr, uint64_t lo,
+				  uint64_t hi, char *why, size_t whylen)
 {
 	Elf *e = elf_memory((char *)(uintptr_t)img, size);
 	long n = -1;
@@ -142,7 +142,8 @@ static TG_UNUSED long check_image(const uint8_t *img, size_t size, uint64_t img_
 		unsigned long off, sz;
 		if (!name || sscanf(name, "b%lx_%lx", &off, &sz) != 2 || sym.st_shndx != text_ndx ||
 		    text_sh.sh_addr + sym.st_value != (uintptr_t)region + off || sym.st_size != sz) {
-			snprintf(why, whylen, "symbol %zu (%s) does not match its blob", i, name ? name : "?");
+			snprintf(why, whylen, "symbol %zu (%s) does not match its blob", i,
+				 name ? name : "?");
 			goto out;
 		}
 	}
@@ -157,12 +158,12 @@ out:
 
 typedef struct reader {
 	pid_t pid;
-	uint64_t desc;           /* address of the descriptor in pid */
+	uint64_t desc; /* address of the descriptor in pid */
 	/* counts */
 	unsigned long snapshots, retries, reclaimed, entries_seen, failures;
 	uint64_t last_ts;
 	char first_failure[256];
-	uint8_t *img;            /* copy buffer */
+	uint8_t *img; /* copy buffer */
 	size_t img_cap;
 } reader;
 
@@ -203,16 +204,16 @@ static TG_UNUSED int read_once(reader *r, snap_entry *ents)
 	if (read_u64(r, r->desc + offsetof(gdbjit_descriptor, seq), &s1))
 		return -1;
 	if (s1 & 1)
-		return 0;                      /* a change is under way */
+		return 0; /* a change is under way */
 	if (rd(r, r->desc, &d, sizeof d))
 		return -1;
 	size_t n = 0;
 	for (uint64_t p = d.first_entry; p; p = ents[n - 1].e.next_entry) {
 		if (n == MAX_ENTRIES)
-			return 0;              /* longer than any list here: torn */
+			return 0; /* longer than any list here: torn */
 		ents[n].addr = p;
 		if (rd(r, p, &ents[n].e, sizeof ents[n].e))
-			return 0;              /* a dangling pointer: torn */
+			return 0; /* a dangling pointer: torn */
 		n++;
 	}
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
@@ -230,11 +231,14 @@ static TG_UNUSED int read_once(reader *r, snap_entry *ents)
 	for (size_t i = 0; i < n; i++) {
 		const gdbjit_entry *e = &ents[i].e;
 		if (e->reg_seq > s1 || e->reg_seq % 2 || e->code_lo >= e->code_hi)
-			reader_fail(r, "seq %" PRIu64 ": entry %zu has reg_seq %" PRIu64 ", hull [%#" PRIx64
-				    ", %#" PRIx64 ")", s1, i, e->reg_seq, e->code_lo, e->code_hi);
+			reader_fail(r,
+				    "seq %" PRIu64 ": entry %zu has reg_seq %" PRIu64 ", hull [%#" PRIx64
+				    ", %#" PRIx64 ")",
+				    s1, i, e->reg_seq, e->code_lo, e->code_hi);
 		for (size_t k = 0; k < i; k++)
 			if (e->code_lo < ents[k].e.code_hi && ents[k].e.code_lo < e->code_hi)
-				reader_fail(r, "seq %" PRIu64 ": hulls of entries %zu and %zu overlap", s1, k, i);
+				reader_fail(r, "seq %" PRIu64 ": hulls of entries %zu and %zu overlap", s1, k,
+					    i);
 	}
 	/* Copy the images, then ask whether any of them was freed meanwhile. */
 	int copied = 1;
@@ -261,11 +265,13 @@ static TG_UNUSED int read_once(reader *r, snap_entry *ents)
 		return -1;
 	if (reclaim > s1) {
 		r->reclaimed++;
-		return 0;                      /* some image may be gone: retry */
+		return 0; /* some image may be gone: retry */
 	}
 	if (!copied)
-		reader_fail(r, "seq %" PRIu64 ": an image could not be read, yet reclaim_seq %" PRIu64
-			    " says nothing was freed", s1, reclaim);
+		reader_fail(r,
+			    "seq %" PRIu64 ": an image could not be read, yet reclaim_seq %" PRIu64
+			    " says nothing was freed",
+			    s1, reclaim);
 	for (size_t i = 0; copied && i < n; i++) {
 		char why[160];
 		const gdbjit_entry *e = &ents[i].e;

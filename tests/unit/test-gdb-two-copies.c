@@ -142,7 +142,8 @@ static void two_copies_publishing_at_once_keep_the_list_whole(void)
 	pthread_join(tr, NULL);
 	printf("copy A made %lu changes, copy B %lu\n", wa.changes, wb.changes);
 	CHECK(wa.errors == 0 && wb.errors == 0, "library errors: A %lu, B %lu", wa.errors, wb.errors);
-	CHECK(wa.changes >= 100 && wb.changes >= 100, "too few changes: A %lu, B %lu", wa.changes, wb.changes);
+	CHECK(wa.changes >= 100 && wb.changes >= 100, "too few changes: A %lu, B %lu", wa.changes,
+	      wb.changes);
 	report_reader("reader of two copies", &r);
 	free(r.img);
 	const gdbjit_descriptor *d = &__jit_debug_descriptor;

@@ -32,18 +32,18 @@ typedef struct rule {
 	bool has_fde;
 	int cfa_reg;
 	int64_t cfa_off;
-	bool fp_saved;      /* frame pointer saved at CFA + fp_off */
+	bool fp_saved; /* frame pointer saved at CFA + fp_off */
 	int64_t fp_off;
-	bool ra_saved;      /* return address saved at CFA + ra_off */
+	bool ra_saved; /* return address saved at CFA + ra_off */
 	int64_t ra_off;
-	int extra_reg;      /* another saved register, or -1 */
+	int extra_reg; /* another saved register, or -1 */
 	int64_t extra_off;
-	bool ra_undefined;  /* a gap between CFI ranges: "cannot unwind here" */
+	bool ra_undefined; /* a gap between CFI ranges: "cannot unwind here" */
 } rule;
 
 typedef struct model_blob {
 	const char *name;
-	uint32_t at, size;  /* offset in the code region */
+	uint32_t at, size; /* offset in the code region */
 	ju_frame frame;
 	rule (*rule_at)(uint32_t off);
 	const ju_line *lines;
@@ -128,8 +128,8 @@ static bool op_is_reg_offset(const Dwarf_Op *ops, size_t n, int64_t *off)
 	return false;
 }
 
-static void check_saved(Dwarf_Frame *fr, int regno, bool saved, int64_t want, const char *who,
-			uint32_t off, const char *what)
+static void check_saved(Dwarf_Frame *fr, int regno, bool saved, int64_t want, const char *who, uint32_t off,
+			const char *what)
 {
 	Dwarf_Op mem[3], *ops;
 	size_t n;
@@ -139,15 +139,15 @@ static void check_saved(Dwarf_Frame *fr, int regno, bool saved, int64_t want, co
 		return;
 	int64_t got;
 	if (saved)
-		CHECK(op_is_reg_offset(ops, n, &got) && got == want, "%s+%u: %s not saved at CFA%+lld",
-		      who, off, what, (long long)want);
+		CHECK(op_is_reg_offset(ops, n, &got) && got == want, "%s+%u: %s not saved at CFA%+lld", who,
+		      off, what, (long long)want);
 	else
-		CHECK(n == 0 || (n == 1 && ops[0].atom == DW_OP_bregx), "%s+%u: %s should be unchanged",
-		      who, off, what);
+		CHECK(n == 0 || (n == 1 && ops[0].atom == DW_OP_bregx), "%s+%u: %s should be unchanged", who,
+		      off, what);
 }
 
-static void check_cfi_at(Dwarf_CFI *cfi, uint64_t pc, rule want, const char *who, uint32_t off,
-			 int fp_reg, int ra_reg)
+static void check_cfi_at(Dwarf_CFI *cfi, uint64_t pc, rule want, const char *who, uint32_t off, int fp_reg,
+			 int ra_reg)
 {
 	Dwarf_Frame *fr = NULL;
 	int rc = dwarf_cfi_addrframe(cfi, pc, &fr);
@@ -163,7 +163,8 @@ static void check_cfi_at(Dwarf_CFI *cfi, uint64_t pc, rule want, const char *who
 		Dwarf_Op mem[3], *rops;
 		size_t rn;
 		rc = dwarf_frame_register(fr, ra_reg, mem, &rops, &rn);
-		CHECK(rc == 0 && rn == 0 && rops == mem, "%s+%u: return address should be undefined", who, off);
+		CHECK(rc == 0 && rn == 0 && rops == mem, "%s+%u: return address should be undefined", who,
+		      off);
 		free(fr);
 		return;
 	}
@@ -217,8 +218,8 @@ static void check_lines(Dwarf *dw, const model_blob *m, uint64_t base, const cha
 }
 
 /* Check one image: symbols, CFI and lines of the blobs it should hold. */
-static void check_image(const arena *a, const model_blob *mb, size_t n, uint64_t region,
-			int fp_reg, int ra_reg)
+static void check_image(const arena *a, const model_blob *mb, size_t n, uint64_t region, int fp_reg,
+			int ra_reg)
 {
 	char *copy = malloc(a->image_size);
 	memcpy(copy, a->image, a->image_size);
@@ -298,8 +299,8 @@ static void check_image(const arena *a, const model_blob *mb, size_t n, uint64_t
 static void save(const char *path, const arena *a)
 {
 	FILE *f = fopen(path, "wb");
-	CHECK(f && fwrite(a->image, 1, a->image_size, f) == a->image_size && fclose(f) == 0,
-	      "writing %s", path);
+	CHECK(f && fwrite(a->image, 1, a->image_size, f) == a->image_size && fclose(f) == 0, "writing %s",
+	      path);
 }
 
 /* ---- x86-64 through the public API ------------------------------------------ */
@@ -320,23 +321,37 @@ static void x86_64_images(void)
 	uint8_t *region = mmap(NULL, region_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	uint64_t R = (uintptr_t)region;
 
-	blobs[0] = (model_blob){ .name = "leaf", .at = 0x000, .size = 16,
-				 .frame = { .kind = JU_FRAME_LEAF }, .rule_at = leaf_rule };
-	blobs[1] = (model_blob){ .name = "fp", .at = 0x040, .size = 40,
+	blobs[0] = (model_blob){ .name = "leaf",
+				 .at = 0x000,
+				 .size = 16,
+				 .frame = { .kind = JU_FRAME_LEAF },
+				 .rule_at = leaf_rule };
+	blobs[1] = (model_blob){ .name = "fp",
+				 .at = 0x040,
+				 .size = 40,
 				 .frame = { .kind = JU_FRAME_FP, .u.fp = { 1, 4, fp_epilogues, 2 } },
-				 .rule_at = fp_rule, .lines = fp_lines, .n_lines = 4 };
-	blobs[2] = (model_blob){ .name = "region", .at = 0x080, .size = 24,
+				 .rule_at = fp_rule,
+				 .lines = fp_lines,
+				 .n_lines = 4 };
+	blobs[2] = (model_blob){ .name = "region",
+				 .at = 0x080,
+				 .size = 24,
 				 .frame = { .kind = JU_FRAME_REGION, .u.region = { 16, -16, -8 } },
 				 .rule_at = region_rule };
-	blobs[3] = (model_blob){ .name = "cfi2", .at = 0x0c0, .size = 40,
+	blobs[3] = (model_blob){ .name = "cfi2",
+				 .at = 0x0c0,
+				 .size = 40,
 				 .frame = { .kind = JU_FRAME_CFI, .u.cfi = { cfi2_ranges, 2 } },
 				 .rule_at = cfi2_rule };
 	for (size_t i = 0; i < N_MANY; i++) {
 		snprintf(many_names[i], sizeof many_names[i], "many:%zu", i);
 		bool fp = i % 2;
-		blobs[4 + i] = (model_blob){ .name = many_names[i], .at = (uint32_t)(0x1000 + 64 * i),
-					     .size = fp ? 40 : 16, .frame = fp ? blobs[1].frame : blobs[0].frame,
-					     .rule_at = fp ? fp_rule : leaf_rule, .lines = fp ? fp_lines : NULL,
+		blobs[4 + i] = (model_blob){ .name = many_names[i],
+					     .at = (uint32_t)(0x1000 + 64 * i),
+					     .size = fp ? 40 : 16,
+					     .frame = fp ? blobs[1].frame : blobs[0].frame,
+					     .rule_at = fp ? fp_rule : leaf_rule,
+					     .lines = fp ? fp_lines : NULL,
 					     .n_lines = fp ? 4 : 0 };
 	}
 	size_t n = 4 + N_MANY;
@@ -406,10 +421,16 @@ static void aarch64_image(void)
 	static const ju_range epi[] = { { 16, 20 } };
 	static const ju_line lines[] = { { 0, 1 }, { 8, 2 }, { 16, 3 } };
 	model_blob m[2] = {
-		{ .name = "a64:fp", .at = 0x0, .size = 24,
-		  .frame = { .kind = JU_FRAME_FP, .u.fp = { 4, 8, epi, 1 } }, .rule_at = a64_fp_rule,
-		  .lines = lines, .n_lines = 3 },
-		{ .name = "a64:region", .at = 0x40, .size = 32,
+		{ .name = "a64:fp",
+		  .at = 0x0,
+		  .size = 24,
+		  .frame = { .kind = JU_FRAME_FP, .u.fp = { 4, 8, epi, 1 } },
+		  .rule_at = a64_fp_rule,
+		  .lines = lines,
+		  .n_lines = 3 },
+		{ .name = "a64:region",
+		  .at = 0x40,
+		  .size = 32,
 		  .frame = { .kind = JU_FRAME_REGION, .u.region = { 16, -16, -8 } },
 		  .rule_at = a64_region_rule },
 	};

@@ -26,15 +26,15 @@
 #include <string.h>
 
 typedef struct jd_load {
-	size_t off;                 /* of the CODE_LOAD record in the file */
+	size_t off; /* of the CODE_LOAD record in the file */
 	jd_code_load h;
 	const char *name;
-	const uint8_t *code;        /* h.code_size bytes */
-	jd_code_unwinding_info u;   /* the UNWINDING_INFO before it */
-	const uint8_t *unwinding;   /* u.unwinding_size bytes: .eh_frame, .eh_frame_hdr */
+	const uint8_t *code;      /* h.code_size bytes */
+	jd_code_unwinding_info u; /* the UNWINDING_INFO before it */
+	const uint8_t *unwinding; /* u.unwinding_size bytes: .eh_frame, .eh_frame_hdr */
 	bool has_debug;
-	jd_code_debug_info d;       /* the DEBUG_INFO before it, if has_debug */
-	const uint8_t *entries;     /* d.nr_entry entries */
+	jd_code_debug_info d;   /* the DEBUG_INFO before it, if has_debug */
+	const uint8_t *entries; /* d.nr_entry entries */
 } jd_load;
 
 typedef struct jd_dump {
@@ -44,7 +44,7 @@ typedef struct jd_dump {
 	jd_load *loads;
 	size_t n_loads;
 	size_t n_records;
-	bool closed;                /* ends with CLOSE */
+	bool closed; /* ends with CLOSE */
 } jd_dump;
 
 static inline void jd_dump_free(jd_dump *d)
@@ -71,16 +71,17 @@ static inline const char *jd_str(const uint8_t *p, const uint8_t *end)
 }
 
 /* Check the DEBUG_INFO entries at p (record ends at end); count must match. */
-static inline int jd_check_entries(const uint8_t *p, const uint8_t *end, uint64_t n, char *err,
-				   size_t len)
+static inline int jd_check_entries(const uint8_t *p, const uint8_t *end, uint64_t n, char *err, size_t len)
 {
 	for (uint64_t i = 0; i < n; i++) {
 		if ((size_t)(end - p) < sizeof(jd_debug_entry))
-			return jd_err(err, len, "debug entry %llu runs past its record", (unsigned long long)i);
+			return jd_err(err, len, "debug entry %llu runs past its record",
+				      (unsigned long long)i);
 		p += sizeof(jd_debug_entry);
 		const char *name = jd_str(p, end);
 		if (!name)
-			return jd_err(err, len, "debug entry %llu: file name not terminated", (unsigned long long)i);
+			return jd_err(err, len, "debug entry %llu: file name not terminated",
+				      (unsigned long long)i);
 		p += strlen(name) + 1;
 	}
 	return 0;
@@ -131,22 +132,24 @@ static inline int jd_parse(jd_dump *d, char *err, size_t len)
 		switch (p.id) {
 		case JD_CODE_UNWINDING_INFO:
 			if (have_unw)
-				return jd_err(err, len, "record at %zu: a second UNWINDING_INFO before a load", off);
+				return jd_err(err, len,
+					      "record at %zu: a second UNWINDING_INFO before a load", off);
 			if (p.total_size < sizeof cur.u)
 				return jd_err(err, len, "record at %zu: short UNWINDING_INFO", off);
 			memcpy(&cur.u, rec, sizeof cur.u);
 			if (cur.u.unwinding_size > p.total_size - sizeof cur.u ||
 			    cur.u.eh_frame_hdr_size > cur.u.unwinding_size ||
 			    p.total_size - sizeof cur.u - cur.u.unwinding_size >= 8)
-				return jd_err(err, len, "record at %zu: UNWINDING_INFO sizes %llu/%llu in %u", off,
-					      (unsigned long long)cur.u.unwinding_size,
+				return jd_err(err, len, "record at %zu: UNWINDING_INFO sizes %llu/%llu in %u",
+					      off, (unsigned long long)cur.u.unwinding_size,
 					      (unsigned long long)cur.u.eh_frame_hdr_size, p.total_size);
 			cur.unwinding = rec + sizeof cur.u;
 			have_unw = true;
 			break;
 		case JD_CODE_DEBUG_INFO:
 			if (have_dbg)
-				return jd_err(err, len, "record at %zu: a second DEBUG_INFO before a load", off);
+				return jd_err(err, len, "record at %zu: a second DEBUG_INFO before a load",
+					      off);
 			if (p.total_size < sizeof cur.d)
 				return jd_err(err, len, "record at %zu: short DEBUG_INFO", off);
 			memcpy(&cur.d, rec, sizeof cur.d);
@@ -164,14 +167,15 @@ static inline int jd_parse(jd_dump *d, char *err, size_t len)
 				return jd_err(err, len, "record at %zu: name not terminated", off);
 			size_t head = sizeof cur.h + strlen(cur.name) + 1;
 			if (cur.h.code_size != p.total_size - head)
-				return jd_err(err, len, "record at %zu: code_size %llu, %zu bytes after the name",
-					      off, (unsigned long long)cur.h.code_size, p.total_size - head);
+				return jd_err(err, len,
+					      "record at %zu: code_size %llu, %zu bytes after the name", off,
+					      (unsigned long long)cur.h.code_size, p.total_size - head);
 			if (cur.h.code_index != d->n_loads)
 				return jd_err(err, len, "record at %zu: code_index %llu, want %zu", off,
 					      (unsigned long long)cur.h.code_index, d->n_loads);
 			if (!have_unw)
-				return jd_err(err, len, "record at %zu: CODE_LOAD %s without UNWINDING_INFO", off,
-					      cur.name);
+				return jd_err(err, len, "record at %zu: CODE_LOAD %s without UNWINDING_INFO",
+					      off, cur.name);
 			if (have_dbg && cur.d.code_addr != cur.h.code_addr)
 				return jd_err(err, len, "record at %zu: DEBUG_INFO for %#llx before %s", off,
 					      (unsigned long long)cur.d.code_addr, cur.name);
@@ -191,11 +195,11 @@ static inline int jd_parse(jd_dump *d, char *err, size_t len)
 		}
 		case JD_CODE_CLOSE:
 			if (p.total_size != sizeof(jd_code_close))
-				return jd_err(err, len, "record at %zu: CLOSE of %u bytes", off, p.total_size);
+				return jd_err(err, len, "record at %zu: CLOSE of %u bytes", off,
+					      p.total_size);
 			d->closed = true;
 			break;
-		default:
-			return jd_err(err, len, "record at %zu: unknown id %u", off, p.id);
+		default: return jd_err(err, len, "record at %zu: unknown id %u", off, p.id);
 		}
 		off += p.total_size;
 	}
@@ -253,8 +257,7 @@ static inline uint32_t jd_u32(const uint8_t *p)
 /* The tables of a load as perf's genelf.c places them, checked against each
  * other and against the code (the blob's own bytes, `blob_size` of them;
  * code_size may add salt).  On success *n_fdes is the FDE count. */
-static inline int jd_check_tables(const jd_load *l, uint64_t blob_size, size_t *n_fdes, char *err,
-				  size_t len)
+static inline int jd_check_tables(const jd_load *l, uint64_t blob_size, size_t *n_fdes, char *err, size_t len)
 {
 	const uint8_t *eh = l->unwinding;
 	uint64_t eh_size = l->u.unwinding_size - l->u.eh_frame_hdr_size;
@@ -272,8 +275,7 @@ static inline int jd_check_tables(const jd_load *l, uint64_t blob_size, size_t *
 			      (unsigned long long)l->u.eh_frame_hdr_size);
 	/* The CIE first: ours, "zR", pc-relative FDE pointers. */
 	uint32_t cie_len = jd_u32(eh);
-	if (cie_len + 4 > eh_size || jd_u32(eh + 4) != 0 || eh[8] != 1 ||
-	    strcmp((const char *)eh + 9, "zR"))
+	if (cie_len + 4 > eh_size || jd_u32(eh + 4) != 0 || eh[8] != 1 || strcmp((const char *)eh + 9, "zR"))
 		return jd_err(err, len, "%s: the CIE", l->name);
 	uint64_t prev = 0;
 	for (uint32_t i = 0; i < n; i++) {
@@ -291,11 +293,12 @@ static inline int jd_check_tables(const jd_load *l, uint64_t blob_size, size_t *
 		if (flen + 4 > H - fde || cie != E)
 			return jd_err(err, len, "%s: FDE %u length or CIE pointer", l->name, i);
 		if (pc != loc)
-			return jd_err(err, len, "%s: FDE %u starts at %#llx, its table entry says %#llx", l->name,
-				      i, (unsigned long long)pc, (unsigned long long)loc);
+			return jd_err(err, len, "%s: FDE %u starts at %#llx, its table entry says %#llx",
+				      l->name, i, (unsigned long long)pc, (unsigned long long)loc);
 		if (pc < text || pc + range > text + blob_size || range == 0)
-			return jd_err(err, len, "%s: FDE %u covers [%#llx, %#llx), the code is [%#llx, %#llx)",
-				      l->name, i, (unsigned long long)pc, (unsigned long long)(pc + range),
+			return jd_err(err, len,
+				      "%s: FDE %u covers [%#llx, %#llx), the code is [%#llx, %#llx)", l->name,
+				      i, (unsigned long long)pc, (unsigned long long)(pc + range),
 				      (unsigned long long)text, (unsigned long long)(text + blob_size));
 	}
 	if (jd_u32(eh + eh_size - 4) != 0)

@@ -52,7 +52,7 @@ enum { REGION = 1 << 16 };
 static const ju_range fp_epi[] = { { 38, 39 } };
 static const ju_line fp_lines[] = { { 0, 7 }, { 4, 8 }, { 20, 30 } };
 static const ju_line leaf_lines[] = { { 0, 100 } };
-static const uint8_t cfi_a[] = { 0x44, 0x0e, 32 };                    /* adv 4; cfa rsp+32 */
+static const uint8_t cfi_a[] = { 0x44, 0x0e, 32 }; /* adv 4; cfa rsp+32 */
 static const uint8_t cfi_b[] = { 0x42, 0x0e, 16, 0x83, 0x02, 0x48, 0x0a, 0x0e, 8, 0x42, 0x0b };
 static const ju_cfi_range cfi_ranges[] = {
 	{ 0, 10, cfi_a, sizeof cfi_a },
@@ -143,9 +143,14 @@ static fake_so build_so(const jd_load *l)
 	fake_so so = { calloc(1, shoff + 5 * sizeof(Elf64_Shdr)), shoff + 5 * sizeof(Elf64_Shdr) };
 	Elf64_Ehdr eh = { .e_ident = { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64, ELFDATA2LSB,
 				       EV_CURRENT },
-			  .e_type = ET_DYN, .e_machine = EM_X86_64,
-			  .e_version = EV_CURRENT, .e_entry = JD_ELF_TEXT_ADDR, .e_shoff = shoff,
-			  .e_ehsize = sizeof eh, .e_shentsize = sizeof(Elf64_Shdr), .e_shnum = 5,
+			  .e_type = ET_DYN,
+			  .e_machine = EM_X86_64,
+			  .e_version = EV_CURRENT,
+			  .e_entry = JD_ELF_TEXT_ADDR,
+			  .e_shoff = shoff,
+			  .e_ehsize = sizeof eh,
+			  .e_shentsize = sizeof(Elf64_Shdr),
+			  .e_shnum = 5,
 			  .e_shstrndx = 4 };
 	memcpy(so.p, &eh, sizeof eh);
 	memcpy(so.p + JD_ELF_TEXT_ADDR, l->code, l->h.code_size);
@@ -190,7 +195,8 @@ static int compare_at(Dwarf_CFI *want, uint64_t want_pc, Dwarf_CFI *got, uint64_
 		goto out;
 	for (int reg = 0; reg <= 16; reg++) {
 		Dwarf_Op mw[3], mg[3];
-		if (dwarf_frame_register(fw, reg, mw, &ow, &nw) || dwarf_frame_register(fg, reg, mg, &og, &ng))
+		if (dwarf_frame_register(fw, reg, mw, &ow, &nw) ||
+		    dwarf_frame_register(fg, reg, mg, &og, &ng))
 			goto out;
 		if ((ow == NULL) != (og == NULL) || (ow && !same_ops(ow, nw, og, ng)))
 			goto out;
@@ -231,7 +237,10 @@ static void tables_match_in_process(const jd_load *l, const tblob *t)
 			       (off >= t->b.frame.u.cfi.ranges[0].start &&
 				off < t->b.frame.u.cfi.ranges[t->b.frame.u.cfi.n - 1].end);
 		CHECK(r == (has_fde ? 0 : 1), "%s at +%llu: the dumped tables say %s", l->name,
-		      (unsigned long long)off, r < 0 ? "something else" : r ? "no frame" : "a frame");
+		      (unsigned long long)off,
+		      r < 0 ? "something else"
+		      : r   ? "no frame"
+			    : "a frame");
 	}
 	if (cg)
 		dwarf_cfi_end(cg);
@@ -264,8 +273,8 @@ static void check_load(const jd_load *l, bool live)
 	const ju_blob *b = &t->b;
 	CHECK(!strcmp(l->name, b->name), "name %s, want %s", l->name, b->name);
 	CHECK(l->h.vma == l->h.code_addr && l->h.pid == (uint32_t)getpid(), "%s: vma or pid", b->name);
-	CHECK(l->h.code_size == b->size || l->h.code_size == b->size + 8,
-	      "%s: code_size %llu for %zu bytes", b->name, (unsigned long long)l->h.code_size, b->size);
+	CHECK(l->h.code_size == b->size || l->h.code_size == b->size + 8, "%s: code_size %llu for %zu bytes",
+	      b->name, (unsigned long long)l->h.code_size, b->size);
 	CHECK(!memcmp(l->code, b->start, b->size), "%s: the dumped code differs from memory", b->name);
 	/* How far perf will map it, and what the gap after it allowed. */
 	uint64_t reach = l->u.mapped_size ? JD_ALIGN8(l->h.code_size) + l->u.mapped_size : l->h.code_size;
@@ -274,9 +283,8 @@ static void check_load(const jd_load *l, bool live)
 	      b->name, (unsigned long long)(reach - b->size), (unsigned long long)room);
 	uint64_t want_mapped = JD_ALIGN8(l->u.unwinding_size);
 	bool tables_fit = JD_ALIGN8(b->size) - b->size + want_mapped <= room;
-	CHECK(l->u.mapped_size == (tables_fit ? want_mapped : 0),
-	      "%s: mapped_size %llu with a gap of %llu", b->name, (unsigned long long)l->u.mapped_size,
-	      (unsigned long long)room);
+	CHECK(l->u.mapped_size == (tables_fit ? want_mapped : 0), "%s: mapped_size %llu with a gap of %llu",
+	      b->name, (unsigned long long)l->u.mapped_size, (unsigned long long)room);
 	bool salt_fits = tables_fit ? JD_ALIGN8(b->size + 8) - b->size + want_mapped <= room : 8 <= room;
 	CHECK(l->h.code_size == b->size + (salt_fits ? 8 : 0), "%s: code_size %llu with a gap of %llu",
 	      b->name, (unsigned long long)l->h.code_size, (unsigned long long)room);
@@ -293,8 +301,8 @@ static void check_load(const jd_load *l, bool live)
 			const ju_line *want = &b->lines[i < b->n_lines ? i : b->n_lines - 1];
 			uint64_t at = (uintptr_t)b->start + (i < b->n_lines ? want->offset : b->size);
 			CHECK(e.addr == at && e.lineno == (int32_t)want->line && !strcmp(file, b->file),
-			      "%s row %zu: %#llx line %d %s", b->name, i, (unsigned long long)e.addr, e.lineno,
-			      file);
+			      "%s row %zu: %#llx line %d %s", b->name, i, (unsigned long long)e.addr,
+			      e.lineno, file);
 		}
 	}
 	char err[200];
@@ -320,8 +328,8 @@ static size_t check_dump(const char *path, bool live, bool want_closed)
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	CHECK(d.h.elf_mach == arch_host()->elf_machine && d.h.pid == (uint32_t)getpid() &&
-	      d.h.total_size == sizeof(jd_header) &&
-	      d.h.timestamp <= (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec,
+		      d.h.total_size == sizeof(jd_header) &&
+		      d.h.timestamp <= (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec,
 	      "header: mach %u pid %u", d.h.elf_mach, d.h.pid);
 	CHECK(d.closed == want_closed, "the dump %s with CLOSE", d.closed ? "ends" : "does not end");
 	for (size_t i = 0; i < d.n_loads; i++)
@@ -590,9 +598,11 @@ static void records_round_trip(void)
 		signal(SIGXFSZ, SIG_IGN);
 		struct rlimit rl = { (rlim_t)size + 100, RLIM_INFINITY };
 		CHECK(size > 0 && setrlimit(RLIMIT_FSIZE, &rl) == 0, "no dump of its own, or setrlimit");
-		ju_blob c[] = { fp_blob(0x4000, 40, "late-a"), other_blob(0x4100, 30, "late-b", JU_FRAME_CFI) };
+		ju_blob c[] = { fp_blob(0x4000, 40, "late-a"),
+				other_blob(0x4100, 30, "late-b", JU_FRAME_CFI) };
 		CHECK_RC(ju_publish_batch(ctx, c, 2), JU_EIO);
-		CHECK(file_size(mine) == size, "the child's dump is %ld bytes, was %ld", file_size(mine), size);
+		CHECK(file_size(mine) == size, "the child's dump is %ld bytes, was %ld", file_size(mine),
+		      size);
 		fflush(stdout);
 		_exit(unit_failures ? 1 : 0);
 	}
@@ -640,11 +650,12 @@ static void records_round_trip(void)
 				c = &d.loads[i];
 		}
 		CHECK(a && c && a->h.code_size == 48 && c->h.code_size == 48 &&
-		      !memcmp(a->code, c->code, 40) && memcmp(a->code + 40, c->code + 40, 8),
+			      !memcmp(a->code, c->code, 40) && memcmp(a->code + 40, c->code + 40, 8),
 		      "identical code is not salted apart");
 		/* The batch came out in address order. */
 		CHECK(d.n_loads >= 3 && !strcmp(d.loads[0].name, "fp") && !strcmp(d.loads[1].name, "cfi") &&
-		      !strcmp(d.loads[2].name, "region"), "first batch not in address order");
+			      !strcmp(d.loads[2].name, "region"),
+		      "first batch not in address order");
 		jd_dump_free(&d);
 	}
 
@@ -696,7 +707,8 @@ static int check_elf(const char *path)
 			Dwarf_Op *ops;
 			size_t n;
 			CHECK(dwarf_frame_cfa(f, &ops, &n) == 0 && n >= 1 &&
-			      (ops[0].atom == DW_OP_bregx || ops[0].atom == DW_OP_breg6 || ops[0].atom == DW_OP_breg7),
+				      (ops[0].atom == DW_OP_bregx || ops[0].atom == DW_OP_breg6 ||
+				       ops[0].atom == DW_OP_breg7),
 			      "%s: odd CFA at %#llx", path, (unsigned long long)pc);
 			pcs++;
 		}

@@ -44,9 +44,9 @@ static void build(void)
 {
 	byte_buf b;
 	buf_init(&b, section, sizeof section);
-	size_t cie = eh_cie_begin(&b, &(eh_cie){ .code_align = 1, .data_align = -8, .ra_reg = 16,
-						  .fde_enc = DW_EH_PE_absptr });
-	buf_u8(&b, DW_CFA_def_cfa);     /* CFA = rsp + 8 */
+	size_t cie = eh_cie_begin(
+		&b, &(eh_cie){ .code_align = 1, .data_align = -8, .ra_reg = 16, .fde_enc = DW_EH_PE_absptr });
+	buf_u8(&b, DW_CFA_def_cfa); /* CFA = rsp + 8 */
 	buf_uleb(&b, 7);
 	buf_uleb(&b, 8);
 	buf_u8(&b, DW_CFA_offset | 16); /* return address at CFA - 8 */

@@ -12,10 +12,9 @@
 #if __has_include(<libunwind.h>)
 #include <libunwind.h>
 
-#define SAME_FIELD(ours, theirs)                                                        \
-	_Static_assert(offsetof(lu_dyn_info, ours) == offsetof(unw_dyn_info_t, theirs) && \
-			       sizeof(((lu_dyn_info *)0)->ours) ==                        \
-				       sizeof(((unw_dyn_info_t *)0)->theirs),             \
+#define SAME_FIELD(ours, theirs)                                                                             \
+	_Static_assert(offsetof(lu_dyn_info, ours) == offsetof(unw_dyn_info_t, theirs) &&                    \
+			       sizeof(((lu_dyn_info *)0)->ours) == sizeof(((unw_dyn_info_t *)0)->theirs),    \
 		       #ours " matches unw_dyn_info_t." #theirs)
 
 _Static_assert(sizeof(lu_dyn_info) == sizeof(unw_dyn_info_t), "unw_dyn_info_t size");

@@ -93,15 +93,14 @@ static ju_blob leaf(uint32_t at, uint32_t size, const char *name)
 
 /* ---- in this process ----------------------------------------------------------- */
 
-static const char *names[] = { "batch:b", "batch:a", "with spaces (and parens)", "ünïcødé→λ",
-			       "single" };
+static const char *names[] = { "batch:b", "batch:a", "with spaces (and parens)", "ünïcødé→λ", "single" };
 
 static void map_lists_every_published_blob(void)
 {
 	unlink(path);
 	ju_ctx *ctx = open_map(0);
-	ju_blob b[] = { leaf(0x200, 0x20, names[0]), leaf(0x100, 0x31, names[1]),
-			leaf(0x300, 0x8, names[2]), leaf(0x400, 0x1000, names[3]) };
+	ju_blob b[] = { leaf(0x200, 0x20, names[0]), leaf(0x100, 0x31, names[1]), leaf(0x300, 0x8, names[2]),
+			leaf(0x400, 0x1000, names[3]) };
 	CHECK_RC(ju_publish_batch(ctx, b, 4), 0);
 	ju_blob s = leaf(0x2000, 1, names[4]);
 	CHECK_RC(ju_publish(ctx, &s), 0);
@@ -111,8 +110,9 @@ static void map_lists_every_published_blob(void)
 	for (long i = 0; i < n && i < 16; i++) {
 		const ju_blob *want = i < 4 ? &b[i] : &s;
 		CHECK(l[i].start == (uintptr_t)want->start && l[i].size == want->size &&
-		      !strcmp(l[i].name, want->name), "line %ld: %" PRIx64 " %" PRIx64 " %s, want %p %zx %s",
-		      i, l[i].start, l[i].size, l[i].name, want->start, want->size, want->name);
+			      !strcmp(l[i].name, want->name),
+		      "line %ld: %" PRIx64 " %" PRIx64 " %s, want %p %zx %s", i, l[i].start, l[i].size,
+		      l[i].name, want->start, want->size, want->name);
 	}
 	long before = size_of(path);
 	CHECK_RC(ju_unpublish(ctx, R + 0x100), 0);
@@ -133,7 +133,8 @@ static void map_lists_every_published_blob(void)
 	CHECK_RC(ju_publish(three, &v), 0);
 	n = read_map(l, 16);
 	CHECK(n == 8 && !strcmp(l[5].name, "second") && !strcmp(l[6].name, "second-after-close") &&
-	      !strcmp(l[7].name, "reopened"), "%ld lines after more contexts, want 8 in order", n);
+		      !strcmp(l[7].name, "reopened"),
+	      "%ld lines after more contexts, want 8 in order", n);
 	CHECK_RC(ju_unpublish_all(three), 0);
 	CHECK_RC(ju_close(three), 0);
 }

@@ -79,11 +79,11 @@ typedef void (*blob_fn)(call *);
 
 typedef struct slot {
 	pthread_rwlock_t lock;
-	bool published;        /* changed only with the lock held for writing */
+	bool published; /* changed only with the lock held for writing */
 	uint32_t size;
 	ju_frame frame;
-	ju_range epilogue;     /* FP blobs */
-	ju_cfi_range cr;       /* CFI blobs */
+	ju_range epilogue; /* FP blobs */
+	ju_cfi_range cr;   /* CFI blobs */
 	uint8_t insns[8];
 } slot;
 
@@ -104,9 +104,9 @@ static void callback(call *c);
 static size_t emit_call_callback(uint8_t *p)
 {
 	uint64_t t = (uintptr_t)callback;
-	p[0] = 0x48, p[1] = 0xb8;              /* movabs $callback, %rax */
+	p[0] = 0x48, p[1] = 0xb8; /* movabs $callback, %rax */
 	memcpy(p + 2, &t, 8);
-	p[10] = 0xff, p[11] = 0xd0;            /* call *%rax (%rdi passes through) */
+	p[10] = 0xff, p[11] = 0xd0; /* call *%rax (%rdi passes through) */
 	return 12;
 }
 
@@ -137,7 +137,7 @@ static void emit_cfi(slot *s, uint8_t *p)
 	p[n++] = 0xc3;
 	s->size = (uint32_t)n;
 	uint8_t *i = s->insns;
-	i[0] = 0x40 | (uint8_t)after_sub;              /* DW_CFA_advance_loc */
+	i[0] = 0x40 | (uint8_t)after_sub;               /* DW_CFA_advance_loc */
 	i[1] = 0x0e, i[2] = 32;                         /* DW_CFA_def_cfa_offset 32 */
 	i[3] = 0x40 | (uint8_t)(after_add - after_sub); /* DW_CFA_advance_loc */
 	i[4] = 0x0e, i[5] = 8;                          /* DW_CFA_def_cfa_offset 8 */
@@ -186,8 +186,8 @@ IN_SECTION("ju_call_blob") void call_blob(call *c)
 /* ---- unwinding from inside ---------------------------------------------------- */
 
 enum { M_BACKTRACE, M_UNWIND, M_UNW_BACKTRACE, M_UNW_STEP, N_METHODS };
-static const char *const method_name[N_METHODS] = { "backtrace", "_Unwind_Backtrace",
-						    "unw_backtrace", "unw_step" };
+static const char *const method_name[N_METHODS] = { "backtrace", "_Unwind_Backtrace", "unw_backtrace",
+						    "unw_step" };
 static int n_methods = 2;
 
 #ifdef HAVE_LIBUNWIND_H
@@ -215,16 +215,14 @@ static _Unwind_Reason_Code ub_step(struct _Unwind_Context *uc, void *arg)
 static NOINLINE int take(int method, void **pcs)
 {
 	switch (method) {
-	case M_BACKTRACE:
-		return backtrace(pcs, MAX_PCS);
+	case M_BACKTRACE: return backtrace(pcs, MAX_PCS);
 	case M_UNWIND: {
 		struct ub s = { pcs, 0 };
 		_Unwind_Backtrace(ub_step, &s);
 		return s.n;
 	}
 #ifdef HAVE_LIBUNWIND_H
-	case M_UNW_BACKTRACE:
-		return lu_backtrace(pcs, MAX_PCS);
+	case M_UNW_BACKTRACE: return lu_backtrace(pcs, MAX_PCS);
 	case M_UNW_STEP: {
 		unw_context_t uc;
 		unw_cursor_t cur;
@@ -240,8 +238,7 @@ static NOINLINE int take(int method, void **pcs)
 		return n;
 	}
 #endif
-	default:
-		return 0;
+	default: return 0;
 	}
 }
 
@@ -443,8 +440,8 @@ static int run_phase(const char *name, uint32_t channels)
 	       atomic_load(&n_publishes), atomic_load(&n_unpublishes), ctx->n_arenas);
 	for (int m = 0; m < n_methods; m++) {
 		long calls = atomic_load(&n_calls[m]), bad = atomic_load(&n_bad[m]);
-		printf("%s: %-18s %7ld backtraces from inside a blob, %ld incomplete", name,
-		       method_name[m], calls, bad);
+		printf("%s: %-18s %7ld backtraces from inside a blob, %ld incomplete", name, method_name[m],
+		       calls, bad);
 		if (m == M_UNW_BACKTRACE) {
 			bad = atomic_load(&n_bad_pairs);
 			printf(" (in %ld thread-slot pairs)", bad);
@@ -453,8 +450,8 @@ static int run_phase(const char *name, uint32_t channels)
 		long allowed = m < M_UNW_BACKTRACE ? 0 : calls / LIBUNWIND_MISS_LIMIT;
 		CHECK(calls > 0, "%s: no backtraces with %s", name, method_name[m]);
 		CHECK(bad <= allowed, "%s: %ld%s of %ld backtraces with %s were incomplete (%ld allowed)",
-		      name, bad, m == M_UNW_BACKTRACE ? " thread-slot pairs" : "", calls,
-		      method_name[m], allowed);
+		      name, bad, m == M_UNW_BACKTRACE ? " thread-slot pairs" : "", calls, method_name[m],
+		      allowed);
 	}
 	CHECK(atomic_load(&n_api_errors) == 0, "%s: %ld publish/unpublish calls failed", name,
 	      atomic_load(&n_api_errors));
@@ -478,7 +475,8 @@ static int libunwind_phase(void)
 	lu_getcontext = (int (*)(unw_context_t *))dlsym(RTLD_DEFAULT, "_Ux86_64_getcontext");
 	lu_init_local = (int (*)(unw_cursor_t *, unw_context_t *))dlsym(RTLD_DEFAULT, "_ULx86_64_init_local");
 	lu_step = (int (*)(unw_cursor_t *))dlsym(RTLD_DEFAULT, "_ULx86_64_step");
-	lu_get_reg = (int (*)(unw_cursor_t *, unw_regnum_t, unw_word_t *))dlsym(RTLD_DEFAULT, "_ULx86_64_get_reg");
+	lu_get_reg =
+		(int (*)(unw_cursor_t *, unw_regnum_t, unw_word_t *))dlsym(RTLD_DEFAULT, "_ULx86_64_get_reg");
 	if (!lu_backtrace || !lu_getcontext || !lu_init_local || !lu_step || !lu_get_reg) {
 		printf("FAIL: libunwind.so.8 lacks the functions this test calls\n");
 		return 1;

@@ -12,31 +12,31 @@
 
 static int unit_failures, unit_checks;
 
-#define CHECK(cond, ...)                                                          \
-	do {                                                                      \
-		unit_checks++;                                                    \
-		if (!(cond)) {                                                    \
-			unit_failures++;                                          \
-			printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);    \
-			printf(__VA_ARGS__);                                      \
-			printf("\n");                                             \
-		}                                                                 \
+#define CHECK(cond, ...)                                                                                     \
+	do {                                                                                                 \
+		unit_checks++;                                                                               \
+		if (!(cond)) {                                                                               \
+			unit_failures++;                                                                     \
+			printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                               \
+			printf(__VA_ARGS__);                                                                 \
+			printf("\n");                                                                        \
+		}                                                                                            \
 	} while (0)
 
 /* Check that a library call returned `want`, printing its message if not. */
-#define CHECK_RC(call, want)                                                     \
-	do {                                                                      \
-		int rc_ = (call);                                                 \
-		CHECK(rc_ == (want), "%s returned %d (%s: %s), want %d", #call, rc_, \
-		      ju_strerror(rc_), ju_errmsg(), (want));                     \
+#define CHECK_RC(call, want)                                                                                 \
+	do {                                                                                                 \
+		int rc_ = (call);                                                                            \
+		CHECK(rc_ == (want), "%s returned %d (%s: %s), want %d", #call, rc_, ju_strerror(rc_),       \
+		      ju_errmsg(), (want));                                                                  \
 	} while (0)
 
-#define UNIT_SKIP(...)                                                            \
-	do {                                                                      \
-		printf("skip: ");                                                 \
-		printf(__VA_ARGS__);                                              \
-		printf("\n");                                                     \
-		exit(77);                                                         \
+#define UNIT_SKIP(...)                                                                                       \
+	do {                                                                                                 \
+		printf("skip: ");                                                                            \
+		printf(__VA_ARGS__);                                                                         \
+		printf("\n");                                                                                \
+		exit(77);                                                                                    \
 	} while (0)
 
 static inline int unit_done(const char *name)

@@ -9,10 +9,10 @@
 
 #include "elfobj.h"
 
-#define FAIL(...)                                    \
-	do {                                         \
-		snprintf(err, errlen, __VA_ARGS__);  \
-		return -1;                           \
+#define FAIL(...)                                                                                            \
+	do {                                                                                                 \
+		snprintf(err, errlen, __VA_ARGS__);                                                          \
+		return -1;                                                                                   \
 	} while (0)
 
 const char *eo_section_name(const eo_object *o, size_t shndx)
@@ -32,8 +32,8 @@ static Elf_Data *section_data(Elf_Scn *scn)
 }
 
 /* Read the relocations a SHT_RELA section holds, naming each symbol. */
-static int read_relocs(eo_object *o, Elf_Scn *rela, Elf_Data *symtab, size_t strtab,
-		       eo_reloc **out, size_t *n, char *err, size_t errlen)
+static int read_relocs(eo_object *o, Elf_Scn *rela, Elf_Data *symtab, size_t strtab, eo_reloc **out,
+		       size_t *n, char *err, size_t errlen)
 {
 	GElf_Shdr sh;
 	gelf_getshdr(rela, &sh);
@@ -45,8 +45,7 @@ static int read_relocs(eo_object *o, Elf_Scn *rela, Elf_Data *symtab, size_t str
 	for (size_t i = 0; i < count; i++) {
 		GElf_Rela ra;
 		GElf_Sym sym;
-		if (!gelf_getrela(d, (int)i, &ra) ||
-		    !gelf_getsym(symtab, (int)GELF_R_SYM(ra.r_info), &sym)) {
+		if (!gelf_getrela(d, (int)i, &ra) || !gelf_getsym(symtab, (int)GELF_R_SYM(ra.r_info), &sym)) {
 			free(r);
 			FAIL("%s: bad relocation %zu", o->path, i);
 		}
@@ -75,8 +74,7 @@ static int cmp_reloc(const void *a, const void *b)
 }
 
 /* Hand each function the relocations that fall inside it. */
-static int split_relocs(eo_object *o, size_t target, eo_reloc *r, size_t n, char *err,
-			size_t errlen)
+static int split_relocs(eo_object *o, size_t target, eo_reloc *r, size_t n, char *err, size_t errlen)
 {
 	for (size_t f = 0; f < o->n_funcs; f++) {
 		eo_func *fn = &o->funcs[f];

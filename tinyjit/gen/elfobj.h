@@ -10,23 +10,23 @@
 #include <stdint.h>
 
 typedef struct eo_reloc {
-	uint64_t offset;   /* in the function (or in .eh_frame) */
-	uint32_t type;     /* R_X86_64_*, R_AARCH64_* */
-	const char *sym;   /* symbol name ("" for a section symbol) */
-	int sym_defined;   /* the symbol is defined in this object */
-	size_t sym_shndx;  /* its section, when defined */
+	uint64_t offset;  /* in the function (or in .eh_frame) */
+	uint32_t type;    /* R_X86_64_*, R_AARCH64_* */
+	const char *sym;  /* symbol name ("" for a section symbol) */
+	int sym_defined;  /* the symbol is defined in this object */
+	size_t sym_shndx; /* its section, when defined */
 	uint64_t sym_value;
 	int64_t addend;
 } eo_reloc;
 
 typedef struct eo_func {
 	const char *name;
-	uint16_t machine;    /* the object's e_machine */
-	size_t shndx;        /* its section */
-	uint64_t value;      /* offset in that section */
+	uint16_t machine; /* the object's e_machine */
+	size_t shndx;     /* its section */
+	uint64_t value;   /* offset in that section */
 	const uint8_t *code;
 	size_t size;
-	eo_reloc *relocs;    /* sorted by offset, offsets relative to the function */
+	eo_reloc *relocs; /* sorted by offset, offsets relative to the function */
 	size_t n_relocs;
 } eo_func;
 

@@ -11,10 +11,10 @@
 #include "formats/ehframe.h"
 #include "stencil_cfi.h"
 
-#define FAIL(...)                                   \
-	do {                                        \
-		snprintf(err, errlen, __VA_ARGS__); \
-		return -1;                          \
+#define FAIL(...)                                                                                            \
+	do {                                                                                                 \
+		snprintf(err, errlen, __VA_ARGS__);                                                          \
+		return -1;                                                                                   \
 	} while (0)
 
 static size_t strip_nops(const uint8_t *p, size_t n)
@@ -202,10 +202,8 @@ int eh_row_at(const eh_fde *fde, uint64_t at, eh_row *row, char *err, size_t err
 				FAIL("restore_state without remember_state");
 			cur = saved[--depth];
 			break;
-		case DW_CFA_restore:
-			FAIL("DW_CFA_restore is not supported in the shim's FDE");
-		default:
-			FAIL("unsupported call frame instruction 0x%02x", in.op);
+		case DW_CFA_restore: FAIL("DW_CFA_restore is not supported in the shim's FDE");
+		default: FAIL("unsupported call frame instruction 0x%02x", in.op);
 		}
 	}
 done:

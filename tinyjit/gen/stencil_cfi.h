@@ -14,8 +14,8 @@ typedef struct eh_fde {
 	const isa_ops *isa;
 	const uint8_t *insns; /* call frame instructions, trailing DW_CFA_nop removed */
 	size_t len;
-	uint64_t range;       /* pc_range */
-	uint64_t code_align;  /* its CIE's factors */
+	uint64_t range;      /* pc_range */
+	uint64_t code_align; /* its CIE's factors */
 	int64_t data_align;
 	int wide_pc; /* pc_begin and pc_range are 8 bytes (sdata8) */
 } eh_fde;

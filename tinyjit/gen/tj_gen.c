@@ -344,11 +344,11 @@ static eh_row shim_region(const char *path, unsigned machine)
 	size_t len;
 	long call = isa->only_indirect_call(f->code, f->size, &len);
 	if (call < 0)
-		die("%s: tj_shim_call must contain exactly one indirect call (the call into JIT code)",
-		    path);
+		die("%s: tj_shim_call must contain exactly one indirect call (the call into JIT code)", path);
 	eh_fde fde;
 	eh_row row;
-	if (eh_find_fde(&o, f, &fde, err, sizeof err) || eh_row_at(&fde, (uint64_t)call, &row, err, sizeof err))
+	if (eh_find_fde(&o, f, &fde, err, sizeof err) ||
+	    eh_row_at(&fde, (uint64_t)call, &row, err, sizeof err))
 		die("%s: %s", path, err);
 	if (row.cfa_reg != isa->dw_fp || !row.has_fp || !row.has_ra)
 		die("%s: at its call into JIT code (0x%lx) tj_shim_call's CFA is not %s-based with %s "
@@ -430,8 +430,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (o_omit.n_funcs != TJ_OP_COUNT)
-		die("%s has %zu functions for %d opcodes; every function must be an opcode's stencil",
-		    omit, o_omit.n_funcs, TJ_OP_COUNT);
+		die("%s has %zu functions for %d opcodes; every function must be an opcode's stencil", omit,
+		    o_omit.n_funcs, TJ_OP_COUNT);
 
 	char tmppath[4096];
 	snprintf(tmppath, sizeof tmppath, "%s.tmp", outpath);
@@ -467,8 +467,8 @@ int main(int argc, char **argv)
 		(long long)region.fp_offset, (long long)region.ra_offset);
 	if (fclose(out) != 0 || rename(tmppath, outpath) != 0)
 		die("cannot write %s", outpath);
-	fprintf(stderr, "%s: set %s: %d stencils, %u rebuilt with a frame pointer\n", prog, set,
-		TJ_OP_COUNT, n_framed);
+	fprintf(stderr, "%s: set %s: %d stencils, %u rebuilt with a frame pointer\n", prog, set, TJ_OP_COUNT,
+		n_framed);
 	/* freed so a sanitizer build of the generator reports real leaks only */
 	eo_close(&o_omit);
 	if (frame)

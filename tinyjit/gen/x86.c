@@ -38,8 +38,8 @@ static int writes_fp(csh h, const cs_insn *in)
 static int classify(const cs_insn *in)
 {
 	static const uint8_t mov_rsp_rbp[2][3] = { { 0x48, 0x89, 0xe5 }, { 0x48, 0x8b, 0xec } };
-	if (in->size == 3 && (memcmp(in->bytes, mov_rsp_rbp[0], 3) == 0 ||
-			      memcmp(in->bytes, mov_rsp_rbp[1], 3) == 0))
+	if (in->size == 3 &&
+	    (memcmp(in->bytes, mov_rsp_rbp[0], 3) == 0 || memcmp(in->bytes, mov_rsp_rbp[1], 3) == 0))
 		return ISA_W_SET_FP;
 	if (in->size == 1 && (in->bytes[0] == 0x5d /* pop %rbp */ || in->bytes[0] == 0xc9 /* leave */))
 		return ISA_W_RESTORE;

@@ -9,10 +9,13 @@
 
 #include "host.h"
 
-namespace {
+namespace
+{
 struct tj_probe_exception : std::runtime_error {
 	long long mode;
-	explicit tj_probe_exception(long long m) : std::runtime_error("tinyjit probe exception"), mode(m) {}
+	explicit tj_probe_exception(long long m) : std::runtime_error("tinyjit probe exception"), mode(m)
+	{
+	}
 };
 } // namespace
 

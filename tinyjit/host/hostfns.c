@@ -79,7 +79,10 @@
 #define NOT_A_TAIL_CALL() __asm__ volatile("" ::: "memory")
 #define MAX_PCS 512
 
-static tj_res ok(int64_t v) { return (tj_res){ v, 0 }; }
+static tj_res ok(int64_t v)
+{
+	return (tj_res){ v, 0 };
+}
 
 static tj_res h_print(tj_vm *vm, const int64_t *a)
 {
@@ -123,10 +126,22 @@ static inline __attribute__((always_inline)) tj_res invoke(tj_vm *vm, const int6
 	return r;
 }
 
-static tj_res h_invoke0(tj_vm *vm, const int64_t *a) { return invoke(vm, a, 0); }
-static tj_res h_invoke1(tj_vm *vm, const int64_t *a) { return invoke(vm, a, 1); }
-static tj_res h_invoke2(tj_vm *vm, const int64_t *a) { return invoke(vm, a, 2); }
-static tj_res h_invoke3(tj_vm *vm, const int64_t *a) { return invoke(vm, a, 3); }
+static tj_res h_invoke0(tj_vm *vm, const int64_t *a)
+{
+	return invoke(vm, a, 0);
+}
+static tj_res h_invoke1(tj_vm *vm, const int64_t *a)
+{
+	return invoke(vm, a, 1);
+}
+static tj_res h_invoke2(tj_vm *vm, const int64_t *a)
+{
+	return invoke(vm, a, 2);
+}
+static tj_res h_invoke3(tj_vm *vm, const int64_t *a)
+{
+	return invoke(vm, a, 3);
+}
 
 /* ---- the expect file ------------------------------------------------------- */
 
@@ -243,7 +258,10 @@ static int report(const char *what, unwind_fn fn)
 	return n;
 }
 
-static int glibc_backtrace(void **pcs, int max) { return backtrace(pcs, max); }
+static int glibc_backtrace(void **pcs, int max)
+{
+	return backtrace(pcs, max);
+}
 
 static NOINLINE int probe_backtrace(void)
 {
@@ -312,8 +330,8 @@ static int have_libunwind(void)
 #endif
 	p_init_local = (int (*)(unw_cursor_t *, unw_context_t *))dlsym(RTLD_DEFAULT, TJ_STR(unw_init_local));
 	p_step = (int (*)(unw_cursor_t *))dlsym(RTLD_DEFAULT, TJ_STR(unw_step));
-	p_get_reg = (int (*)(unw_cursor_t *, unw_regnum_t, unw_word_t *))dlsym(RTLD_DEFAULT,
-										  TJ_STR(unw_get_reg));
+	p_get_reg =
+		(int (*)(unw_cursor_t *, unw_regnum_t, unw_word_t *))dlsym(RTLD_DEFAULT, TJ_STR(unw_get_reg));
 #ifdef TJ_UNW_GETCONTEXT_SYMBOL
 	if (!p_getcontext)
 		return 0;
@@ -321,7 +339,10 @@ static int have_libunwind(void)
 	return p_unw_backtrace && p_init_local && p_step && p_get_reg;
 }
 
-static int unw_bt(void **pcs, int max) { return p_unw_backtrace(pcs, max); }
+static int unw_bt(void **pcs, int max)
+{
+	return p_unw_backtrace(pcs, max);
+}
 
 static NOINLINE int unw_step_loop(void **pcs, int max)
 {
@@ -343,9 +364,20 @@ static NOINLINE int unw_step_loop(void **pcs, int max)
 	return n;
 }
 #else
-static int have_libunwind(void) { return 0; }
-static int unw_bt(void **pcs, int max) { (void)pcs, (void)max; return 0; }
-static int unw_step_loop(void **pcs, int max) { (void)pcs, (void)max; return 0; }
+static int have_libunwind(void)
+{
+	return 0;
+}
+static int unw_bt(void **pcs, int max)
+{
+	(void)pcs, (void)max;
+	return 0;
+}
+static int unw_step_loop(void **pcs, int max)
+{
+	(void)pcs, (void)max;
+	return 0;
+}
 #endif
 
 static NOINLINE int probe_unw_backtrace(void)
@@ -480,7 +512,8 @@ static int *volatile crash_ptr;
 static NOINLINE void probe_crash(void)
 {
 	stack_t ss = { .ss_sp = crash_stack, .ss_size = sizeof crash_stack };
-	struct sigaction sa = { .sa_sigaction = crash_report, .sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND };
+	struct sigaction sa = { .sa_sigaction = crash_report,
+				.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND };
 	sigemptyset(&sa.sa_mask);
 	if (sigaltstack(&ss, NULL) || sigaction(SIGSEGV, &sa, NULL)) {
 		perror("tinyjit probe: crash reporter");
@@ -652,12 +685,8 @@ static NOINLINE tj_res h_probe(tj_vm *vm, const int64_t *a)
 }
 
 const tj_host tj_hosts[] = {
-	{ "print", 1, h_print },
-	{ "invoke0", 1, h_invoke0 },
-	{ "invoke1", 2, h_invoke1 },
-	{ "invoke2", 3, h_invoke2 },
-	{ "invoke3", 4, h_invoke3 },
-	{ "probe", 1, h_probe },
+	{ "print", 1, h_print },     { "invoke0", 1, h_invoke0 }, { "invoke1", 2, h_invoke1 },
+	{ "invoke2", 3, h_invoke2 }, { "invoke3", 4, h_invoke3 }, { "probe", 1, h_probe },
 };
 const uint32_t tj_n_hosts = sizeof tj_hosts / sizeof tj_hosts[0];
 

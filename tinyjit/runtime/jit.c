@@ -64,10 +64,22 @@ static const uint64_t ext_addr[TJ_EXT_COUNT] = {
 #undef X
 };
 
-const tj_stencil_set *tj_jit_stencils(const tj_jit *j) { return j->set; }
-uint32_t tj_jit_nfuncs(const tj_jit *j) { return j->n_funcs; }
-const tj_jit_func *tj_jit_func_info(const tj_jit *j, uint32_t fn) { return &j->funcs[fn]; }
-size_t tj_jit_code_bytes(const tj_jit *j) { return j->code_bytes; }
+const tj_stencil_set *tj_jit_stencils(const tj_jit *j)
+{
+	return j->set;
+}
+uint32_t tj_jit_nfuncs(const tj_jit *j)
+{
+	return j->n_funcs;
+}
+const tj_jit_func *tj_jit_func_info(const tj_jit *j, uint32_t fn)
+{
+	return &j->funcs[fn];
+}
+size_t tj_jit_code_bytes(const tj_jit *j)
+{
+	return j->code_bytes;
+}
 
 void tj_jit_free(tj_jit *j)
 {
@@ -95,7 +107,10 @@ tj_res tj_jit_run(tj_vm *vm, uint32_t fn, int64_t *locals)
 	return tj_jit_enter(vm->entries[fn], locals, vm);
 }
 
-static size_t align_up(size_t x, size_t a) { return (x + a - 1) & ~(a - 1); }
+static size_t align_up(size_t x, size_t a)
+{
+	return (x + a - 1) & ~(a - 1);
+}
 
 /* The trampolines a function needs: the externs its stencils call. */
 static unsigned func_uses(const tj_program *p, const tj_func *f, const tj_stencil_set *set)
@@ -106,7 +121,10 @@ static unsigned func_uses(const tj_program *p, const tj_func *f, const tj_stenci
 	return uses;
 }
 
-static unsigned popcount(unsigned x) { return (unsigned)__builtin_popcount(x); }
+static unsigned popcount(unsigned x)
+{
+	return (unsigned)__builtin_popcount(x);
+}
 
 /* An upper bound of the unwind tables libjitunwind's jitdump writes for a
  * function in either CFI mode: header, CIE and FDE (~100 bytes), plus each
@@ -226,9 +244,10 @@ static int emit_insn(const tj_program *p, const tj_stencil_set *set, uint32_t i,
 		int rc = tj_patch(hole->reloc, dst + hole->offset, where, sym + (uint64_t)hole->addend);
 		if (rc) {
 			const tj_insn *in = &p->insns[i];
-			snprintf(err, errlen,
-				 "%s:%u:%u: cannot patch %s (hole at +0x%x): the value does not fit the field",
-				 p->file, in->line, in->col, tj_opinfo_table[in->op].name, hole->offset);
+			snprintf(
+				err, errlen,
+				"%s:%u:%u: cannot patch %s (hole at +0x%x): the value does not fit the field",
+				p->file, in->line, in->col, tj_opinfo_table[in->op].name, hole->offset);
 			return -1;
 		}
 	}
@@ -237,8 +256,8 @@ static int emit_insn(const tj_program *p, const tj_stencil_set *set, uint32_t i,
 
 /* Line table and CFI ranges for function fi; rows and ranges are appended
  * at *nl / *nc. */
-static void describe(tj_jit *j, const tj_program *p, uint32_t fi, const uint32_t *off,
-		     const uint32_t *tramp, unsigned uses, size_t *nl, size_t *nc)
+static void describe(tj_jit *j, const tj_program *p, uint32_t fi, const uint32_t *off, const uint32_t *tramp,
+		     unsigned uses, size_t *nl, size_t *nc)
 {
 	const tj_func *f = &p->funcs[fi];
 	uint32_t base = off[f->first];

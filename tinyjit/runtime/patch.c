@@ -9,7 +9,10 @@
 #include "patch.h"
 #include "stencil.h"
 
-static void put32(uint8_t *loc, uint32_t v) { memcpy(loc, &v, sizeof v); }
+static void put32(uint8_t *loc, uint32_t v)
+{
+	memcpy(loc, &v, sizeof v);
+}
 
 int tj_patch_x86_64_64(uint8_t *loc, uint64_t sa)
 {

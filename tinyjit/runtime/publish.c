@@ -32,14 +32,17 @@ int tj_publish_open(const char *spec, tj_publisher **out, char *err, size_t errl
 	return -1;
 }
 
-int tj_publish_program(tj_publisher *pub, const tj_jit *j, const tj_program *p,
-		       enum tj_cfi_mode cfi, char *err, size_t errlen)
+int tj_publish_program(tj_publisher *pub, const tj_jit *j, const tj_program *p, enum tj_cfi_mode cfi,
+		       char *err, size_t errlen)
 {
 	(void)pub, (void)j, (void)p, (void)cfi, (void)err, (void)errlen;
 	return 0;
 }
 
-void tj_publish_close(tj_publisher *pub) { (void)pub; }
+void tj_publish_close(tj_publisher *pub)
+{
+	(void)pub;
+}
 
 void tj_publish_describe(const tj_publisher *pub, char *out, size_t n)
 {
@@ -141,8 +144,8 @@ static void free_blobs(tj_publisher *pub)
 	pub->n_names = 0;
 }
 
-int tj_publish_program(tj_publisher *pub, const tj_jit *j, const tj_program *p,
-		       enum tj_cfi_mode cfi, char *err, size_t errlen)
+int tj_publish_program(tj_publisher *pub, const tj_jit *j, const tj_program *p, enum tj_cfi_mode cfi,
+		       char *err, size_t errlen)
 {
 	if (!pub)
 		return 0;

@@ -21,8 +21,8 @@ int tj_publish_open(const char *spec, tj_publisher **out, char *err, size_t errl
 /* Publish every function of j as "tj:<name>" with its .tj line table and
  * its frame description (cfi: the shim region rule, or the stencils' own
  * FDEs), in one batch. */
-int tj_publish_program(tj_publisher *pub, const tj_jit *j, const tj_program *p,
-		       enum tj_cfi_mode cfi, char *err, size_t errlen);
+int tj_publish_program(tj_publisher *pub, const tj_jit *j, const tj_program *p, enum tj_cfi_mode cfi,
+		       char *err, size_t errlen);
 
 /* Unpublish everything and close.  NULL is accepted. */
 void tj_publish_close(tj_publisher *pub);

@@ -24,14 +24,14 @@
 #define TJ_PRESERVE_NONE __attribute__((preserve_none))
 typedef TJ_PRESERVE_NONE tj_res (*tj_entry)(int64_t *locals, int64_t *sp, int64_t tos, tj_vm *vm);
 
-__attribute__((disable_tail_calls, noinline)) TJ_PRESERVE_NONE tj_res
-tj_shim_call(int64_t *locals, int64_t *sp, int64_t tos, tj_vm *vm, void *code)
+__attribute__((disable_tail_calls, noinline)) TJ_PRESERVE_NONE tj_res tj_shim_call(int64_t *locals,
+										   int64_t *sp, int64_t tos,
+										   tj_vm *vm, void *code)
 {
 	return ((tj_entry)code)(locals, sp, tos, vm);
 }
 
-__attribute__((disable_tail_calls, noinline)) tj_res tj_jit_enter(void *code, int64_t *locals,
-								  tj_vm *vm)
+__attribute__((disable_tail_calls, noinline)) tj_res tj_jit_enter(void *code, int64_t *locals, tj_vm *vm)
 {
 	return tj_shim_call(locals, locals, 0, vm, code);
 }

@@ -15,14 +15,13 @@
  * _JIT_OPARG2 are small values that clang may put in 32-bit immediates and
  * displacements, _JIT_INSN is the instruction index reported with errors,
  * _JIT_CONTINUE the next instruction's code and _JIT_TARGET a jump's. */
-#define TJ_HOLE_VALUES(X) \
-	X(OPERAND) X(OPARG) X(OPARG2) X(INSN) X(CONTINUE) X(TARGET)
+#define TJ_HOLE_VALUES(X) X(OPERAND) X(OPARG) X(OPARG2) X(INSN) X(CONTINUE) X(TARGET)
 
 enum tj_hole_value {
 #define X(name) TJ_HOLE_##name,
 	TJ_HOLE_VALUES(X)
 #undef X
-	TJ_HOLE_EXTERN, /* a run-time function: ext names it */
+		TJ_HOLE_EXTERN, /* a run-time function: ext names it */
 	TJ_HOLE_NVALUES
 };
 
@@ -35,7 +34,7 @@ enum tj_extern {
 #define X(name) TJ_EXT_##name,
 	TJ_STENCIL_EXTERNS(X)
 #undef X
-	TJ_EXT_COUNT
+		TJ_EXT_COUNT
 };
 
 /* x86-64 relocations the runtime can apply (System V ABI, x86-64
@@ -75,23 +74,23 @@ typedef struct tj_hole {
 
 typedef struct tj_stencil {
 	const uint8_t *code;
-	uint16_t size;        /* bytes to copy: a final `jmp _JIT_CONTINUE` is
-			       * dropped, the next stencil follows directly */
+	uint16_t size; /* bytes to copy: a final `jmp _JIT_CONTINUE` is
+			* dropped, the next stencil follows directly */
 	uint16_t n_holes;
 	const tj_hole *holes;
-	const uint8_t *cfi;   /* its FDE's call frame instructions */
+	const uint8_t *cfi; /* its FDE's call frame instructions */
 	uint16_t cfi_len;
-	uint8_t has_frame;    /* rebuilt with push rbp; mov rbp,rsp */
-	uint8_t uses_ext;     /* bit mask of enum tj_extern it calls */
+	uint8_t has_frame; /* rebuilt with push rbp; mov rbp,rsp */
+	uint8_t uses_ext;  /* bit mask of enum tj_extern it calls */
 } tj_stencil;
 
 /* One complete build of the stencils (frames=fp or frames=nofp). */
 typedef struct tj_stencil_set {
 	const char *name;
-	uint16_t elf_machine;    /* EM_X86_64 or EM_AARCH64: the code's ISA */
-	const tj_stencil *ops;   /* indexed by enum tj_op */
+	uint16_t elf_machine;  /* EM_X86_64 or EM_AARCH64: the code's ISA */
+	const tj_stencil *ops; /* indexed by enum tj_op */
 	unsigned n_ops;
-	unsigned n_with_frame;   /* stencils rebuilt with a frame */
+	unsigned n_with_frame; /* stencils rebuilt with a frame */
 	/* The shim's frame at its call into JIT code, from its .eh_frame:
 	 * CFA = frame pointer (rbp, x29) + cfa_offset, the caller's frame
 	 * pointer at CFA + fp_offset, return address at CFA + ra_offset. */

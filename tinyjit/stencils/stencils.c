@@ -64,18 +64,18 @@ STENCIL(FN)
 
 /* ---- arithmetic and comparisons: tos = sp[-1] OP tos ---- */
 
-#define BINARY(NAME, expr)                \
-	STENCIL(NAME)                     \
-	{                                 \
-		int64_t a = *--sp, b = tos; \
-		tos = (expr);             \
-		CONTINUE();               \
+#define BINARY(NAME, expr)                                                                                   \
+	STENCIL(NAME)                                                                                        \
+	{                                                                                                    \
+		int64_t a = *--sp, b = tos;                                                                  \
+		tos = (expr);                                                                                \
+		CONTINUE();                                                                                  \
 	}
 
 BINARY(ADD, tj_add(a, b))
 BINARY(SUB, tj_sub(a, b))
 BINARY(MUL, tj_mul(a, b))
-BINARY(AND, a & b)
+BINARY(AND, a &b)
 BINARY(OR, a | b)
 BINARY(XOR, a ^ b)
 BINARY(SHL, tj_shl(a, b))

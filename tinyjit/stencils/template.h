@@ -26,8 +26,8 @@
 typedef TJ_PRESERVE_NONE tj_res (*tj_entry)(TJ_ARGS);
 
 /* Holes: the runtime writes their value into the copied code. */
-extern char _JIT_OPERAND[];  /* 64-bit: movabs */
-extern char _JIT_OPARG[1];   /* small: fits a 32-bit immediate */
+extern char _JIT_OPERAND[]; /* 64-bit: movabs */
+extern char _JIT_OPARG[1];  /* small: fits a 32-bit immediate */
 extern char _JIT_OPARG2[1];
 extern char _JIT_INSN[1];
 TJ_PRESERVE_NONE tj_res _JIT_CONTINUE(TJ_ARGS);

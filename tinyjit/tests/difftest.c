@@ -114,8 +114,8 @@ int main(int argc, char **argv)
 			}
 		}
 		if (verbose)
-			printf("seed %" PRIu64 ": %s err %d value %" PRId64 "\n", seed, ok ? "ok" : "MISMATCH",
-			       want.err, want.value);
+			printf("seed %" PRIu64 ": %s err %d value %" PRId64 "\n", seed,
+			       ok ? "ok" : "MISMATCH", want.err, want.value);
 		errors[want.err & 7]++;
 		ok ? passed++ : failed++;
 		tj_program_free(p);

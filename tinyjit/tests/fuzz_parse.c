@@ -18,7 +18,10 @@ tj_res tj_jit_run(tj_vm *vm, uint32_t fn, int64_t *locals)
 	(void)locals;
 	return tj_vm_fail(vm, TJ_ERR_HOST, fn, "no JIT in the fuzzer");
 }
-void tj_cxx_throw(long long mode) { (void)mode; }
+void tj_cxx_throw(long long mode)
+{
+	(void)mode;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

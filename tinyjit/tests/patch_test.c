@@ -122,13 +122,16 @@ int main(void)
 {
 	uint8_t b[8];
 	uint64_t v;
-	check("r_x86_64_64_writes_all_eight_bytes",
-	      patch(TJ_R_X86_64_64, 0, 0x0123456789abcdefULL, b) == 0 && (memcpy(&v, b, 8), v == 0x0123456789abcdefULL));
-	check("r_x86_64_32_takes_the_largest_u32", patch(TJ_R_X86_64_32, 0, 0xffffffffu, b) == 0 && le32(b, 0xffffffffu));
+	check("r_x86_64_64_writes_all_eight_bytes", patch(TJ_R_X86_64_64, 0, 0x0123456789abcdefULL, b) == 0 &&
+							    (memcpy(&v, b, 8), v == 0x0123456789abcdefULL));
+	check("r_x86_64_32_takes_the_largest_u32",
+	      patch(TJ_R_X86_64_32, 0, 0xffffffffu, b) == 0 && le32(b, 0xffffffffu));
 	check("r_x86_64_32_refuses_2_to_the_32",
 	      patch(TJ_R_X86_64_32, 0, 0x100000000ULL, b) == TJ_PATCH_RANGE && untouched(b));
-	check("r_x86_64_32_refuses_negative", patch(TJ_R_X86_64_32, 0, (uint64_t)-1, b) == TJ_PATCH_RANGE && untouched(b));
-	check("r_x86_64_32s_takes_minus_one", patch(TJ_R_X86_64_32S, 0, (uint64_t)-1, b) == 0 && le32(b, 0xffffffffu));
+	check("r_x86_64_32_refuses_negative",
+	      patch(TJ_R_X86_64_32, 0, (uint64_t)-1, b) == TJ_PATCH_RANGE && untouched(b));
+	check("r_x86_64_32s_takes_minus_one",
+	      patch(TJ_R_X86_64_32S, 0, (uint64_t)-1, b) == 0 && le32(b, 0xffffffffu));
 	check("r_x86_64_32s_refuses_2_to_the_31",
 	      patch(TJ_R_X86_64_32S, 0, 0x80000000ULL, b) == TJ_PATCH_RANGE && untouched(b));
 	check("r_x86_64_32s_takes_int32_min",
@@ -136,7 +139,8 @@ int main(void)
 	uint64_t p = 0x7f0000001000ULL;
 	check("r_x86_64_pc32_is_relative_to_the_field",
 	      patch(TJ_R_X86_64_PC32, p, p + 0x10, b) == 0 && le32(b, 0x10));
-	check("r_x86_64_pc32_reaches_back", patch(TJ_R_X86_64_PC32, p, p - 4, b) == 0 && le32(b, 0xfffffffcu));
+	check("r_x86_64_pc32_reaches_back",
+	      patch(TJ_R_X86_64_PC32, p, p - 4, b) == 0 && le32(b, 0xfffffffcu));
 	check("r_x86_64_pc32_refuses_beyond_2_gib",
 	      patch(TJ_R_X86_64_PC32, p, p + 0x80000000ULL, b) == TJ_PATCH_RANGE && untouched(b));
 	check("r_x86_64_plt32_refuses_below_minus_2_gib",

@@ -10,8 +10,8 @@ typedef struct {
 	char *buf;
 	size_t cap, len;
 	int overflow;
-	int nfuncs, func;      /* function count, current function */
-	int labels;            /* label counter */
+	int nfuncs, func; /* function count, current function */
+	int labels;       /* label counter */
 	int loop_depth;
 	int calls_left;
 } gen;
@@ -25,7 +25,10 @@ static uint64_t rnd(gen *g)
 	return g->s * 0x2545F4914F6CDD1DULL;
 }
 
-static unsigned pick(gen *g, unsigned n) { return (unsigned)(rnd(g) % n); }
+static unsigned pick(gen *g, unsigned n)
+{
+	return (unsigned)(rnd(g) % n);
+}
 
 __attribute__((format(printf, 2, 3))) static void out(gen *g, const char *fmt, ...)
 {
@@ -46,8 +49,9 @@ static const char *const locals[] = { "a", "b", "x", "y" };
 
 static int64_t constant(gen *g)
 {
-	static const int64_t edge[] = { 0, 1, -1, 2, 3, 7, 63, 64, -64, INT64_MAX, INT64_MIN,
-					INT32_MAX, (int64_t)1 << 32 };
+	static const int64_t edge[] = {
+		0, 1, -1, 2, 3, 7, 63, 64, -64, INT64_MAX, INT64_MIN, INT32_MAX, (int64_t)1 << 32
+	};
 	switch (pick(g, 3)) {
 	case 0: return edge[pick(g, sizeof edge / sizeof edge[0])];
 	case 1: return (int64_t)pick(g, 200) - 100;
@@ -76,13 +80,15 @@ static void call_expr(gen *g, int depth)
 
 static void expr(gen *g, int depth)
 {
-	static const char *const binops[] = { "add", "sub", "mul", "div", "mod", "and", "or", "xor",
-					      "shl", "shr", "ushr", "eq", "ne", "lt", "le", "gt", "ge" };
+	static const char *const binops[] = { "add", "sub",  "mul", "div", "mod", "and", "or", "xor", "shl",
+					      "shr", "ushr", "eq",  "ne",  "lt",  "le",  "gt", "ge" };
 	unsigned k = depth >= 3 ? pick(g, 2) : pick(g, 9);
 	switch (k) {
 	case 0: out(g, "    push %lld\n", (long long)constant(g)); return;
 	case 1: out(g, "    load %s\n", locals[pick(g, 4)]); return;
-	case 2: case 3: case 4: {
+	case 2:
+	case 3:
+	case 4: {
 		const char *op = binops[pick(g, sizeof binops / sizeof binops[0])];
 		expr(g, depth + 1);
 		expr(g, depth + 1);
@@ -121,7 +127,8 @@ static void stmt(gen *g)
 {
 	int l = g->labels;
 	switch (pick(g, g->loop_depth ? 3 : 4)) {
-	case 0: case 1:
+	case 0:
+	case 1:
 		expr(g, 0);
 		out(g, "    store %s\n", locals[2 + pick(g, 2)]);
 		return;
@@ -137,8 +144,7 @@ static void stmt(gen *g)
 	default:
 		g->labels += 2;
 		g->loop_depth++;
-		out(g, "    push %u\n    store c\nL%d:\n    load c\n    jz L%d\n", 1 + pick(g, 3), l,
-		    l + 1);
+		out(g, "    push %u\n    store c\nL%d:\n    load c\n    jz L%d\n", 1 + pick(g, 3), l, l + 1);
 		stmts(g, 1 + (int)pick(g, 2));
 		out(g, "    load c\n    push 1\n    sub\n    store c\n    jmp L%d\nL%d:\n", l, l + 1);
 		g->loop_depth--;

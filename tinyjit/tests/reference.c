@@ -8,7 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int64_t fib(int64_t n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+static int64_t fib(int64_t n)
+{
+	return n < 2 ? n : fib(n - 1) + fib(n - 2);
+}
 
 static int64_t ack(int64_t m, int64_t n)
 {

@@ -29,6 +29,7 @@ tj_res tj_interp(tj_vm *vm, uint32_t fn, int64_t *locals)
 		int64_t a, b;
 		tj_res r;
 		switch ((enum tj_op)in->op) {
+			/* clang-format off */
 		case TJ_OP_PUSH: *sp++ = in->a; break;
 		case TJ_OP_LOAD: *sp++ = locals[in->a]; break;
 		case TJ_OP_STORE: locals[in->a] = *--sp; break;
@@ -54,6 +55,7 @@ tj_res tj_interp(tj_vm *vm, uint32_t fn, int64_t *locals)
 		BINARY(GT, a > b)
 		BINARY(GE, a >= b)
 #undef BINARY
+		/* clang-format on */
 		case TJ_OP_DIV:
 		case TJ_OP_MOD:
 			b = *--sp;
@@ -87,9 +89,7 @@ tj_res tj_interp(tj_vm *vm, uint32_t fn, int64_t *locals)
 				return r;
 			*sp++ = r.value;
 			break;
-		case TJ_OP_RET:
-			vm->depth--;
-			return (tj_res){ sp[-1], 0 };
+		case TJ_OP_RET: vm->depth--; return (tj_res){ sp[-1], 0 };
 		case TJ_OP_ENTER:
 		case TJ_OP_COUNT:
 			/* the loader puts ENTER only first; the verifier never lets

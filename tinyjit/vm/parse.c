@@ -56,7 +56,7 @@ typedef struct {
 	const char *file;
 	const char *p, *end;
 	uint32_t line, col;
-	token tok;  /* current token */
+	token tok; /* current token */
 	tj_diag *d;
 	bool failed;
 	tj_program *prog;
@@ -94,9 +94,7 @@ static const char *tok_desc(const token *t, char *buf, size_t n)
 		else
 			snprintf(buf, n, "byte 0x%02x", (unsigned char)*t->s);
 		return buf;
-	default:
-		snprintf(buf, n, "'%.*s'", (int)(t->len > 40 ? 40 : t->len), t->s);
-		return buf;
+	default: snprintf(buf, n, "'%.*s'", (int)(t->len > 40 ? 40 : t->len), t->s); return buf;
 	}
 }
 
@@ -114,8 +112,14 @@ static void oom(parser *ps)
 
 /* ---- lexer ---- */
 
-static bool ident_start(int c) { return isalpha(c) || c == '_'; }
-static bool ident_char(int c) { return isalnum(c) || c == '_' || c == '.'; }
+static bool ident_start(int c)
+{
+	return isalpha(c) || c == '_';
+}
+static bool ident_char(int c)
+{
+	return isalnum(c) || c == '_' || c == '.';
+}
 
 static void advance(parser *ps, size_t n)
 {
@@ -448,11 +452,8 @@ static void parse_insn(parser *ps)
 	char *name;
 	int slot;
 	switch (tj_opinfo_table[op].operand) {
-	case TJ_OPND_NONE:
-		break;
-	case TJ_OPND_INT:
-		take_int(ps, &in->a);
-		break;
+	case TJ_OPND_NONE: break;
+	case TJ_OPND_INT: take_int(ps, &in->a); break;
 	case TJ_OPND_LOCAL:
 		if (ps->tok.kind != T_IDENT) {
 			expected(ps, "a local name");

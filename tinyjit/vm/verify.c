@@ -15,8 +15,8 @@
 
 #include "vm.h"
 
-__attribute__((format(printf, 4, 5)))
-static int fail(const tj_program *p, const tj_insn *in, tj_diag *d, const char *fmt, ...)
+__attribute__((format(printf, 4, 5))) static int fail(const tj_program *p, const tj_insn *in, tj_diag *d,
+						      const char *fmt, ...)
 {
 	char m[256];
 	va_list ap;
@@ -36,8 +36,8 @@ static void effect(const tj_insn *in, int *pops, int *pushes)
 }
 
 /* Depth flowing into `to`; queue it when first seen. */
-static int flow(const tj_program *p, const tj_func *f, const tj_insn *from, uint32_t to,
-		int depth, int *depths, uint32_t *work, size_t *nwork, tj_diag *d)
+static int flow(const tj_program *p, const tj_func *f, const tj_insn *from, uint32_t to, int depth,
+		int *depths, uint32_t *work, size_t *nwork, tj_diag *d)
 {
 	if (to - f->first >= f->count)
 		return fail(p, from, d,
@@ -50,8 +50,8 @@ static int flow(const tj_program *p, const tj_func *f, const tj_insn *from, uint
 		return 0;
 	}
 	if (*at != depth)
-		return fail(p, &p->insns[to],
-			    d, "operand stack depth differs where paths join: %d on one path, %d on another",
+		return fail(p, &p->insns[to], d,
+			    "operand stack depth differs where paths join: %d on one path, %d on another",
 			    *at, depth);
 	return 0;
 }
@@ -104,8 +104,7 @@ static int verify_func(const tj_program *p, tj_func *f, tj_diag *d)
 		if (depth > max)
 			max = depth;
 		switch (in->op) {
-		case TJ_OP_RET:
-			break;
+		case TJ_OP_RET: break;
 		case TJ_OP_JMP:
 			if (flow(p, f, in, (uint32_t)in->a, depth, depths, work, &nwork, d))
 				goto out;

@@ -131,20 +131,20 @@ struct tj_jit;
 /* The VM state.  The JIT's stencils read the fields marked [stencil]
  * directly, so they come first and are plain words. */
 struct tj_vm {
-	int64_t depth;        /* [stencil] live frames */
-	int64_t max_depth;    /* [stencil] */
-	int64_t *stack_end;   /* [stencil] one past the value stack */
-	void **entries;       /* [stencil] JIT entry of each function */
-	int64_t *stack_top;   /* first free slot while host code runs */
+	int64_t depth;      /* [stencil] live frames */
+	int64_t max_depth;  /* [stencil] */
+	int64_t *stack_end; /* [stencil] one past the value stack */
+	void **entries;     /* [stencil] JIT entry of each function */
+	int64_t *stack_top; /* first free slot while host code runs */
 	int64_t *stack;
 	const tj_program *prog;
-	struct tj_jit *jit;   /* NULL: interpret */
+	struct tj_jit *jit; /* NULL: interpret */
 	/* the first error */
 	int err;
 	uint32_t err_insn;
 	char err_detail[128];
-	uint32_t host_insn;   /* the HOST instruction running host code */
-	void *host_data;      /* for the embedder */
+	uint32_t host_insn; /* the HOST instruction running host code */
+	void *host_data;    /* for the embedder */
 };
 
 #define TJ_DEFAULT_MAX_DEPTH 10000
