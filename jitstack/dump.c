@@ -12,9 +12,9 @@
  */
 #include "dump.h"
 #include "formats/clock.h"
-#include "grow.h"
-#include "output.h"
-#include "stack.h"
+#include "base/grow.h"
+#include "out/output.h"
+#include "unwind/stack.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -2,7 +2,7 @@
 #ifndef JS_DUMP_H
 #define JS_DUMP_H
 
-#include "session.h"
+#include "unwind/session.h"
 
 typedef struct js_dump_opts {
 	js_opts opt;

@@ -18,19 +18,21 @@ JS_CFLAGS = -std=c11 -D_GNU_SOURCE $(JS_WARN) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) 
 	-I$(JS) -I$(JS_B) -I.
 JS_LIBS := -ldw -lelf -lprotobuf-c -lz -liberty -lm
 
-# profile.proto -> profile.pb-c.[ch] at build time (protoc-c)
+# out/profile.proto -> profile.pb-c.[ch] at build time (protoc-c)
 JS_PROTO_C := $(JS_B)/profile.pb-c.c
 JS_PROTO_H := $(JS_B)/profile.pb-c.h
 
-JS_SRCS := $(sort $(wildcard $(JS)/*.c))
-JS_TOOL_SRCS := $(filter-out $(JS)/fuzz_reader.c,$(JS_SRCS))
+# the rooms, in the order each may use the ones before it (README.md)
+JS_ROOMS := base target jit unwind out record
+JS_SRCS := $(sort $(wildcard $(JS)/*.c $(JS_ROOMS:%=$(JS)/%/*.c)))
+JS_TOOL_SRCS := $(JS_SRCS)
 JS_OBJS := $(JS_TOOL_SRCS:$(JS)/%.c=$(JS_B)/obj/%.o) $(JS_B)/obj/profile.pb-c.o \
 	$(FMT_SRCS:%.c=$(JS_B)/obj/%.o)
-JS_HDRS := $(wildcard $(JS)/*.h) $(FMT_HDRS) $(JS_PROTO_H)
+JS_HDRS := $(wildcard $(JS)/*.h $(JS_ROOMS:%=$(JS)/%/*.h)) $(FMT_HDRS) $(JS_PROTO_H)
 
-$(JS_PROTO_C) $(JS_PROTO_H): $(JS)/profile.proto
+$(JS_PROTO_C) $(JS_PROTO_H): $(JS)/out/profile.proto
 	@mkdir -p $(JS_B)
-	protoc-c --proto_path=$(JS) --c_out=$(JS_B) $(JS)/profile.proto
+	protoc-c --proto_path=$(JS)/out --c_out=$(JS_B) $(JS)/out/profile.proto
 
 $(JS_B)/obj/profile.pb-c.o: $(JS_PROTO_C) $(JS_PROTO_H)
 	@mkdir -p $(dir $@)

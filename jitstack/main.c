@@ -2,8 +2,8 @@
  * exit code (the codes are in session.h and jitstack(1)).
  */
 #include "dump.h"
-#include "bounds.h"
-#include "record.h"
+#include "base/bounds.h"
+#include "record/record.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -11,8 +11,8 @@
  * Usage: jitdump_check DIR (scratch files go there).  Prints one line per
  * check that fails and exits 1, else prints a summary and exits 0.
  */
-#include "jitdump.h"
-#include "bounds.h"
+#include "jit/jitdump.h"
+#include "base/bounds.h"
 #include "formats/jitdump.h"
 
 #include <elf.h>

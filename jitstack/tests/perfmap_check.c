@@ -10,8 +10,8 @@
  * Usage: perfmap_check DIR (scratch files go there).  Prints one line per
  * check that fails and exits 1, else prints a summary and exits 0.
  */
-#include "perfmap.h"
-#include "bounds.h"
+#include "jit/perfmap.h"
+#include "base/bounds.h"
 
 #include <errno.h>
 #include <inttypes.h>

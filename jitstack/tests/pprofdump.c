@@ -1,6 +1,6 @@
 /* pprofdump.c - decode a pprof file jitstack wrote and check it: gzip
  * (zlib), then the Profile message (protobuf-c's generated unpack of
- * jitstack/profile.proto), then the references between its tables.
+ * jitstack/out/profile.proto), then the references between its tables.
  * Prints "samples N", one "comment TEXT" line per comment and one
  * "leaf FUNCTION COUNT" line per function seen at the leaf; from the
  * samples' labels, one "process PID COMM COUNT" line per process (the

@@ -14,7 +14,7 @@
  * exit 0 when every check holds.
  */
 #include "formats/gdbjit.h"
-#include "jitmodules.h"
+#include "jit/jitmodules.h"
 
 #include <elf.h>
 #include <stdio.h>

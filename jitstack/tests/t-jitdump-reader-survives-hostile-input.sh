@@ -1,4 +1,4 @@
-# The jitdump reader (jitstack/jitdump.c) on its own: hostile records
+# The jitdump reader (jitstack/jit/jitdump.c) on its own: hostile records
 # (impossible sizes, code past a record's end, ranges that wrap, rows past
 # a record's end, names past the bound, file names that are not text or
 # not UTF-8 as RFC 3629 has it -- a surrogate, overlong forms --, a record

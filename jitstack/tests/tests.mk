@@ -70,29 +70,29 @@ $(JS_TB)/pprofdump: $(JS)/tests/pprofdump.c $(JS_B)/obj/profile.pb-c.o $(JS_PROT
 	$(CC) $(JS_TEST_CFLAGS) -I$(JS_B) -o $@ $< $(JS_B)/obj/profile.pb-c.o -lprotobuf-c -lz
 
 # The perf map reader on its own, against hostile input and a model.
-JS_PM_SRCS := $(addprefix $(JS)/,perfmap.c err.c grow.c)
-$(JS_TB)/perfmap_check: $(JS)/tests/perfmap_check.c $(JS_PM_SRCS) $(JS)/perfmap.h $(JS)/bounds.h
+JS_PM_SRCS := $(addprefix $(JS)/,jit/perfmap.c base/err.c base/grow.c)
+$(JS_TB)/perfmap_check: $(JS)/tests/perfmap_check.c $(JS_PM_SRCS) $(JS)/jit/perfmap.h $(JS)/base/bounds.h
 	@mkdir -p $(dir $@)
 	$(CC) $(JS_TEST_CFLAGS) -D_GNU_SOURCE -DJS_PM_LEVEL0=64u -I$(JS) -o $@ $< $(JS_PM_SRCS)
 
 # The jitdump reader on its own, against hostile input and a model.
-JS_JD_SRCS := $(addprefix $(JS)/,jitdump.c perfmap.c jitimage.c elfin.c cfi_convert.c aranges.c err.c grow.c \
-	machine.c) $(FMT_SRCS)
+JS_JD_SRCS := $(addprefix $(JS)/,jit/jitdump.c jit/perfmap.c jit/jitimage.c jit/elfin.c jit/cfi_convert.c \
+	jit/aranges.c base/err.c base/grow.c target/machine.c) $(FMT_SRCS)
 $(JS_TB)/jitdump_check: $(JS)/tests/jitdump_check.c $(JS_JD_SRCS) $(JS_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(JS_TEST_CFLAGS) -D_GNU_SOURCE -I$(JS) -I. -o $@ $< $(JS_JD_SRCS) -ldw -lelf
 
 # jitmodules.c and the image reader on their own: images whose DWARF
 # names another's symbols, over two refreshes of a list in memory.
-JS_RELOC_SRCS := $(addprefix $(JS)/,jitmodules.c desc.c mem.c jitimage.c elfin.c cfi_convert.c aranges.c \
-	err.c grow.c machine.c symfind.c) $(FMT_SRCS)
+JS_RELOC_SRCS := $(addprefix $(JS)/,jit/jitmodules.c jit/desc.c target/mem.c jit/jitimage.c jit/elfin.c \
+	jit/cfi_convert.c jit/aranges.c base/err.c base/grow.c target/machine.c target/symfind.c) $(FMT_SRCS)
 $(JS_TB)/relocs_check: $(JS)/tests/relocs_check.c $(JS_RELOC_SRCS) $(JS_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(JS_TEST_CFLAGS) -D_GNU_SOURCE -I$(JS) -I. -o $@ $< $(JS_RELOC_SRCS) -ldw -lelf
 
 # The fuzz target and the reader it drives, instrumented (clang-19).
-JS_FUZZ_SRCS := $(addprefix $(JS)/,fuzz_reader.c desc.c mem.c jitimage.c elfin.c cfi_convert.c aranges.c err.c \
-	grow.c machine.c perfmap.c jitdump.c) $(FMT_SRCS)
+JS_FUZZ_SRCS := $(JS)/tests/fuzz_reader.c $(addprefix $(JS)/,jit/desc.c target/mem.c jit/jitimage.c jit/elfin.c \
+	jit/cfi_convert.c jit/aranges.c base/err.c base/grow.c target/machine.c jit/perfmap.c jit/jitdump.c) $(FMT_SRCS)
 $(JS_TB)/fuzz_reader: $(JS_FUZZ_SRCS) $(JS_HDRS)
 	@mkdir -p $(dir $@)
 	$(CLANG) -std=gnu11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -fsanitize=fuzzer,address,undefined \

@@ -1,0 +1,923 @@
+/* jitdump.c - reading a perf jitdump for names, lines and CFI (see jitdump.h). */
+#include "jit/jitdump.h"
+#include "base/bounds.h"
+#include "formats/elfhdr.h"
+#include "formats/jitdump.h"
+#include "formats/utf8.h"
+#include "base/grow.h"
+
+#include <elf.h>
+#include <gelf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- file names ---------------------------------------------------------------- */
+
+/* Source file names live in chunks that never move; lines point into them. */
+enum { CHUNK = 1 << 16 };
+
+static const char *keep_str(js_jitdump *jd, const char *s, size_t n)
+{
+	return js_strs_keep(&jd->strs, s, n, CHUNK);
+}
+
+/* ---- the state ------------------------------------------------------------------- */
+
+void js_jitdump_init(js_jitdump *jd, const char *path, uint16_t machine)
+{
+	memset(jd, 0, sizeof *jd);
+	snprintf(jd->path, sizeof jd->path, "%s", path ? path : "");
+	jd->owner = -1;
+	jd->machine = machine;
+	js_perfmap_init(&jd->ranges, NULL);
+}
+
+/* libdwfl may hold a module of the code's image until the next report:
+ * the image waits in jd->dead until js_jitdump_reap. */
+static void free_code(js_jitdump *jd, js_jd_code *c)
+{
+	free(c->lines);
+	free(c->eh);
+	if (c->img && !c->img->reported)
+		js_image_free(c->img);
+	else if (c->img && !js_grow(&jd->dead, &jd->cap_dead, jd->n_dead, sizeof *jd->dead))
+		c->img->magic = 0; /* out of memory: leaked, but no longer taken for ours */
+	else if (c->img)
+		jd->dead[jd->n_dead++] = c->img;
+}
+
+void js_jitdump_reap(js_jitdump *jd)
+{
+	for (size_t i = 0; i < jd->n_dead; i++)
+		js_image_free(jd->dead[i]);
+	jd->n_dead = 0;
+}
+
+/* Forget every record: the file is read again from its start.  (libdwfl
+ * may still hold modules of the images: the caller reports the modules
+ * again before it unwinds.) */
+static void reset(js_jitdump *jd)
+{
+	for (size_t i = 0; i < jd->n_code; i++)
+		free_code(jd, &jd->code[i]);
+	free(jd->code);
+	jd->code = NULL;
+	jd->n_code = jd->cap_code = 0;
+	free(jd->pend_lines);
+	free(jd->pend_eh);
+	jd->pend_lines = NULL, jd->pend_eh = NULL;
+	jd->pend_n_lines = jd->pend_eh_size = 0;
+	js_strs_free(&jd->strs);
+	js_perfmap_free(&jd->ranges);
+	js_perfmap_init(&jd->ranges, NULL);
+	jd->off = jd->skip = 0;
+	jd->have_header = jd->ended = false;
+	jd->why[0] = 0;
+	jd->cfi_bytes = jd->line_rows = 0;
+	jd->loads = jd->moves = jd->debug = jd->unwind = jd->with_cfi = 0;
+	jd->bad = jd->over_limit = jd->late = jd->unknown = 0;
+	jd->changes++;
+}
+
+void js_jitdump_free(js_jitdump *jd)
+{
+	reset(jd);
+	js_jitdump_reap(jd);
+	free(jd->dead);
+	js_perfmap_free(&jd->ranges);
+}
+
+/* The file cannot be read past this point. */
+static void give_up(js_jitdump *jd, uint64_t at, const char *fmt, unsigned long long v)
+{
+	char what[160];
+	snprintf(what, sizeof what, fmt, v);
+	snprintf(jd->why, sizeof jd->why, "at offset %" PRIu64 ": %s", at, what);
+	jd->ended = true;
+}
+
+/* ---- records ----------------------------------------------------------------------- */
+
+static int32_t ld_i32(const uint8_t *p)
+{
+	int32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static uint64_t ld_u64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+/* The header; returns the bytes consumed, 0 when more are needed (*need)
+ * or the file is not one we read (jd->ended). */
+static size_t header(js_jitdump *jd, const uint8_t *p, size_t len, size_t *need)
+{
+	if (len < sizeof(jd_header)) {
+		*need = sizeof(jd_header);
+		return 0;
+	}
+	jd_header h;
+	memcpy(&h, p, sizeof h);
+	if (h.magic != JD_MAGIC) {
+		give_up(jd, 0,
+			__builtin_bswap32(h.magic) == JD_MAGIC
+				? "written in the other byte order (magic %#llx)"
+				: "not a jitdump (magic %#llx)",
+			h.magic);
+		return 0;
+	}
+	if (h.version != JD_VERSION) {
+		give_up(jd, 4, "version %llu (jitstack reads version 1)", h.version);
+		return 0;
+	}
+	if (h.total_size < sizeof h || h.total_size > JS_MAX_JITDUMP_HEADER) {
+		give_up(jd, 8, "a header of %llu bytes", h.total_size);
+		return 0;
+	}
+	if (jd->machine && h.elf_mach != jd->machine) {
+		give_up(jd, 12, "code for machine %llu, not the target's", h.elf_mach);
+		return 0;
+	}
+	if (h.flags & JD_FLAGS_ARCH_TIMESTAMP)
+		jd->until_ns = 0; /* the CPU's clock: the records cannot be set against a core's time */
+	if (jd->until_ns && h.timestamp > jd->until_ns) {
+		give_up(jd, 24, "begun after the core (by another process with that pid; %llu ns later)",
+			h.timestamp - jd->until_ns);
+		return 0;
+	}
+	jd->have_header = true;
+	jd->flags = h.flags;
+	jd->start_ns = h.timestamp;
+	jd->pid = h.pid;
+	jd->skip = h.total_size - sizeof h;
+	return sizeof h;
+}
+
+static void drop_pending(js_jitdump *jd)
+{
+	free(jd->pend_lines);
+	free(jd->pend_eh);
+	jd->pend_lines = NULL, jd->pend_eh = NULL;
+	jd->pend_n_lines = jd->pend_eh_size = 0;
+}
+
+/* A new piece of code [lo, lo + size) named name; takes the pending lines
+ * and CFI.  0, or -1 when out of memory. */
+static int add_code(js_jitdump *jd, uint64_t lo, uint64_t size, const char *name, size_t n, uint64_t ts)
+{
+	if (jd->n_code >= JS_MAX_JITDUMP_LOADS) {
+		jd->over_limit++;
+		drop_pending(jd);
+		return 0;
+	}
+	if (!js_grow(&jd->code, &jd->cap_code, jd->n_code, sizeof *jd->code))
+		return -1;
+	const char *kept = js_perfmap_add(&jd->ranges, lo, size, name, n, jd->n_code);
+	if (!kept)
+		return -1;
+	/* rows outside the code describe none of it */
+	size_t w = 0;
+	for (size_t i = 0; i < jd->pend_n_lines; i++)
+		if (jd->pend_lines[i].addr >= lo && jd->pend_lines[i].addr - lo < size)
+			jd->pend_lines[w++] = jd->pend_lines[i];
+	jd->pend_n_lines = w;
+	jd->code[jd->n_code++] = (js_jd_code){ .lo = lo,
+					       .hi = lo + size,
+					       .ts = ts,
+					       .name = kept,
+					       .lines = jd->pend_lines,
+					       .n_lines = jd->pend_n_lines,
+					       .eh = jd->pend_eh,
+					       .eh_size = jd->pend_eh_size };
+	jd->with_cfi += jd->pend_eh != NULL;
+	jd->pend_lines = NULL, jd->pend_eh = NULL;
+	jd->pend_n_lines = jd->pend_eh_size = 0;
+	return 0;
+}
+
+/* Code ranges perf would accept (util/jitdump.c skips none, but a range
+ * that wraps or is absurdly large names nothing real). */
+static bool range_ok(uint64_t lo, uint64_t size)
+{
+	return size && size <= JS_MAX_CODE_SPAN && lo + size > lo;
+}
+
+static int code_load(js_jitdump *jd, const uint8_t *p, size_t head, uint32_t total)
+{
+	jd_code_load r;
+	memcpy(&r, p, sizeof r);
+	size_t name_max = head - sizeof r;
+	const char *name = (const char *)p + sizeof r;
+	size_t n = strnlen(name, name_max);
+	if (n > JS_MAX_NAME)
+		n = JS_MAX_NAME;
+	(void)total;
+	if (!range_ok(r.code_addr, r.code_size)) {
+		jd->bad++;
+		drop_pending(jd);
+		return 0;
+	}
+	jd->loads++;
+	return add_code(jd, r.code_addr, r.code_size, name, n, r.p.timestamp);
+}
+
+static int lines_cmp(const void *a, const void *b)
+{
+	const js_jd_line *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* CODE_MOVE: the code at old_code_addr, at new_code_addr now. */
+static int code_move(js_jitdump *jd, const uint8_t *p)
+{
+	jd_code_move r;
+	memcpy(&r, p, sizeof r);
+	if (!range_ok(r.new_code_addr, r.code_size)) {
+		jd->bad++;
+		return 0;
+	}
+	if (js_jitdump_commit(jd)) /* the old code may be among the records of this read */
+		return -1;
+	js_jd_code *old = js_jitdump_find(jd, r.old_code_addr);
+	if (!old || old->lo != r.old_code_addr) {
+		jd->bad++; /* nothing loaded there */
+		return 0;
+	}
+	size_t at = (size_t)(old - jd->code);
+	drop_pending(jd);
+	uint64_t delta = r.new_code_addr - old->lo;
+	if (old->n_lines && jd->line_rows + old->n_lines <= JS_MAX_JITDUMP_ROWS &&
+	    (jd->pend_lines = malloc(old->n_lines * sizeof *jd->pend_lines))) {
+		for (size_t i = 0; i < old->n_lines; i++) {
+			jd->pend_lines[i] = old->lines[i];
+			jd->pend_lines[i].addr += delta;
+		}
+		jd->pend_n_lines = old->n_lines;
+		jd->line_rows += old->n_lines;
+	}
+	/* the CFI is relative to the code (perf's layout): it moves as it is */
+	if (old->eh && jd->cfi_bytes + old->eh_size <= JS_MAX_JITDUMP_CFI &&
+	    (jd->pend_eh = malloc(old->eh_size))) {
+		memcpy(jd->pend_eh, old->eh, old->eh_size);
+		jd->pend_eh_size = old->eh_size;
+		jd->cfi_bytes += old->eh_size;
+	}
+	jd->moves++;
+	const js_jd_code *o = &jd->code[at];
+	return add_code(jd, r.new_code_addr, r.code_size, o->name, strlen(o->name), r.p.timestamp);
+}
+
+/* A file name, as a writer that works writes one: UTF-8 text (RFC 3629,
+ * formats/utf8.h), no control bytes. */
+static bool plain_name(const char *s, size_t n)
+{
+	const uint8_t *p = (const uint8_t *)s;
+	for (size_t i = 0; i < n;) {
+		size_t k = utf8_len(p + i, n - i);
+		if (!k || p[i] < 0x20 || p[i] == 0x7f)
+			return false;
+		i += k;
+	}
+	return n > 0;
+}
+
+/* DEBUG_INFO: nr_entry rows, each a jd_debug_entry and a file name
+ * ("\xff" alone: the previous row's, as the specification allows). */
+static int debug_info(js_jitdump *jd, const uint8_t *p, size_t total)
+{
+	jd_code_debug_info r;
+	memcpy(&r, p, sizeof r);
+	size_t most = (total - sizeof r) / (sizeof(jd_debug_entry) + 1);
+	if (r.nr_entry > most || jd->line_rows + r.nr_entry > JS_MAX_JITDUMP_ROWS) {
+		jd->bad += r.nr_entry > most;
+		jd->over_limit += r.nr_entry <= most;
+		return 0;
+	}
+	drop_pending(jd);
+	jd->debug++;
+	if (!r.nr_entry)
+		return 0;
+	js_jd_line *v = malloc(r.nr_entry * sizeof *v);
+	if (!v)
+		return -1;
+	size_t at = sizeof r, n = 0;
+	const char *prev = NULL, *prev_raw = NULL;
+	size_t prev_len = 0;
+	bool sorted = true, broken = false;
+	for (uint64_t i = 0; i < r.nr_entry; i++) {
+		if (total - at < sizeof(jd_debug_entry) + 1) {
+			broken = true;
+			break;
+		}
+		const uint8_t *e = p + at;
+		const char *name = (const char *)e + sizeof(jd_debug_entry);
+		size_t room = total - at - sizeof(jd_debug_entry), len = strnlen(name, room);
+		if (len == room) {
+			broken = true; /* no NUL before the record's end */
+			break;
+		}
+		at += sizeof(jd_debug_entry) + len + 1;
+		const char *file = prev;
+		bool same = len == 1 && (uint8_t)name[0] == 0xff;
+		if (!same && !plain_name(name, len)) {
+			/* node 20 writes file names whose first 16 bytes are
+			 * freed heap (pointers, NULs among them): every row after
+			 * such a name is out of step */
+			n = 0;
+			broken = true;
+			break;
+		}
+		if (!same && !(prev_raw && prev_len == len && !memcmp(prev_raw, name, len))) {
+			if (!(file = keep_str(jd, name, len > JS_MAX_NAME ? JS_MAX_NAME : len))) {
+				free(v);
+				return -1;
+			}
+			prev_raw = name, prev_len = len;
+		}
+		prev = file;
+		int32_t line = ld_i32(e + 8), col = ld_i32(e + 12);
+		if (!file || line <= 0)
+			continue;
+		v[n] = (js_jd_line){ ld_u64(e), line, col, file };
+		sorted &= !n || v[n].addr >= v[n - 1].addr;
+		n++;
+	}
+	if (broken)
+		jd->bad++;
+	if (!n) {
+		free(v);
+		return 0;
+	}
+	if (!sorted) /* stable enough: rows at one address keep no meaning of order */
+		qsort(v, n, sizeof *v, lines_cmp);
+	jd->pend_lines = v;
+	jd->pend_n_lines = n;
+	jd->line_rows += n;
+	return 0;
+}
+
+/* UNWINDING_INFO: the .eh_frame part of its tables (the search table
+ * after it is rebuilt from the FDEs). */
+static int unwinding_info(js_jitdump *jd, const uint8_t *p, size_t total)
+{
+	jd_code_unwinding_info r;
+	memcpy(&r, p, sizeof r);
+	if (r.unwinding_size > total - sizeof r || r.eh_frame_hdr_size > r.unwinding_size) {
+		jd->bad++;
+		return 0;
+	}
+	free(jd->pend_eh);
+	jd->pend_eh = NULL, jd->pend_eh_size = 0;
+	jd->unwind++;
+	size_t eh = (size_t)(r.unwinding_size - r.eh_frame_hdr_size);
+	if (eh < 8)
+		return 0; /* no FDE (V8 writes an empty table for code without CFI) */
+	if (jd->cfi_bytes + eh > JS_MAX_JITDUMP_CFI) {
+		jd->over_limit++;
+		return 0;
+	}
+	if (!(jd->pend_eh = malloc(eh)))
+		return -1;
+	memcpy(jd->pend_eh, p + sizeof r, eh);
+	jd->pend_eh_size = eh;
+	jd->cfi_bytes += eh;
+	return 0;
+}
+
+/* How much of a record of this kind must be at hand to use it; 0: none
+ * (stepped over), SIZE_MAX: the record is malformed. */
+static size_t head_size(const jd_prefix *pf, const uint8_t *p, size_t len)
+{
+	switch (pf->id) {
+	case JD_CODE_LOAD: {
+		if (pf->total_size < sizeof(jd_code_load) + 1)
+			return SIZE_MAX;
+		if (len < sizeof(jd_code_load))
+			return sizeof(jd_code_load);
+		uint64_t code_size = ld_u64(p + offsetof(jd_code_load, code_size));
+		/* perf takes the code as the record's last code_size bytes */
+		if (code_size > pf->total_size - sizeof(jd_code_load) - 1)
+			return SIZE_MAX;
+		uint64_t name_end = pf->total_size - code_size, cap = sizeof(jd_code_load) + JS_MAX_NAME + 1;
+		return (size_t)(name_end < cap ? name_end : cap);
+	}
+	case JD_CODE_MOVE: return pf->total_size < sizeof(jd_code_move) ? SIZE_MAX : sizeof(jd_code_move);
+	case JD_CODE_DEBUG_INFO:
+		return pf->total_size < sizeof(jd_code_debug_info) ? SIZE_MAX : pf->total_size;
+	case JD_CODE_UNWINDING_INFO:
+		return pf->total_size < sizeof(jd_code_unwinding_info) ? SIZE_MAX : pf->total_size;
+	default: return 0;
+	}
+}
+
+/* One record at p (at file offset at).  Returns the bytes consumed (the
+ * rest of the record goes to jd->skip), 0 when more are needed (*need) or
+ * reading ends (jd->ended), -1 when out of memory. */
+static ssize_t record(js_jitdump *jd, const uint8_t *p, size_t len, uint64_t at, size_t *need)
+{
+	if (len < sizeof(jd_prefix)) {
+		*need = sizeof(jd_prefix);
+		return 0;
+	}
+	jd_prefix pf;
+	memcpy(&pf, p, sizeof pf);
+	if (pf.total_size < sizeof pf) {
+		/* no way to the next record: perf stops here too */
+		give_up(jd, at, "a record of %llu bytes", pf.total_size);
+		return 0;
+	}
+	size_t head = head_size(&pf, p, len);
+	bool info = pf.id == JD_CODE_DEBUG_INFO || pf.id == JD_CODE_UNWINDING_INFO;
+	if (head == SIZE_MAX || (info && head > JS_MAX_JITDUMP_INFO) || head == 0 ||
+	    (jd->until_ns && pf.timestamp > jd->until_ns && pf.id <= JD_CODE_UNWINDING_INFO)) {
+		if (head == SIZE_MAX)
+			jd->bad++;
+		else if (head && info && head > JS_MAX_JITDUMP_INFO)
+			jd->over_limit++;
+		else if (head)
+			jd->late++, drop_pending(jd);
+		else if (pf.id != JD_CODE_CLOSE)
+			jd->unknown++;
+		jd->skip = pf.total_size - sizeof pf;
+		return sizeof pf;
+	}
+	if (len < head) {
+		*need = head;
+		return 0;
+	}
+	int rc = 0;
+	switch (pf.id) {
+	case JD_CODE_LOAD: rc = code_load(jd, p, head, pf.total_size); break;
+	case JD_CODE_MOVE: rc = code_move(jd, p); break;
+	case JD_CODE_DEBUG_INFO: rc = debug_info(jd, p, head); break;
+	case JD_CODE_UNWINDING_INFO: rc = unwinding_info(jd, p, head); break;
+	}
+	if (rc)
+		return -1;
+	jd->skip = pf.total_size - head;
+	return (ssize_t)head;
+}
+
+ssize_t js_jitdump_feed(js_jitdump *jd, const uint8_t *buf, size_t len, size_t *want)
+{
+	size_t i = 0;
+	*want = 0;
+	while (i < len && !jd->ended) {
+		if (jd->skip) {
+			size_t n = jd->skip < len - i ? (size_t)jd->skip : len - i;
+			i += n;
+			jd->skip -= n;
+			continue;
+		}
+		size_t need = 0;
+		ssize_t used = jd->have_header ? record(jd, buf + i, len - i, jd->off + i, &need)
+					       : (ssize_t)header(jd, buf + i, len - i, &need);
+		if (used < 0)
+			return -1;
+		if (!used) {
+			*want = need;
+			break;
+		}
+		i += (size_t)used;
+	}
+	return (ssize_t)i;
+}
+
+int js_jitdump_commit(js_jitdump *jd)
+{
+	uint64_t before = jd->ranges.changes;
+	if (js_perfmap_commit(&jd->ranges))
+		return -1;
+	if (jd->ranges.changes != before)
+		jd->changes++;
+	return 0;
+}
+
+js_jd_code *js_jitdump_find(js_jitdump *jd, uint64_t pc)
+{
+	const js_pm_seg *g = js_perfmap_find(&jd->ranges, pc);
+	return g && g->start < jd->n_code ? &jd->code[g->start] : NULL;
+}
+
+const js_jd_line *js_jitdump_line(const js_jd_code *c, uint64_t pc)
+{
+	size_t lo = 0, hi = c->n_lines; /* the first row past pc */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->lines[mid].addr <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && pc >= c->lo && pc < c->hi ? &c->lines[lo - 1] : NULL;
+}
+
+/* ---- CFI as a module ------------------------------------------------------------------ */
+
+enum { S_NULL, S_TEXT, S_EH_FRAME, S_SYMTAB, S_STRTAB, S_SHSTRTAB, S_COUNT };
+
+/* The ELF file `perf inject --jit` would write for c (genelf.c: .text at
+ * 0x80, .eh_frame right after it, one symbol), moved to the code's real
+ * address so that the .eh_frame's pc-relative pointers reach the code. */
+static void write_twin(byte_buf *b, const js_jd_code *c, uint16_t machine)
+{
+	uint64_t bias = c->lo - JD_ELF_TEXT_ADDR, size = c->hi - c->lo;
+	static const char shstr[] = "\0.text\0.eh_frame\0.symtab\0.strtab\0.shstrtab";
+	size_t name_len = strlen(c->name) + 1;
+	size_t eh_off = sizeof(Elf64_Ehdr), sym_off = (eh_off + c->eh_size + 7) & ~(size_t)7;
+	size_t str_off = sym_off + 2 * sizeof(Elf64_Sym), shs_off = str_off + 1 + name_len;
+	size_t sh_off = (shs_off + sizeof shstr + 7) & ~(size_t)7;
+	elf_write_ehdr(b, &(elf_ehdr_desc){ .type = ET_EXEC,
+					    .machine = machine,
+					    .shoff = sh_off,
+					    .shnum = S_COUNT,
+					    .shstrndx = S_SHSTRTAB });
+	buf_bytes(b, c->eh, c->eh_size);
+	buf_zeros(b, sym_off - b->len);
+	Elf64_Sym sym[2] = { { 0 } };
+	sym[1] = (Elf64_Sym){ .st_name = 1,
+			      .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+			      .st_shndx = S_TEXT,
+			      .st_value = c->lo,
+			      .st_size = size };
+	buf_bytes(b, sym, sizeof sym);
+	buf_u8(b, 0);
+	buf_bytes(b, c->name, name_len);
+	buf_bytes(b, shstr, sizeof shstr);
+	buf_zeros(b, sh_off - b->len);
+	const Elf64_Shdr sh[S_COUNT] = {
+		[S_TEXT] = { 1, SHT_NOBITS, SHF_ALLOC | SHF_EXECINSTR, c->lo, 0, size, 0, 0, 16, 0 },
+		[S_EH_FRAME] = { 7, SHT_PROGBITS, SHF_ALLOC, bias + JD_ELF_EH_FRAME_ADDR(size), eh_off,
+				 c->eh_size, 0, 0, 8, 0 },
+		[S_SYMTAB] = { 17, SHT_SYMTAB, 0, 0, sym_off, sizeof sym, S_STRTAB, 1, 8, sizeof(Elf64_Sym) },
+		[S_STRTAB] = { 25, SHT_STRTAB, 0, 0, str_off, 1 + name_len, 0, 0, 1, 0 },
+		[S_SHSTRTAB] = { 33, SHT_STRTAB, 0, 0, shs_off, sizeof shstr, 0, 0, 1, 0 },
+	};
+	buf_bytes(b, sh, sizeof sh);
+}
+
+js_image *js_jitdump_image(js_jitdump *jd, js_jd_code *c)
+{
+	if (c->img_tried || !c->eh)
+		return c->img;
+	c->img_tried = true;
+	js_image *im = calloc(1, sizeof *im);
+	if (!im)
+		return NULL;
+	byte_buf b;
+	buf_init_grow(&b, JS_MAX_JITDUMP_CFI + (1 << 20));
+	write_twin(&b, c, jd->machine);
+	if (!buf_ok(&b)) {
+		buf_free(&b);
+		free(im);
+		return NULL;
+	}
+	*im = (js_image){ .magic = JS_IMAGE_MAGIC,
+			  .code_lo = c->lo,
+			  .code_hi = c->hi,
+			  .desc = JS_IMAGE_FROM_JITDUMP,
+			  .live = true };
+	size_t idx = (size_t)(c - jd->code);
+	snprintf(im->modname, sizeof im->modname, "[jitdump@%" PRIx64 ".%zu]", c->lo, idx);
+	snprintf(im->label, sizeof im->label, "[jitdump %#" PRIx64 "]", c->lo);
+	js_img_in in = { .bytes = b.p,
+			 .size = b.len,
+			 .addr = c->lo,
+			 .hint_lo = c->lo,
+			 .hint_hi = c->hi,
+			 .machine = jd->machine };
+	js_image_rewrite(&in, &im->out);
+	buf_free(&b);
+	if (!im->out.elf || !im->out.n_fdes) {
+		js_image_free(im);
+		return NULL;
+	}
+	c->img = im;
+	return im;
+}
+
+bool js_jitdump_drop_cfi(js_jitdump *jd, uint64_t pc)
+{
+	js_jd_code *c = js_jitdump_find(jd, pc);
+	if (!c || !c->img)
+		return false;
+	if (c->img->reported && js_grow(&jd->dead, &jd->cap_dead, jd->n_dead, sizeof *jd->dead))
+		jd->dead[jd->n_dead++] = c->img; /* libdwfl holds its module until the next report */
+	else if (c->img->reported)
+		c->img->magic = 0; /* out of memory: leaked, but no longer taken for ours */
+	else
+		js_image_free(c->img);
+	c->img = NULL; /* img_tried stays: it is not made again */
+	free(c->eh);
+	c->eh = NULL;
+	c->eh_size = 0;
+	jd->changes++;
+	return true;
+}
+
+/* ---- reporting ------------------------------------------------------------------------ */
+
+typedef struct span {
+	uint64_t lo, hi;
+	js_jd_code *code; /* NULL: another module's */
+} span;
+
+typedef struct spans {
+	span *v;
+	size_t n, cap;
+} spans;
+
+static bool add_span(spans *s, uint64_t lo, uint64_t hi, js_jd_code *c)
+{
+	if (!js_grow(&s->v, &s->cap, s->n, sizeof *s->v))
+		return false;
+	s->v[s->n++] = (span){ lo, hi, c };
+	return true;
+}
+
+/* Another module's extent.  A module read from maps spans from its file's
+ * first mapping to its last, and a file mapped twice far apart (node maps
+ * its own text again, onto huge pages) spans much that is not its own: its
+ * loadable segments are what it holds there. */
+static int other_module(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start, void *arg)
+{
+	(void)name, (void)start;
+	const js_image *im = *userdata; /* (js_jit_of, without the rest of jitmodules.c) */
+	if (im &&
+	    im->magic == JS_IMAGE_MAGIC) /* GDB JIT images come from their list; ours are being chosen */
+		return DWARF_CB_OK;
+	Dwarf_Addr lo, hi, bias;
+	dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL);
+	enum { HUGE_SPAN = 1u << 30 }; /* larger than any one library's segments */
+	Elf *elf = hi - lo > HUGE_SPAN ? dwfl_module_getelf(mod, &bias) : NULL;
+	size_t nph = 0, loads = 0;
+	if (elf && !elf_getphdrnum(elf, &nph)) {
+		for (size_t i = 0; i < nph; i++) {
+			GElf_Phdr ph;
+			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+				continue;
+			loads++;
+			if (!add_span(arg, ph.p_vaddr + bias, ph.p_vaddr + bias + ph.p_memsz, NULL))
+				return DWARF_CB_ABORT;
+		}
+	}
+	if (loads)
+		return DWARF_CB_OK;
+	return add_span(arg, lo, hi, NULL) ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+/* By address; at one address the others' modules first, then the newest load. */
+static int span_cmp(const void *a, const void *b)
+{
+	const span *x = a, *y = b;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	if (!x->code || !y->code)
+		return !y->code - !x->code;
+	return x->code > y->code ? -1 : x->code < y->code;
+}
+
+/* Is c still the latest load at both its ends? */
+static bool latest(js_jitdump *jd, const js_jd_code *c)
+{
+	return js_jitdump_find(jd, c->lo) == c && js_jitdump_find(jd, c->hi - 1) == c;
+}
+
+bool js_jitdump_report(js_jitdump *jd, const js_jit *j, Dwfl *dwfl)
+{
+	spans s = { 0 };
+	bool lost = false;
+	dwfl_getmodules(dwfl, other_module, &s, 0);
+	for (size_t i = 0; j && i < j->n_img; i++)
+		if (j->img[i]->reported)
+			add_span(&s, j->img[i]->out.lo, j->img[i]->out.hi, NULL);
+	for (size_t i = 0; i < jd->n_code; i++) {
+		js_jd_code *c = &jd->code[i];
+		if (c->img) {
+			c->was = c->img->reported;
+			c->img->reported = false;
+		}
+		if (c->eh && latest(jd, c) && js_jitdump_image(jd, c))
+			add_span(&s, c->lo, c->hi, c);
+	}
+	if (s.n > 1)
+		qsort(s.v, s.n, sizeof *s.v, span_cmp);
+	/* a sweep: a load is reported when it overlaps nothing kept before it
+	 * (others' modules are always kept) and nothing after it */
+	uint64_t reach = 0;
+	size_t reported = 0;
+	for (size_t i = 0; i < s.n; i++) {
+		span *x = &s.v[i];
+		bool free_here = x->lo >= reach && (i + 1 == s.n || s.v[i + 1].lo >= x->hi);
+		if (x->hi > reach)
+			reach = x->hi;
+		if (!x->code || !free_here || reported >= JS_MAX_MODULES)
+			continue;
+		js_image *im = x->code->img;
+		Dwfl_Module *mod = dwfl_report_module(dwfl, im->modname, im->out.lo, im->out.hi);
+		if (!mod)
+			continue;
+		void **ud;
+		dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+		*ud = im;
+		im->reported = true;
+		reported++;
+	}
+	free(s.v);
+	for (size_t i = 0; i < jd->n_code; i++)
+		lost |= jd->code[i].img && jd->code[i].was && !jd->code[i].img->reported;
+	return lost;
+}
+
+/* ---- the file --------------------------------------------------------------------------- */
+
+static bool owner_ok(const js_jitdump *jd, uid_t uid)
+{
+	return jd->owner < 0 || uid == 0 || uid == geteuid() || uid == (uid_t)jd->owner;
+}
+
+enum { READ_BUF = 1 << 18 };
+
+/* Step over what jd->skip says is still to be skipped, within size. */
+static void step_over(js_jitdump *jd, uint64_t size)
+{
+	uint64_t n = size - jd->off < jd->skip ? size - jd->off : jd->skip;
+	jd->off += n;
+	jd->skip -= n;
+}
+
+/* Read from jd->off up to size, growing the buffer for a record that
+ * needs more.  0 or -1 (errno). */
+static int read_from(js_jitdump *jd, int fd, uint64_t size)
+{
+	size_t cap = READ_BUF, have = 0;
+	uint8_t *buf = malloc(cap);
+	if (!buf)
+		return -1;
+	int rc = 0;
+	while (!jd->ended) {
+		if (jd->skip && !have)
+			step_over(jd, size);
+		if (jd->off + have >= size)
+			break;
+		size_t want = cap - have;
+		if (want > size - jd->off - have)
+			want = (size_t)(size - jd->off - have);
+		ssize_t n = pread(fd, buf + have, want, (off_t)(jd->off + have));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			rc = n < 0 ? -1 : 0;
+			break;
+		}
+		jd->reads++;
+		jd->bytes += (uint64_t)n;
+		have += (size_t)n;
+		size_t need = 0;
+		ssize_t used = js_jitdump_feed(jd, buf, have, &need);
+		if (used < 0) {
+			errno = ENOMEM;
+			rc = -1;
+			break;
+		}
+		jd->off += (uint64_t)used;
+		memmove(buf, buf + used, have - (size_t)used);
+		have -= (size_t)used;
+		if (need > cap) { /* bounded by head_size: JS_MAX_JITDUMP_INFO */
+			uint8_t *nb = realloc(buf, need);
+			if (!nb) {
+				errno = ENOMEM;
+				rc = -1;
+				break;
+			}
+			buf = nb;
+			cap = need;
+		}
+	}
+	free(buf);
+	return rc;
+}
+
+#define fail(...) (js_fail(__VA_ARGS__), -1)
+
+int js_jitdump_refresh(js_jitdump *jd, js_err *why)
+{
+	struct stat st;
+	/* a symbolic link is followed only in a path the user gave, or the
+	 * kernel's own link to a mapped file (/proc/PID/map_files) */
+	bool follow = jd->owner < 0 || strstr(jd->path, "/map_files/");
+	int e = follow ? stat(jd->path, &st) : lstat(jd->path, &st);
+	if (e)
+		return fail(why, JS_EXIT_FAILURE, errno, "%s: %s", jd->path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return fail(why, JS_EXIT_FAILURE, EINVAL, "%s: not a regular file", jd->path);
+	if (!owner_ok(jd, st.st_uid))
+		return fail(why, JS_EXIT_FAILURE, EPERM,
+			    "%s: owned by user %u, neither the target's nor ours nor root: not read "
+			    "(--jitdump FILE reads it)",
+			    jd->path, (unsigned)st.st_uid);
+	uint64_t before = jd->changes; /* a re-read from the start is a change too */
+	bool same = jd->found && st.st_dev == jd->dev && st.st_ino == jd->ino;
+	if (same && ((uint64_t)st.st_size == jd->off + jd->skip || jd->ended) &&
+	    (uint64_t)st.st_size >= jd->off)
+		return 0;
+	if (!same || (uint64_t)st.st_size < jd->off) {
+		if (jd->found)
+			jd->rereads++;
+		reset(jd);
+	}
+	int fd = open(jd->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (follow ? 0 : O_NOFOLLOW));
+	struct stat fst;
+	if (fd < 0 || fstat(fd, &fst) || !S_ISREG(fst.st_mode) || fst.st_ino != st.st_ino ||
+	    fst.st_dev != st.st_dev) {
+		int err = fd < 0 ? errno : EAGAIN;
+		if (fd >= 0)
+			close(fd);
+		return fail(why, JS_EXIT_FAILURE, err, "%s: %s", jd->path,
+			    fd < 0 ? strerror(err) : "replaced while it was opened");
+	}
+	jd->found = true;
+	jd->dev = st.st_dev;
+	jd->ino = st.st_ino;
+	int rc = read_from(jd, fd, (uint64_t)fst.st_size);
+	int err = errno;
+	close(fd);
+	if (js_jitdump_commit(jd))
+		rc = -1, err = ENOMEM;
+	if (rc)
+		return fail(why, JS_EXIT_FAILURE, err, "%s: %s", jd->path, strerror(err));
+	return jd->changes != before;
+}
+
+/* ---- where it is ------------------------------------------------------------------------- */
+
+bool js_jitdump_name_ok(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	if (strncmp(base, "jit-", 4))
+		return false;
+	size_t digits = strspn(base + 4, "0123456789");
+	return digits && !strcmp(base + 4 + digits, ".dump");
+}
+
+bool js_jitdump_path_live(pid_t pid, char *out, size_t len)
+{
+	char path[64], want[40] = "", pm[4200];
+	/* the pid the writer knows itself by names its file (NSpid) */
+	js_perfmap_path_live(pid, pm, sizeof pm);
+	int ns;
+	const char *b = strrchr(pm, '/');
+	if (b && sscanf(b, "/perf-%d.map", &ns) == 1)
+		snprintf(want, sizeof want, "/jit-%d.dump", ns);
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	static const char deleted[] = " (deleted)";
+	char line[4400], best[sizeof line] = "", range[64] = "";
+	bool exact = false, gone = false;
+	while (fgets(line, sizeof line, f)) {
+		char perms[8];
+		int at = -1, end = -1;
+		line[strcspn(line, "\n")] = 0;
+		if (sscanf(line, "%*x-%*x%n %7s %*s %*s %*s %n", &end, perms, &at) < 1 || at < 0 ||
+		    perms[2] != 'x')
+			continue;
+		char *file = line + at;
+		size_t n = strlen(file), d = sizeof deleted - 1;
+		/* a dump its writer unlinked (node --perf-prof-delete-file) is
+		 * still there through the mapping */
+		bool unlinked = n > d && !strcmp(file + n - d, deleted);
+		if (unlinked)
+			file[n -= d] = 0;
+		if (file[0] != '/' || !js_jitdump_name_ok(file))
+			continue;
+		size_t w = strlen(want);
+		bool is_ours = w && n >= w && !strcmp(file + n - w, want);
+		if (exact && !is_ours)
+			continue;
+		exact |= is_ours;
+		gone = unlinked;
+		snprintf(best, sizeof best, "%s", file);
+		snprintf(range, sizeof range, "%.*s", end, line);
+	}
+	fclose(f);
+	if (!best[0])
+		return false;
+	if (gone)
+		snprintf(out, len, "/proc/%d/map_files/%s", (int)pid, range);
+	else
+		snprintf(out, len, "/proc/%d/root%s", (int)pid, best);
+	return true;
+}

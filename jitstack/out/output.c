@@ -1,0 +1,401 @@
+/* output.c - text and JSON output of stacks and JIT images (output.h). */
+#include "out/output.h"
+#include "base/bounds.h"
+#include "formats/utf8.h"
+
+#include <gelf.h>
+#include <inttypes.h>
+#include <string.h>
+
+/* A JSON string.  Names come from the target: bytes that are not UTF-8
+ * become U+FFFD, since a JSON text is Unicode (RFC 8259 section 8.1). */
+void json_str(FILE *f, const char *s)
+{
+	if (!s) {
+		fputs("null", f);
+		return;
+	}
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p >= 0x80) {
+			size_t n = utf8_len_str((const char *)p);
+			if (n)
+				fwrite(p, 1, n, f), p += n - 1;
+			else
+				fputs("\ufffd", f);
+			continue;
+		}
+		switch (*p) {
+		case '"': fputs("\\\"", f); break;
+		case '\\': fputs("\\\\", f); break;
+		case '\n': fputs("\\n", f); break;
+		case '\t': fputs("\\t", f); break;
+		default:
+			if (*p < 0x20 || *p == 0x7f)
+				fprintf(f, "\\u%04x", *p);
+			else
+				fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+	return slash ? slash + 1 : path;
+}
+
+static unsigned long jit_funcs(const js_session *s)
+{
+	unsigned long n = 0;
+	for (size_t i = 0; i < s->jit.n_img; i++)
+		n += js_image_usable(s->jit.img[i]) ? s->jit.img[i]->out.n_funcs : 0;
+	return n;
+}
+
+static size_t jit_accepted(const js_session *s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->jit.n_img; i++)
+		n += js_image_usable(s->jit.img[i]);
+	return n;
+}
+
+/* The jitdump's code reported as modules (unwound with its CFI). */
+static size_t jitdump_modules(const js_session *s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->jd.n_code; i++)
+		n += s->jd.code[i].img && s->jd.code[i].img->reported;
+	return n;
+}
+
+/* An image that holds no code: data or DWARF for code in other images
+ * (LLVM's lazy ORC JIT registers the globals of a module so).  Nothing
+ * failed: it is not counted or shown as rejected. */
+static bool holds_no_code(const js_image *im)
+{
+	return !js_image_usable(im) && !im->superseded && im->out.no_code;
+}
+
+static size_t jit_no_code(const js_session *s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->jit.n_img; i++)
+		n += holds_no_code(s->jit.img[i]);
+	return n;
+}
+
+/* An entry whose symbol file is in the JIT's own format, not ELF (Erlang's
+ * BEAM JIT registers its own): not for jitstack to read, and nothing
+ * failed either. */
+static bool holds_other_format(const js_image *im)
+{
+	return !js_image_usable(im) && !im->superseded && im->out.not_elf;
+}
+
+static size_t jit_other_format(const js_session *s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->jit.n_img; i++)
+		n += holds_other_format(s->jit.img[i]);
+	return n;
+}
+
+/* ---- text ------------------------------------------------------------------------ */
+
+static void text_perfmap_summary(FILE *f, const js_session *s)
+{
+	if (s->pm_on && s->pm.found)
+		fprintf(f, "JIT: perf map %s, %lu lines, %zu ranges\n", s->pm.path, s->pm.lines,
+			js_perfmap_size(&s->pm));
+}
+
+static void text_jitdump_summary(FILE *f, const js_session *s)
+{
+	if (s->jd_on && s->jd.found)
+		fprintf(f, "JIT: jitdump %s, %lu loads, %lu with CFI, %" PRIu64 " line rows\n", s->jd.path,
+			s->jd.loads + s->jd.moves, s->jd.with_cfi, s->jd.line_rows);
+}
+
+static void text_jit_summary(FILE *f, const js_session *s)
+{
+	text_perfmap_summary(f, s);
+	text_jitdump_summary(f, s);
+	if (s->opt->no_jit) {
+		fprintf(f, "JIT: not read (--no-jit)\n");
+		return;
+	}
+	if (!s->jit.n_desc) {
+		fprintf(f, "JIT: none (no %s in the target)\n", "__jit_debug_descriptor");
+		return;
+	}
+	for (size_t i = 0; i < s->jit.n_desc; i++) {
+		const js_desc *d = &s->jit.desc[i];
+		fprintf(f, "JIT: descriptor %#" PRIx64 " in %s, %s", d->addr, base_name(d->module),
+			d->ext ? "jitunwind extension" : "plain GDB interface");
+		if (d->ext)
+			fprintf(f, ", seq %" PRIu64, d->seq);
+		fprintf(f, ", %zu entries (%s)\n", d->n, js_desc_state_name(d->state));
+	}
+	size_t acc = jit_accepted(s), data = jit_no_code(s), other = jit_other_format(s);
+	size_t bad = s->jit.n_img - acc - data - other;
+	fprintf(f, "JIT: %zu image%s, %lu functions", acc, acc == 1 ? "" : "s", jit_funcs(s));
+	if (data)
+		fprintf(f, "; %zu image%s without code", data, data == 1 ? "" : "s");
+	if (other)
+		fprintf(f, "; %zu entr%s not ELF", other, other == 1 ? "y" : "ies");
+	if (bad)
+		fprintf(f, "; %zu image%s rejected", bad, bad == 1 ? "" : "s");
+	fputc('\n', f);
+}
+
+static void text_frame(js_out *o, js_session *s, size_t i, const js_frame *fr)
+{
+	js_sym y;
+	js_symbolize(s, fr, &y);
+	fprintf(o->f, "#%-3zu 0x%016" PRIx64 " ", i, fr->pc);
+	if (y.func)
+		fprintf(o->f, "%s+%#" PRIx64, y.func, y.func_off);
+	else
+		fputs("??", o->f);
+	if (y.module)
+		fprintf(o->f, " (%s)", y.jit ? y.module : base_name(y.module));
+	if (y.file)
+		fprintf(o->f, " at %s:%d", y.file, y.line);
+	if (y.jit && !js_image_usable(y.jit))
+		fputs(" [JIT image rejected]", o->f);
+	if (y.source == JS_SRC_PERFMAP) {
+		fputs(" [perf-map]", o->f);
+		o->any_perfmap = true;
+	}
+	if (y.source == JS_SRC_JITDUMP) {
+		fputs(" [jitdump]", o->f);
+		o->any_jitdump = true;
+	}
+	if (fr->by_fp) {
+		fputs(" [fp]", o->f);
+		o->any_fp = true;
+	}
+	fputc('\n', o->f);
+}
+
+/* ---- JSON ---------------------------------------------------------------------------- */
+
+static void json_frame(js_out *o, js_session *s, size_t i, const js_frame *fr)
+{
+	FILE *f = o->f;
+	js_sym y;
+	js_symbolize(s, fr, &y);
+	fprintf(f, "%s\n      {\"index\": %zu, \"pc\": \"%#" PRIx64 "\", \"function\": ", i ? "," : "", i,
+		fr->pc);
+	json_str(f, y.func);
+	if (y.func)
+		fprintf(f, ", \"offset\": %" PRIu64, y.func_off);
+	fputs(", \"module\": ", f);
+	json_str(f, y.module);
+	if (y.module)
+		fprintf(f, ", \"module_offset\": %" PRIu64, y.module_off);
+	fprintf(f, ", \"jit\": %s, \"source\": ",
+		y.jit || y.source == JS_SRC_PERFMAP || y.source == JS_SRC_JITDUMP ? "true" : "false");
+	json_str(f, js_source_name(y.source));
+	if (y.file) {
+		fputs(", \"file\": ", f);
+		json_str(f, y.file);
+		fprintf(f, ", \"line\": %d", y.line);
+	}
+	fprintf(f, ", \"unwound_by\": \"%s\"}", i == 0 ? "registers" : fr->by_fp ? "frame_pointer" : "cfi");
+}
+
+void out_begin(js_out *o, js_session *s)
+{
+	o->threads = 0;
+	o->any_fp = o->any_perfmap = o->any_jitdump = false;
+	FILE *f = o->f;
+	if (!o->json) {
+		if (s->core)
+			fprintf(f, "Core of PID %d (%s)\n", (int)s->pid, s->comm);
+		else
+			fprintf(f, "PID %d (%s) %s\n", (int)s->pid, s->comm, s->exe_path);
+		text_jit_summary(f, s);
+		return;
+	}
+	fprintf(f, "{\n  \"target\": {\"%s\": %d, \"name\": ", "pid", (int)s->pid);
+	json_str(f, s->comm);
+	fputs(", \"executable\": ", f);
+	json_str(f, s->exe_path[0] ? s->exe_path : NULL);
+	fprintf(f, ", \"core\": %s},\n  \"jit\": {\"descriptors\": [", s->core ? "true" : "false");
+	for (size_t i = 0; i < s->jit.n_desc; i++) {
+		const js_desc *d = &s->jit.desc[i];
+		fprintf(f, "%s\n    {\"address\": \"%#" PRIx64 "\", \"module\": ", i ? "," : "", d->addr);
+		json_str(f, d->module);
+		fprintf(f,
+			", \"extension\": %s, \"seq\": %" PRIu64
+			", \"entries\": %zu, \"state\": \"%s\", \"note\": ",
+			d->ext ? "true" : "false", d->seq, d->n, js_desc_state_name(d->state));
+		json_str(f, d->note[0] ? d->note : NULL);
+		fputc('}', f);
+	}
+	fputs("],\n    \"images\": [", f);
+	for (size_t i = 0; i < s->jit.n_img; i++) {
+		const js_image *im = s->jit.img[i];
+		fprintf(f,
+			"%s\n    {\"entry\": \"%#" PRIx64 "\", \"image\": \"%#" PRIx64
+			"\", \"size\": %" PRIu64 ", \"code\": [\"%#" PRIx64 "\", \"%#" PRIx64
+			"\"], \"label\": ",
+			i ? "," : "", im->entry, im->symfile_addr, im->symfile_size, im->code_lo,
+			im->code_hi);
+		json_str(f, im->label);
+		if (js_image_usable(im)) {
+			fprintf(f, ", \"status\": \"ok\", \"functions\": %lu, \"fdes\": %lu, \"lines\": %s",
+				im->out.n_funcs, im->out.n_fdes, im->out.has_lines ? "true" : "false");
+		} else if (holds_no_code(im)) {
+			fprintf(f, ", \"status\": \"no-code\", \"exports\": %zu", im->exports.n);
+		} else if (holds_other_format(im)) {
+			fputs(", \"status\": \"not-elf\"", f);
+		} else {
+			fputs(", \"status\": \"rejected\", \"reason\": ", f);
+			json_str(f, im->out.why.msg);
+		}
+		fputs(", \"note\": ", f);
+		json_str(f, im->out.note[0] ? im->out.note : NULL);
+		fputc('}', f);
+	}
+	fputs("],\n    \"perf_map\": ", f);
+	if (s->pm_on && s->pm.found) {
+		fputs("{\"path\": ", f);
+		json_str(f, s->pm.path);
+		fprintf(f, ", \"lines\": %lu, \"ranges\": %zu, \"skipped\": %lu, \"tombstones\": %lu}",
+			s->pm.lines, js_perfmap_size(&s->pm), s->pm.bad + s->pm.over_limit, s->pm.tombstones);
+	} else {
+		fputs("null", f);
+	}
+	fputs(",\n    \"jitdump\": ", f);
+	if (s->jd_on && s->jd.found) {
+		fputs("{\"path\": ", f);
+		json_str(f, s->jd.path);
+		fprintf(f,
+			", \"loads\": %lu, \"moves\": %lu, \"with_cfi\": %lu, \"modules\": %zu, "
+			"\"line_rows\": %" PRIu64 ", \"skipped\": %lu, \"late\": %lu, \"error\": ",
+			s->jd.loads, s->jd.moves, s->jd.with_cfi, jitdump_modules(s), s->jd.line_rows,
+			s->jd.bad + s->jd.over_limit, s->jd.late);
+		json_str(f, s->jd.ended ? s->jd.why : NULL);
+		fputc('}', f);
+	} else {
+		fputs("null", f);
+	}
+	fputs("},\n  \"threads\": [", f);
+}
+
+void out_thread(js_out *o, js_session *s, js_stack *st)
+{
+	FILE *f = o->f;
+	js_mark_fp(s, st);
+	if (!o->json) {
+		fprintf(f, "\nTID %d (%s):\n", (int)st->tid, st->comm);
+		if (st->skipped)
+			fprintf(f, "    not unwound: %s\n", st->skipped);
+		for (size_t i = 0; i < st->n; i++)
+			text_frame(o, s, i, &st->f[i]);
+		if (st->truncated)
+			fprintf(f, "    ... more frames (--max-frames %zu)\n", st->n);
+		else if (st->end[0] && st->n)
+			fprintf(f, "    (unwinding stopped: %s)\n", st->end);
+		o->threads++;
+		return;
+	}
+	fprintf(f, "%s\n    {\"tid\": %d, \"name\": ", o->threads ? "," : "", (int)st->tid);
+	json_str(f, st->comm);
+	if (st->skipped) {
+		fputs(", \"skipped\": ", f);
+		json_str(f, st->skipped);
+	}
+	fputs(", \"frames\": [", f);
+	for (size_t i = 0; i < st->n; i++)
+		json_frame(o, s, i, &st->f[i]);
+	fprintf(f, "],\n     \"truncated\": %s, \"end\": ", st->truncated ? "true" : "false");
+	json_str(f, st->end[0] ? st->end : NULL);
+	fputc('}', f);
+	o->threads++;
+}
+
+void out_end(js_out *o, js_session *s)
+{
+	js_warn_jit_data(s);
+	FILE *f = o->f;
+	if (!o->json) {
+		if (o->any_fp)
+			fprintf(f,
+				"\n[fp]: found by following the frame pointer (no CFI for the frame below it)\n");
+		if (o->any_perfmap)
+			fprintf(f, "%s[perf-map]: named from %s\n", o->any_fp ? "" : "\n", s->pm.path);
+		if (o->any_jitdump)
+			fprintf(f, "%s[jitdump]: named from %s\n", o->any_fp || o->any_perfmap ? "" : "\n",
+				s->jd.path);
+		fflush(f);
+		js_print_warnings(s, "");
+		return;
+	}
+	fputs("],\n  \"warnings\": [", f);
+	for (size_t i = 0; i < s->n_warn; i++) {
+		fputs(i ? ", " : "", f);
+		json_str(f, s->warn[i]);
+	}
+	fputs("]\n}\n", f);
+	fflush(f);
+}
+
+/* ---- --images ------------------------------------------------------------------------ */
+
+static void image_functions(FILE *f, const js_image *im)
+{
+	Elf *e = elf_memory((char *)im->out.elf, im->out.elf_size);
+	Elf_Scn *scn = NULL;
+	while (e && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		for (size_t i = 1; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+			/* our own rewritten image, opened afresh: its headers are
+			 * as libelf checked them (see elfin.c, name_at) */
+			if (gelf_getsym(d, (int)i, &sym) && (name = elf_strptr(e, sh.sh_link, sym.st_name)))
+				fprintf(f, "    %#018" PRIx64 " %6" PRIu64 " %s\n", sym.st_value, sym.st_size,
+					name);
+		}
+	}
+	if (e)
+		elf_end(e);
+}
+
+void out_images(js_out *o, js_session *s)
+{
+	FILE *f = o->f;
+	for (size_t i = 0; i < s->jit.n_img; i++) {
+		const js_image *im = s->jit.img[i];
+		fprintf(f,
+			"\n%s entry %#" PRIx64 ", image %#" PRIx64 " (%" PRIu64 " bytes), code %#" PRIx64
+			"-%#" PRIx64 "\n",
+			im->label, im->entry, im->symfile_addr, im->symfile_size, im->code_lo, im->code_hi);
+		if (holds_no_code(im)) {
+			fprintf(f,
+				"  no code: data or debug information for other images, %zu symbol%s for them\n",
+				im->exports.n, im->exports.n == 1 ? "" : "s");
+			continue;
+		}
+		if (holds_other_format(im)) {
+			fputs("  not ELF: a symbol file in the JIT's own format, not read\n", f);
+			continue;
+		}
+		if (!js_image_usable(im)) {
+			fprintf(f, "  rejected: %s\n", im->out.why.msg);
+			continue;
+		}
+		fprintf(f, "  %lu functions, %lu FDEs%s%s%s\n", im->out.n_funcs, im->out.n_fdes,
+			im->out.has_lines ? ", source lines" : "", im->out.note[0] ? "; " : "", im->out.note);
+		image_functions(f, im);
+	}
+}

@@ -1,0 +1,35 @@
+/* output.h - printing stacks: text for people, JSON for programs.
+ *
+ * Text (one frame per line, innermost first):
+ *   #N  0xPC FUNCTION+0xOFF (MODULE) at FILE:LINE [fp]
+ * where MODULE is a file's base name or a JIT image's "[jit 0x...]", and
+ * [fp] marks a frame found by following the frame pointer, [perf-map] one
+ * named from the target's perf map.  The JSON shape
+ * is documented in jitstack(1).
+ */
+#ifndef JS_OUTPUT_H
+#define JS_OUTPUT_H
+
+#include "unwind/stack.h"
+
+#include <stdio.h>
+
+typedef struct js_out {
+	FILE *f;
+	bool json;
+	size_t threads;
+	bool any_fp;
+	bool any_perfmap;
+	bool any_jitdump;
+} js_out;
+
+void out_begin(js_out *o, js_session *s);
+void out_thread(js_out *o, js_session *s, js_stack *st);
+void out_end(js_out *o, js_session *s);
+/* The JIT images and their functions (--images). */
+void out_images(js_out *o, js_session *s);
+
+/* JSON string with escapes. */
+void json_str(FILE *f, const char *s);
+
+#endif

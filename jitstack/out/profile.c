@@ -1,0 +1,475 @@
+/* profile.c - sample aggregation and the collapsed writer (profile.h). */
+#include "out/profile.h"
+#include "base/grow.h"
+#include "formats/bytes.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- tables ------------------------------------------------------------------ */
+
+/* u64 -> u32, open addressing; value 0 means empty. */
+struct u64map {
+	uint64_t *key;
+	uint32_t *val;
+	size_t cap, n;
+};
+
+static size_t mix(uint64_t h, size_t cap)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	return (size_t)h & (cap - 1);
+}
+
+static struct u64map *u64map_new(void)
+{
+	return calloc(1, sizeof(struct u64map));
+}
+
+static void u64map_free(struct u64map *m)
+{
+	if (m) {
+		free(m->key);
+		free(m->val);
+		free(m);
+	}
+}
+
+static uint32_t u64map_get(const struct u64map *m, uint64_t k)
+{
+	if (!m->cap)
+		return 0;
+	for (size_t i = mix(k, m->cap); m->val[i]; i = (i + 1) & (m->cap - 1))
+		if (m->key[i] == k)
+			return m->val[i];
+	return 0;
+}
+
+/* Drop the entries whose value `keep` rejects (rebuilds the table). */
+static void u64map_filter(struct u64map *m, bool (*keep)(const void *ctx, uint32_t v), const void *ctx)
+{
+	size_t cap = m->cap, n = 0;
+	uint64_t *key = m->key;
+	uint32_t *val = m->val;
+	for (size_t i = 0; i < cap; i++)
+		if (val[i] && keep(ctx, val[i]))
+			key[n] = key[i], val[n++] = val[i]; /* compact in place: n <= i */
+	for (size_t i = n; i < cap; i++)
+		val[i] = 0;
+	m->n = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t k = key[i];
+		uint32_t v = val[i];
+		val[i] = 0;
+		size_t j = mix(k, cap);
+		while (val[j])
+			j = (j + 1) & (cap - 1);
+		key[j] = k, val[j] = v;
+		m->n++;
+	}
+}
+
+static int u64map_put(struct u64map *m, uint64_t k, uint32_t v)
+{
+	if (2 * (m->n + 1) > m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 256;
+		uint64_t *key = calloc(cap, sizeof *key);
+		uint32_t *val = calloc(cap, sizeof *val);
+		if (!key || !val) {
+			free(key);
+			free(val);
+			return -1;
+		}
+		for (size_t i = 0; i < m->cap; i++) {
+			if (!m->val[i])
+				continue;
+			size_t j = mix(m->key[i], cap);
+			while (val[j])
+				j = (j + 1) & (cap - 1);
+			key[j] = m->key[i];
+			val[j] = m->val[i];
+		}
+		free(m->key);
+		free(m->val);
+		m->key = key;
+		m->val = val;
+		m->cap = cap;
+	}
+	size_t i = mix(k, m->cap);
+	while (m->val[i] && m->key[i] != k)
+		i = (i + 1) & (m->cap - 1);
+	m->n += !m->val[i];
+	m->key[i] = k;
+	m->val[i] = v;
+	return 0;
+}
+
+/* Index table over a profile's own arrays (strings, samples): slots hold
+ * index + 1, equality and hashing go through the profile. */
+struct otab {
+	uint32_t *slot;
+	uint64_t *hash;
+	size_t cap, n;
+};
+
+static uint64_t fnv(const void *p, size_t n, uint64_t h)
+{
+	const uint8_t *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+#define FNV_BASIS 0xcbf29ce484222325ull
+
+static int otab_grow(struct otab *t)
+{
+	size_t cap = t->cap ? t->cap * 2 : 256;
+	uint32_t *slot = calloc(cap, sizeof *slot);
+	uint64_t *hash = calloc(cap, sizeof *hash);
+	if (!slot || !hash) {
+		free(slot);
+		free(hash);
+		return -1;
+	}
+	for (size_t i = 0; i < t->cap; i++) {
+		if (!t->slot[i])
+			continue;
+		size_t j = mix(t->hash[i], cap);
+		while (slot[j])
+			j = (j + 1) & (cap - 1);
+		slot[j] = t->slot[i];
+		hash[j] = t->hash[i];
+	}
+	free(t->slot);
+	free(t->hash);
+	t->slot = slot;
+	t->hash = hash;
+	t->cap = cap;
+	return 0;
+}
+
+/* ---- strings, mappings, functions ---------------------------------------------- */
+
+/* The index of a string in the table, adding it; 0 ("") on failure. */
+static uint32_t intern(js_profile *p, const char *s)
+{
+	if (!s || !*s)
+		return 0;
+	struct otab *t = p->str_index;
+	uint64_t h = fnv(s, strlen(s), FNV_BASIS);
+	if (2 * (t->n + 1) > t->cap && otab_grow(t))
+		goto oom;
+	size_t i = mix(h, t->cap);
+	for (; t->slot[i]; i = (i + 1) & (t->cap - 1))
+		if (t->hash[i] == h && !strcmp(p->str[t->slot[i] - 1], s))
+			return t->slot[i] - 1;
+	if (!js_grow(&p->str, &p->cap_str, p->n_str, sizeof *p->str))
+		goto oom;
+	char *copy = strdup(s);
+	if (!copy)
+		goto oom;
+	p->str[p->n_str++] = copy;
+	t->slot[i] = (uint32_t)p->n_str;
+	t->hash[i] = h;
+	t->n++;
+	return (uint32_t)p->n_str - 1;
+oom:
+	p->oom = true;
+	return 0;
+}
+
+void js_profile_init(js_profile *p)
+{
+	memset(p, 0, sizeof *p);
+	p->str_index = calloc(1, sizeof *p->str_index);
+	p->smp_index = calloc(1, sizeof *p->smp_index);
+	p->fn_index = u64map_new();
+	if (!p->str_index || !p->smp_index || !p->fn_index)
+		p->oom = true;
+	else
+		intern(p, "x"); /* string 0 must be "": make room for it */
+	if (p->n_str)
+		p->str[0][0] = 0;
+	/* the names pprof's sample types and labels use */
+	static const char *const names[] = {
+		"samples", "count", "cpu", "nanoseconds", "thread", "pid", "comm"
+	};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		intern(p, names[i]);
+}
+
+uint32_t js_profile_process(js_profile *p, pid_t pid, const char *comm)
+{
+	if (!js_grow(&p->proc, &p->cap_proc, p->n_proc, sizeof *p->proc)) {
+		p->oom = true;
+		return 0;
+	}
+	pr_process *x = &p->proc[p->n_proc];
+	memset(x, 0, sizeof *x);
+	x->pid = pid;
+	x->comm = intern(p, comm && *comm ? comm : "?");
+	char frame[64];
+	snprintf(frame, sizeof frame, "%.32s-%d", comm && *comm ? comm : "?", (int)pid);
+	x->frame = intern(p, frame);
+	x->pc_memo = u64map_new();
+	x->map_index = u64map_new();
+	if (!x->pc_memo || !x->map_index)
+		p->oom = true;
+	return (uint32_t)p->n_proc++;
+}
+
+void js_profile_comment(js_profile *p, const char *text)
+{
+	if (p->n_comment >= sizeof p->comment / sizeof p->comment[0])
+		return;
+	uint32_t i = intern(p, text);
+	if (i)
+		p->comment[p->n_comment++] = i;
+}
+
+void js_profile_free(js_profile *p)
+{
+	for (size_t i = 0; i < p->n_str; i++)
+		free(p->str[i]);
+	free(p->str);
+	for (size_t i = 0; i < p->n_smp; i++)
+		free(p->smp[i].loc);
+	free(p->smp);
+	free(p->loc);
+	free(p->fn);
+	free(p->map);
+	if (p->str_index) {
+		free(p->str_index->slot);
+		free(p->str_index->hash);
+		free(p->str_index);
+	}
+	if (p->smp_index) {
+		free(p->smp_index->slot);
+		free(p->smp_index->hash);
+		free(p->smp_index);
+	}
+	for (size_t i = 0; i < p->n_proc; i++) {
+		u64map_free(p->proc[i].pc_memo);
+		u64map_free(p->proc[i].map_index);
+	}
+	free(p->proc);
+	u64map_free(p->fn_index);
+	memset(p, 0, sizeof *p);
+}
+
+static uint32_t mapping_of(js_profile *p, pr_process *proc, js_session *s, const js_sym *y, uint64_t pc)
+{
+	if (!y->module)
+		return 0;
+	uint32_t file = intern(p, y->module);
+	uint32_t m = u64map_get(proc->map_index, file);
+	if (m)
+		return m;
+	if (!js_grow(&p->map, &p->cap_map, p->n_map, sizeof *p->map)) {
+		p->oom = true;
+		return 0;
+	}
+	pr_mapping pm = { pc - y->module_off, pc + 1, file, y->jit != NULL };
+	Dwfl_Module *mod = js_module_at(s, pc);
+	Dwarf_Addr lo, hi;
+	if (mod && dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL))
+		pm.start = lo, pm.limit = hi;
+	else if (y->jit)
+		pm.start = y->jit->code_lo, pm.limit = y->jit->code_hi;
+	p->map[p->n_map++] = pm;
+	u64map_put(proc->map_index, file, (uint32_t)p->n_map);
+	return (uint32_t)p->n_map;
+}
+
+static uint32_t function_of(js_profile *p, const js_sym *y)
+{
+	if (!y->func)
+		return 0;
+	uint32_t name = intern(p, y->func), file = intern(p, y->file);
+	uint64_t key = (uint64_t)name << 32 | file;
+	uint32_t f = u64map_get(p->fn_index, key);
+	if (f)
+		return f;
+	if (!js_grow(&p->fn, &p->cap_fn, p->n_fn, sizeof *p->fn)) {
+		p->oom = true;
+		return 0;
+	}
+	p->fn[p->n_fn++] = (pr_function){ name, file };
+	u64map_put(p->fn_index, key, (uint32_t)p->n_fn);
+	return (uint32_t)p->n_fn;
+}
+
+/* The location of a frame, named once per pc. */
+static uint32_t location_of(js_profile *p, pr_process *proc, js_session *s, const js_frame *f)
+{
+	uint64_t pc = js_lookup_pc(f);
+	uint32_t l = u64map_get(proc->pc_memo, pc);
+	if (l)
+		return l;
+	js_sym y;
+	js_symbolize(s, f, &y);
+	if (!js_grow(&p->loc, &p->cap_loc, p->n_loc, sizeof *p->loc)) {
+		p->oom = true;
+		return 0;
+	}
+	/* named from JIT data: named again when that changes */
+	bool jit = y.jit || y.source == JS_SRC_PERFMAP || y.source == JS_SRC_JITDUMP;
+	pr_location loc = { pc, mapping_of(p, proc, s, &y, f->pc), function_of(p, &y), y.line, jit };
+	if (!loc.function && y.module) {
+		/* no symbol: name it after its module and offset, as perf does */
+		char buf[300];
+		const char *slash = strrchr(y.module, '/');
+		snprintf(buf, sizeof buf, "[%s+%#" PRIx64 "]", slash ? slash + 1 : y.module, y.module_off);
+		js_sym named = y;
+		named.func = buf;
+		named.file = NULL;
+		loc.function = function_of(p, &named);
+	}
+	p->loc[p->n_loc++] = loc;
+	u64map_put(proc->pc_memo, pc, (uint32_t)p->n_loc);
+	return (uint32_t)p->n_loc;
+}
+
+/* A pc inside a native module.  A pc no module covered may be JIT code
+ * caught between two registrations: it is named again too. */
+static bool native_location(const void *ctx, uint32_t v)
+{
+	const js_profile *p = ctx;
+	return !p->loc[v - 1].jit && p->loc[v - 1].mapping;
+}
+
+void js_profile_add(js_profile *p, uint32_t pi, js_session *s, const js_stack *st)
+{
+	if (p->oom || !st->n || pi >= p->n_proc)
+		return;
+	pr_process *proc = &p->proc[pi];
+	if (proc->jit_changes != js_names_epoch(s)) {
+		/* JIT code may have been replaced: forget what its pcs (and pcs
+		 * in no module) were named; native pcs keep their locations. */
+		u64map_filter(proc->pc_memo, native_location, p);
+		proc->jit_changes = js_names_epoch(s);
+	}
+	uint32_t *loc = malloc(st->n * sizeof *loc);
+	if (!loc) {
+		p->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < st->n; i++)
+		loc[i] = location_of(p, proc, s, &st->f[i]);
+	uint32_t thread = intern(p, st->comm[0] ? st->comm : "?");
+	uint64_t h = fnv(&pi, sizeof pi, FNV_BASIS);
+	h = fnv(loc, st->n * sizeof *loc, fnv(&thread, sizeof thread, h));
+	struct otab *t = p->smp_index;
+	if (2 * (t->n + 1) > t->cap && otab_grow(t)) {
+		free(loc);
+		p->oom = true;
+		return;
+	}
+	size_t i = mix(h, t->cap);
+	for (; t->slot[i]; i = (i + 1) & (t->cap - 1)) {
+		pr_sample *x = &p->smp[t->slot[i] - 1];
+		if (t->hash[i] == h && x->proc == pi && x->thread == thread && x->n == st->n &&
+		    !memcmp(x->loc, loc, st->n * sizeof *loc)) {
+			x->count++;
+			p->total++;
+			proc->total++;
+			free(loc);
+			return;
+		}
+	}
+	if (!js_grow(&p->smp, &p->cap_smp, p->n_smp, sizeof *p->smp)) {
+		free(loc);
+		p->oom = true;
+		return;
+	}
+	p->smp[p->n_smp++] = (pr_sample){ pi, thread, (uint32_t)st->n, loc, 1 };
+	t->slot[i] = (uint32_t)p->n_smp;
+	t->hash[i] = h;
+	t->n++;
+	p->total++;
+	proc->total++;
+}
+
+/* ---- collapsed ------------------------------------------------------------------- */
+
+/* A frame name as the format allows: ';' separates frames and the count
+ * follows the last space, so ';' and line breaks are replaced. */
+static void put_frame(byte_buf *b, const char *s)
+{
+	for (; *s; s++)
+		buf_u8(b, *s == ';' ? ':' : (*s == '\n' || *s == '\r') ? ' ' : (uint8_t)*s);
+}
+
+typedef struct cline {
+	char *stack; /* "[comm-PID;]thread;root;...;leaf" */
+	uint64_t count;
+} cline;
+
+static int cmp_cline(const void *a, const void *b)
+{
+	return strcmp(((const cline *)a)->stack, ((const cline *)b)->stack);
+}
+
+/* One sample's line without its count; NULL when out of memory. */
+static char *stack_line(const js_profile *p, const pr_sample *x, bool addresses)
+{
+	byte_buf b;
+	buf_init_grow(&b, (size_t)1 << 30);
+	if (p->by_process && x->proc < p->n_proc) {
+		put_frame(&b, p->str[p->proc[x->proc].frame]);
+		buf_u8(&b, ';');
+	}
+	put_frame(&b, p->str[x->thread]);
+	for (size_t k = x->n; k-- > 0;) { /* root first */
+		const pr_location *l = x->loc[k] ? &p->loc[x->loc[k] - 1] : NULL;
+		buf_u8(&b, ';');
+		put_frame(&b, l && l->function ? p->str[p->fn[l->function - 1].name] : "[unknown]");
+		if (addresses && l) {
+			char a[24];
+			snprintf(a, sizeof a, " [%#" PRIx64 "]", l->address);
+			put_frame(&b, a);
+		}
+	}
+	buf_u8(&b, 0);
+	if (!buf_ok(&b)) {
+		buf_free(&b);
+		return NULL;
+	}
+	return (char *)b.p;
+}
+
+/* Samples are kept per distinct pc stack; the format wants one line per
+ * distinct stack of names, so lines that read the same are summed (sorted:
+ * flamegraph.pl sorts anyway, and the output is the same for the same
+ * profile). */
+int js_profile_write_collapsed(const js_profile *p, FILE *f, bool addresses)
+{
+	cline *v = calloc(p->n_smp ? p->n_smp : 1, sizeof *v);
+	int rc = v ? 0 : -1;
+	size_t n = 0;
+	for (size_t i = 0; !rc && i < p->n_smp; i++) {
+		v[n] = (cline){ stack_line(p, &p->smp[i], addresses), p->smp[i].count };
+		rc = v[n++].stack ? 0 : -1;
+	}
+	if (!rc)
+		qsort(v, n, sizeof *v, cmp_cline);
+	for (size_t i = 0; !rc && i < n;) {
+		size_t j = i;
+		uint64_t count = 0;
+		for (; j < n && !strcmp(v[j].stack, v[i].stack); j++)
+			count += v[j].count;
+		fprintf(f, "%s %" PRIu64 "\n", v[i].stack, count);
+		i = j;
+	}
+	for (size_t i = 0; i < n; i++)
+		free(v[i].stack);
+	free(v);
+	if (rc)
+		errno = ENOMEM;
+	return fflush(f) || rc ? -1 : 0;
+}

@@ -1,0 +1,103 @@
+/* profile.h - samples aggregated the way pprof models them: strings,
+ * mappings (modules), functions, locations (one per distinct pc) and
+ * samples (a list of locations, leaf first, with a count), so both output
+ * formats come from the same data.
+ *
+ * Naming a pc is the costly part of a sample, so each pc is named once and
+ * remembered; the memo is dropped when the set of JIT images or the perf
+ * map changes (new code at an old address must not keep a stale name).
+ *
+ * A profile may hold several processes (record -p PID,PID..., --all).
+ * Each has its own memo and mappings: the same address is other code in
+ * another process.  Functions (name, file) are shared.
+ */
+#ifndef JS_PROFILE_H
+#define JS_PROFILE_H
+
+#include "unwind/stack.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct pr_location {
+	uint64_t address;
+	uint32_t mapping;  /* index + 1, 0 = none */
+	uint32_t function; /* index + 1, 0 = unknown */
+	int64_t line;
+	bool jit; /* named from JIT data (an image, the perf map) */
+} pr_location;
+
+typedef struct pr_function {
+	uint32_t name, file; /* string indices */
+} pr_function;
+
+typedef struct pr_mapping {
+	uint64_t start, limit;
+	uint32_t file; /* string index */
+	bool jit;
+} pr_mapping;
+
+typedef struct pr_sample {
+	uint32_t proc;   /* process index (js_profile_process) */
+	uint32_t thread; /* string index of the thread's name */
+	uint32_t n;      /* locations */
+	uint32_t *loc;   /* location index + 1, leaf first */
+	uint64_t count;
+} pr_sample;
+
+typedef struct pr_process {
+	int64_t pid;
+	uint32_t comm;            /* string index of its name (/proc/PID/comm) */
+	uint32_t frame;           /* string index of its root frame, "comm-PID" */
+	struct u64map *pc_memo;   /* lookup pc -> location index + 1 */
+	struct u64map *map_index; /* module name -> mapping */
+	uint64_t jit_changes;     /* js_names_epoch() the memo was built for */
+	uint64_t total;           /* samples added */
+} pr_process;
+
+typedef struct js_profile {
+	char **str;
+	size_t n_str, cap_str;
+	struct otab *str_index; /* string -> index */
+	pr_mapping *map;
+	size_t n_map, cap_map;
+	pr_function *fn;
+	size_t n_fn, cap_fn;
+	pr_location *loc;
+	size_t n_loc, cap_loc;
+	pr_sample *smp;
+	size_t n_smp, cap_smp;
+	pr_process *proc;
+	size_t n_proc, cap_proc;
+	struct u64map *fn_index; /* (name, file) hash -> function */
+	struct otab *smp_index;  /* (process, thread, locations) -> sample */
+	uint64_t total;          /* samples added */
+	uint64_t period_ns, start_ns, duration_ns;
+	const char *main_exe;
+	int64_t comment[8]; /* pprof comments: string indices */
+	size_t n_comment;
+	bool by_process; /* collapsed and svg: each stack under a "comm-PID" root frame */
+	bool oom;
+} js_profile;
+
+void js_profile_init(js_profile *p);
+void js_profile_free(js_profile *p);
+/* A process the samples come from: its index for js_profile_add. */
+uint32_t js_profile_process(js_profile *p, pid_t pid, const char *comm);
+/* Add one stack (already unwound) of a thread of process proc (s: its
+ * session). */
+void js_profile_add(js_profile *p, uint32_t proc, js_session *s, const js_stack *st);
+
+/* A line of text the profile carries about itself (pprof: a comment):
+ * samples lost, stack copies too short.  At most 8; later ones dropped. */
+void js_profile_comment(js_profile *p, const char *text);
+
+/* flamegraph.pl's collapsed format: "thread;root;...;leaf count", one line
+ * per distinct stack of names (with ADDRESSES, of names and addresses:
+ * "name [0xADDR]"), counts summed; by_process: "comm-PID;thread;...", as
+ * stackcollapse-perf.pl --pid writes the process. */
+int js_profile_write_collapsed(const js_profile *p, FILE *f, bool addresses);
+/* pprof: the profile.proto message, gzip-compressed.  0 or -1 (errno). */
+int js_profile_write_pprof(const js_profile *p, const char *path);
+
+#endif

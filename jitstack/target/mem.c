@@ -1,0 +1,313 @@
+/* mem.c - target memory of mem.h.
+ *
+ * Live: process_vm_readv, one remote iovec per page so that a read crossing
+ * into an unmapped page fails cleanly (the syscall never splits an iovec
+ * element, so a partial result means "not all mapped").  The page cache is
+ * direct-mapped and tagged with a generation that js_mem_flush bumps, so a
+ * flush costs nothing.
+ *
+ * Core: the segments' file bytes through libelf's view of the core
+ * (elf_rawfile: the whole file, mapped).  Bytes a segment does not carry
+ * (p_filesz < p_memsz: pages the kernel did not dump) read as EFAULT.
+ */
+#include "target/mem.h"
+
+#include <errno.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+enum { PAGE = 4096, CACHE_PAGES = 64, MAX_IOV = 64 };
+
+typedef struct cpage {
+	uint64_t tag; /* page address */
+	uint64_t gen; /* valid when equal to the cache's generation */
+	uint8_t bytes[PAGE];
+} cpage;
+
+typedef struct seg {
+	uint64_t vaddr, filesz;
+	const uint8_t *bytes;
+} seg;
+
+struct js_mem {
+	bool core;
+	pid_t pid;
+	uint64_t gen;
+	unsigned long syscalls;
+	cpage *cache;
+	uint8_t *snap; /* js_mem_snapshot's copy */
+	size_t snap_len, snap_cap;
+	uint64_t snap_lo;
+	const uint8_t *snap_at; /* the copy being read: snap, or js_mem_snapshot_set's bytes */
+	uint64_t snap_reach;    /* js_mem_snapshot_set: bytes above snap_lo not read live */
+	size_t snap_used;
+	bool snap_ran_off;
+	seg *segs;
+	size_t n_segs;
+};
+
+js_mem *js_mem_live(pid_t pid)
+{
+	js_mem *m = calloc(1, sizeof *m);
+	if (!m)
+		return NULL;
+	m->pid = pid;
+	m->gen = 1;
+	m->cache = calloc(CACHE_PAGES, sizeof *m->cache);
+	if (!m->cache) {
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+static int by_vaddr(const void *a, const void *b)
+{
+	const seg *x = a, *y = b;
+	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
+}
+
+js_mem *js_mem_core(Elf *core)
+{
+	size_t fsize = 0, nph = 0;
+	const uint8_t *file = (const uint8_t *)elf_rawfile(core, &fsize);
+	if (!file || elf_getphdrnum(core, &nph))
+		return NULL;
+	js_mem *m = calloc(1, sizeof *m);
+	if (!m)
+		return NULL;
+	m->core = true;
+	m->segs = calloc(nph ? nph : 1, sizeof *m->segs);
+	if (!m->segs) {
+		free(m);
+		return NULL;
+	}
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(core, (int)i, &ph) || ph.p_type != PT_LOAD || !ph.p_filesz)
+			continue;
+		if (ph.p_offset > fsize)
+			continue;
+		uint64_t avail = fsize - ph.p_offset; /* a truncated core keeps what it has */
+		m->segs[m->n_segs++] =
+			(seg){ ph.p_vaddr, ph.p_filesz < avail ? ph.p_filesz : avail, file + ph.p_offset };
+	}
+	if (m->n_segs > 1)
+		qsort(m->segs, m->n_segs, sizeof *m->segs, by_vaddr);
+	return m;
+}
+
+js_mem *js_mem_buffer(const uint8_t *bytes, size_t size, uint64_t base)
+{
+	js_mem *m = calloc(1, sizeof *m);
+	if (!m || !(m->segs = calloc(1, sizeof *m->segs))) {
+		free(m);
+		return NULL;
+	}
+	m->core = true; /* reads like a core: no process, nothing changes */
+	m->segs[0] = (seg){ base, size, bytes };
+	m->n_segs = 1;
+	return m;
+}
+
+void js_mem_free(js_mem *m)
+{
+	if (!m)
+		return;
+	free(m->cache);
+	free(m->segs);
+	free(m->snap);
+	free(m);
+}
+
+bool js_mem_is_core(const js_mem *m)
+{
+	return m->core;
+}
+
+unsigned long js_mem_syscalls(const js_mem *m)
+{
+	return m->syscalls;
+}
+
+static int core_read(js_mem *m, uint64_t addr, void *buf, size_t len)
+{
+	uint8_t *out = buf;
+	while (len) {
+		/* the last segment starting at or below addr */
+		size_t lo = 0, hi = m->n_segs;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (m->segs[mid].vaddr <= addr)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		const seg *s = lo ? &m->segs[lo - 1] : NULL;
+		if (!s || addr - s->vaddr >= s->filesz) {
+			errno = EFAULT;
+			return -1;
+		}
+		size_t n = s->filesz - (addr - s->vaddr);
+		if (n > len)
+			n = len;
+		memcpy(out, s->bytes + (addr - s->vaddr), n);
+		out += n;
+		addr += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* One process_vm_readv of up to MAX_IOV pages' worth of [addr, addr + len)
+ * into out, one iovec per page: the syscall transfers whole elements only,
+ * so what it returns is the readable prefix.  *asked is what was asked. */
+static ssize_t readv_pages(js_mem *m, uint64_t addr, uint8_t *out, size_t len, size_t *asked)
+{
+	struct iovec local[MAX_IOV], remote[MAX_IOV];
+	size_t n = 0, total = 0;
+	while (n < MAX_IOV && total < len) {
+		size_t chunk = PAGE - (addr % PAGE);
+		if (chunk > len - total)
+			chunk = len - total;
+		local[n] = (struct iovec){ out + total, chunk };
+		remote[n] = (struct iovec){ (void *)(uintptr_t)addr, chunk };
+		n++;
+		total += chunk;
+		addr += chunk;
+	}
+	m->syscalls++;
+	*asked = total;
+	return process_vm_readv(m->pid, local, n, remote, n, 0);
+}
+
+static int live_read(js_mem *m, uint64_t addr, void *buf, size_t len)
+{
+	uint8_t *out = buf;
+	while (len) {
+		size_t asked;
+		ssize_t got = readv_pages(m, addr, out, len, &asked);
+		if (got < 0)
+			return -1;
+		if ((size_t)got != asked) {
+			errno = EFAULT;
+			return -1;
+		}
+		out += asked;
+		addr += asked;
+		len -= asked;
+	}
+	return 0;
+}
+
+int js_mem_read(js_mem *m, uint64_t addr, void *buf, size_t len)
+{
+	if (len && addr + len < addr) {
+		errno = EFAULT;
+		return -1;
+	}
+	return m->core ? core_read(m, addr, buf, len) : live_read(m, addr, buf, len);
+}
+
+int js_mem_read_u64(js_mem *m, uint64_t addr, uint64_t *v)
+{
+	return js_mem_read(m, addr, v, sizeof *v);
+}
+
+static const uint8_t *cached_page(js_mem *m, uint64_t page)
+{
+	cpage *c = &m->cache[(page / PAGE) % CACHE_PAGES];
+	if (c->gen == m->gen && c->tag == page)
+		return c->bytes;
+	if (live_read(m, page, c->bytes, PAGE)) {
+		c->gen = 0;
+		return NULL;
+	}
+	c->tag = page;
+	c->gen = m->gen;
+	return c->bytes;
+}
+
+size_t js_mem_snapshot(js_mem *m, uint64_t addr, size_t len)
+{
+	m->snap_len = 0;
+	if (m->core)
+		return 0;
+	if (len > m->snap_cap) {
+		uint8_t *p = realloc(m->snap, len);
+		if (!p)
+			return 0;
+		m->snap = p;
+		m->snap_cap = len;
+	}
+	/* the mapped prefix */
+	size_t done = 0;
+	while (done < len) {
+		size_t asked;
+		ssize_t got = readv_pages(m, addr + done, m->snap + done, len - done, &asked);
+		if (got > 0)
+			done += (size_t)got;
+		if (got < 0 || (size_t)got != asked)
+			break;
+	}
+	m->snap_lo = addr;
+	m->snap_len = done;
+	m->snap_at = m->snap;
+	m->snap_reach = 0;
+	return done;
+}
+
+void js_mem_snapshot_set(js_mem *m, uint64_t addr, const uint8_t *bytes, size_t len, uint64_t reach)
+{
+	m->snap_at = bytes;
+	m->snap_lo = addr;
+	m->snap_len = len;
+	m->snap_reach = reach > len ? reach : len;
+	m->snap_used = 0;
+	m->snap_ran_off = false;
+}
+
+size_t js_mem_snapshot_used(const js_mem *m, bool *ran_off)
+{
+	*ran_off = m->snap_ran_off;
+	return m->snap_used;
+}
+
+void js_mem_snapshot_clear(js_mem *m)
+{
+	m->snap_len = 0;
+	m->snap_reach = 0;
+}
+
+bool js_mem_word(js_mem *m, uint64_t addr, uint64_t *v)
+{
+	if (m->snap_len >= 8 && addr >= m->snap_lo && addr - m->snap_lo <= m->snap_len - 8) {
+		size_t off = (size_t)(addr - m->snap_lo);
+		memcpy(v, m->snap_at + off, 8);
+		if (off + 8 > m->snap_used)
+			m->snap_used = off + 8;
+		return true;
+	}
+	if (m->snap_reach && addr >= m->snap_lo && addr - m->snap_lo < m->snap_reach) {
+		m->snap_ran_off = true;
+		return false;
+	}
+	if (m->core)
+		return core_read(m, addr, v, sizeof *v) == 0;
+	uint64_t page = addr & ~(uint64_t)(PAGE - 1);
+	size_t off = (size_t)(addr - page);
+	if (off + 8 > PAGE) /* straddles two pages: rare, read directly */
+		return live_read(m, addr, v, sizeof *v) == 0;
+	const uint8_t *p = cached_page(m, page);
+	if (!p)
+		return false;
+	memcpy(v, p + off, 8);
+	return true;
+}
+
+void js_mem_flush(js_mem *m)
+{
+	m->gen++;
+}

@@ -1,0 +1,481 @@
+/* proc.c - ptrace control of a live process's threads (see proc.h).
+ * Semantics from ptrace(2): "Attaching and detaching", "Group-stop",
+ * "PTRACE_EVENT_STOP", "Signal-delivery-stop".
+ */
+#include "target/proc.h"
+#include "formats/clock.h"
+#include "base/grow.h"
+#include "base/bounds.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#if defined(__aarch64__)
+#include <elf.h> /* NT_PRSTATUS, NT_ARM_SYSTEM_CALL */
+#endif
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_STOP_TIMEOUT_NS 2000000000ull /* a thread that cannot stop in 2 s: D state */
+#define POLL_NS 50000ull                      /* poll for a stop this long before sleeping */
+
+/* ---- /proc ------------------------------------------------------------------ */
+
+/* "Name:\tvalue" lines of /proc/PID/status. */
+static bool status_field(const char *status, const char *key, char *out, size_t len)
+{
+	size_t klen = strlen(key);
+	for (const char *l = status; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+		if (strncmp(l, key, klen) || l[klen] != ':')
+			continue;
+		const char *v = l + klen + 1;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		size_t n = strcspn(v, "\n");
+		if (n >= len)
+			n = len - 1;
+		memcpy(out, v, n);
+		out[n] = 0;
+		return true;
+	}
+	return false;
+}
+
+static int read_small(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, len - 1);
+	int e = errno;
+	close(fd);
+	if (n < 0) {
+		errno = e;
+		return -1;
+	}
+	buf[n] = 0;
+	return 0;
+}
+
+int js_proc_tgid(pid_t pid, pid_t *tgid, js_err *err)
+{
+	char path[64], status[4096], v[64];
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	if (read_small(path, status, sizeof status)) {
+		int e = errno == ENOENT ? ESRCH : errno;
+		return js_fail(err,
+			       e == ESRCH    ? JS_EXIT_NO_PROCESS
+			       : e == EACCES ? JS_EXIT_PERMISSION
+					     : JS_EXIT_FAILURE,
+			       e, "no process %d", (int)pid);
+	}
+	if (status_field(status, "State", v, sizeof v) && (v[0] == 'Z' || v[0] == 'X'))
+		return js_fail(err, JS_EXIT_NO_PROCESS, ESRCH, "process %d has exited (it is a zombie)",
+			       (int)pid);
+	if (!status_field(status, "Tgid", v, sizeof v))
+		return js_fail(err, JS_EXIT_FAILURE, EIO, "cannot read /proc/%d/status", (int)pid);
+	*tgid = (pid_t)atoi(v);
+	return 0;
+}
+
+/* A seize failed with EPERM: say why in words a user can act on. */
+static int fail_eperm(js_proc *p, js_err *err)
+{
+	char path[64], status[4096], v[64];
+	snprintf(path, sizeof path, "/proc/%d/status", (int)p->pid);
+	if (!read_small(path, status, sizeof status) && status_field(status, "TracerPid", v, sizeof v) &&
+	    atoi(v) != 0)
+		return js_fail(err, JS_EXIT_PERMISSION, EPERM,
+			       "process %d is already traced by process %s (a debugger?)", (int)p->pid, v);
+	char scope[16] = "";
+	read_small("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof scope);
+	return js_fail(err, JS_EXIT_PERMISSION, EPERM,
+		       "not allowed to trace process %d: run as its user or as root (CAP_SYS_PTRACE)%s%.*s",
+		       (int)p->pid, scope[0] ? "; kernel.yama.ptrace_scope is " : "",
+		       (int)strcspn(scope, "\n"), scope);
+}
+
+static js_thread *find(js_proc *p, pid_t tid)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (p->t[i].tid == tid)
+			return &p->t[i];
+	return NULL;
+}
+
+static void read_comm(js_proc *p, js_thread *t)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/comm", (int)p->pid, (int)t->tid);
+	if (read_small(path, t->comm, sizeof t->comm))
+		t->comm[0] = 0;
+	t->comm[strcspn(t->comm, "\n")] = 0;
+}
+
+/* List /proc/PID/task: add new threads (counted in *added), mark the ones
+ * listed.  Returns 0, or a js_exit code with *err (the process is gone). */
+static int scan(js_proc *p, int *added, js_err *err)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task", (int)p->pid);
+	DIR *d = opendir(path);
+	*added = 0;
+	if (!d) {
+		int e = errno == ENOENT ? ESRCH : errno;
+		return js_fail(err, e == ESRCH ? JS_EXIT_NO_PROCESS : JS_EXIT_FAILURE, e,
+			       "process %d is gone", (int)p->pid);
+	}
+	for (size_t i = 0; i < p->n; i++)
+		p->t[i].seen = false;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		pid_t tid = (pid_t)atoi(de->d_name);
+		js_thread *t = find(p, tid);
+		if (!t) {
+			if (p->n >= JS_MAX_THREADS)
+				continue;
+			if (!js_grow(&p->t, &p->cap, p->n, sizeof *p->t))
+				break;
+			t = &p->t[p->n++];
+			memset(t, 0, sizeof *t);
+			t->tid = tid;
+			read_comm(p, t);
+			++*added;
+		}
+		t->seen = true;
+	}
+	closedir(d);
+	return 0;
+}
+
+/* Seize the threads not seized yet: 0, or a js_exit code with *err. */
+int js_proc_seize(js_proc *p, js_err *err)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		js_thread *t = &p->t[i];
+		if (t->seized || t->gone)
+			continue;
+		if (ptrace(PTRACE_SEIZE, t->tid, 0, 0) == 0) {
+			t->seized = true;
+			continue;
+		}
+		if (errno == ESRCH) {
+			t->gone = true;
+			t->why = "exited";
+			continue;
+		}
+		if (errno == EPERM)
+			return fail_eperm(p, err);
+		return js_fail(err, JS_EXIT_FAILURE, errno, "cannot trace thread %d: %s", (int)t->tid,
+			       strerror(errno));
+	}
+	return 0;
+}
+
+/* A zombie's main thread stays listed in /proc/PID/task until it is
+ * reaped; a tracer learns of the exit from waitpid, a lister from here. */
+static bool zombie(pid_t pid, pid_t tid)
+{
+	char path[64], st[512];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	if (read_small(path, st, sizeof st))
+		return true;
+	const char *paren = strrchr(st, ')'); /* comm may hold anything */
+	return !paren || paren[1] != ' ' || paren[2] == 'Z' || paren[2] == 'X';
+}
+
+static int seize_new(js_proc *p, js_err *err)
+{
+	if (!p->list_only)
+		return js_proc_seize(p, err);
+	for (size_t i = 0; i < p->n; i++)
+		if (!p->t[i].gone && !p->t[i].seized && zombie(p->pid, p->t[i].tid)) {
+			p->t[i].gone = true;
+			p->t[i].why = "exited";
+		}
+	return 0;
+}
+
+static int attach(js_proc *p, pid_t pid, bool list_only, js_err *err)
+{
+	memset(p, 0, sizeof *p);
+	p->pid = pid;
+	p->list_only = list_only;
+	p->stop_timeout_ns = DEFAULT_STOP_TIMEOUT_NS;
+	/* Tracee stops are announced with SIGCHLD: keep it pending for
+	 * wait_stop's sigtimedwait (its default action would discard it). */
+	sigset_t chld;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, NULL);
+	/* Threads may be created while we attach: scan until no new ones. */
+	for (int round = 0; round < 16; round++) {
+		int added;
+		int rc = scan(p, &added, err);
+		if (!rc)
+			rc = seize_new(p, err);
+		if (rc)
+			return rc;
+		if (!added)
+			break;
+	}
+	if (js_proc_gone(p))
+		return js_fail(err, JS_EXIT_NO_PROCESS, ESRCH, "process %d exited while being attached to",
+			       (int)pid);
+	return 0;
+}
+
+int js_proc_attach(js_proc *p, pid_t pid, js_err *err)
+{
+	return attach(p, pid, false, err);
+}
+
+int js_proc_list(js_proc *p, pid_t pid, js_err *err)
+{
+	return attach(p, pid, true, err);
+}
+
+int js_proc_rescan(js_proc *p, js_err *err)
+{
+	int added;
+	int rc = scan(p, &added, err);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < p->n; i++)
+		if (!p->t[i].seen && !p->t[i].gone) {
+			p->t[i].gone = true;
+			p->t[i].why = "exited";
+		}
+	/* forget threads gone for good */
+	size_t w = 0;
+	for (size_t i = 0; i < p->n; i++)
+		if (!p->t[i].gone || p->t[i].stopped)
+			p->t[w++] = p->t[i];
+	p->n = w;
+	return seize_new(p, err);
+}
+
+bool js_proc_gone(js_proc *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (!p->t[i].gone)
+			return false;
+	return true;
+}
+
+/* ---- stops -------------------------------------------------------------------- */
+
+static void on_status(js_thread *t, int st)
+{
+	if (WIFEXITED(st) || WIFSIGNALED(st)) {
+		t->gone = true;
+		t->stopped = false;
+		t->why = "exited";
+		return;
+	}
+	if (!WIFSTOPPED(st))
+		return;
+	int sig = WSTOPSIG(st);
+	t->stopped = true;
+	if ((st >> 16) == PTRACE_EVENT_STOP) {
+		/* our interrupt (SIGTRAP), or a group stop (the stop signal) */
+		t->group_stop = sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+	} else {
+		t->pending_sig = sig; /* a signal on its way: pass it on when resuming */
+		t->group_stop = false;
+	}
+}
+
+/* Wait for t to stop.  A running thread stops within microseconds of
+ * PTRACE_INTERRUPT, and every microsecond we then sleep is one it stands
+ * still, so poll first -- yielding the CPU between polls, since the thread
+ * may be waiting for this very CPU to reach its stop -- and then sleep in
+ * sigtimedwait until SIGCHLD (which the kernel sends the tracer at every
+ * tracee stop; it is blocked from js_proc_attach on, so it is queued
+ * rather than ignored). */
+static int wait_stop(js_thread *t, uint64_t timeout_ns)
+{
+	uint64_t start = now_ns(), deadline = start + timeout_ns;
+	sigset_t chld;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	for (;;) {
+		int st;
+		pid_t r = waitpid(t->tid, &st, __WALL | WNOHANG);
+		if (r == t->tid) {
+			on_status(t, st);
+			if (t->stopped || t->gone)
+				return t->stopped ? 0 : -1;
+			continue;
+		}
+		if (r < 0 && errno != EINTR) {
+			t->gone = true; /* ECHILD: not ours any more */
+			t->why = "exited";
+			return -1;
+		}
+		uint64_t now = now_ns();
+		if (now >= deadline) {
+			t->why = "did not stop (uninterruptible sleep?)";
+			return -1;
+		}
+		if (now - start < POLL_NS) {
+			sched_yield();
+			continue;
+		}
+		uint64_t left = deadline - now;
+		struct timespec ts = { (time_t)(left / 1000000000u), (long)(left % 1000000000u) };
+		sigtimedwait(&chld, NULL, &ts);
+	}
+}
+
+static void read_regs(js_thread *t)
+{
+#if defined(__x86_64__)
+	t->have_regs = ptrace(PTRACE_GETREGS, t->tid, 0, &t->regs) == 0;
+	/* Stopped inside a blocking system call: orig_rax holds its number and
+	 * rax the kernel's "restart" value (-ERESTARTSYS and friends). */
+	long rax = (long)t->regs.rax;
+	t->idle = t->have_regs && (long)t->regs.orig_rax >= 0 &&
+		  (rax == -512 || rax == -513 || rax == -514 || rax == -516 || rax == -EINTR);
+#elif defined(__aarch64__)
+	/* No PTRACE_GETREGS here: the general registers are the NT_PRSTATUS
+	 * regset (x0-x30, sp, pc, pstate), the system call being made is
+	 * NT_ARM_SYSTEM_CALL (-1 outside one), and an interrupted call's
+	 * "restart" value is in x0. */
+	struct iovec iov = { &t->regs, sizeof t->regs };
+	t->have_regs = ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_PRSTATUS, &iov) == 0 &&
+		       iov.iov_len == sizeof t->regs;
+	int sysno = -1;
+	struct iovec sc = { &sysno, sizeof sysno };
+	if (t->have_regs && ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_ARM_SYSTEM_CALL, &sc))
+		sysno = -1;
+	long x0 = (long)t->regs.regs[0];
+	t->idle = t->have_regs && sysno >= 0 &&
+		  (x0 == -512 || x0 == -513 || x0 == -514 || x0 == -516 || x0 == -EINTR);
+#else
+	t->have_regs = false;
+#endif
+	if (!t->have_regs)
+		t->why = "registers unreadable";
+}
+
+int js_proc_stop(js_proc *p, js_thread *t)
+{
+	t->have_regs = false;
+	if (t->gone || !t->seized)
+		return -1;
+	if (!t->stopped) {
+		if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0)) {
+			t->gone = errno == ESRCH;
+			t->why = t->gone ? "exited" : "cannot be interrupted";
+			return -1;
+		}
+		if (wait_stop(t, p->stop_timeout_ns))
+			return -1;
+	}
+	read_regs(t);
+	return t->have_regs ? 0 : -1;
+}
+
+void js_proc_stop_all(js_proc *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		js_thread *t = &p->t[i];
+		t->have_regs = false;
+		if (t->seized && !t->gone && !t->stopped && ptrace(PTRACE_INTERRUPT, t->tid, 0, 0)) {
+			t->gone = errno == ESRCH;
+			t->why = t->gone ? "exited" : "cannot be interrupted";
+		}
+	}
+	uint64_t start = now_ns();
+	for (size_t i = 0; i < p->n; i++) {
+		js_thread *t = &p->t[i];
+		if (!t->seized || t->gone)
+			continue;
+		uint64_t spent = now_ns() - start;
+		if (!t->stopped &&
+		    wait_stop(t, spent < p->stop_timeout_ns ? p->stop_timeout_ns - spent : 1000000))
+			continue;
+		read_regs(t);
+	}
+}
+
+void js_proc_resume(js_proc *p, js_thread *t)
+{
+	(void)p;
+	if (!t->stopped || t->gone)
+		return;
+	long r = t->group_stop ? ptrace(PTRACE_LISTEN, t->tid, 0, 0)
+			       : ptrace(PTRACE_CONT, t->tid, 0, (void *)(long)t->pending_sig);
+	if (r == 0 || errno == ESRCH) {
+		t->stopped = false;
+		t->pending_sig = 0;
+		if (r)
+			t->gone = true;
+	}
+}
+
+void js_proc_resume_all(js_proc *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		js_proc_resume(p, &p->t[i]);
+}
+
+void js_proc_poll(js_proc *p)
+{
+	js_proc_poll_all(&p, 1);
+}
+
+/* waitpid(-1) reports the stops of every tracee: each is given to the
+ * process whose thread it is (a status dropped would leave that thread
+ * stopped). */
+void js_proc_poll_all(js_proc *const *p, size_t n)
+{
+	for (int i = 0; i < 4096; i++) {
+		int st;
+		pid_t r = waitpid(-1, &st, __WALL | WNOHANG);
+		if (r <= 0)
+			return;
+		for (size_t k = 0; k < n; k++) {
+			js_thread *t = find(p[k], r);
+			if (!t)
+				continue;
+			on_status(t, st);
+			js_proc_resume(p[k], t); /* a stop we did not ask for: let it go on */
+			break;
+		}
+	}
+}
+
+void js_proc_detach(js_proc *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		js_thread *t = &p->t[i];
+		if (!t->seized || t->gone)
+			continue;
+		/* PTRACE_DETACH needs a stopped tracee.  One that cannot stop is
+		 * detached by the kernel when we exit. */
+		if (!t->stopped && (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) || wait_stop(t, 100000000)))
+			continue;
+		ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)t->pending_sig);
+		t->seized = t->stopped = false;
+	}
+}
+
+void js_proc_free(js_proc *p)
+{
+	free(p->t);
+	p->t = NULL;
+	p->n = p->cap = 0;
+}

@@ -1,0 +1,124 @@
+/* session.h - one target (a live process or a core file) opened for
+ * unwinding: its libdwfl session with the native modules and the JIT
+ * images reported, the memory reader, and for a live process the ptrace
+ * state of its threads.
+ *
+ * Exit codes (err.h, documented in jitstack(1)) are decided here, where
+ * the failures are recognised.
+ */
+#ifndef JS_SESSION_H
+#define JS_SESSION_H
+
+#include "base/err.h"
+#include "jit/jitdump.h"
+#include "jit/jitmodules.h"
+#include "target/mem.h"
+#include "target/modules.h"
+#include "jit/perfmap.h"
+#include "target/proc.h"
+
+#include <elfutils/libdwfl.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct js_opts {
+	unsigned max_frames;
+	bool source_all;      /* -s: source lines of every frame (loads separate debuginfo) */
+	bool no_jit;          /* --no-jit: ignore the JIT interface (frame pointers only) */
+	bool no_demangle;     /* --no-demangle: names as the symbol tables hold them */
+	const char *perf_map; /* --perf-map FILE: the perf map to name JIT code from */
+	bool no_perf_map;     /* --no-perf-map: read none */
+	const char *jitdump;  /* --jitdump FILE: the jitdump to name and unwind JIT code from */
+	bool no_jitdump;      /* --no-jitdump: read none */
+	bool stats;
+	const char *debuginfo_path; /* --debuginfo-path: where separate debuginfo is looked for */
+	bool no_ptrace;             /* list the threads, do not seize them (perf event sampling) */
+} js_opts;
+
+typedef struct js_session {
+	bool core;
+	pid_t pid;
+	uint16_t machine;
+	const js_opts *opt;
+	Dwfl *dwfl;
+	js_mem *mem;
+	js_proc proc;       /* live only */
+	js_thread *sampled; /* a thread unwound from a perf sample, not in proc (or NULL) */
+	js_jit jit;
+	js_perfmap pm; /* the target's perf map, when pm_on */
+	bool pm_on;
+	uint64_t pm_ns; /* time spent reading it (--stats) */
+	js_jitdump jd;  /* the target's jitdump, when jd_on */
+	bool jd_on;
+	uint64_t jd_looked_ns;         /* live: when maps was last searched for the dump's mapping */
+	unsigned long jd_reported_cfi; /* jd.with_cfi at the last report of its modules */
+	js_memelf vdso;
+	int exe_fd, core_fd;
+	Elf *exe_elf, *core_elf;
+	char exe_path[4096];
+	const char *core_exe; /* --exe made absolute, or NULL */
+	char comm[32];
+	/* warnings gathered while reading (js_warn), printed at the end */
+	char **warn;
+	size_t n_warn;
+	/* the failure, when a call returns nonzero */
+	js_err err;
+	/* module -> "its main file carries DWARF" memo for line lookups */
+	struct dwarf_memo *memo;
+	size_t n_memo, cap_memo;
+	/* pc -> name memo (stack.c): deep stacks repeat their return addresses */
+	struct sym_memo *names;
+	size_t names_cap, names_n;
+	uint64_t names_changes;           /* jit.changes it was filled under */
+	struct demangle_cache *demangled; /* demangle.c */
+} js_session;
+
+/* Open a live process: attach to its threads (seized, not stopped), report
+ * its modules and read its JIT descriptor when it has the extension.
+ * Returns 0, or a js_exit code with s->err. */
+int js_open_live(js_session *s, pid_t pid, const js_opts *opt);
+/* Open a core file (exe: the executable, or NULL to use the core's notes). */
+int js_open_core(js_session *s, const char *core, const char *exe, const js_opts *opt);
+void js_close(js_session *s);
+
+/* Re-read the JIT lists and report what changed (mode as desc.h).
+ * Returns 0, or a js_exit code with s->err. */
+int js_refresh_jit(js_session *s, read_mode mode);
+/* Report the native modules again (after the target mapped new files). */
+int js_refresh_modules(js_session *s);
+
+/* Read what was appended to the perf map (all of it at first).  Returns
+ * true when its names changed.  A map that cannot be read leaves a warning
+ * (none when the target simply has no map). */
+bool js_refresh_perfmap(js_session *s);
+
+/* Read what was appended to the jitdump (all of it at first; for a live
+ * process, found through its mapping, looked for again now and then until
+ * it appears) and report the modules its CFI makes.  Returns true when its
+ * names changed.  Like the perf map, a dump that cannot be read leaves a
+ * warning. */
+bool js_refresh_jitdump(js_session *s);
+/* --stats: what reading the jitdump cost, one line on stderr (none without
+ * a jitdump). */
+void js_stats_jitdump(const js_session *s);
+
+/* Bumped whenever a source of names changed (the JIT images, the perf map,
+ * the jitdump): names remembered under another value may be stale. */
+static inline uint64_t js_names_epoch(const js_session *s)
+{
+	return s->jit.changes + s->pm.changes + s->jd.changes;
+}
+
+/* Gather a warning about the target: each distinct message once (the
+ * first 1000), kept in s->warn until the end, when the dump prints them
+ * after its stacks and record after its profile. */
+void js_warn(js_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Gather the warnings that only the state at the end tells: descriptor
+ * notes, rejected JIT images (the first few), malformed perf map lines
+ * and jitdump records, entries over the bounds. */
+void js_warn_jit_data(js_session *s);
+/* Each gathered warning on stderr, "jitstack: warning: " + who + the
+ * message (who: "" for one process; record of several names the process). */
+void js_print_warnings(const js_session *s, const char *who);
+
+#endif
