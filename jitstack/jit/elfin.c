@@ -201,8 +201,10 @@ static ein_sec *table_of_type(ein *e, uint32_t type, size_t *count)
 		ein_sec *s = &e->sec[i];
 		if (s->type != type || !s->data)
 			continue;
-		if (s->entsize != sizeof(Elf64_Sym) || s->link >= e->nsec ||
-		    e->sec[s->link].type != SHT_STRTAB)
+		/* its string table: a section whose bytes parse_section
+		 * checked (not the null section, whose header is not one) */
+		if (s->entsize != sizeof(Elf64_Sym) || s->link == 0 || s->link >= e->nsec ||
+		    e->sec[s->link].type != SHT_STRTAB || !e->sec[s->link].data)
 			continue;
 		size_t n = s->size / sizeof(Elf64_Sym);
 		*count = n > JS_MAX_SYMBOLS ? JS_MAX_SYMBOLS : n;

@@ -213,6 +213,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	if (only == ONLY_IMAGE || (only == ONLY_ANY && size >= 4 && !memcmp(data, ELFMAG, SELFMAG))) {
+		/* its exports (what other images' relocations may name), then
+		 * the image rewritten */
+		uint8_t *copy = malloc(size ? size : 1);
+		js_exports x;
+		if (copy && (memcpy(copy, data, size), js_image_exports(copy, size, &x) == 0))
+			js_exports_free(&x);
+		free(copy);
 		rewrite(data, size, FUZZ_BASE, 0, 0, NULL);
 		return 0;
 	}

@@ -32,11 +32,12 @@ def shdr(name, typ, flags, addr, off, size, link=0, info=0, align=1, ent=0):
 
 
 def image(strtab_type=SHT_STRTAB, strtab_nul=True, symtab_link=None, overlay=None,
-          strtab_out=False):
+          strtab_out=False, sec0=(0, 0)):
     """An image with .text, .symtab, .strtab, .shstrtab, .debug_info and
     .rela.debug_info.  overlay=(field, value): .debug_info covers the
     section header table and its one relocation writes value into that
-    field of .strtab's header."""
+    field of .strtab's header.  sec0=(type, size): the null section's
+    header, which readers skip (its size is the extended section count)."""
     names = [b"", b".text", b".symtab", b".strtab", b".shstrtab", b".debug_info", b".rela.debug_info"]
     shstr, at = b"", {}
     for n in names:
@@ -74,7 +75,7 @@ def image(strtab_type=SHT_STRTAB, strtab_nul=True, symtab_link=None, overlay=Non
     str_off = offs["strtab"] if not strtab_out else 0x7FFFFFF0
     link = 3 if symtab_link is None else symtab_link
     hdrs = [
-        shdr(0, 0, 0, 0, 0, 0),
+        shdr(0, sec0[0], 0, 0, 0, sec0[1]),
         shdr(at[b".text"], SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 0x7F0000001000, offs["text"], len(text), align=16),
         shdr(at[b".symtab"], SHT_SYMTAB, 0, 0, offs["symtab"], len(syms), link=link, info=1, align=8, ent=SYM),
         shdr(at[b".strtab"], strtab_type, 0, 0, str_off, len(fnames)),
@@ -97,6 +98,9 @@ CASES = {
     "strtab-outside-image": dict(strtab_out=True),
     "strtab-nobits": dict(strtab_type=SHT_NOBITS),
     "symtab-link-not-a-strtab": dict(symtab_link=1),
+    # the symbol table linked to the null section, made to look like a
+    # string table of 2^50 bytes: no bytes were checked for it
+    "symtab-link-to-the-null-section": dict(symtab_link=0, sec0=(SHT_STRTAB, 1 << 50)),
     "strtab-without-final-nul": dict(strtab_nul=False),
     "well-formed": dict(),
 }

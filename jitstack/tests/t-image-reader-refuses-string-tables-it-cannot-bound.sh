@@ -22,6 +22,7 @@ done
 expect strtab-outside-image "rejected: section 3: [0x7ffffff0, +0x23) is outside the image"
 expect strtab-nobits "rejected: neither function symbols nor CFI"
 expect symtab-link-not-a-strtab "rejected: neither function symbols nor CFI"
+expect symtab-link-to-the-null-section "rejected: neither function symbols nor CFI"
 # the second name runs off the table's end: that function is left unnamed
 expect strtab-without-final-nul "image: 1 functions"
 expect well-formed "image: 2 functions"
