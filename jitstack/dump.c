@@ -83,8 +83,11 @@ static int dump_live(js_session *s, const js_dump_opts *d, js_out *o)
 		if (d->images)
 			out_images(o, s);
 		else
-			for (size_t i = 0; i < n; i++)
-				out_thread(o, s, &st[i]);
+			for (size_t i = 0; i < n; i++) {
+				js_mark_fp(s, &st[i]);
+				js_name_stack(s, &st[i]);
+				out_thread(o, &st[i]);
+			}
 		out_end(o, s);
 	}
 	for (size_t i = 0; i < n; i++)
@@ -133,7 +136,9 @@ static int dump_core(js_session *s, const js_dump_opts *d, js_out *o)
 	if (d->images)
 		out_images(o, s);
 	for (size_t i = 0; i < c.n; i++) {
-		out_thread(o, s, &c.st[i]);
+		js_mark_fp(s, &c.st[i]);
+		js_name_stack(s, &c.st[i]);
+		out_thread(o, &c.st[i]);
 		js_stack_free(&c.st[i]);
 	}
 	free(c.st);

@@ -151,10 +151,9 @@ static void text_jit_summary(FILE *f, const js_session *s)
 	fputc('\n', f);
 }
 
-static void text_frame(js_out *o, js_session *s, size_t i, const js_frame *fr)
+static void text_frame(js_out *o, size_t i, const js_frame *fr, const js_sym *sym)
 {
-	js_sym y;
-	js_symbolize(s, fr, &y);
+	const js_sym y = *sym;
 	fprintf(o->f, "#%-3zu 0x%016" PRIx64 " ", i, fr->pc);
 	if (y.func)
 		fprintf(o->f, "%s+%#" PRIx64, y.func, y.func_off);
@@ -183,11 +182,10 @@ static void text_frame(js_out *o, js_session *s, size_t i, const js_frame *fr)
 
 /* ---- JSON ---------------------------------------------------------------------------- */
 
-static void json_frame(js_out *o, js_session *s, size_t i, const js_frame *fr)
+static void json_frame(js_out *o, size_t i, const js_frame *fr, const js_sym *sym)
 {
 	FILE *f = o->f;
-	js_sym y;
-	js_symbolize(s, fr, &y);
+	const js_sym y = *sym;
 	fprintf(f, "%s\n      {\"index\": %zu, \"pc\": \"%#" PRIx64 "\", \"function\": ", i ? "," : "", i,
 		fr->pc);
 	json_str(f, y.func);
@@ -288,16 +286,15 @@ void out_begin(js_out *o, js_session *s)
 	fputs("},\n  \"threads\": [", f);
 }
 
-void out_thread(js_out *o, js_session *s, js_stack *st)
+void out_thread(js_out *o, const js_stack *st)
 {
 	FILE *f = o->f;
-	js_mark_fp(s, st);
 	if (!o->json) {
 		fprintf(f, "\nTID %d (%s):\n", (int)st->tid, st->comm);
 		if (st->skipped)
 			fprintf(f, "    not unwound: %s\n", st->skipped);
 		for (size_t i = 0; i < st->n; i++)
-			text_frame(o, s, i, &st->f[i]);
+			text_frame(o, i, &st->f[i], &st->sym[i]);
 		if (st->truncated)
 			fprintf(f, "    ... more frames (--max-frames %zu)\n", st->n);
 		else if (st->end[0] && st->n)
@@ -313,7 +310,7 @@ void out_thread(js_out *o, js_session *s, js_stack *st)
 	}
 	fputs(", \"frames\": [", f);
 	for (size_t i = 0; i < st->n; i++)
-		json_frame(o, s, i, &st->f[i]);
+		json_frame(o, i, &st->f[i], &st->sym[i]);
 	fprintf(f, "],\n     \"truncated\": %s, \"end\": ", st->truncated ? "true" : "false");
 	json_str(f, st->end[0] ? st->end : NULL);
 	fputc('}', f);

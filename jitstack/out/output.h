@@ -24,7 +24,8 @@ typedef struct js_out {
 } js_out;
 
 void out_begin(js_out *o, js_session *s);
-void out_thread(js_out *o, js_session *s, js_stack *st);
+/* One thread, its frames named (js_mark_fp and js_name_stack done). */
+void out_thread(js_out *o, const js_stack *st);
 void out_end(js_out *o, js_session *s);
 /* The JIT images and their functions (--images). */
 void out_images(js_out *o, js_session *s);

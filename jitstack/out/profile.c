@@ -1,157 +1,13 @@
 /* profile.c - sample aggregation and the collapsed writer (profile.h). */
 #include "out/profile.h"
 #include "base/grow.h"
+#include "base/hash.h"
 #include "formats/bytes.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- tables ------------------------------------------------------------------ */
-
-/* u64 -> u32, open addressing; value 0 means empty. */
-struct u64map {
-	uint64_t *key;
-	uint32_t *val;
-	size_t cap, n;
-};
-
-static size_t mix(uint64_t h, size_t cap)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	return (size_t)h & (cap - 1);
-}
-
-static struct u64map *u64map_new(void)
-{
-	return calloc(1, sizeof(struct u64map));
-}
-
-static void u64map_free(struct u64map *m)
-{
-	if (m) {
-		free(m->key);
-		free(m->val);
-		free(m);
-	}
-}
-
-static uint32_t u64map_get(const struct u64map *m, uint64_t k)
-{
-	if (!m->cap)
-		return 0;
-	for (size_t i = mix(k, m->cap); m->val[i]; i = (i + 1) & (m->cap - 1))
-		if (m->key[i] == k)
-			return m->val[i];
-	return 0;
-}
-
-/* Drop the entries whose value `keep` rejects (rebuilds the table). */
-static void u64map_filter(struct u64map *m, bool (*keep)(const void *ctx, uint32_t v), const void *ctx)
-{
-	size_t cap = m->cap, n = 0;
-	uint64_t *key = m->key;
-	uint32_t *val = m->val;
-	for (size_t i = 0; i < cap; i++)
-		if (val[i] && keep(ctx, val[i]))
-			key[n] = key[i], val[n++] = val[i]; /* compact in place: n <= i */
-	for (size_t i = n; i < cap; i++)
-		val[i] = 0;
-	m->n = 0;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t k = key[i];
-		uint32_t v = val[i];
-		val[i] = 0;
-		size_t j = mix(k, cap);
-		while (val[j])
-			j = (j + 1) & (cap - 1);
-		key[j] = k, val[j] = v;
-		m->n++;
-	}
-}
-
-static int u64map_put(struct u64map *m, uint64_t k, uint32_t v)
-{
-	if (2 * (m->n + 1) > m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 256;
-		uint64_t *key = calloc(cap, sizeof *key);
-		uint32_t *val = calloc(cap, sizeof *val);
-		if (!key || !val) {
-			free(key);
-			free(val);
-			return -1;
-		}
-		for (size_t i = 0; i < m->cap; i++) {
-			if (!m->val[i])
-				continue;
-			size_t j = mix(m->key[i], cap);
-			while (val[j])
-				j = (j + 1) & (cap - 1);
-			key[j] = m->key[i];
-			val[j] = m->val[i];
-		}
-		free(m->key);
-		free(m->val);
-		m->key = key;
-		m->val = val;
-		m->cap = cap;
-	}
-	size_t i = mix(k, m->cap);
-	while (m->val[i] && m->key[i] != k)
-		i = (i + 1) & (m->cap - 1);
-	m->n += !m->val[i];
-	m->key[i] = k;
-	m->val[i] = v;
-	return 0;
-}
-
-/* Index table over a profile's own arrays (strings, samples): slots hold
- * index + 1, equality and hashing go through the profile. */
-struct otab {
-	uint32_t *slot;
-	uint64_t *hash;
-	size_t cap, n;
-};
-
-static uint64_t fnv(const void *p, size_t n, uint64_t h)
-{
-	const uint8_t *b = p;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
-	return h;
-}
-
-#define FNV_BASIS 0xcbf29ce484222325ull
-
-static int otab_grow(struct otab *t)
-{
-	size_t cap = t->cap ? t->cap * 2 : 256;
-	uint32_t *slot = calloc(cap, sizeof *slot);
-	uint64_t *hash = calloc(cap, sizeof *hash);
-	if (!slot || !hash) {
-		free(slot);
-		free(hash);
-		return -1;
-	}
-	for (size_t i = 0; i < t->cap; i++) {
-		if (!t->slot[i])
-			continue;
-		size_t j = mix(t->hash[i], cap);
-		while (slot[j])
-			j = (j + 1) & (cap - 1);
-		slot[j] = t->slot[i];
-		hash[j] = t->hash[i];
-	}
-	free(t->slot);
-	free(t->hash);
-	t->slot = slot;
-	t->hash = hash;
-	t->cap = cap;
-	return 0;
-}
 
 /* ---- strings, mappings, functions ---------------------------------------------- */
 
@@ -160,23 +16,21 @@ static uint32_t intern(js_profile *p, const char *s)
 {
 	if (!s || !*s)
 		return 0;
-	struct otab *t = p->str_index;
-	uint64_t h = fnv(s, strlen(s), FNV_BASIS);
-	if (2 * (t->n + 1) > t->cap && otab_grow(t))
+	js_htab *t = &p->str_index;
+	uint64_t h = js_hash_str(s);
+	if (js_htab_reserve(t, 1))
 		goto oom;
-	size_t i = mix(h, t->cap);
-	for (; t->slot[i]; i = (i + 1) & (t->cap - 1))
-		if (t->hash[i] == h && !strcmp(p->str[t->slot[i] - 1], s))
-			return t->slot[i] - 1;
+	size_t i = js_htab_first(t, h);
+	for (; t->val[i]; i = js_htab_next(t, i))
+		if (t->hash[i] == h && !strcmp(p->str[t->val[i] - 1], s))
+			return t->val[i] - 1;
 	if (!js_grow(&p->str, &p->cap_str, p->n_str, sizeof *p->str))
 		goto oom;
 	char *copy = strdup(s);
 	if (!copy)
 		goto oom;
 	p->str[p->n_str++] = copy;
-	t->slot[i] = (uint32_t)p->n_str;
-	t->hash[i] = h;
-	t->n++;
+	js_htab_put_at(t, i, h, (uint32_t)p->n_str);
 	return (uint32_t)p->n_str - 1;
 oom:
 	p->oom = true;
@@ -186,13 +40,7 @@ oom:
 void js_profile_init(js_profile *p)
 {
 	memset(p, 0, sizeof *p);
-	p->str_index = calloc(1, sizeof *p->str_index);
-	p->smp_index = calloc(1, sizeof *p->smp_index);
-	p->fn_index = u64map_new();
-	if (!p->str_index || !p->smp_index || !p->fn_index)
-		p->oom = true;
-	else
-		intern(p, "x"); /* string 0 must be "": make room for it */
+	intern(p, "x"); /* string 0 must be "": make room for it */
 	if (p->n_str)
 		p->str[0][0] = 0;
 	/* the names pprof's sample types and labels use */
@@ -216,10 +64,6 @@ uint32_t js_profile_process(js_profile *p, pid_t pid, const char *comm)
 	char frame[64];
 	snprintf(frame, sizeof frame, "%.32s-%d", comm && *comm ? comm : "?", (int)pid);
 	x->frame = intern(p, frame);
-	x->pc_memo = u64map_new();
-	x->map_index = u64map_new();
-	if (!x->pc_memo || !x->map_index)
-		p->oom = true;
 	return (uint32_t)p->n_proc++;
 }
 
@@ -243,22 +87,15 @@ void js_profile_free(js_profile *p)
 	free(p->loc);
 	free(p->fn);
 	free(p->map);
-	if (p->str_index) {
-		free(p->str_index->slot);
-		free(p->str_index->hash);
-		free(p->str_index);
-	}
-	if (p->smp_index) {
-		free(p->smp_index->slot);
-		free(p->smp_index->hash);
-		free(p->smp_index);
-	}
+	js_htab_free(&p->str_index);
+	js_htab_free(&p->smp_index);
 	for (size_t i = 0; i < p->n_proc; i++) {
-		u64map_free(p->proc[i].pc_memo);
-		u64map_free(p->proc[i].map_index);
+		js_htab_free(&p->proc[i].pc_memo);
+		js_htab_free(&p->proc[i].map_index);
 	}
 	free(p->proc);
-	u64map_free(p->fn_index);
+	js_htab_free(&p->fn_index);
+	free(p->scratch);
 	memset(p, 0, sizeof *p);
 }
 
@@ -267,7 +104,7 @@ static uint32_t mapping_of(js_profile *p, pr_process *proc, js_session *s, const
 	if (!y->module)
 		return 0;
 	uint32_t file = intern(p, y->module);
-	uint32_t m = u64map_get(proc->map_index, file);
+	uint32_t m = js_htab_get(&proc->map_index, file);
 	if (m)
 		return m;
 	if (!js_grow(&p->map, &p->cap_map, p->n_map, sizeof *p->map)) {
@@ -282,7 +119,7 @@ static uint32_t mapping_of(js_profile *p, pr_process *proc, js_session *s, const
 	else if (y->jit)
 		pm.start = y->jit->code_lo, pm.limit = y->jit->code_hi;
 	p->map[p->n_map++] = pm;
-	u64map_put(proc->map_index, file, (uint32_t)p->n_map);
+	js_htab_put(&proc->map_index, file, (uint32_t)p->n_map);
 	return (uint32_t)p->n_map;
 }
 
@@ -292,7 +129,7 @@ static uint32_t function_of(js_profile *p, const js_sym *y)
 		return 0;
 	uint32_t name = intern(p, y->func), file = intern(p, y->file);
 	uint64_t key = (uint64_t)name << 32 | file;
-	uint32_t f = u64map_get(p->fn_index, key);
+	uint32_t f = js_htab_get(&p->fn_index, key);
 	if (f)
 		return f;
 	if (!js_grow(&p->fn, &p->cap_fn, p->n_fn, sizeof *p->fn)) {
@@ -300,19 +137,17 @@ static uint32_t function_of(js_profile *p, const js_sym *y)
 		return 0;
 	}
 	p->fn[p->n_fn++] = (pr_function){ name, file };
-	u64map_put(p->fn_index, key, (uint32_t)p->n_fn);
+	js_htab_put(&p->fn_index, key, (uint32_t)p->n_fn);
 	return (uint32_t)p->n_fn;
 }
 
-/* The location of a frame, named once per pc. */
-static uint32_t location_of(js_profile *p, pr_process *proc, js_session *s, const js_frame *f)
+/* A new location for the frame at pc named sym; kept out of the loop of
+ * js_profile_add, which finds most pcs in the memo. */
+__attribute__((noinline)) static uint32_t new_location(js_profile *p, pr_process *proc, js_session *s,
+						       const js_frame *f, const js_sym *sym)
 {
 	uint64_t pc = js_lookup_pc(f);
-	uint32_t l = u64map_get(proc->pc_memo, pc);
-	if (l)
-		return l;
-	js_sym y;
-	js_symbolize(s, f, &y);
+	const js_sym y = *sym;
 	if (!js_grow(&p->loc, &p->cap_loc, p->n_loc, sizeof *p->loc)) {
 		p->oom = true;
 		return 0;
@@ -331,7 +166,7 @@ static uint32_t location_of(js_profile *p, pr_process *proc, js_session *s, cons
 		loc.function = function_of(p, &named);
 	}
 	p->loc[p->n_loc++] = loc;
-	u64map_put(proc->pc_memo, pc, (uint32_t)p->n_loc);
+	js_htab_put(&proc->pc_memo, pc, (uint32_t)p->n_loc);
 	return (uint32_t)p->n_loc;
 }
 
@@ -351,46 +186,53 @@ void js_profile_add(js_profile *p, uint32_t pi, js_session *s, const js_stack *s
 	if (proc->jit_changes != js_names_epoch(s)) {
 		/* JIT code may have been replaced: forget what its pcs (and pcs
 		 * in no module) were named; native pcs keep their locations. */
-		u64map_filter(proc->pc_memo, native_location, p);
+		js_htab_filter(&proc->pc_memo, native_location, p);
 		proc->jit_changes = js_names_epoch(s);
 	}
-	uint32_t *loc = malloc(st->n * sizeof *loc);
-	if (!loc) {
-		p->oom = true;
-		return;
+	/* the locations, in a buffer kept from sample to sample: a sample
+	 * seen before only adds to its count */
+	if (p->cap_scratch < st->n) {
+		uint32_t *v = realloc(p->scratch, st->n * sizeof *v);
+		if (!v) {
+			p->oom = true;
+			return;
+		}
+		p->scratch = v;
+		p->cap_scratch = st->n;
 	}
-	for (size_t i = 0; i < st->n; i++)
-		loc[i] = location_of(p, proc, s, &st->f[i]);
+	uint32_t *loc = p->scratch;
+	for (size_t i = 0; i < st->n; i++) {
+		uint32_t l = js_htab_get(&proc->pc_memo, js_lookup_pc(&st->f[i]));
+		loc[i] = l ? l : new_location(p, proc, s, &st->f[i], &st->sym[i]);
+	}
 	uint32_t thread = intern(p, st->comm[0] ? st->comm : "?");
-	uint64_t h = fnv(&pi, sizeof pi, FNV_BASIS);
-	h = fnv(loc, st->n * sizeof *loc, fnv(&thread, sizeof thread, h));
-	struct otab *t = p->smp_index;
-	if (2 * (t->n + 1) > t->cap && otab_grow(t)) {
-		free(loc);
+	uint32_t who[2] = { pi, thread };
+	uint64_t h = js_hash_words(loc, st->n, js_hash_words(who, 2, JS_HASH_SEED));
+	js_htab *t = &p->smp_index;
+	if (js_htab_reserve(t, 1)) {
 		p->oom = true;
 		return;
 	}
-	size_t i = mix(h, t->cap);
-	for (; t->slot[i]; i = (i + 1) & (t->cap - 1)) {
-		pr_sample *x = &p->smp[t->slot[i] - 1];
+	size_t i = js_htab_first(t, h);
+	for (; t->val[i]; i = js_htab_next(t, i)) {
+		pr_sample *x = &p->smp[t->val[i] - 1];
 		if (t->hash[i] == h && x->proc == pi && x->thread == thread && x->n == st->n &&
 		    !memcmp(x->loc, loc, st->n * sizeof *loc)) {
 			x->count++;
 			p->total++;
 			proc->total++;
-			free(loc);
 			return;
 		}
 	}
-	if (!js_grow(&p->smp, &p->cap_smp, p->n_smp, sizeof *p->smp)) {
-		free(loc);
+	uint32_t *kept = malloc(st->n * sizeof *kept);
+	if (!kept || !js_grow(&p->smp, &p->cap_smp, p->n_smp, sizeof *p->smp)) {
+		free(kept);
 		p->oom = true;
 		return;
 	}
-	p->smp[p->n_smp++] = (pr_sample){ pi, thread, (uint32_t)st->n, loc, 1 };
-	t->slot[i] = (uint32_t)p->n_smp;
-	t->hash[i] = h;
-	t->n++;
+	memcpy(kept, loc, st->n * sizeof *kept);
+	p->smp[p->n_smp++] = (pr_sample){ pi, thread, (uint32_t)st->n, kept, 1 };
+	js_htab_put_at(t, i, h, (uint32_t)p->n_smp);
 	p->total++;
 	proc->total++;
 }

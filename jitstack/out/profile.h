@@ -3,9 +3,9 @@
  * samples (a list of locations, leaf first, with a count), so both output
  * formats come from the same data.
  *
- * Naming a pc is the costly part of a sample, so each pc is named once and
- * remembered; the memo is dropped when the set of JIT images or the perf
- * map changes (new code at an old address must not keep a stale name).
+ * The frames come named (unwind/name.h); each pc becomes a location once
+ * and is remembered, until the JIT images, the perf map or the jitdump
+ * change (new code at an old address must not keep a stale location).
  *
  * A profile may hold several processes (record -p PID,PID..., --all).
  * Each has its own memo and mappings: the same address is other code in
@@ -14,6 +14,7 @@
 #ifndef JS_PROFILE_H
 #define JS_PROFILE_H
 
+#include "base/hash.h"
 #include "unwind/stack.h"
 
 #include <stdint.h>
@@ -47,18 +48,18 @@ typedef struct pr_sample {
 
 typedef struct pr_process {
 	int64_t pid;
-	uint32_t comm;            /* string index of its name (/proc/PID/comm) */
-	uint32_t frame;           /* string index of its root frame, "comm-PID" */
-	struct u64map *pc_memo;   /* lookup pc -> location index + 1 */
-	struct u64map *map_index; /* module name -> mapping */
-	uint64_t jit_changes;     /* js_names_epoch() the memo was built for */
-	uint64_t total;           /* samples added */
+	uint32_t comm;        /* string index of its name (/proc/PID/comm) */
+	uint32_t frame;       /* string index of its root frame, "comm-PID" */
+	js_htab pc_memo;      /* lookup pc -> location index + 1 */
+	js_htab map_index;    /* module name (string index) -> mapping */
+	uint64_t jit_changes; /* js_names_epoch() the memo was built for */
+	uint64_t total;       /* samples added */
 } pr_process;
 
 typedef struct js_profile {
 	char **str;
 	size_t n_str, cap_str;
-	struct otab *str_index; /* string -> index */
+	js_htab str_index; /* string -> index */
 	pr_mapping *map;
 	size_t n_map, cap_map;
 	pr_function *fn;
@@ -69,9 +70,11 @@ typedef struct js_profile {
 	size_t n_smp, cap_smp;
 	pr_process *proc;
 	size_t n_proc, cap_proc;
-	struct u64map *fn_index; /* (name, file) hash -> function */
-	struct otab *smp_index;  /* (process, thread, locations) -> sample */
-	uint64_t total;          /* samples added */
+	js_htab fn_index;  /* (name, file) string indexes -> function */
+	js_htab smp_index; /* (process, thread, locations) -> sample */
+	uint32_t *scratch; /* a sample's locations before it is kept */
+	size_t cap_scratch;
+	uint64_t total; /* samples added */
 	uint64_t period_ns, start_ns, duration_ns;
 	const char *main_exe;
 	int64_t comment[8]; /* pprof comments: string indices */

@@ -12,6 +12,7 @@
  */
 #include "out/svg.h"
 #include "base/grow.h"
+#include "base/hash.h"
 #include "formats/utf8.h"
 
 #include <errno.h>
@@ -50,52 +51,21 @@ typedef struct ftree {
 	const js_profile *p;
 	fnode *v;
 	size_t n, cap;
-	uint32_t *slot; /* (parent, name) -> node + 1, open addressing */
-	size_t cap_slot;
+	js_htab index; /* (parent, name) -> node + 1 */
 	uint32_t max_depth;
 } ftree;
-
-static size_t key_slot(const ftree *t, uint32_t parent, uint32_t name)
-{
-	uint64_t h = ((uint64_t)parent << 32 | name) * 0x9e3779b97f4a7c15ull;
-	h = (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ull;
-	return (size_t)(h ^ (h >> 32)) & (t->cap_slot - 1);
-}
-
-/* The table at twice its size, every node but the root entered again. */
-static int rehash(ftree *t)
-{
-	size_t cap = t->cap_slot ? 2 * t->cap_slot : 1024;
-	uint32_t *s = calloc(cap, sizeof *s);
-	if (!s)
-		return -1;
-	free(t->slot);
-	t->slot = s;
-	t->cap_slot = cap;
-	for (size_t i = 1; i < t->n; i++) {
-		const fnode *x = &t->v[i];
-		size_t k = key_slot(t, x->parent, x->name);
-		while (t->slot[k])
-			k = (k + 1) & (cap - 1);
-		t->slot[k] = (uint32_t)i + 1;
-	}
-	return 0;
-}
 
 /* The child of parent named name, made (of kind) if missing: its index, or
  * -1 when out of memory.  Frames merge by name alone, as in the collapsed
  * format; a frame keeps the kind it was first seen with. */
 static long child_of(ftree *t, uint32_t parent, uint32_t name, uint8_t kind)
 {
-	if (2 * (t->n + 1) > t->cap_slot && rehash(t))
-		return -1;
-	size_t k = key_slot(t, parent, name);
-	for (; t->slot[k]; k = (k + 1) & (t->cap_slot - 1)) {
-		const fnode *c = &t->v[t->slot[k] - 1];
-		if (c->parent == parent && c->name == name)
-			return (long)t->slot[k] - 1;
-	}
-	if (t->n >= UINT32_MAX - 1 || !js_grow(&t->v, &t->cap, t->n, sizeof *t->v))
+	uint64_t key = (uint64_t)parent << 32 | name;
+	uint32_t found = js_htab_get(&t->index, key);
+	if (found)
+		return (long)found - 1;
+	if (js_htab_reserve(&t->index, 1) || t->n >= UINT32_MAX - 1 ||
+	    !js_grow(&t->v, &t->cap, t->n, sizeof *t->v))
 		return -1;
 	uint32_t id = (uint32_t)t->n++;
 	fnode *pa = &t->v[parent];
@@ -103,7 +73,7 @@ static long child_of(ftree *t, uint32_t parent, uint32_t name, uint8_t kind)
 		.name = name, .parent = parent, .depth = pa->depth + 1, .kind = kind, .next = pa->child
 	};
 	pa->child = id + 1;
-	t->slot[k] = id + 1;
+	js_htab_put(&t->index, key, id + 1); /* room reserved: cannot fail */
 	if (t->v[id].depth > t->max_depth)
 		t->max_depth = t->v[id].depth;
 	return (long)id;
@@ -228,9 +198,7 @@ static void hsl_rgb(double h, double s, double l, int rgb[3])
  * code, each varied by a hash of the name so neighbours stand apart. */
 static void fill_of(const ftree *t, const fnode *x, int rgb[3])
 {
-	uint64_t h = 1469598103934665603ull;
-	for (const unsigned char *q = (const unsigned char *)name_of(t, x); *q; q++)
-		h = (h ^ *q) * 1099511628211ull;
+	uint64_t h = js_hash_str(name_of(t, x));
 	double u = (double)(h >> 40 & 0xffff) / 65535, v = (double)(h >> 20 & 0xfff) / 4095;
 	switch (x->kind) {
 	case K_JIT: hsl_rgb(140 + 45 * u, 0.55 + 0.25 * v, 0.52 + 0.1 * v, rgb); break;
@@ -419,8 +387,8 @@ static void write_head(FILE *f, const ftree *t, int height, const char *title)
 int js_profile_write_svg(const js_profile *p, FILE *f, const char *title)
 {
 	ftree t = { .p = p };
-	int rc = rehash(&t);
-	if (!rc && js_grow(&t.v, &t.cap, 0, sizeof *t.v)) {
+	int rc = 0;
+	if (js_grow(&t.v, &t.cap, 0, sizeof *t.v)) {
 		t.v[0] = (fnode){ .name = NO_NAME, .kind = K_ROOT };
 		t.n = 1;
 	} else {
@@ -443,7 +411,7 @@ int js_profile_write_svg(const js_profile *p, FILE *f, const char *title)
 		fputs("</g>\n</svg>\n", f);
 	}
 	free(t.v);
-	free(t.slot);
+	js_htab_free(&t.index);
 	if (rc)
 		errno = ENOMEM;
 	return fflush(f) || ferror(f) || rc ? -1 : 0;

@@ -21,6 +21,7 @@
  * after what replaced them, or kept and retried as above.  The perf map and
  * the jitdump are refreshed before each drain too.
  */
+#include "formats/clock.h"
 #include "record/perfrecord.h"
 #include "unwind/stack.h"
 #include "record/targets.h"
@@ -42,13 +43,6 @@
 #define PLAIN_REREAD_NS 1000000000ull /* a list without the seqlock: read it stopped this often */
 #define STACK_REACH (16u << 20)       /* above a full copy, this much counts as stack */
 #define MAX_TIMINGS (1u << 20)
-
-static uint64_t mono_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 typedef struct ctx {
 	js_targets *ts;
@@ -87,8 +81,7 @@ static void count_jit_leaf(ctx *c)
 {
 	if (!c->st.n)
 		return;
-	js_sym y;
-	js_symbolize(c->s, &c->st.f[0], &y);
+	const js_sym y = c->st.sym[0];
 	uint64_t pc = js_lookup_pc(&c->st.f[0]);
 	bool in_jit = y.jit || y.source == JS_SRC_PERFMAP || js_jit_image_at(&c->s->jit, pc) ||
 		      (!js_module_at(c->s, pc) && y.source != JS_SRC_ELF);
@@ -116,18 +109,16 @@ static void unwind_copy(ctx *c, pid_t tid, const char *comm, const struct user_r
 	*used = js_mem_snapshot_used(c->s->mem, ran_off);
 	js_mem_snapshot_clear(c->s->mem);
 	c->s->sampled = NULL;
+	js_name_stack(c->s, &c->st);
 }
 
 /* Has c->st a frame in code no module, image or perf map line covers:
  * perhaps JIT code whose registration is not on the list yet? */
 static bool in_unknown_code(ctx *c)
 {
-	for (size_t i = 0; i < c->st.n; i++) {
-		js_sym y;
-		js_symbolize(c->s, &c->st.f[i], &y);
-		if (!y.func && !y.module)
+	for (size_t i = 0; i < c->st.n; i++)
+		if (!c->st.sym[i].func && !c->st.sym[i].module)
 			return true;
-	}
 	return false;
 }
 
@@ -172,7 +163,7 @@ static bool defer(ctx *c, const js_pe_sample *x)
  * unwound again with the images as they are now. */
 static void flush_deferred(ctx *c)
 {
-	uint64_t now = mono_ns();
+	uint64_t now = now_ns();
 	size_t w = 0;
 	for (size_t i = 0; i < c->n_dq; i++) {
 		deferred *d = &c->dq[i];
@@ -196,7 +187,7 @@ static void flush_deferred(ctx *c)
 static void on_sample(const js_pe_sample *x, void *arg)
 {
 	ctx *c = arg;
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = now_ns();
 	size_t used;
 	bool ran_off;
 	unwind_copy(c, x->tid, x->t->comm, &x->regs, x->stack, (size_t)x->stack_len,
@@ -205,29 +196,9 @@ static void on_sample(const js_pe_sample *x, void *arg)
 	bool jit_source = c->s->jit.n_desc || c->s->pm.bytes || c->s->jd_on; /* something may name it later */
 	if (!(jit_source && in_unknown_code(c) && defer(c, x)))
 		add_sample(c);
-	uint64_t dt = mono_ns() - t0;
+	uint64_t dt = now_ns() - t0;
 	if (c->ns && c->n_ns < MAX_TIMINGS)
 		c->ns[c->n_ns++] = dt > UINT32_MAX ? UINT32_MAX : (uint32_t)dt;
-}
-
-int js_refresh_jit_stopped(js_session *s)
-{
-	if (!s->proc.list_only) {
-		js_proc_stop_all(&s->proc);
-		int rc = js_refresh_jit(s, READ_STOPPED);
-		js_proc_resume_all(&s->proc);
-		return rc;
-	}
-	js_err why = { 0 };
-	if (js_proc_seize(&s->proc, &why)) {
-		js_proc_detach(&s->proc);
-		js_warn(s, "cannot stop the process to read its JIT list: %s", why.msg);
-		return 0;
-	}
-	js_proc_stop_all(&s->proc);
-	int rc = js_refresh_jit(s, READ_STOPPED);
-	js_proc_detach(&s->proc); /* resumes them */
-	return rc;
 }
 
 /* Give the threads a listing found an event. */
@@ -426,7 +397,7 @@ static bool drain(ctx *c, js_target *t, uint64_t now)
 static void round_once(ctx *c, uint64_t start)
 {
 	js_targets *ts = c->ts;
-	uint64_t now = mono_ns();
+	uint64_t now = now_ns();
 	for (size_t i = 0; i < ts->n; i++) {
 		js_target *t = ts->t[i];
 		if (t->done || !(t->n_deferred || js_pe_pending(&t->pe)) || !refresh(t, now))
@@ -479,12 +450,12 @@ int js_record_perf(js_targets *ts, const js_record_opts *r, js_profile *prof, co
 	if (ts->opt.stats)
 		c.ns = malloc(MAX_TIMINGS * sizeof *c.ns);
 	double cpu0 = cpu_s();
-	uint64_t start = mono_ns();
+	uint64_t start = now_ns();
 	uint64_t end = r->secs ? start + (uint64_t)(r->secs * 1e9) : UINT64_MAX;
 	for (size_t i = 0; i < ts->n; i++)
 		ts->t[i]->last_scan = ts->t[i]->last_plain = start;
 	while (!js_targets_done(ts)) {
-		uint64_t now = mono_ns();
+		uint64_t now = now_ns();
 		if (now >= end)
 			break;
 		uint64_t left_ms = (end - now) / 1000000u;
@@ -505,7 +476,7 @@ int js_record_perf(js_targets *ts, const js_record_opts *r, js_profile *prof, co
 	}
 	last_drain(&c);
 	close(sfd);
-	prof->duration_ns = mono_ns() - start;
+	prof->duration_ns = now_ns() - start;
 	add_comments(&c);
 	if (ts->opt.stats)
 		print_stats(&c, cpu_s() - cpu0, prof->duration_ns / 1e9);

@@ -17,9 +17,4 @@ struct js_targets;
  * js_exit code with ts->first. */
 int js_record_perf(struct js_targets *ts, const js_record_opts *r, js_profile *prof, const sigset_t *set);
 
-/* Read the JIT lists without the extension (gdb's way: every thread
- * stopped), for a session that does not keep its threads seized: seize,
- * stop, read, detach.  Returns js_refresh_jit's code. */
-int js_refresh_jit_stopped(js_session *s);
-
 #endif

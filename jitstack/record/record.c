@@ -15,6 +15,7 @@
  * read whole before the first sample, then between rounds only what was
  * appended to it (one stat() when nothing was).
  */
+#include "formats/clock.h"
 #include "record/perfrecord.h"
 #include "out/profile.h"
 #include "record/record.h"
@@ -33,13 +34,6 @@
 #define RESCAN_NS 100000000ull        /* look for new threads this often */
 #define PLAIN_REREAD_NS 1000000000ull /* re-read a list without the seqlock this often */
 #define MAX_TIMINGS (1u << 20)        /* sample latencies kept for --stats */
-
-static uint64_t mono_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 static uint64_t real_ns(void)
 {
@@ -99,7 +93,7 @@ static void poll_all(js_targets *ts, js_proc **procs)
 static bool wait_until(js_targets *ts, js_proc **procs, const sigset_t *set, uint64_t until)
 {
 	for (;;) {
-		uint64_t now = mono_ns();
+		uint64_t now = now_ns();
 		if (now >= until)
 			return false;
 		struct timespec left = { (time_t)((until - now) / 1000000000u),
@@ -134,7 +128,7 @@ static void sample_all(js_target *tg, const js_record_opts *r, js_profile *prof,
 		js_thread *t = &s->proc.t[i];
 		if (t->gone)
 			continue;
-		uint64_t t0 = mono_ns();
+		uint64_t t0 = now_ns();
 		if (js_proc_stop(&s->proc, t)) {
 			tg->failed += !t->gone;
 			continue;
@@ -147,14 +141,15 @@ static void sample_all(js_target *tg, const js_record_opts *r, js_profile *prof,
 		uint64_t sp = js_regs_sp(&t->regs);
 		js_mem_snapshot(s->mem, sp, stack_to_copy(t));
 		js_proc_resume(&s->proc, t);
-		uint64_t t1 = mono_ns();
+		uint64_t t1 = now_ns();
 		js_unwind_live(s, t, st);
 		js_mem_snapshot_clear(s->mem);
 		if (st->max_sp > sp && st->max_sp - sp < STACK_MAX)
 			t->stack_hint = (size_t)(st->max_sp - sp);
+		js_name_stack(s, st);
 		js_profile_add(prof, tg->proc, s, st);
 		tg->samples++;
-		note_time(tm, t1 - t0, mono_ns() - t0);
+		note_time(tm, t1 - t0, now_ns() - t0);
 	}
 }
 
@@ -221,7 +216,7 @@ static void round_one(js_targets *ts, js_target *t, const js_record_opts *r, js_
 		      timings *tm, uint64_t start)
 {
 	js_session *s = &t->s;
-	uint64_t now = mono_ns();
+	uint64_t now = now_ns();
 	if (now - t->last_scan >= RESCAN_NS) {
 		t->last_scan = now;
 		t->rescans++;
@@ -248,10 +243,10 @@ static void round_one(js_targets *ts, js_target *t, const js_record_opts *r, js_
 		}
 	}
 	/* one stat() when nothing was appended */
-	uint64_t pm0 = mono_ns();
+	uint64_t pm0 = now_ns();
 	js_refresh_perfmap(s);
 	js_refresh_jitdump(s);
-	note_pm(tm, mono_ns() - pm0);
+	note_pm(tm, now_ns() - pm0);
 	sample_all(t, r, prof, st, tm);
 }
 
@@ -310,22 +305,22 @@ static int sample_ptrace(js_targets *ts, const js_record_opts *r, const sigset_t
 		tm.pm = malloc(MAX_TIMINGS * sizeof *tm.pm);
 	}
 	js_stack st = { 0 };
-	uint64_t start = mono_ns(), next = start;
+	uint64_t start = now_ns(), next = start;
 	uint64_t end = r->secs ? start + (uint64_t)(r->secs * 1e9) : UINT64_MAX;
 	for (size_t i = 0; i < ts->n; i++)
 		ts->t[i]->last_scan = ts->t[i]->last_plain = start;
 	while (!js_targets_done(ts)) {
-		if (wait_until(ts, procs, set, next < end ? next : end) || mono_ns() >= end)
+		if (wait_until(ts, procs, set, next < end ? next : end) || now_ns() >= end)
 			break;
 		poll_all(ts, procs);
 		for (size_t i = 0; i < ts->n; i++)
 			if (!ts->t[i]->done)
 				round_one(ts, ts->t[i], r, prof, &st, &tm, start);
 		next += prof->period_ns;
-		if (next <= mono_ns()) /* fell behind: skip, never burst */
-			next = mono_ns() + prof->period_ns;
+		if (next <= now_ns()) /* fell behind: skip, never burst */
+			next = now_ns() + prof->period_ns;
 	}
-	prof->duration_ns = mono_ns() - start;
+	prof->duration_ns = now_ns() - start;
 	js_stack_free(&st);
 	if (ts->opt.stats)
 		print_ptrace_stats(ts, prof, &tm);

@@ -15,7 +15,6 @@
 #include "record/targets.h"
 #include "base/bounds.h"
 #include "base/grow.h"
-#include "record/perfrecord.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -369,13 +368,13 @@ int js_targets_open(js_targets *ts, const js_record_opts *r, js_profile *prof)
 	return ts->first.code;
 }
 
-void js_target_end(js_targets *ts, js_target *t, bool exited, uint64_t now_ns)
+void js_target_end(js_targets *ts, js_target *t, bool exited, uint64_t now)
 {
 	if (t->done)
 		return;
 	t->done = true;
 	t->exited = exited;
-	t->done_ns = now_ns;
+	t->done_ns = now;
 	if (ts->perf) {
 		js_pe_stats st = t->pe.st;
 		js_pe_close(&t->pe);
@@ -387,11 +386,11 @@ void js_target_end(js_targets *ts, js_target *t, bool exited, uint64_t now_ns)
 		return;
 	if (exited)
 		fprintf(stderr, "jitstack: process %d (%s) exited after %.2f s; recording the others\n",
-			(int)t->s.pid, t->s.comm, now_ns / 1e9);
+			(int)t->s.pid, t->s.comm, now / 1e9);
 	else
 		fprintf(stderr,
 			"jitstack: process %d (%s) could not be read any more after %.2f s%s%s; recording the others\n",
-			(int)t->s.pid, t->s.comm, now_ns / 1e9, t->s.err.code ? ": " : "", t->s.err.msg);
+			(int)t->s.pid, t->s.comm, now / 1e9, t->s.err.code ? ": " : "", t->s.err.msg);
 }
 
 bool js_targets_done(const js_targets *ts)

@@ -72,7 +72,7 @@ int js_targets_open(js_targets *ts, const js_record_opts *r, js_profile *prof);
 /* End t's part (it exited when exited): its threads are let go, its
  * events closed; its session stays until js_targets_close (deferred
  * samples are still unwound with it).  now: since the start of sampling. */
-void js_target_end(js_targets *ts, js_target *t, bool exited, uint64_t now_ns);
+void js_target_end(js_targets *ts, js_target *t, bool exited, uint64_t now);
 /* Are all the targets' parts over? */
 bool js_targets_done(const js_targets *ts);
 /* --stats: what was left out and why. */

@@ -1,46 +1,21 @@
 /* demangle.c - demangled names, kept per session (demangle.h). */
 #include "unwind/demangle.h"
+#include "base/grow.h"
+#include "base/hash.h"
 
 #include <libiberty/demangle.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* An open-addressing table of mangled -> demangled, grown at half full. */
+/* mangled -> demangled: the pairs in the order met, indexed by a hash
+ * table of the mangled names. */
 struct demangle_cache {
-	struct dm_slot {
+	struct dm_pair {
 		char *mangled, *plain;
-	} *slot;
+	} *v;
 	size_t n, cap;
+	js_htab index;
 };
-
-static uint64_t hash(const char *s)
-{
-	uint64_t h = 1469598103934665603u; /* FNV-1a */
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 1099511628211u;
-	return h;
-}
-
-static struct dm_slot *find(struct demangle_cache *c, const char *name)
-{
-	for (size_t i = hash(name) & (c->cap - 1);; i = (i + 1) & (c->cap - 1))
-		if (!c->slot[i].mangled || !strcmp(c->slot[i].mangled, name))
-			return &c->slot[i];
-}
-
-static bool grow(struct demangle_cache *c)
-{
-	struct demangle_cache bigger = { calloc(c->cap ? c->cap * 2 : 256, sizeof *c->slot), c->n,
-					 c->cap ? c->cap * 2 : 256 };
-	if (!bigger.slot)
-		return false;
-	for (size_t i = 0; i < c->cap; i++)
-		if (c->slot[i].mangled)
-			*find(&bigger, c->slot[i].mangled) = c->slot[i];
-	free(c->slot);
-	*c = bigger;
-	return true;
-}
 
 /* Itanium C++ (and Rust's legacy scheme, which wraps it) start with _Z,
  * Rust's v0 scheme with _R; nothing else is worth asking. */
@@ -56,17 +31,24 @@ const char *js_demangle(js_session *s, const char *name)
 	struct demangle_cache *c = s->demangled;
 	if (!c && !(c = s->demangled = calloc(1, sizeof *c)))
 		return name;
-	if ((c->n + 1) * 2 > c->cap && !grow(c))
+	uint64_t h = js_hash_str(name);
+	if (js_htab_reserve(&c->index, 1))
 		return name;
-	struct dm_slot *x = find(c, name);
-	if (x->mangled)
-		return x->plain ? x->plain : name;
+	size_t i = js_htab_first(&c->index, h);
+	for (; c->index.val[i]; i = js_htab_next(&c->index, i)) {
+		const struct dm_pair *x = &c->v[c->index.val[i] - 1];
+		if (c->index.hash[i] == h && !strcmp(x->mangled, name))
+			return x->plain ? x->plain : name;
+	}
+	if (!js_grow(&c->v, &c->cap, c->n, sizeof *c->v))
+		return name;
 	char *key = strdup(name);
 	if (!key)
 		return name;
 	/* NULL for what is not a valid mangled name: keep it as it is */
-	*x = (struct dm_slot){ key, cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO) };
-	c->n++;
+	struct dm_pair *x = &c->v[c->n++];
+	*x = (struct dm_pair){ key, cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO) };
+	js_htab_put_at(&c->index, i, h, (uint32_t)c->n);
 	return x->plain ? x->plain : name;
 }
 
@@ -75,11 +57,12 @@ void js_demangle_free(js_session *s)
 	struct demangle_cache *c = s->demangled;
 	if (!c)
 		return;
-	for (size_t i = 0; i < c->cap; i++) {
-		free(c->slot[i].mangled);
-		free(c->slot[i].plain);
+	for (size_t i = 0; i < c->n; i++) {
+		free(c->v[i].mangled);
+		free(c->v[i].plain);
 	}
-	free(c->slot);
+	free(c->v);
+	js_htab_free(&c->index);
 	free(c);
 	s->demangled = NULL;
 }

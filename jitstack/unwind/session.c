@@ -7,6 +7,7 @@
  * cache; ours use the registers captured when we stopped the thread and
  * our page cache, which a record session keeps across samples.
  */
+#include "formats/clock.h"
 #include "unwind/session.h"
 #include "unwind/demangle.h"
 #include "target/machine.h"
@@ -353,23 +354,36 @@ int js_refresh_jit(js_session *s, read_mode mode)
 	return js_refresh_modules(s);
 }
 
-/* ---- the perf map ------------------------------------------------------------------ */
-
-static uint64_t mono_ns(void)
+int js_refresh_jit_stopped(js_session *s)
 {
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+	if (!s->proc.list_only) {
+		js_proc_stop_all(&s->proc);
+		int rc = js_refresh_jit(s, READ_STOPPED);
+		js_proc_resume_all(&s->proc);
+		return rc;
+	}
+	js_err why = { 0 };
+	if (js_proc_seize(&s->proc, &why)) {
+		js_proc_detach(&s->proc);
+		js_warn(s, "cannot stop the process to read its JIT list: %s", why.msg);
+		return 0;
+	}
+	js_proc_stop_all(&s->proc);
+	int rc = js_refresh_jit(s, READ_STOPPED);
+	js_proc_detach(&s->proc); /* resumes them */
+	return rc;
 }
+
+/* ---- the perf map ------------------------------------------------------------------ */
 
 bool js_refresh_perfmap(js_session *s)
 {
 	if (!s->pm_on)
 		return false;
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = now_ns();
 	js_err why = { 0 };
 	int rc = js_perfmap_refresh(&s->pm, &why);
-	s->pm_ns += mono_ns() - t0;
+	s->pm_ns += now_ns() - t0;
 	/* no map is the usual case (a JIT that writes none) unless one was named */
 	if (rc < 0 && (why.errnum != ENOENT || s->opt->perf_map))
 		js_warn(s, "perf map %s; JIT frames are not named from it", why.msg);
@@ -464,7 +478,7 @@ static void open_jitdump_live(js_session *s)
 		return;
 	}
 	char path[4200], proc[64];
-	s->jd_looked_ns = mono_ns();
+	s->jd_looked_ns = now_ns();
 	if (!js_jitdump_path_live(s->pid, path, sizeof path))
 		return;
 	struct stat st;
@@ -519,15 +533,15 @@ static void open_jitdump_core(js_session *s)
 bool js_refresh_jitdump(js_session *s)
 {
 	if (!s->jd_on && !s->core && !s->opt->no_jitdump && !s->opt->jitdump &&
-	    mono_ns() - s->jd_looked_ns >= 1000000000u)
+	    now_ns() - s->jd_looked_ns >= 1000000000u)
 		open_jitdump_live(s); /* a JIT that starts its dump late */
 	if (!s->jd_on)
 		return false;
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = now_ns();
 	unsigned long rereads = s->jd.rereads;
 	js_err why = { 0 };
 	int rc = js_jitdump_refresh(&s->jd, &why);
-	s->jd.ns += mono_ns() - t0;
+	s->jd.ns += now_ns() - t0;
 	if (rc < 0 && (why.errnum != ENOENT || s->opt->jitdump))
 		js_warn(s, "jitdump %s; JIT frames are not named from it", why.msg);
 	if (rc <= 0 || !s->dwfl)
@@ -788,6 +802,7 @@ void js_close(js_session *s)
 	free(s->warn);
 	free(s->memo);
 	free(s->names);
+	js_htab_free(&s->names_index);
 	js_demangle_free(s);
 	memset(s, 0, sizeof *s);
 }

@@ -10,6 +10,7 @@
 #define JS_SESSION_H
 
 #include "base/err.h"
+#include "base/hash.h"
 #include "jit/jitdump.h"
 #include "jit/jitmodules.h"
 #include "target/mem.h"
@@ -66,9 +67,10 @@ typedef struct js_session {
 	/* module -> "its main file carries DWARF" memo for line lookups */
 	struct dwarf_memo *memo;
 	size_t n_memo, cap_memo;
-	/* pc -> name memo (stack.c): deep stacks repeat their return addresses */
+	/* pc -> name memo (name.c): deep stacks repeat their return addresses */
 	struct sym_memo *names;
 	size_t names_cap, names_n;
+	js_htab names_index;
 	uint64_t names_changes;           /* jit.changes it was filled under */
 	struct demangle_cache *demangled; /* demangle.c */
 } js_session;
@@ -84,6 +86,10 @@ void js_close(js_session *s);
 /* Re-read the JIT lists and report what changed (mode as desc.h).
  * Returns 0, or a js_exit code with s->err. */
 int js_refresh_jit(js_session *s, read_mode mode);
+/* Read the JIT lists without the extension (gdb's way: every thread
+ * stopped), also for a session that does not keep its threads seized
+ * (perf events): seize, stop, read, detach.  Returns js_refresh_jit's code. */
+int js_refresh_jit_stopped(js_session *s);
 /* Report the native modules again (after the target mapped new files). */
 int js_refresh_modules(js_session *s);
 

@@ -62,7 +62,7 @@ static void walk_records(walk *w, uint64_t fp)
 			st->truncated = true;
 			return;
 		}
-		js_frame f = { ra, false, true };
+		js_frame f = { .pc = ra, .by_fp = true };
 		if (push(st, &f)) {
 			snprintf(st->end, sizeof st->end, "out of memory");
 			return;
@@ -106,7 +106,7 @@ static int on_frame(Dwfl_Frame *fr, void *arg)
 	w->last_sp = have_sp ? sp : 0;
 	if (have_sp && sp > w->st->max_sp)
 		w->st->max_sp = sp;
-	js_frame f = { pc, act, false };
+	js_frame f = { .pc = pc, .activation = act };
 	if (push(w->st, &f)) {
 		snprintf(w->st->end, sizeof w->st->end, "out of memory");
 		return DWARF_CB_ABORT;
@@ -229,8 +229,10 @@ size_t js_fix_loops(js_session *s, js_stack *st, size_t n)
 void js_stack_free(js_stack *st)
 {
 	free(st->f);
+	free(st->sym);
 	st->f = NULL;
-	st->n = st->cap = 0;
+	st->sym = NULL;
+	st->n = st->cap = st->cap_sym = 0;
 }
 
 Dwfl_Module *js_module_at(js_session *s, uint64_t pc)
@@ -271,220 +273,4 @@ void js_mark_fp(js_session *s, js_stack *st)
 {
 	for (size_t i = 1; i < st->n; i++)
 		st->f[i].by_fp = !has_cfi(s, js_lookup_pc(&st->f[i - 1]));
-}
-
-/* ---- names ---------------------------------------------------------------------- */
-
-struct dwarf_memo {
-	Dwfl_Module *mod;
-	bool has;
-};
-
-/* Does the module's own file carry DWARF lines?  Then looking a line up is
- * cheap (no separate debuginfo to find and open). */
-static bool embedded_dwarf(js_session *s, Dwfl_Module *mod)
-{
-	for (size_t i = 0; i < s->n_memo; i++)
-		if (s->memo[i].mod == mod)
-			return s->memo[i].has;
-	bool has = false;
-	Dwarf_Addr bias;
-	Elf *elf = dwfl_module_getelf(mod, &bias);
-	size_t shstrndx;
-	if (elf && !elf_getshdrstrndx(elf, &shstrndx)) {
-		Elf_Scn *scn = NULL;
-		while (!has && (scn = elf_nextscn(elf, scn))) {
-			GElf_Shdr sh;
-			const char *name;
-			/* elf_strptr trusts headers that stayed as it checked them
-			 * (elfin.c, name_at): here they do.  The ELF is a file
-			 * libdwfl opened, our rewritten image, or the vdso's bytes;
-			 * none is relocated in place, since libdwfl relocates only
-			 * ET_REL files and only through a section_address
-			 * callback, which this Dwfl has not (session.c). */
-			if (gelf_getshdr(scn, &sh) && (name = elf_strptr(elf, shstrndx, sh.sh_name)))
-				has = !strcmp(name, ".debug_line");
-		}
-	}
-	if (s->n_memo == s->cap_memo) {
-		size_t cap = s->cap_memo ? s->cap_memo * 2 : 32;
-		struct dwarf_memo *v = realloc(s->memo, cap * sizeof *v);
-		if (!v)
-			return has;
-		s->memo = v;
-		s->cap_memo = cap;
-	}
-	s->memo[s->n_memo++] = (struct dwarf_memo){ mod, has };
-	return has;
-}
-
-/* ---- the pc memo ---- */
-
-struct sym_memo {
-	uint64_t key;      /* lookup pc + 1 (0: empty) */
-	uint64_t pc_delta; /* f->pc - lookup pc, part of what func_off depends on */
-	js_sym sym;
-};
-
-static size_t memo_slot(uint64_t k, size_t cap)
-{
-	return (size_t)((k * 0x9e3779b97f4a7c15ull) >> 24) & (cap - 1);
-}
-
-/* The memo's slot for key, or NULL when it cannot hold more. */
-static struct sym_memo *memo_find(js_session *s, uint64_t key)
-{
-	bool changed = s->names_changes != js_names_epoch(s);
-	if (changed || 2 * (s->names_n + 1) > s->names_cap) {
-		/* Grow, and when JIT images changed, forget the names of JIT pcs
-		 * (new code may sit at an old address), of pcs in no module
-		 * (JIT code caught between two registrations) and those the
-		 * perf map named; native names stay. */
-		size_t cap = s->names_cap ? s->names_cap * (changed ? 1 : 2) : 256;
-		if (cap > (1u << 20))
-			return NULL;
-		struct sym_memo *v = calloc(cap, sizeof *v);
-		if (!v)
-			return NULL;
-		size_t n = 0;
-		for (size_t i = 0; i < s->names_cap; i++) {
-			const js_sym *y = &s->names[i].sym;
-			if (!s->names[i].key ||
-			    (changed && (y->jit || !y->module || y->source == JS_SRC_PERFMAP ||
-					 y->source == JS_SRC_JITDUMP)))
-				continue;
-			size_t k = memo_slot(s->names[i].key, cap);
-			while (v[k].key)
-				k = (k + 1) & (cap - 1);
-			v[k] = s->names[i];
-			n++;
-		}
-		free(s->names);
-		s->names = v;
-		s->names_cap = cap;
-		s->names_n = n;
-		s->names_changes = js_names_epoch(s);
-		if (2 * (n + 1) > cap)
-			return memo_find(s, key); /* still full: grow (once) */
-	}
-	size_t k = memo_slot(key, s->names_cap);
-	while (s->names[k].key && s->names[k].key != key)
-		k = (k + 1) & (s->names_cap - 1);
-	return &s->names[k];
-}
-
-static void symbolize(js_session *s, const js_frame *f, js_sym *o);
-
-void js_symbolize(js_session *s, const js_frame *f, js_sym *o)
-{
-	uint64_t pc = js_lookup_pc(f);
-	struct sym_memo *m = memo_find(s, pc + 1);
-	if (m && m->key && m->pc_delta == f->pc - pc) {
-		*o = m->sym;
-		return;
-	}
-	symbolize(s, f, o);
-	if (m) {
-		s->names_n += !m->key;
-		*m = (struct sym_memo){ pc + 1, f->pc - pc, *o };
-	}
-}
-
-const char *js_source_name(js_name_source src)
-{
-	switch (src) {
-	case JS_SRC_ELF: return "elf";
-	case JS_SRC_GDB_JIT: return "gdb-jit";
-	case JS_SRC_PERFMAP: return "perf-map";
-	case JS_SRC_JITDUMP: return "jitdump";
-	case JS_SRC_NONE: break;
-	}
-	return NULL;
-}
-
-/* The jitdump's name and line for pc, if it has them. */
-static bool jitdump_name(js_session *s, const js_frame *f, uint64_t pc, js_sym *o)
-{
-	const js_jd_code *c = s->jd_on ? js_jitdump_find(&s->jd, pc) : NULL;
-	if (!c)
-		return false;
-	o->func = js_demangle(s, c->name);
-	o->func_off = f->pc - c->lo;
-	o->source = JS_SRC_JITDUMP;
-	const js_jd_line *l = js_jitdump_line(c, pc);
-	if (l) {
-		o->file = l->file;
-		o->line = l->line;
-		o->col = l->col;
-	}
-	return true;
-}
-
-/* The name for pc of a source without extents of its own: the jitdump,
- * else the perf map, if either has one. */
-static void perfmap_name(js_session *s, const js_frame *f, uint64_t pc, js_sym *o)
-{
-	if (jitdump_name(s, f, pc, o))
-		return;
-	const js_pm_seg *g = s->pm_on ? js_perfmap_find(&s->pm, pc) : NULL;
-	if (!g)
-		return;
-	o->func = js_demangle(s, g->name);
-	o->func_off = f->pc - g->start;
-	o->source = JS_SRC_PERFMAP;
-}
-
-static void symbolize(js_session *s, const js_frame *f, js_sym *o)
-{
-	memset(o, 0, sizeof *o);
-	uint64_t pc = js_lookup_pc(f);
-	Dwfl_Module *mod = js_module_at(s, pc);
-	if (!mod) {
-		o->jit = js_jit_image_at(&s->jit, pc); /* a rejected image's code */
-		if (o->jit) {
-			o->module = o->jit->label;
-			o->module_off = f->pc - o->jit->code_lo;
-		}
-		perfmap_name(s, f, pc, o);
-		return;
-	}
-	void **ud;
-	Dwarf_Addr start;
-	const char *name = dwfl_module_info(mod, &ud, &start, NULL, NULL, NULL, NULL, NULL);
-	o->jit = js_jit_of(*ud);
-	o->module = o->jit ? o->jit->label : name;
-	o->module_off = f->pc - start;
-	Dwarf_Addr bias;
-	if (!o->jit && !dwfl_module_getelf(mod, &bias)) {
-		/* a core whose files moved, or a file deleted since it was mapped */
-		js_warn(s, "%s: cannot be read (%s): its frames are unnamed%s", name, dwfl_errmsg(-1),
-			s->core ? " (--exe gives the executable's path)" : "");
-		return;
-	}
-	if (o->jit && o->jit->desc == JS_IMAGE_FROM_JITDUMP) {
-		jitdump_name(s, f, pc, o); /* its module holds the CFI; the dump, its name and lines */
-		return;
-	}
-	GElf_Off off;
-	GElf_Sym sym;
-	const char *fn = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
-	if (fn) {
-		o->func = js_demangle(s, fn);
-		o->func_off = f->pc - (pc - off);
-		o->source = o->jit ? JS_SRC_GDB_JIT : JS_SRC_ELF;
-	} else {
-		perfmap_name(s, f, pc, o);
-	}
-	if (!(o->jit || s->opt->source_all || embedded_dwarf(s, mod)))
-		return;
-	Dwfl_Line *line = dwfl_module_getsrc(mod, pc);
-	if (line) {
-		int l = 0, c = 0;
-		const char *file = dwfl_lineinfo(line, NULL, &l, &c, NULL, NULL);
-		if (file && l > 0) {
-			o->file = file;
-			o->line = l;
-			o->col = c;
-		}
-	}
 }

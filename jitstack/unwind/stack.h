@@ -1,5 +1,5 @@
-/* stack.h - one thread's stack: unwinding it with libdwfl, and naming its
- * frames.
+/* stack.h - one thread's stack: unwinding it with libdwfl (its frames are
+ * then named by name.h).
  *
  * Unwinding needs the thread stopped (or a core); naming does not, so a
  * dump resumes the target between the two.  Each frame records whether it
@@ -10,6 +10,7 @@
 #ifndef JS_STACK_H
 #define JS_STACK_H
 
+#include "unwind/name.h"
 #include "unwind/session.h"
 
 #include <stdbool.h>
@@ -27,6 +28,8 @@ typedef struct js_stack {
 	bool idle;
 	js_frame *f;
 	size_t n, cap;
+	js_sym *sym; /* f[i]'s name at sym[i], once js_name_stack named them */
+	size_t cap_sym;
 	bool truncated;      /* stopped at --max-frames */
 	char end[200];       /* why unwinding stopped before the outermost frame, or "" */
 	uint64_t loop_pc;    /* the pc at which the CFI made a frame its own caller, or 0 */
@@ -62,41 +65,5 @@ static inline uint64_t js_lookup_pc(const js_frame *f)
  * libasan's bss, elfutils 0.188); this checks the module's bounds and,
  * when its ELF has them, its loadable segments. */
 Dwfl_Module *js_module_at(js_session *s, uint64_t pc);
-
-/* ---- names ------------------------------------------------------------------ */
-
-/* Where a frame's name came from, in this order of priority where sources
- * cover the same pc: a JIT image (the JIT's own registration of that code,
- * with its extent, CFI and source lines), a native module's symbols, the
- * jitdump (names, lines and CFI, but a log: a JIT may write it for code it
- * also registers), then the perf map (names only). */
-typedef enum js_name_source {
-	JS_SRC_NONE,    /* unnamed */
-	JS_SRC_ELF,     /* a native module's symbol tables */
-	JS_SRC_GDB_JIT, /* a JIT image registered through the GDB JIT interface */
-	JS_SRC_PERFMAP, /* the target's perf map */
-	JS_SRC_JITDUMP, /* the target's jitdump */
-} js_name_source;
-
-/* "elf", "gdb-jit", "jitdump", "perf-map" (JSON's "source"), or NULL for none. */
-const char *js_source_name(js_name_source src);
-
-typedef struct js_sym {
-	const char *func;      /* NULL when unknown */
-	js_name_source source; /* where func came from */
-	uint64_t func_off;     /* pc - the function's start */
-	const char *module;    /* the module's file (or the JIT image's label); NULL if none */
-	uint64_t module_off;   /* pc - the module's start */
-	const char *file;      /* source file, NULL when unknown */
-	int line, col;
-	js_image *jit; /* the JIT image the frame is in (accepted or rejected) */
-} js_sym;
-
-/* Name a frame: from a JIT image or a native module's symbols, else from
- * the jitdump, else the perf map (code in no module, or where the module
- * has no symbol).
- * Source lines come from JIT images and from modules that carry their own
- * DWARF; with opt->source_all from separate debuginfo too. */
-void js_symbolize(js_session *s, const js_frame *f, js_sym *out);
 
 #endif

@@ -1,0 +1,228 @@
+/* name.c - naming frames (name.h). */
+#include "unwind/name.h"
+#include "base/grow.h"
+#include "base/hash.h"
+#include "unwind/demangle.h"
+#include "unwind/stack.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct dwarf_memo {
+	Dwfl_Module *mod;
+	bool has;
+};
+
+/* Does the module's own file carry DWARF lines?  Then looking a line up is
+ * cheap (no separate debuginfo to find and open). */
+static bool embedded_dwarf(js_session *s, Dwfl_Module *mod)
+{
+	for (size_t i = 0; i < s->n_memo; i++)
+		if (s->memo[i].mod == mod)
+			return s->memo[i].has;
+	bool has = false;
+	Dwarf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	size_t shstrndx;
+	if (elf && !elf_getshdrstrndx(elf, &shstrndx)) {
+		Elf_Scn *scn = NULL;
+		while (!has && (scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+			const char *name;
+			/* elf_strptr trusts headers that stayed as it checked them
+			 * (elfin.c, name_at): here they do.  The ELF is a file
+			 * libdwfl opened, our rewritten image, or the vdso's bytes;
+			 * none is relocated in place, since libdwfl relocates only
+			 * ET_REL files and only through a section_address
+			 * callback, which this Dwfl has not (session.c). */
+			if (gelf_getshdr(scn, &sh) && (name = elf_strptr(elf, shstrndx, sh.sh_name)))
+				has = !strcmp(name, ".debug_line");
+		}
+	}
+	if (s->n_memo == s->cap_memo) {
+		size_t cap = s->cap_memo ? s->cap_memo * 2 : 32;
+		struct dwarf_memo *v = realloc(s->memo, cap * sizeof *v);
+		if (!v)
+			return has;
+		s->memo = v;
+		s->cap_memo = cap;
+	}
+	s->memo[s->n_memo++] = (struct dwarf_memo){ mod, has };
+	return has;
+}
+
+/* ---- the pc memo ---- */
+
+/* A pc named: the names in the order met, indexed by lookup pc + 1. */
+struct sym_memo {
+	uint64_t key;      /* lookup pc + 1 */
+	uint64_t pc_delta; /* f->pc - lookup pc, part of what func_off depends on */
+	js_sym sym;
+};
+
+#define MEMO_MAX (1u << 19) /* names kept at the most */
+
+/* When JIT images, the perf map or the jitdump changed, forget the names
+ * of JIT pcs (new code may sit at an old address), of pcs in no module
+ * (JIT code caught between two registrations) and those the perf map or
+ * the jitdump gave; native names stay. */
+static void memo_forget_jit(js_session *s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->names_n; i++) {
+		const js_sym *y = &s->names[i].sym;
+		if (!(y->jit || !y->module || y->source == JS_SRC_PERFMAP || y->source == JS_SRC_JITDUMP))
+			s->names[n++] = s->names[i];
+	}
+	s->names_n = n;
+	js_htab_clear(&s->names_index);
+	for (size_t i = 0; i < n; i++)
+		js_htab_put(&s->names_index, s->names[i].key, (uint32_t)i + 1); /* no growth: fewer than before */
+	s->names_changes = js_names_epoch(s);
+}
+
+static void symbolize(js_session *s, const js_frame *f, js_sym *o);
+
+/* Name f into o: from the memo, or looked up and kept there. */
+static void name_frame(js_session *s, const js_frame *f, js_sym *o)
+{
+	uint64_t pc = js_lookup_pc(f);
+	uint32_t v = js_htab_get(&s->names_index, pc + 1);
+	struct sym_memo *m = v ? &s->names[v - 1] : NULL;
+	if (m && m->pc_delta == f->pc - pc) {
+		*o = m->sym;
+		return;
+	}
+	symbolize(s, f, o);
+	if (m) { /* the same pc, once an activation and now a return address */
+		m->pc_delta = f->pc - pc;
+		m->sym = *o;
+		return;
+	}
+	if (s->names_n >= MEMO_MAX || !js_grow(&s->names, &s->names_cap, s->names_n, sizeof *s->names) ||
+	    js_htab_reserve(&s->names_index, 1))
+		return;
+	s->names[s->names_n++] = (struct sym_memo){ pc + 1, f->pc - pc, *o };
+	js_htab_put(&s->names_index, pc + 1, (uint32_t)s->names_n);
+}
+
+void js_name_stack(js_session *s, js_stack *st)
+{
+	if (st->cap_sym < st->n) {
+		js_sym *v = realloc(st->sym, st->cap * sizeof *v);
+		if (!v) {
+			snprintf(st->end, sizeof st->end, "out of memory");
+			st->n = 0;
+			return;
+		}
+		st->sym = v;
+		st->cap_sym = st->cap;
+	}
+	if (s->names_changes != js_names_epoch(s))
+		memo_forget_jit(s);
+	for (size_t i = 0; i < st->n; i++)
+		name_frame(s, &st->f[i], &st->sym[i]);
+}
+
+const char *js_source_name(js_name_source src)
+{
+	switch (src) {
+	case JS_SRC_ELF: return "elf";
+	case JS_SRC_GDB_JIT: return "gdb-jit";
+	case JS_SRC_PERFMAP: return "perf-map";
+	case JS_SRC_JITDUMP: return "jitdump";
+	case JS_SRC_NONE: break;
+	}
+	return NULL;
+}
+
+/* The jitdump's name and line for pc, if it has them. */
+static bool jitdump_name(js_session *s, const js_frame *f, uint64_t pc, js_sym *o)
+{
+	const js_jd_code *c = s->jd_on ? js_jitdump_find(&s->jd, pc) : NULL;
+	if (!c)
+		return false;
+	o->func = js_demangle(s, c->name);
+	o->func_off = f->pc - c->lo;
+	o->source = JS_SRC_JITDUMP;
+	const js_jd_line *l = js_jitdump_line(c, pc);
+	if (l) {
+		o->file = l->file;
+		o->line = l->line;
+		o->col = l->col;
+	}
+	return true;
+}
+
+/* The name for pc of a source without extents of its own: the jitdump,
+ * else the perf map, if either has one. */
+static void perfmap_name(js_session *s, const js_frame *f, uint64_t pc, js_sym *o)
+{
+	if (jitdump_name(s, f, pc, o))
+		return;
+	const js_pm_seg *g = s->pm_on ? js_perfmap_find(&s->pm, pc) : NULL;
+	if (!g)
+		return;
+	o->func = js_demangle(s, g->name);
+	o->func_off = f->pc - g->start;
+	o->source = JS_SRC_PERFMAP;
+}
+
+static void symbolize(js_session *s, const js_frame *f, js_sym *o)
+{
+	memset(o, 0, sizeof *o);
+	uint64_t pc = js_lookup_pc(f);
+	Dwfl_Module *mod = js_module_at(s, pc);
+	if (!mod) {
+		o->jit = js_jit_image_at(&s->jit, pc); /* a rejected image's code */
+		if (o->jit) {
+			o->module = o->jit->label;
+			o->module_off = f->pc - o->jit->code_lo;
+		}
+		perfmap_name(s, f, pc, o);
+		return;
+	}
+	void **ud;
+	Dwarf_Addr start;
+	const char *name = dwfl_module_info(mod, &ud, &start, NULL, NULL, NULL, NULL, NULL);
+	o->jit = js_jit_of(*ud);
+	o->module = o->jit ? o->jit->label : name;
+	o->module_off = f->pc - start;
+	Dwarf_Addr bias;
+	if (!o->jit && !dwfl_module_getelf(mod, &bias)) {
+		/* a core whose files moved, or a file deleted since it was mapped */
+		js_warn(s, "%s: cannot be read (%s): its frames are unnamed%s", name, dwfl_errmsg(-1),
+			s->core ? " (--exe gives the executable's path)" : "");
+		return;
+	}
+	if (o->jit && o->jit->desc == JS_IMAGE_FROM_JITDUMP) {
+		jitdump_name(s, f, pc, o); /* its module holds the CFI; the dump, its name and lines */
+		return;
+	}
+	GElf_Off off;
+	GElf_Sym sym;
+	const char *fn = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
+	if (fn) {
+		o->func = js_demangle(s, fn);
+		o->func_off = f->pc - (pc - off);
+		o->source = o->jit ? JS_SRC_GDB_JIT : JS_SRC_ELF;
+	} else {
+		perfmap_name(s, f, pc, o);
+	}
+	if (!(o->jit || s->opt->source_all || embedded_dwarf(s, mod)))
+		return;
+	Dwfl_Line *line = dwfl_module_getsrc(mod, pc);
+	if (line) {
+		int l = 0, c = 0;
+		const char *file = dwfl_lineinfo(line, NULL, &l, &c, NULL, NULL);
+		if (file && l > 0) {
+			o->file = file;
+			o->line = l;
+			o->col = c;
+		}
+	}
+}
