@@ -38,7 +38,7 @@ TJ_BIN := $(TJ_B)/tinyjit
 # The generator reads the objects' .eh_frame with the tree's one reader
 # (formats/, at the top of the tree).
 TJ_FMT_HDRS := $(wildcard formats/*.h)
-TJ_GEN_OBJS := $(addprefix $(TJ_B)/gen/,elfobj.o stencil_cfi.o isa.o x86.o a64.o fpcheck.o) \
+TJ_GEN_OBJS := $(addprefix $(TJ_B)/gen/,elfobj.o stencil_cfi.o isa.o disasm.o x86.o a64.o fpcheck.o) \
 	$(addprefix $(TJ_B)/gen/formats/,bytes.o ehframe.o)
 TJ_TOOL_CFLAGS = $(CFLAGS) $(TJ_WARN) $(SANFLAGS) -std=gnu11 -I$(TJ) -I.
 TJ_TOOL_LIBS := -lelf -lcapstone
