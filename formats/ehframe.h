@@ -5,9 +5,11 @@
  * (DWARF 4 section 6.4.2).
  *
  * The library writes its CIE and FDEs with these, jitstack re-emits any
- * JIT's CFI with them, and the library, jitstack and tinyjit's generator
- * each walk instructions with cfa_next and keep only their own policy
- * (which opcodes they accept, what they compute).
+ * JIT's CFI with them; tinyjit's generator and the matrix's image reader
+ * take .eh_frame records apart with eh_next, eh_cie_read and eh_fde_read;
+ * and the library, jitstack and tinyjit's generator each walk instructions
+ * with cfa_next and keep only their own policy (which opcodes they accept,
+ * what they compute).
  */
 #ifndef FMT_EHFRAME_H
 #define FMT_EHFRAME_H
