@@ -1,5 +1,6 @@
-/* ehframe.c - .eh_frame and .eh_frame_hdr writers, DW_EH_PE values and the
- * call frame instruction walker (see ehframe.h).
+/* ehframe.c - .eh_frame and .eh_frame_hdr writers, DW_EH_PE values, the
+ * .eh_frame record reader and the call frame instruction walker (see
+ * ehframe.h).
  */
 #include "ehframe.h"
 
@@ -85,6 +86,148 @@ bool rd_eh_value(byte_rd *r, uint8_t enc, uint64_t *v)
 	}
 	return !r->failed;
 }
+
+/* ---- .eh_frame records ---------------------------------------------------------- */
+
+/* The longest augmentation string read: every letter it can size fits. */
+#define EH_MAX_AUG 16
+
+int eh_next(const eh_section *s, size_t *off, eh_rec *r)
+{
+	if (*off > s->size || s->size - *off < 4)
+		return 0;
+	byte_rd rd = rd_make(s->data + *off, s->size - *off);
+	uint64_t len = rd_u32(&rd);
+	if (len == 0)
+		return 0; /* the terminator */
+	if (len == DWARF64_ESCAPE)
+		len = rd_u64(&rd);
+	if (rd.failed || len < 4 || len > rd_left(&rd))
+		return -1;
+	size_t id_off = *off + rd_pos(&rd);
+	uint32_t id = rd_u32(&rd);
+	*r = (eh_rec){
+		.off = *off,
+		.id_off = id_off,
+		.end = id_off + (size_t)len,
+		.is_cie = id == EH_CIE_ID,
+		.cie_off = id == EH_CIE_ID || id > id_off ? EH_NO_CIE : id_off - id,
+	};
+	*off = r->end;
+	return 1;
+}
+
+/* The augmentation data of a "z..." CIE: the letters it can size, the
+ * rest of the data stepped over. */
+static bool rd_augmentation(byte_rd *r, eh_cie_info *c)
+{
+	uint64_t len = rd_uleb(r);
+	if (r->failed || len > rd_left(r))
+		return false;
+	c->aug_len = (size_t)len;
+	byte_rd a = rd_make(rd_skip(r, c->aug_len), c->aug_len);
+	for (const char *q = c->aug + 1; *q; q++) {
+		uint64_t ignored;
+		uint8_t pe;
+		switch (*q) {
+		case 'R': c->fde_enc = rd_u8(&a); break;
+		case 'L': c->lsda_enc = rd_u8(&a); break;
+		case 'P': /* the personality routine: its encoding, then the pointer */
+			pe = rd_u8(&a);
+			if ((pe & 0x70) == DW_EH_PE_aligned || !rd_eh_value(&a, pe, &ignored))
+				return false;
+			break;
+		case 'S': c->signal = true; break;
+		case 'B': /* AArch64 BTI */
+		case 'G': /* MTE-tagged frames */ break;
+		default: return false; /* cannot know what follows it */
+		}
+	}
+	return !a.failed;
+}
+
+/* An encoding rd_eh_value can read: not omit, and a format that exists. */
+static bool readable_enc(uint8_t enc)
+{
+	if (enc == DW_EH_PE_omit)
+		return false;
+	switch (enc & 0x0f) {
+	case DW_EH_PE_absptr:
+	case DW_EH_PE_uleb128:
+	case DW_EH_PE_udata2:
+	case DW_EH_PE_udata4:
+	case DW_EH_PE_udata8:
+	case DW_EH_PE_sleb128:
+	case DW_EH_PE_sdata2:
+	case DW_EH_PE_sdata4:
+	case DW_EH_PE_sdata8: return true;
+	default: return false;
+	}
+}
+
+bool eh_cie_read(const eh_section *s, size_t off, eh_cie_info *c)
+{
+	size_t at = off;
+	eh_rec rec;
+	if (off == EH_NO_CIE || eh_next(s, &at, &rec) != 1 || !rec.is_cie)
+		return false;
+	byte_rd r = rd_make(s->data + rec.id_off + 4, rec.end - rec.id_off - 4);
+	*c = (eh_cie_info){ .fde_enc = DW_EH_PE_absptr, .lsda_enc = DW_EH_PE_omit };
+	c->version = rd_u8(&r);
+	c->aug = rd_cstr(&r, EH_MAX_AUG);
+	c->code_align = rd_uleb(&r);
+	c->data_align = rd_sleb(&r);
+	c->ra_reg = c->version == 1 ? rd_u8(&r) : rd_uleb(&r);
+	if (r.failed || (c->version != 1 && c->version != 3))
+		return false;
+	c->has_z = c->aug[0] == 'z';
+	if (c->has_z ? !rd_augmentation(&r, c) : c->aug[0] != 0)
+		return false;
+	if (!readable_enc(c->fde_enc))
+		return false;
+	c->insns = r.p;
+	c->insns_len = rd_left(&r);
+	return true;
+}
+
+/* Add the base the application part of enc names to v, read from the field
+ * at section offset `field`. */
+static bool apply_base(const eh_section *s, uint8_t enc, size_t field, uint64_t *v)
+{
+	switch (enc & 0x70) {
+	case DW_EH_PE_absptr: return true;
+	case DW_EH_PE_pcrel: *v += s->addr + field; return true;
+	case DW_EH_PE_textrel:
+		if (!s->text_addr)
+			return false;
+		*v += s->text_addr;
+		return true;
+	default: return false; /* datarel, funcrel, aligned: no base for code addresses */
+	}
+}
+
+bool eh_fde_read(const eh_section *s, const eh_rec *r, const eh_cie_info *c, eh_fde_info *f)
+{
+	size_t body = r->id_off + 4;
+	byte_rd rd = rd_make(s->data + body, r->end - body);
+	*f = (eh_fde_info){ .pc_begin_off = body };
+	if ((c->fde_enc & DW_EH_PE_indirect) || !rd_eh_value(&rd, c->fde_enc, &f->pc_begin) ||
+	    !apply_base(s, c->fde_enc, body, &f->pc_begin))
+		return false;
+	if (!rd_eh_value(&rd, c->fde_enc & 0x0f, &f->pc_range)) /* a size: the format only */
+		return false;
+	if (c->has_z) {
+		uint64_t len = rd_uleb(&rd);
+		if (rd.failed || len > rd_left(&rd))
+			return false;
+		rd_skip(&rd, (size_t)len);
+	}
+	f->insns = rd.p;
+	f->insns_len = rd_left(&rd);
+	return true;
+}
+
+/* ---- call frame instructions ---------------------------------------------------- */
 
 /* An operand that is a DWARF expression: its ULEB length, then its bytes. */
 static void rd_block(byte_rd *r, cfa_insn *in)

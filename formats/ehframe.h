@@ -5,9 +5,11 @@
  * (DWARF 4 section 6.4.2).
  *
  * The library writes its CIE and FDEs with these, jitstack re-emits any
- * JIT's CFI with them, and the library, jitstack and tinyjit's generator
- * each walk instructions with cfa_next and keep only their own policy
- * (which opcodes they accept, what they compute).
+ * JIT's CFI with them; tinyjit's generator and the matrix's image reader
+ * take .eh_frame records apart with eh_next, eh_cie_read and eh_fde_read;
+ * and the library, jitstack and tinyjit's generator each walk instructions
+ * with cfa_next and keep only their own policy (which opcodes they accept,
+ * what they compute).
  */
 #ifndef FMT_EHFRAME_H
 #define FMT_EHFRAME_H
@@ -85,6 +87,74 @@ static inline size_t eh_hdr_size(size_t n)
  * the application part (pcrel, textrel...) is the caller's.  false for a
  * format that does not exist, or bytes cut short. */
 bool rd_eh_value(byte_rd *r, uint8_t enc, uint64_t *v);
+
+/* ---- reading .eh_frame records ---------------------------------------------------- */
+
+/* An .eh_frame section as read: its bytes and the addresses its pointers
+ * may be relative to.  Every field of every record is checked against
+ * [data, data + size): the bytes may be hostile (another process's memory,
+ * a core, a JIT's image). */
+typedef struct eh_section {
+	const uint8_t *data;
+	size_t size;
+	uint64_t addr;      /* where data is in the target: DW_EH_PE_pcrel's base */
+	uint64_t text_addr; /* .text's address, DW_EH_PE_textrel's base; 0: no textrel */
+} eh_section;
+
+#define EH_NO_CIE SIZE_MAX
+
+/* One record, sized.  A 32-bit length of DWARF64_ESCAPE is followed by a
+ * 64-bit one; the CIE id and the CIE pointer after it stay 4 bytes, as the
+ * LSB (10.6.1) lists them and LLVM's libunwind reads them. */
+typedef struct eh_rec {
+	size_t off;     /* its length field, in the section */
+	size_t id_off;  /* its CIE id (a CIE) or CIE pointer (an FDE) */
+	size_t end;     /* one past it: the next record */
+	bool is_cie;    /* the id is EH_CIE_ID */
+	size_t cie_off; /* an FDE's CIE, at id_off less the pointer; EH_NO_CIE when that is before the section
+			 */
+} eh_rec;
+
+/* The record at *off, which then moves past it.  Returns 1 with *r, 0 at
+ * the end (the zero-length terminator, or fewer than 4 bytes left), -1 when
+ * the length runs past the section or cannot hold the id. */
+int eh_next(const eh_section *s, size_t *off, eh_rec *r);
+
+/* A CIE's fields (LSB 10.6.1.1). */
+typedef struct eh_cie_info {
+	uint8_t version;      /* 1 or 3 */
+	const char *aug;      /* the augmentation string, in the section */
+	uint64_t code_align;  /* code alignment factor */
+	int64_t data_align;   /* data alignment factor */
+	uint64_t ra_reg;      /* return address column */
+	bool has_z;           /* 'z': augmentation data follows, in the CIE and its FDEs */
+	size_t aug_len;       /* the augmentation data's length */
+	uint8_t fde_enc;      /* 'R': how FDEs store pc_begin and pc_range; else DW_EH_PE_absptr */
+	uint8_t lsda_enc;     /* 'L': the FDEs' LSDA pointers; else DW_EH_PE_omit */
+	bool signal;          /* 'S': a signal frame, the pc is not a return address */
+	const uint8_t *insns; /* the initial instructions, to the end of the CIE (padding included) */
+	size_t insns_len;
+} eh_cie_info;
+
+/* Read the CIE whose record starts at `off`.  false for no CIE there (an
+ * FDE, a bad length, EH_NO_CIE), a version other than 1 or 3, an
+ * augmentation it cannot size (a letter other than z R L P S B G, or any
+ * without 'z'), an FDE encoding it cannot read, or fields cut short. */
+bool eh_cie_read(const eh_section *s, size_t off, eh_cie_info *c);
+
+/* An FDE's fields (LSB 10.6.1.2). */
+typedef struct eh_fde_info {
+	uint64_t pc_begin;    /* resolved: absolute, pc-relative or text-relative */
+	uint64_t pc_range;    /* 0 for an unpublished tombstone (docs/OUTSIDE_READER.md) */
+	size_t pc_begin_off;  /* where pc_begin is stored (a relocatable object relocates it) */
+	const uint8_t *insns; /* the instructions, to the end of the FDE (padding included) */
+	size_t insns_len;
+} eh_fde_info;
+
+/* Read FDE r against its CIE c (eh_cie_read of r->cie_off).  false when
+ * fields are cut short or pc_begin's encoding is indirect or relative to
+ * anything but nothing, the field (pcrel) or s->text_addr (textrel). */
+bool eh_fde_read(const eh_section *s, const eh_rec *r, const eh_cie_info *c, eh_fde_info *f);
 
 /* One call frame instruction, decoded. */
 typedef struct cfa_insn {

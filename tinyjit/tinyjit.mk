@@ -38,7 +38,7 @@ TJ_BIN := $(TJ_B)/tinyjit
 # The generator reads the objects' .eh_frame with the tree's one reader
 # (formats/, at the top of the tree).
 TJ_FMT_HDRS := $(wildcard formats/*.h)
-TJ_GEN_OBJS := $(addprefix $(TJ_B)/gen/,elfobj.o stencil_cfi.o isa.o x86.o a64.o fpcheck.o) \
+TJ_GEN_OBJS := $(addprefix $(TJ_B)/gen/,elfobj.o stencil_cfi.o isa.o disasm.o x86.o a64.o fpcheck.o) \
 	$(addprefix $(TJ_B)/gen/formats/,bytes.o ehframe.o)
 TJ_TOOL_CFLAGS = $(CFLAGS) $(TJ_WARN) $(SANFLAGS) -std=gnu11 -I$(TJ) -I.
 TJ_TOOL_LIBS := -lelf -lcapstone
@@ -67,7 +67,7 @@ TJ_STENCIL_CFLAGS := -O2 -std=c11 $(TJ_WARN) -fno-pic -mcmodel=medium \
 	-fno-stack-protector -fcf-protection=none -fno-jump-tables -fno-builtin \
 	-ffunction-sections -fasynchronous-unwind-tables -I$(TJ)
 TJ_STENCIL_DEPS := $(TJ)/stencils/stencils.c $(TJ)/stencils/template.h $(TJ)/vm/ops.h \
-	$(TJ)/vm/vm.h $(TJ)/vm/opcodes.def $(TJ)/gen/build-stencils.sh
+	$(TJ)/vm/vm.h $(TJ)/vm/opcodes.def $(TJ)/vm/binops.def $(TJ)/gen/build-stencils.sh
 TJ_TOOLS := $(TJ_B)/gen/tj_gen $(TJ_B)/gen/tj_validate
 TJ_STENCIL_ENV = TJ_CLANG='$(TJ_CLANG)' TJ_OBJDUMP='$(TJ_OBJDUMP)' \
 	TJ_VALIDATE='$(TJ_B)/gen/tj_validate' TJ_GEN='$(TJ_B)/gen/tj_gen' \
@@ -100,7 +100,7 @@ TJ_RT_CFLAGS = $(CFLAGS) $(TJ_WARN) $(SANFLAGS) -std=gnu11 -fexceptions -funwind
 TJ_VM_SRCS := $(addprefix $(TJ)/vm/,parse.c verify.c interp.c vm.c)
 TJ_RT_SRCS := $(addprefix $(TJ)/runtime/,jit.c patch.c rt.c stencil_sets.c)
 TJ_HOST_SRCS := $(addprefix $(TJ)/host/,main.c hostfns.c)
-TJ_HDRS := $(wildcard $(TJ)/vm/*.h $(TJ)/runtime/*.h $(TJ)/host/*.h) $(TJ)/vm/opcodes.def
+TJ_HDRS := $(wildcard $(TJ)/vm/*.h $(TJ)/vm/*.def $(TJ)/runtime/*.h $(TJ)/host/*.h)
 TJ_CORE_OBJS := $(patsubst $(TJ)/%.c,$(TJ_B)/obj/%.o,$(TJ_VM_SRCS) $(TJ_RT_SRCS)) \
 	$(TJ_B)/obj/host/hostfns.o $(TJ_B)/obj/host/cxx.o $(TJ_B)/runtime/shim.o \
 	$(TJ_B)/obj/runtime/publish-$(TJ_PUBLISH).o

@@ -41,100 +41,50 @@ int mx_read_live(void *ctx, uint64_t addr, void *buf, size_t len)
 
 /* ---- .eh_frame ------------------------------------------------------------- */
 
-/* A DW_EH_PE-encoded pointer; `at` is the target address of the field (for
- * pcrel).  Only what .eh_frame writers use: absolute and pcrel. */
-static uint64_t rd_ptr(byte_rd *r, uint8_t enc, uint64_t at)
-{
-	uint64_t v = 0;
-	if (!rd_eh_value(r, enc, &v) || (enc & 0x70 && (enc & 0x70) != DW_EH_PE_pcrel)) {
-		r->failed = true;
-		return 0;
-	}
-	return (enc & 0x70) == DW_EH_PE_pcrel ? v + at : v;
-}
-
-/* The FDE pointer encoding of the CIE at c ("zR..." augmentation). */
-static int cie_encoding(byte_rd c, uint8_t *enc)
-{
-	*enc = DW_EH_PE_absptr;
-	uint8_t version = rd_u8(&c);
-	const char *aug = rd_cstr(&c, rd_left(&c));
-	if (!aug)
-		return -1;
-	rd_uleb(&c); /* code alignment */
-	rd_sleb(&c); /* data alignment */
-	if (version == 1)
-		rd_u8(&c);
-	else
-		rd_uleb(&c);
-	if (aug[0] != 'z')
-		return c.failed ? -1 : 0;
-	rd_uleb(&c);
-	for (const char *a = aug + 1; *a && !c.failed; a++) {
-		if (*a == 'R')
-			*enc = rd_u8(&c);
-		else if (*a == 'L')
-			rd_u8(&c);
-		else if (*a == 'P')
-			rd_ptr(&c, rd_u8(&c), 0);
-		else if (*a != 'S')
-			return -1;
-	}
-	return c.failed ? -1 : 0;
-}
-
 static int cmp_fde(const void *a, const void *b)
 {
 	const mx_fde *x = a, *y = b;
 	return (x->lo > y->lo) - (x->lo < y->lo);
 }
 
+static int push_fde(mx_image *img, size_t *cap, mx_fde f)
+{
+	if (img->n_fdes == *cap) {
+		mx_fde *n = realloc(img->fdes, (*cap *= 2) * sizeof *n);
+		if (!n)
+			return -1;
+		img->fdes = n;
+	}
+	img->fdes[img->n_fdes++] = f;
+	return 0;
+}
+
+/* Every FDE of the image's .eh_frame, its pointers absolute or relative to
+ * the section at img->eh_addr; any record that cannot be read fails the
+ * image. */
 static int read_fdes(mx_image *img, const uint8_t *eh, size_t size)
 {
 	size_t cap = 16, off = 0;
 	img->fdes = malloc(cap * sizeof *img->fdes);
 	if (!img->fdes)
 		return -1;
-	while (off + 4 <= size) {
-		byte_rd r = rd_make(eh + off, size - off);
-		uint64_t len = rd_u32(&r);
-		if (len == 0)
-			break; /* the terminator */
-		if (len == DWARF64_ESCAPE || len > size - off - 4)
+	eh_section s = { .data = eh, .size = size, .addr = img->eh_addr };
+	eh_rec rec;
+	int got;
+	while ((got = eh_next(&s, &off, &rec)) == 1) {
+		if (rec.is_cie)
+			continue;
+		eh_cie_info c;
+		eh_fde_info f;
+		if (!eh_cie_read(&s, rec.cie_off, &c) || !eh_fde_read(&s, &rec, &c, &f))
 			return -1;
-		byte_rd rec = rd_make(r.p, len);
-		uint64_t id_at = off + 4;
-		uint32_t cie_ptr = rd_u32(&rec);
-		if (cie_ptr != EH_CIE_ID) {
-			if (cie_ptr > id_at)
-				return -1;
-			size_t cie_off = id_at - cie_ptr;
-			if (cie_off + 8 > size)
-				return -1;
-			uint64_t cie_len = load_u32(eh + cie_off);
-			if (cie_len < 4 || cie_len > size - cie_off - 4)
-				return -1;
-			byte_rd cie = rd_make(eh + cie_off + 8, cie_len - 4);
-			uint8_t enc;
-			if (cie_encoding(cie, &enc))
-				return -1;
-			uint64_t at = img->eh_addr + (uint64_t)(rec.p - eh);
-			uint64_t lo = rd_ptr(&rec, enc, at);
-			uint64_t range = rd_ptr(&rec, enc & 0x0f, 0);
-			if (rec.failed)
-				return -1;
-			if (range) { /* range 0: unpublished (docs/OUTSIDE_READER.md) */
-				if (img->n_fdes == cap) {
-					mx_fde *n = realloc(img->fdes, (cap *= 2) * sizeof *n);
-					if (!n)
-						return -1;
-					img->fdes = n;
-				}
-				img->fdes[img->n_fdes++] = (mx_fde){ lo, lo + range, img->eh_addr + off };
-			}
-		}
-		off += 4 + len;
+		/* range 0: unpublished (docs/OUTSIDE_READER.md) */
+		mx_fde fde = { f.pc_begin, f.pc_begin + f.pc_range, img->eh_addr + rec.off };
+		if (f.pc_range && push_fde(img, &cap, fde))
+			return -1;
 	}
+	if (got < 0)
+		return -1;
 	qsort(img->fdes, img->n_fdes, sizeof *img->fdes, cmp_fde);
 	return 0;
 }

@@ -1,41 +1,17 @@
-/* a64.c - decode AArch64 stencils and the shim with capstone (build time).
- *
- * As on x86-64 (x86.c), the validator asks capstone for each instruction's
- * written registers instead of matching mnemonics, so that writes through
- * w29, pair loads and writeback forms are all seen.
+/* a64.c - decode AArch64 stencils and the shim with capstone (build time):
+ * the AArch64 facts of the instruction-set table; the walk that lists
+ * frame-pointer writes is disasm.c's.
  */
-#include <capstone/capstone.h>
 #include <elf.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "a64.h"
+#include "disasm.h"
 
-static int open_cs(csh *h, char *err, size_t errlen)
-{
-	if (cs_open(CS_ARCH_ARM64, CS_MODE_ARM, h) != CS_ERR_OK) {
-		snprintf(err, errlen, "capstone: cannot open an AArch64 decoder");
-		return -1;
-	}
-	cs_option(*h, CS_OPT_DETAIL, CS_OPT_ON);
-	return 0;
-}
-
-static int is_fp(unsigned reg)
+static bool is_fp(unsigned reg)
 {
 	return reg == ARM64_REG_X29 || reg == ARM64_REG_W29;
-}
-
-static int writes_fp(csh h, const cs_insn *in)
-{
-	cs_regs rd, wr;
-	uint8_t nrd, nwr;
-	if (cs_regs_access(h, in, rd, &nrd, wr, &nwr) != CS_ERR_OK)
-		return 1; /* unknown: treat as a write, the build then fails loudly */
-	for (int i = 0; i < nwr; i++)
-		if (is_fp(wr[i]))
-			return 1;
-	return 0;
 }
 
 static int op_reg(const cs_arm64 *a, int i, unsigned reg)
@@ -78,43 +54,11 @@ static int classify(const cs_insn *in)
 	return ISA_W_OTHER;
 }
 
-int a64_fp_writes(const uint8_t *code, size_t size, isa_write *out, int max, char *err, size_t errlen)
-{
-	csh h;
-	if (open_cs(&h, err, errlen))
-		return -1;
-	cs_insn *in = cs_malloc(h);
-	const uint8_t *p = code;
-	size_t left = size;
-	uint64_t addr = 0;
-	int n = 0;
-	while (left) {
-		uint64_t at = addr;
-		if (!cs_disasm_iter(h, &p, &left, &addr, in)) {
-			snprintf(err, errlen, "cannot decode the instruction at offset 0x%llx",
-				 (unsigned long long)at);
-			n = -1;
-			break;
-		}
-		if (!writes_fp(h, in))
-			continue;
-		if (n < max) {
-			out[n].offset = in->address;
-			out[n].kind = classify(in);
-			snprintf(out[n].text, sizeof out[n].text, "%s %s", in->mnemonic, in->op_str);
-		}
-		n++;
-	}
-	cs_free(in, 1);
-	cs_close(&h);
-	return n;
-}
-
 long a64_fp_prologue_set(const uint8_t *code, size_t size)
 {
 	char err[128];
 	csh h;
-	if (open_cs(&h, err, sizeof err))
+	if (isa_open(&isa_aarch64, &h, err, sizeof err))
 		return -1;
 	cs_insn *in = cs_malloc(h);
 	const uint8_t *p = code;
@@ -148,7 +92,7 @@ long a64_only_indirect_call(const uint8_t *code, size_t size, size_t *len)
 {
 	char err[128];
 	csh h;
-	if (open_cs(&h, err, sizeof err))
+	if (isa_open(&isa_aarch64, &h, err, sizeof err))
 		return -1;
 	cs_insn *in = cs_malloc(h);
 	const uint8_t *p = code;
@@ -172,12 +116,20 @@ long a64_only_indirect_call(const uint8_t *code, size_t size, size_t *len)
  * (DWARF for the Arm 64-bit Architecture).  The API's standard CIE: code
  * alignment 4, data alignment -8, CFA = sp + 0 at entry, the return address
  * still in lr. */
+static const isa_decoder decoder = {
+	.arch = CS_ARCH_ARM64,
+	.mode = CS_MODE_ARM,
+	.att = false,
+	.is_fp = is_fp,
+	.classify = classify,
+};
+
 const isa_ops isa_aarch64 = {
 	.name = "AArch64",
 	.machine = EM_AARCH64,
 	.fp_name = "x29",
 	.prologue_text = "stp x29, x30, [sp, #K]; add x29, sp, #K",
-	.fp_writes = a64_fp_writes,
+	.decoder = &decoder,
 	.fp_prologue_set = a64_fp_prologue_set,
 	.only_indirect_call = a64_only_indirect_call,
 	.dw_fp = 29,

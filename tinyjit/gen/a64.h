@@ -6,9 +6,6 @@
 
 #include "isa.h"
 
-/* The instructions that write x29 (or w29). */
-int a64_fp_writes(const uint8_t *code, size_t size, isa_write *out, int max, char *err, size_t errlen);
-
 /* The offset of the instruction that sets x29 in a standard frame-record
  * prologue at the start of code, or -1:
  *     [sub sp, sp, #N]  stp x29, x30, [sp, #K]   add x29, sp, #K

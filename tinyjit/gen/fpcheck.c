@@ -22,7 +22,7 @@ int fp_writes_any(const eo_func *f, char *err, size_t errlen)
 	if (!isa)
 		return -1;
 	isa_write w[1];
-	int n = isa->fp_writes(f->code, f->size, w, 1, err, errlen);
+	int n = isa_fp_writes(isa, f->code, f->size, w, 1, err, errlen);
 	if (n < 0)
 		return -1;
 	if (n > 0)
@@ -37,7 +37,7 @@ int fp_check_standard_frame(const eo_func *f, char *err, size_t errlen)
 	if (!isa)
 		return -1;
 	isa_write w[MAXW];
-	int n = isa->fp_writes(f->code, f->size, w, MAXW, err, errlen);
+	int n = isa_fp_writes(isa, f->code, f->size, w, MAXW, err, errlen);
 	if (n < 0)
 		return -1;
 	if (n > MAXW) {

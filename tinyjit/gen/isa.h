@@ -24,15 +24,15 @@ enum {
 	ISA_W_RESTORE, /* pop %rbp, leave; ldp x29, x30, [sp...] */
 };
 
+/* The ISA's side of the capstone walks (disasm.h). */
+typedef struct isa_decoder isa_decoder;
+
 typedef struct isa_ops {
 	const char *name;    /* "x86-64", "AArch64" */
 	uint16_t machine;    /* EM_* */
 	const char *fp_name; /* "rbp", "x29" */
 	const char *prologue_text;
-	/* Decode code[0..size) completely and list the instructions that write
-	 * the frame pointer.  Returns their count (at most max stored), or -1
-	 * with a message when the bytes do not decode. */
-	int (*fp_writes)(const uint8_t *code, size_t size, isa_write *out, int max, char *err, size_t errlen);
+	const isa_decoder *decoder;
 	/* The offset of the instruction that sets the frame pointer in the
 	 * standard prologue the function starts with, or -1 if it has none. */
 	long (*fp_prologue_set)(const uint8_t *code, size_t size);
@@ -53,5 +53,11 @@ extern const isa_ops isa_x86_64, isa_aarch64;
 
 /* The table for an ELF e_machine, or NULL. */
 const isa_ops *isa_for(unsigned machine);
+
+/* Decode code[0..size) completely and list the instructions that write the
+ * frame pointer.  Returns their count (at most max stored), or -1 with a
+ * message when the bytes do not decode (disasm.c). */
+int isa_fp_writes(const isa_ops *isa, const uint8_t *code, size_t size, isa_write *out, int max, char *err,
+		  size_t errlen);
 
 #endif

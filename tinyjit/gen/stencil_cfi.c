@@ -1,6 +1,6 @@
 /* stencil_cfi.c - read the CFI of a relocatable object's .eh_frame (LSB 5.0
  * "Exception Frames", DWARF 4 call frame instructions, section 6.4) with
- * formats/ehframe.h's reader and instruction walker.
+ * formats/ehframe.h's record reader and instruction walker.
  */
 #include <stdio.h>
 #include <string.h>
@@ -40,60 +40,56 @@ static size_t std_initial(const isa_ops *isa, int64_t data_align, uint8_t out[8]
 	return n;
 }
 
-static int check_cie(const isa_ops *isa, const uint8_t *cie, size_t len, const char *path, eh_fde *out,
-		     char *err, size_t errlen)
+/* The CIE must be the architecture's standard one (stencil_cfi.h). */
+static int check_cie(const isa_ops *isa, const eh_cie_info *c, const char *path, eh_fde *out, char *err,
+		     size_t errlen)
 {
-	byte_rd r = rd_make(cie, len);
-	unsigned version = rd_u8(&r);
-	const char *aug = rd_cstr(&r, 16);
-	if (version != 1 && version != 3)
-		FAIL("%s: CIE version %u is not 1 or 3", path, version);
-	if (!aug || strcmp(aug, "zR") != 0)
-		FAIL("%s: CIE augmentation is '%s', expected \"zR\"", path, aug ? aug : "(cut short)");
-	uint64_t code_align = rd_uleb(&r);
-	int64_t data_align = rd_sleb(&r);
-	uint64_t ra = version == 1 ? rd_u8(&r) : rd_uleb(&r);
-	uint64_t auglen = rd_uleb(&r);
-	uint64_t enc = rd_u8(&r);
-	if (r.failed || auglen != 1)
+	if (strcmp(c->aug, "zR") != 0)
+		FAIL("%s: CIE augmentation is '%s', expected \"zR\"", path, c->aug);
+	if (c->aug_len != 1)
 		FAIL("%s: malformed CIE", path);
 	/* x86-64 raw CFI goes to the API verbatim, so its factors must be the
 	 * API's; AArch64's are rewritten (eh_fde_rebase), any will do. */
-	int factors_ok = isa->machine == EM_X86_64
-				 ? code_align == isa->api_code_align && data_align == isa->api_data_align
-				 : code_align >= 1 && data_align < 0;
-	if (!factors_ok || ra != isa->dw_ra)
+	int factors_ok = isa->machine == EM_X86_64 ? c->code_align == isa->api_code_align &&
+							     c->data_align == isa->api_data_align
+						   : c->code_align >= 1 && c->data_align < 0;
+	if (!factors_ok || c->ra_reg != isa->dw_ra)
 		FAIL("%s: CIE has code alignment %llu, data alignment %lld, return address column %llu; "
 		     "the %s jitunwind API assumes %llu, %lld, %u",
-		     path, (unsigned long long)code_align, (long long)data_align, (unsigned long long)ra,
-		     isa->name, (unsigned long long)isa->api_code_align, (long long)isa->api_data_align,
-		     isa->dw_ra);
+		     path, (unsigned long long)c->code_align, (long long)c->data_align,
+		     (unsigned long long)c->ra_reg, isa->name, (unsigned long long)isa->api_code_align,
+		     (long long)isa->api_data_align, isa->dw_ra);
 	/* AArch64's large code model makes clang write 8-byte pc fields */
+	uint8_t enc = c->fde_enc;
 	if (enc != (DW_EH_PE_pcrel | DW_EH_PE_sdata4) && enc != (DW_EH_PE_pcrel | DW_EH_PE_sdata8))
-		FAIL("%s: FDE pointer encoding 0x%02llx, expected pcrel|sdata4 or pcrel|sdata8", path,
-		     (unsigned long long)enc);
+		FAIL("%s: FDE pointer encoding 0x%02x, expected pcrel|sdata4 or pcrel|sdata8", path, enc);
 	out->wide_pc = enc == (DW_EH_PE_pcrel | DW_EH_PE_sdata8);
 	uint8_t want[8];
-	size_t nw = std_initial(isa, data_align, want);
+	size_t nw = std_initial(isa, c->data_align, want);
 	/* the rest must be padding; not strip_nops: def_cfa sp+0 ends in a 0 */
-	size_t n = rd_left(&r);
-	if (n < nw || memcmp(r.p, want, nw) != 0 || strip_nops(r.p + nw, n - nw) != 0)
+	size_t n = c->insns_len;
+	if (n < nw || memcmp(c->insns, want, nw) != 0 || strip_nops(c->insns + nw, n - nw) != 0)
 		FAIL("%s: CIE initial instructions are not the standard %s ones (def_cfa sp+%llu%s)", path,
 		     isa->name, (unsigned long long)isa->entry_cfa_offset,
 		     isa->ra_saved_at_entry ? "; return address at cfa-8" : "");
 	out->isa = isa;
-	out->code_align = code_align;
-	out->data_align = data_align;
+	out->code_align = c->code_align;
+	out->data_align = c->data_align;
 	return 0;
 }
 
-/* The relocation that gives the FDE at byte `off` its pc_begin. */
-static const eo_reloc *pc_begin_reloc(const eo_object *o, size_t off)
+/* Whether FDE r describes f: the relocation that gives its pc_begin (S + A
+ * - P, S a section or the function) points at f. */
+static bool describes(const eo_object *o, const eh_rec *r, const eo_func *f)
 {
-	for (size_t i = 0; i < o->n_eh_relocs; i++)
-		if (o->eh_relocs[i].offset == off)
-			return &o->eh_relocs[i];
-	return NULL;
+	size_t pc_begin = r->id_off + 4;
+	for (size_t i = 0; i < o->n_eh_relocs; i++) {
+		const eo_reloc *pr = &o->eh_relocs[i];
+		if (pr->offset == pc_begin)
+			return pr->sym_defined && pr->sym_shndx == f->shndx &&
+			       pr->sym_value + (uint64_t)pr->addend == f->value;
+	}
+	return false;
 }
 
 int eh_find_fde(const eo_object *o, const eo_func *f, eh_fde *out, char *err, size_t errlen)
@@ -101,52 +97,34 @@ int eh_find_fde(const eo_object *o, const eo_func *f, eh_fde *out, char *err, si
 	const isa_ops *isa = isa_for(o->machine);
 	if (!isa)
 		FAIL("%s: no instruction-set table for ELF machine %u", o->path, o->machine);
-	const uint8_t *base = o->eh_frame;
-	size_t size = o->eh_frame_size, off = 0;
-	if (!base)
+	if (!o->eh_frame)
 		FAIL("%s: no .eh_frame (compile with -fasynchronous-unwind-tables)", o->path);
-	while (off + 4 <= size) {
-		byte_rd r = rd_make(base + off, size - off);
-		uint64_t len = rd_u32(&r);
-		if (len == 0)
-			break;
-		if (len == DWARF64_ESCAPE || len > size - off - 4)
-			FAIL("%s: .eh_frame record at 0x%zx has a bad length", o->path, off);
-		const uint8_t *body = r.p, *next = r.p + len;
-		uint64_t cie_ptr = rd_u32(&r);
-		if (cie_ptr != EH_CIE_ID) {
-			size_t cie_off = (size_t)(body - base) - (size_t)cie_ptr;
-			const eo_reloc *pr = pc_begin_reloc(o, (size_t)(r.p - base));
-			/* pc_begin is S + A - P with S a section (or the function) */
-			uint64_t target = pr ? pr->sym_value + (uint64_t)pr->addend : 0;
-			if (pr && pr->sym_defined && pr->sym_shndx == f->shndx && target == f->value) {
-				byte_rd c = rd_make(base + cie_off, size - cie_off);
-				uint64_t clen = rd_u32(&c);
-				if (c.failed || clen > size - cie_off - 4 || rd_u32(&c) != EH_CIE_ID)
-					FAIL("%s: FDE at 0x%zx points at no CIE", o->path, off);
-				if (check_cie(isa, c.p, clen - 4, o->path, out, err, errlen))
-					return -1;
-				if (out->wide_pc) {
-					rd_u64(&r); /* pc_begin */
-					out->range = rd_u64(&r);
-				} else {
-					rd_u32(&r);
-					out->range = rd_u32(&r);
-				}
-				uint64_t aug = rd_uleb(&r);
-				if (r.failed || aug > (uint64_t)(next - r.p))
-					FAIL("%s: malformed FDE at 0x%zx", o->path, off);
-				r.p += aug;
-				out->insns = r.p;
-				out->len = strip_nops(r.p, (size_t)(next - r.p));
-				if (out->range != f->size)
-					FAIL("%s: FDE of %s covers %llu bytes, the function has %zu", o->path,
-					     f->name, (unsigned long long)out->range, f->size);
-				return 0;
-			}
-		}
-		off = (size_t)(next - base);
+	/* relocations, not the section's address, give pc_begin here */
+	eh_section s = { .data = o->eh_frame, .size = o->eh_frame_size };
+	size_t off = 0;
+	eh_rec rec;
+	int got;
+	while ((got = eh_next(&s, &off, &rec)) == 1) {
+		if (rec.is_cie || !describes(o, &rec, f))
+			continue;
+		eh_cie_info c;
+		eh_fde_info fi;
+		if (!eh_cie_read(&s, rec.cie_off, &c))
+			FAIL("%s: FDE at 0x%zx points at no CIE it can read", o->path, rec.off);
+		if (check_cie(isa, &c, o->path, out, err, errlen))
+			return -1;
+		if (!eh_fde_read(&s, &rec, &c, &fi))
+			FAIL("%s: malformed FDE at 0x%zx", o->path, rec.off);
+		out->range = fi.pc_range;
+		out->insns = fi.insns;
+		out->len = strip_nops(fi.insns, fi.insns_len);
+		if (out->range != f->size)
+			FAIL("%s: FDE of %s covers %llu bytes, the function has %zu", o->path, f->name,
+			     (unsigned long long)out->range, f->size);
+		return 0;
 	}
+	if (got < 0)
+		FAIL("%s: .eh_frame record at 0x%zx has a bad length", o->path, off);
 	FAIL("%s: no FDE covers %s", o->path, f->name);
 }
 

@@ -1,38 +1,17 @@
-/* x86.c - decode stencils and the shim with capstone (build time).
- *
- * The frame-pointer validator must see every instruction that writes rbp,
- * including implicit writes (pop, leave, xchg), so it asks capstone for
- * each instruction's written registers instead of matching mnemonics.
+/* x86.c - decode stencils and the shim with capstone (build time): the
+ * x86-64 facts of the instruction-set table; the walk that lists
+ * frame-pointer writes is disasm.c's.
  */
-#include <capstone/capstone.h>
 #include <elf.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "disasm.h"
 #include "x86.h"
 
-static int open_cs(csh *h, char *err, size_t errlen)
+static bool is_fp(unsigned reg)
 {
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, h) != CS_ERR_OK) {
-		snprintf(err, errlen, "capstone: cannot open an x86-64 decoder");
-		return -1;
-	}
-	cs_option(*h, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT);
-	cs_option(*h, CS_OPT_DETAIL, CS_OPT_ON);
-	return 0;
-}
-
-static int writes_fp(csh h, const cs_insn *in)
-{
-	cs_regs rd, wr;
-	uint8_t nrd, nwr;
-	if (cs_regs_access(h, in, rd, &nrd, wr, &nwr) != CS_ERR_OK)
-		return 1; /* unknown: treat as a write, the build then fails loudly */
-	for (int i = 0; i < nwr; i++)
-		if (wr[i] == X86_REG_RBP || wr[i] == X86_REG_EBP || wr[i] == X86_REG_BP ||
-		    wr[i] == X86_REG_BPL)
-			return 1;
-	return 0;
+	return reg == X86_REG_RBP || reg == X86_REG_EBP || reg == X86_REG_BP || reg == X86_REG_BPL;
 }
 
 static int classify(const cs_insn *in)
@@ -46,38 +25,6 @@ static int classify(const cs_insn *in)
 	return ISA_W_OTHER;
 }
 
-int x86_fp_writes(const uint8_t *code, size_t size, isa_write *out, int max, char *err, size_t errlen)
-{
-	csh h;
-	if (open_cs(&h, err, errlen))
-		return -1;
-	cs_insn *in = cs_malloc(h);
-	const uint8_t *p = code;
-	size_t left = size;
-	uint64_t addr = 0;
-	int n = 0;
-	while (left) {
-		uint64_t at = addr;
-		if (!cs_disasm_iter(h, &p, &left, &addr, in)) {
-			snprintf(err, errlen, "cannot decode the instruction at offset 0x%llx",
-				 (unsigned long long)at);
-			n = -1;
-			break;
-		}
-		if (!writes_fp(h, in))
-			continue;
-		if (n < max) {
-			out[n].offset = in->address;
-			out[n].kind = classify(in);
-			snprintf(out[n].text, sizeof out[n].text, "%s %s", in->mnemonic, in->op_str);
-		}
-		n++;
-	}
-	cs_free(in, 1);
-	cs_close(&h);
-	return n;
-}
-
 long x86_fp_prologue_set(const uint8_t *code, size_t size)
 {
 	int std = size >= 4 && code[0] == 0x55 && code[1] == 0x48 &&
@@ -89,7 +36,7 @@ long x86_only_indirect_call(const uint8_t *code, size_t size, size_t *len)
 {
 	char err[128];
 	csh h;
-	if (open_cs(&h, err, sizeof err))
+	if (isa_open(&isa_x86_64, &h, err, sizeof err))
 		return -1;
 	cs_insn *in = cs_malloc(h);
 	const uint8_t *p = code;
@@ -112,12 +59,20 @@ long x86_only_indirect_call(const uint8_t *code, size_t size, size_t *len)
 	return count == 1 && left == 0 ? found : -1;
 }
 
+static const isa_decoder decoder = {
+	.arch = CS_ARCH_X86,
+	.mode = CS_MODE_64,
+	.att = true,
+	.is_fp = is_fp,
+	.classify = classify,
+};
+
 const isa_ops isa_x86_64 = {
 	.name = "x86-64",
 	.machine = EM_X86_64,
 	.fp_name = "rbp",
 	.prologue_text = "push %rbp; mov %rsp, %rbp",
-	.fp_writes = x86_fp_writes,
+	.decoder = &decoder,
 	.fp_prologue_set = x86_fp_prologue_set,
 	.only_indirect_call = x86_only_indirect_call,
 	.dw_fp = 6,

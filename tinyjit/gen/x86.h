@@ -9,11 +9,6 @@
 
 #include "isa.h"
 
-/* Decode code[0..size) completely and list the instructions that write rbp
- * (or ebp, bp, bpl).  Returns their count (at most max are stored), or -1
- * with a message when the bytes do not decode. */
-int x86_fp_writes(const uint8_t *code, size_t size, isa_write *out, int max, char *err, size_t errlen);
-
 /* 1 (the offset of its mov) if code starts with the standard prologue
  * push %rbp; mov %rsp,%rbp, else -1. */
 long x86_fp_prologue_set(const uint8_t *code, size_t size);

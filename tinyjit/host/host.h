@@ -2,9 +2,16 @@
 #ifndef TJ_HOST_H
 #define TJ_HOST_H
 
+#include "../vm/vm.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The host functions (hostfns.c): the table tinyjit's programs are loaded
+ * with (tj_load). */
+extern const tj_host tj_hosts[];
+extern const uint32_t tj_n_hosts;
 
 /* Throw the probe's C++ exception (cxx.cc). */
 void tj_cxx_throw(long long mode);

@@ -689,11 +689,3 @@ const tj_host tj_hosts[] = {
 	{ "invoke2", 3, h_invoke2 }, { "invoke3", 4, h_invoke3 }, { "probe", 1, h_probe },
 };
 const uint32_t tj_n_hosts = sizeof tj_hosts / sizeof tj_hosts[0];
-
-int tj_find_host(const char *name)
-{
-	for (uint32_t i = 0; i < tj_n_hosts; i++)
-		if (strcmp(tj_hosts[i].name, name) == 0)
-			return (int)i;
-	return -1;
-}

@@ -212,7 +212,7 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	tj_diag d;
-	tj_program *p = tj_load(o.path, src, len, &d);
+	tj_program *p = tj_load(o.path, src, len, tj_hosts, tj_n_hosts, &d);
 	free(src);
 	if (!p) {
 		fprintf(stderr, "%s\n", d.msg);

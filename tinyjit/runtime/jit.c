@@ -100,6 +100,7 @@ void tj_jit_attach(tj_jit *j, tj_vm *vm)
 {
 	vm->jit = j;
 	vm->entries = j->entries;
+	vm->run = tj_jit_run;
 }
 
 tj_res tj_jit_run(tj_vm *vm, uint32_t fn, int64_t *locals)

@@ -57,7 +57,7 @@ int tj_jit_compile(const tj_program *p, enum tj_frames frames, enum tj_wx wx, tj
 		   size_t errlen);
 void tj_jit_free(tj_jit *j);
 
-/* Let vm run p's functions as JIT code. */
+/* Let vm run p's functions as JIT code: vm->run becomes tj_jit_run. */
 void tj_jit_attach(tj_jit *j, tj_vm *vm);
 
 const tj_stencil_set *tj_jit_stencils(const tj_jit *j);
@@ -65,7 +65,9 @@ uint32_t tj_jit_nfuncs(const tj_jit *j);
 const tj_jit_func *tj_jit_func_info(const tj_jit *j, uint32_t fn);
 size_t tj_jit_code_bytes(const tj_jit *j);
 
-/* Run function fn (frame at locals, arguments in place) as JIT code. */
+/* Run function fn (frame at locals, arguments in place) as JIT code; the
+ * VM calls it through vm->run.  The probe's expected frames name it
+ * (host/hostfns.c). */
 tj_res tj_jit_run(tj_vm *vm, uint32_t fn, int64_t *locals);
 
 /* Enter JIT code `code` from C with the frame at locals (runtime/shim.c). */

@@ -3,7 +3,8 @@
  * clang-19 compiles this file into stencils; gen/tj_gen turns the object
  * into a table of code bytes and holes.  Each template is tj_op_<NAME> for
  * an opcode of vm/opcodes.def, and its operands come from holes (see
- * template.h).  The arithmetic is vm/ops.h, shared with the interpreter.
+ * template.h).  The arithmetic is vm/ops.h and the binary operators are
+ * vm/binops.def, both shared with the interpreter.
  *
  * Stack convention: the top of the operand stack lives in `tos`; `sp`
  * points at the slot where it would be spilled, so the value beneath it is
@@ -64,29 +65,15 @@ STENCIL(FN)
 
 /* ---- arithmetic and comparisons: tos = sp[-1] OP tos ---- */
 
-#define BINARY(NAME, expr)                                                                                   \
+#define BINOP(NAME, expr)                                                                                    \
 	STENCIL(NAME)                                                                                        \
 	{                                                                                                    \
 		int64_t a = *--sp, b = tos;                                                                  \
 		tos = (expr);                                                                                \
 		CONTINUE();                                                                                  \
 	}
-
-BINARY(ADD, tj_add(a, b))
-BINARY(SUB, tj_sub(a, b))
-BINARY(MUL, tj_mul(a, b))
-BINARY(AND, a &b)
-BINARY(OR, a | b)
-BINARY(XOR, a ^ b)
-BINARY(SHL, tj_shl(a, b))
-BINARY(SHR, tj_shr(a, b))
-BINARY(USHR, tj_ushr(a, b))
-BINARY(EQ, a == b)
-BINARY(NE, a != b)
-BINARY(LT, a < b)
-BINARY(LE, a <= b)
-BINARY(GT, a > b)
-BINARY(GE, a >= b)
+#include "../vm/binops.def"
+#undef BINOP
 
 STENCIL(DIV)
 {

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../host/host.h"
 #include "../runtime/jit.h"
 #include "../vm/vm.h"
 #include "progen.h"
@@ -65,7 +66,7 @@ int main(int argc, char **argv)
 	for (uint64_t seed = start; seed < start + seeds; seed++) {
 		size_t len = tj_progen(seed, text, sizeof text);
 		tj_diag d;
-		tj_program *p = len ? tj_load("generated.tj", text, len, &d) : NULL;
+		tj_program *p = len ? tj_load("generated.tj", text, len, tj_hosts, tj_n_hosts, &d) : NULL;
 		if (!p) {
 			fprintf(stderr, "seed %" PRIu64 ": generated program does not load: %s\n%s", seed,
 				len ? d.msg : "too long", text);

@@ -37,24 +37,10 @@ tj_res tj_interp(tj_vm *vm, uint32_t fn, int64_t *locals)
 		case TJ_OP_POP: sp--; break;
 		case TJ_OP_SWAP: a = sp[-1]; sp[-1] = sp[-2]; sp[-2] = a; break;
 		case TJ_OP_FN: *sp++ = in->a; break;
-#define BINARY(OP, expr) \
+#define BINOP(OP, expr) \
 	case TJ_OP_##OP: b = *--sp; a = sp[-1]; sp[-1] = (expr); break;
-		BINARY(ADD, tj_add(a, b))
-		BINARY(SUB, tj_sub(a, b))
-		BINARY(MUL, tj_mul(a, b))
-		BINARY(AND, a & b)
-		BINARY(OR, a | b)
-		BINARY(XOR, a ^ b)
-		BINARY(SHL, tj_shl(a, b))
-		BINARY(SHR, tj_shr(a, b))
-		BINARY(USHR, tj_ushr(a, b))
-		BINARY(EQ, a == b)
-		BINARY(NE, a != b)
-		BINARY(LT, a < b)
-		BINARY(LE, a <= b)
-		BINARY(GT, a > b)
-		BINARY(GE, a >= b)
-#undef BINARY
+#include "binops.def"
+#undef BINOP
 		/* clang-format on */
 		case TJ_OP_DIV:
 		case TJ_OP_MOD:

@@ -545,6 +545,14 @@ static void parse_statement(parser *ps)
 	parse_insn(ps);
 }
 
+static int find_host(const tj_program *p, const char *name)
+{
+	for (uint32_t i = 0; i < p->n_hosts; i++)
+		if (strcmp(p->hosts[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
 /* Resolve call and fn names to functions or host functions. */
 static void link_calls(parser *ps)
 {
@@ -562,22 +570,23 @@ static void link_calls(parser *ps)
 					(long long)in->b);
 			continue;
 		}
-		int h = in->op == TJ_OP_CALL ? tj_find_host(c->name) : -1;
+		int h = in->op == TJ_OP_CALL ? find_host(p, c->name) : -1;
 		if (h < 0) {
 			fail_at(ps, c->line, c->col, "unknown function '%s'", c->name);
 			continue;
 		}
 		in->op = TJ_OP_HOST;
 		in->a = h;
-		if ((uint64_t)in->b != tj_hosts[h].nargs)
+		if ((uint64_t)in->b != p->hosts[h].nargs)
 			fail_at(ps, c->line, c->col,
 				"wrong arity: host function '%s' takes %u argument%s, called with %lld",
-				c->name, tj_hosts[h].nargs, tj_hosts[h].nargs == 1 ? "" : "s",
+				c->name, p->hosts[h].nargs, p->hosts[h].nargs == 1 ? "" : "s",
 				(long long)in->b);
 	}
 }
 
-tj_program *tj_load(const char *file, const char *src, size_t len, tj_diag *d)
+tj_program *tj_load(const char *file, const char *src, size_t len, const tj_host *hosts, uint32_t n_hosts,
+		    tj_diag *d)
 {
 	parser ps = { .file = file, .p = src, .end = src + len, .line = 1, .col = 1, .d = d };
 	d->msg[0] = 0;
@@ -587,6 +596,8 @@ tj_program *tj_load(const char *file, const char *src, size_t len, tj_diag *d)
 		tj_program_free(ps.prog);
 		return NULL;
 	}
+	ps.prog->hosts = hosts;
+	ps.prog->n_hosts = n_hosts;
 	next(&ps);
 	while (!ps.failed && ps.tok.kind != T_EOF) {
 		parse_statement(&ps);

@@ -3,13 +3,13 @@
  * Both execution engines (interp.c and the JIT in ../runtime) report errors
  * here and enter functions through tj_vm_invoke, so the checks made when
  * host code calls into the VM, and the messages, are the same in both.
+ * Which engine runs is vm->run: the interpreter, or the JIT once attached.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "vm.h"
-#include "../runtime/jit.h"
 
 int tj_vm_init(tj_vm *vm, const tj_program *p, int64_t max_depth, size_t stack_slots)
 {
@@ -21,6 +21,7 @@ int tj_vm_init(tj_vm *vm, const tj_program *p, int64_t max_depth, size_t stack_s
 	vm->stack_top = vm->stack;
 	vm->max_depth = max_depth;
 	vm->prog = p;
+	vm->run = tj_interp;
 	vm->err_insn = UINT32_MAX;
 	return 0;
 }
@@ -87,21 +88,22 @@ tj_res tj_vm_invoke(tj_vm *vm, int64_t fn, const int64_t *args, uint32_t nargs, 
 		return tj_vm_fail(vm, TJ_ERR_STACK, at, NULL);
 	if (nargs)
 		memcpy(locals, args, nargs * sizeof *args);
-	tj_res r = vm->jit ? tj_jit_run(vm, (uint32_t)fn, locals) : tj_interp(vm, (uint32_t)fn, locals);
+	tj_res r = vm->run(vm, (uint32_t)fn, locals);
 	vm->stack_top = locals;
 	return r;
 }
 
 tj_res tj_rt_host(tj_vm *vm, int64_t *args, int64_t host, int64_t insn)
 {
+	const tj_host *h = &vm->prog->hosts[host];
 	int64_t *saved_top = vm->stack_top;
 	uint32_t saved_insn = vm->host_insn;
-	vm->stack_top = args + tj_hosts[host].nargs;
+	vm->stack_top = args + h->nargs;
 	vm->host_insn = (uint32_t)insn;
-	tj_res r = tj_hosts[host].fn(vm, args);
+	tj_res r = h->fn(vm, args);
 	vm->stack_top = saved_top;
 	vm->host_insn = saved_insn;
 	if (r.status && !vm->err)
-		return tj_vm_fail(vm, TJ_ERR_HOST, (uint32_t)insn, tj_hosts[host].name);
+		return tj_vm_fail(vm, TJ_ERR_HOST, (uint32_t)insn, h->name);
 	return r;
 }

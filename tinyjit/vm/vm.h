@@ -1,6 +1,8 @@
 /* vm.h - tinyjit programs, the VM state and the interfaces between the
  * loader (parse.c, verify.c), the interpreter (interp.c), the JIT runtime
- * (../runtime) and the host functions (../host).
+ * (../runtime) and the host functions (../host).  vm/ is the bottom layer:
+ * it names neither the JIT nor the host functions; the embedder hands it
+ * the host table (tj_load) and the JIT attaches itself (tj_vm.run).
  *
  * Semantics (the interpreter defines them; the JIT must match):
  *  - values are int64_t; + - * neg wrap (two's complement); div/mod truncate,
@@ -59,12 +61,33 @@ typedef struct tj_func {
 	char **slot_names;  /* nslots names */
 } tj_func;
 
+/* The result of running a function: value, or status != 0.  Returned in
+ * rax:rdx by JIT code too, so the layout is part of the stencil ABI. */
+typedef struct tj_res {
+	int64_t value;
+	int64_t status;
+} tj_res;
+
+typedef struct tj_vm tj_vm;
+typedef tj_res (*tj_host_fn)(tj_vm *vm, const int64_t *args);
+
+/* A C function a program may call.  The embedder gives the loader its
+ * table (tinyjit's is host/hostfns.c); the loader links each call that names
+ * no function of the program to a host function of that name. */
+typedef struct tj_host {
+	const char *name;
+	uint32_t nargs;
+	tj_host_fn fn;
+} tj_host;
+
 typedef struct tj_program {
 	char *file;
 	tj_insn *insns;
 	uint32_t n_insns;
 	tj_func *funcs;
 	uint32_t n_funcs;
+	const tj_host *hosts; /* the table HOST instructions index, as given to tj_load */
+	uint32_t n_hosts;
 } tj_program;
 
 /* Limits on what a program may declare, so hostile input cannot make the
@@ -80,9 +103,12 @@ typedef struct tj_diag {
 	char msg[512];
 } tj_diag;
 
-/* Parse, link and verify a program.  Returns NULL and fills *d on any
- * error; never aborts on bad input. */
-tj_program *tj_load(const char *file, const char *src, size_t len, tj_diag *d);
+/* Parse, link and verify a program whose calls may also name the n_hosts
+ * host functions of `hosts` (kept, not copied: the table must outlive the
+ * program).  Returns NULL and fills *d on any error; never aborts on bad
+ * input. */
+tj_program *tj_load(const char *file, const char *src, size_t len, const tj_host *hosts, uint32_t n_hosts,
+		    tj_diag *d);
 void tj_program_free(tj_program *p);
 int tj_find_func(const tj_program *p, const char *name);
 const tj_func *tj_func_of(const tj_program *p, uint32_t insn);
@@ -105,27 +131,6 @@ enum tj_err {
 	TJ_ERR_HOST,  /* a host function failed */
 };
 
-/* The result of running a function: value, or status != 0.  Returned in
- * rax:rdx by JIT code too, so the layout is part of the stencil ABI. */
-typedef struct tj_res {
-	int64_t value;
-	int64_t status;
-} tj_res;
-
-typedef struct tj_vm tj_vm;
-typedef tj_res (*tj_host_fn)(tj_vm *vm, const int64_t *args);
-
-typedef struct tj_host {
-	const char *name;
-	uint32_t nargs;
-	tj_host_fn fn;
-} tj_host;
-
-/* The host function table, defined by the embedder (host/hostfns.c). */
-extern const tj_host tj_hosts[];
-extern const uint32_t tj_n_hosts;
-int tj_find_host(const char *name);
-
 struct tj_jit;
 
 /* The VM state.  The JIT's stencils read the fields marked [stencil]
@@ -138,7 +143,11 @@ struct tj_vm {
 	int64_t *stack_top; /* first free slot while host code runs */
 	int64_t *stack;
 	const tj_program *prog;
-	struct tj_jit *jit; /* NULL: interpret */
+	/* What runs a function entered from host code: tj_interp, unless an
+	 * engine attached itself (the JIT's tj_jit_attach), so the VM names no
+	 * engine above it. */
+	tj_res (*run)(tj_vm *vm, uint32_t fn, int64_t *locals);
+	struct tj_jit *jit; /* the JIT attached, for host code that describes it; NULL: none */
 	/* the first error */
 	int err;
 	uint32_t err_insn;
