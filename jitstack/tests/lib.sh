@@ -23,18 +23,7 @@ RECORD_MODES=${JS_RECORD_MODES:-perf ptrace}
 # waits; sets CHILD_PID.  Usage: start_child OUT PROGRAM ARGS...
 start_child() {
 	out=$1; shift
-	# a "ready" left in OUT by the previous child must not count for this one
-	rm -f "$out"
-	"$@" > "$out" 2>&1 &
-	CHILD_PID=$!
-	CLEANUP_PIDS="${CLEANUP_PIDS:-} $CHILD_PID"
-	for _ in $(seq 200); do
-		grep -qE '^ready|waiting .* to be attached' "$out" 2>/dev/null && return 0
-		kill -0 "$CHILD_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	cat "$out"
-	fail "$1 did not get ready"
+	start_ready "$out" '^ready|waiting .* to be attached' "$1" "$@"
 }
 
 # Run a program that aborts; sets CORE (skips when no core appears).
