@@ -26,6 +26,30 @@ start_child() {
 	start_ready "$out" '^ready|waiting .* to be attached' "$1" "$@"
 }
 
+# A zombie: a process whose parent (python, alive for 60 s) never reaps
+# it; sets ZOMBIE to its pid once it is one.
+start_zombie() {
+	python3 -c '
+import os, sys, time
+pid = os.fork()
+if pid == 0: os._exit(0)
+print(pid, flush=True); time.sleep(60)' > zombie.pid &
+	CLEANUP_PIDS="${CLEANUP_PIDS:-} $!"
+	for _ in $(seq 50); do [ -s zombie.pid ] && break; sleep 0.1; done
+	ZOMBIE=$(cat zombie.pid)
+	# the child's exit may not have happened yet
+	sleep 0.3
+}
+
+# Have strace trace PID; sets TRACER to strace's pid once the kernel shows
+# PID traced (/proc/PID/status: TracerPid).  Usage: start_tracer PID
+start_tracer() {
+	strace -p "$1" -o /dev/null &
+	TRACER=$!
+	CLEANUP_PIDS="${CLEANUP_PIDS:-} $TRACER"
+	for _ in $(seq 50); do grep -q "TracerPid:[[:space:]]*[1-9]" /proc/"$1"/status && break; sleep 0.1; done
+}
+
 # Run a program that aborts; sets CORE (skips when no core appears).
 make_core() { # PROGRAM ARGS...
 	case $(cat /proc/sys/kernel/core_pattern) in

@@ -37,20 +37,12 @@ sh -c 'exit 0' & gone=$!
 wait $gone
 sh -c 'exit 0' & gone2=$!
 wait $gone2
-python3 -c '
-import os, sys, time
-pid = os.fork()
-if pid == 0: os._exit(0)
-print(pid, flush=True); time.sleep(60)' > zombie.pid &
-CLEANUP_PIDS="$CLEANUP_PIDS $!"
-for _ in $(seq 50); do [ -s zombie.pid ] && break; sleep 0.1; done
-zombie=$(cat zombie.pid)
-sleep 0.3
+start_zombie
 
 for rm in $RECORD_MODES; do
 	expect 0 "not recording process $gone: no process $gone" \
-		"$JS" record --mode $rm -p $gone,$a,$zombie -F 250 -d 1 --stats -o prof.txt
-	grep -q "not recording process $zombie: .*zombie" err || { cat err; fail "[$rm] the zombie is not named"; }
+		"$JS" record --mode $rm -p $gone,$a,$ZOMBIE -F 250 -d 1 --stats -o prof.txt
+	grep -q "not recording process $ZOMBIE: .*zombie" err || { cat err; fail "[$rm] the zombie is not named"; }
 	left=$(grep -c "not recording" err)
 	grep -q "stats: processes: 1 recorded, 2 left out (2 gone" err || { cat err; fail "[$rm] --stats does not count the two left out"; }
 	grep -q "^tinyjit-$a;tinyjit;.*;tj:hot [0-9]*$" prof.txt || { cat err; head -3 prof.txt; fail "[$rm] the readable process is not recorded"; }
@@ -95,15 +87,13 @@ if command -v strace > /dev/null 2>&1; then
 	"$TJ" --frames=fp --cfi=region --publish=gdb "$HOT" 1000000000 > /dev/null 2>&1 &
 	traced=$!
 	CLEANUP_PIDS="$CLEANUP_PIDS $traced"
-	strace -p "$traced" -o /dev/null & tracer=$!
-	CLEANUP_PIDS="$CLEANUP_PIDS $tracer"
-	for _ in $(seq 50); do grep -q "TracerPid:[[:space:]]*[1-9]" /proc/"$traced"/status && break; sleep 0.1; done
-	expect 0 "not recording process $traced: process $traced is already traced by process $tracer" \
+	start_tracer "$traced"
+	expect 0 "not recording process $traced: process $traced is already traced by process $TRACER" \
 		"$JS" record --mode ptrace -p $traced,$a -F 250 -d 0.5 -o traced.txt
 	grep -q "^tinyjit-$a;" traced.txt || fail "[ptrace] beside a traced process, the other is not recorded"
 	grep -q "^tinyjit-$traced;" traced.txt && fail "[ptrace] the traced process is in the profile"
 	note "[ptrace] a traced process is left out: $(grep 'not recording' err)"
-	kill "$tracer"
+	kill "$TRACER"
 else
 	note "skipped the traced case: no strace"
 fi
