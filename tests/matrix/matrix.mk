@@ -17,7 +17,7 @@ MX := tests/matrix
 MX_CFLAGS = $(ALL_CFLAGS) -I. -I$(MX)
 MX_DWFL_LIBS := -ldw -lelf
 MX_UNW_LIBS := -lunwind-ptrace -lunwind-generic -lelf
-MX_HDRS := $(MX)/remote.h $(MX)/jitimages.h $(FMT_HDRS)
+MX_HDRS := $(MX)/remote.h $(MX)/jitimages.h $(MX)/tracee.h $(FMT_HDRS)
 
 # jitimages.o reads .eh_frame with formats/ (bytes, ehframe).
 MX_FMT_OBJS := $(MX_B)/formats/bytes.o $(MX_B)/formats/ehframe.o
