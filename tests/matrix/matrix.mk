@@ -79,10 +79,10 @@ $(MX_B)/tinyjit-libbacktrace: $(TJ_OBJS) $(MX_B)/libbacktrace/hostfns.o $(TJ_LIB
 		$(MX_B)/libbacktrace/hostfns.o $(TJ_LINK_LIBJU) -lbacktrace
 
 # The library's test child the same two ways (actions uaf, libbacktrace).
-$(MX_B)/child-asan: tests/child.c $(LIB_A)
+$(MX_B)/child-asan: tests/child.c tests/unwind_pcs.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CHILD_CFLAGS) $(MX_ASAN) -DCHILD_ASAN $(CHILD_LDFLAGS) -o $@ $< $(LIB_A) -ldl -pthread
-$(MX_B)/child-libbacktrace: tests/child.c $(LIB_A)
+$(MX_B)/child-libbacktrace: tests/child.c tests/unwind_pcs.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CHILD_CFLAGS) -DCHILD_LIBBACKTRACE $(CHILD_LDFLAGS) -o $@ $< $(LIB_A) -lbacktrace -ldl -pthread
 
