@@ -26,6 +26,17 @@ start_child() {
 	start_ready "$out" '^ready|waiting .* to be attached' "$1" "$@"
 }
 
+# Run jitstack (COMMAND, for at most 60 s) where it must refuse: it must
+# exit CODE with a message on stderr matching MESSAGE-REGEX (grep -E).  Its
+# output is left in out and err.  Usage: expect_exit CODE MESSAGE-REGEX COMMAND...
+expect_exit() {
+	code=$1 re=$2; shift 2
+	limit 60 "$@" > out 2> err
+	rc=$?
+	[ $rc -eq "$code" ] || { cat out err; fail "'$*': exit $rc, expected $code"; }
+	grep -qE -e "$re" err || { cat err; fail "'$*': no message matching '$re'"; }
+}
+
 # A zombie: a process whose parent (python, alive for 60 s) never reaps
 # it; sets ZOMBIE to its pid once it is one.
 start_zombie() {

@@ -7,13 +7,10 @@
 . "$(dirname "$0")/lib.sh"
 need_file "$TB/child" "make tests"
 
+# expect_exit, saying which message came
 expect() { # CODE MESSAGE-REGEX COMMAND...
-	code=$1 re=$2; shift 2
-	limit 30 "$@" > out 2> err
-	rc=$?
-	[ $rc -eq "$code" ] || { cat out err; fail "'$*': exit $rc, expected $code"; }
-	grep -qE -e "$re" err || { cat err; fail "'$*': no message matching '$re'"; }
-	note "exit $code: $(head -1 err)"
+	expect_exit "$@"
+	note "exit $1: $(head -1 err)"
 }
 
 # output that cannot be written
