@@ -49,6 +49,7 @@
 #define _GNU_SOURCE
 #endif
 #include "jitunwind.h"
+#include "unwind_pcs.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -492,20 +493,6 @@ static int judge(const char *who, void *const *pcs, int n)
 }
 
 /* ---- actions ---------------------------------------------------------------- */
-
-struct ub_state {
-	void **pcs;
-	int n, max;
-};
-
-static _Unwind_Reason_Code ub_step(struct _Unwind_Context *uc, void *arg)
-{
-	struct ub_state *s = arg;
-	if (s->n >= s->max)
-		return _URC_END_OF_STACK;
-	s->pcs[s->n++] = (void *)_Unwind_GetIP(uc);
-	return _URC_NO_REASON;
-}
 
 static NOINLINE int do_unwind(void)
 {

@@ -1,6 +1,7 @@
-# driver.sh - what every test driver shares; sourced by tests/lib.sh and
-# jitstack/tests/lib.sh once they have set ROOT (the top of the tree) and
-# SCRATCH (the name of the driver's scratch directories).
+# driver.sh - what every test driver shares; sourced by tests/lib.sh,
+# jitstack/tests/lib.sh and integrations/luajit/tests/lib.sh once they have
+# set ROOT (the top of the tree) and SCRATCH (the name of the driver's
+# scratch directories).
 #
 # A driver exits 0 when its checks pass, 1 when one fails and 77 when it
 # cannot run here, after printing why (tests/run.sh counts them so).  It
@@ -37,3 +38,25 @@ need_file() { [ -e "$1" ] || skip "$1 is missing${2:+ ($2)}"; }
 # Run a command with a time limit (seconds); a hang becomes a failure
 # (exit 124).
 limit() { t=$1; shift; timeout -k 5 "$t" "$@"; }
+
+# Start a program that says when it is ready and then waits to be looked
+# at: run it in the background with its output in OUT and wait (10 s at
+# most) for a line matching READY (an extended regular expression); sets
+# CHILD_PID, which cleanup ends.  A program that exits first or is not
+# ready in time fails the driver with its output and "WHAT did not get
+# ready".  Usage: start_ready OUT READY WHAT PROGRAM ARGS...
+start_ready() {
+	sr_out=$1 sr_ready=$2 sr_what=$3; shift 3
+	# a "ready" left in OUT by the previous child must not count for this one
+	rm -f "$sr_out"
+	"$@" > "$sr_out" 2>&1 &
+	CHILD_PID=$!
+	CLEANUP_PIDS="${CLEANUP_PIDS:-} $CHILD_PID"
+	for _ in $(seq 200); do
+		grep -qE "$sr_ready" "$sr_out" 2>/dev/null && return 0
+		kill -0 "$CHILD_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	cat "$sr_out"
+	fail "$sr_what did not get ready"
+}

@@ -21,7 +21,7 @@ endif
 .PHONY: tests
 tests: $(TEST_BINS)
 
-$(TEST_DIR)/child: tests/child.c tests/child_cxx.cc $(LIB_A)
+$(TEST_DIR)/child: tests/child.c tests/unwind_pcs.h tests/child_cxx.cc $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CHILD_CFLAGS) -DCHILD_CXX -c -o $@.o tests/child.c
 	$(CXX) -O1 -g -fno-omit-frame-pointer $(SANFLAGS) -c -o $@-cxx.o tests/child_cxx.cc
@@ -31,13 +31,13 @@ $(TEST_DIR)/child: tests/child.c tests/child_cxx.cc $(LIB_A)
 # (-static-libgcc -static-libstdc++: its exceptions use that copy, glibc's
 # backtrace() the libgcc_s it loads), and everything static (one copy for
 # both).
-$(TEST_DIR)/child-static-libgcc: tests/child.c tests/child_cxx.cc $(LIB_A)
+$(TEST_DIR)/child-static-libgcc: tests/child.c tests/unwind_pcs.h tests/child_cxx.cc $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CHILD_CFLAGS) -DCHILD_CXX -c -o $@.o tests/child.c
 	$(CXX) -O1 -g -fno-omit-frame-pointer $(SANFLAGS) -c -o $@-cxx.o tests/child_cxx.cc
 	$(CXX) -static-libgcc -static-libstdc++ $(CHILD_LDFLAGS) -o $@ $@.o $@-cxx.o $(LIB_A) -ldl -pthread
 
-$(TEST_DIR)/child-static: tests/child.c tests/child_cxx.cc $(LIB_A)
+$(TEST_DIR)/child-static: tests/child.c tests/unwind_pcs.h tests/child_cxx.cc $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CHILD_CFLAGS) -DCHILD_CXX -DCHILD_STATIC -c -o $@.o tests/child.c
 	$(CXX) -O1 -g -fno-omit-frame-pointer -c -o $@-cxx.o tests/child_cxx.cc
@@ -60,7 +60,7 @@ $(TEST_DIR)/fp-saved-regs: tests/fp_saved_regs.cc $(LIB_A)
 	$(CXX) -std=c++17 -O2 -g $(WARN) $(SANFLAGS) -Iinclude -o $@ $< $(LIB_A) -ldl -pthread
 
 # nongnu libunwind, linked in: memray and heaptrack do the same.
-$(TEST_DIR)/child-nongnu: tests/child.c $(LIB_A)
+$(TEST_DIR)/child-nongnu: tests/child.c tests/unwind_pcs.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CHILD_CFLAGS) -DCHILD_NONGNU $(CHILD_LDFLAGS) -o $@ $< $(LIB_A) -lunwind -ldl -pthread
 
@@ -79,7 +79,7 @@ $(TEST_DIR)/two-jits-shared: tests/two_jits.c tests/second_jit.c tests/second_ji
 		-Wl,-rpath,$(abspath $(BUILD)) -ljitunwind -ldl -pthread
 
 # LLVM libunwind linked ahead of libgcc_s, so _Unwind_Backtrace is LLVM's.
-$(TEST_DIR)/child-llvm: tests/child.c $(LIB_A)
+$(TEST_DIR)/child-llvm: tests/child.c tests/unwind_pcs.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CHILD_CFLAGS) $(CHILD_LDFLAGS) -o $@ $< -Wl,--no-as-needed $(LLVM_LIBUNWIND) \
 		-Wl,--as-needed $(LIB_A) -ldl -pthread
@@ -119,6 +119,7 @@ $(TEST_DIR)/test-gdb-foreign-writer-is-flagged: tests/unit/test-gdb-foreign-writ
 		tests/second_jit.c formats/bytes.c formats/elfhdr.c -L$(BUILD) -Wl,-rpath,$(abspath $(BUILD)) \
 		-ljitunwind -lelf -ldl -pthread
 $(TEST_DIR)/test-gdb-descriptor: tests/unit/test-gdb-reader.h
+$(TEST_DIR)/test-threads: tests/unwind_pcs.h
 # Two copies of the library in one process: the archive linked in (exporting
 # only the GDB symbols, as a library built with it would) and the shared one
 # dlopened by path.
@@ -153,7 +154,7 @@ $(A64_DIR)/libjitunwind.a: $(A64_OBJS)
 	rm -f $@
 	$(A64_PREFIX)ar rcs $@ $^
 
-$(A64_DIR)/child: tests/child.c tests/child_cxx.cc $(A64_DIR)/libjitunwind.a
+$(A64_DIR)/child: tests/child.c tests/unwind_pcs.h tests/child_cxx.cc $(A64_DIR)/libjitunwind.a
 	$(A64_PREFIX)gcc $(A64_CFLAGS) -O1 -fno-omit-frame-pointer -fexceptions -Iinclude -DCHILD_CXX \
 		-c -o $@.o tests/child.c
 	$(A64_PREFIX)g++ -O1 -g -fno-omit-frame-pointer -c -o $@-cxx.o tests/child_cxx.cc

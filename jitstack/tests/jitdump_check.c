@@ -14,6 +14,7 @@
 #include "jit/jitdump.h"
 #include "base/bounds.h"
 #include "formats/jitdump.h"
+#include "tests/unit/unit.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -22,19 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int failures, checks;
 static const char *dir;
-
-#define CHECK(cond, ...)                                                                                     \
-	do {                                                                                                 \
-		checks++;                                                                                    \
-		if (!(cond)) {                                                                               \
-			failures++;                                                                          \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);                                          \
-			printf(__VA_ARGS__);                                                                 \
-			putchar('\n');                                                                       \
-		}                                                                                            \
-	} while (0)
 
 /* ---- writing dumps ------------------------------------------------------------- */
 
@@ -468,7 +457,7 @@ static void matches_the_model_on_random_dumps(void)
 		js_jitdump_free(&b);
 		free(d.p);
 	}
-	checks++;
+	unit_checks++;
 }
 
 /* ---- the file ---------------------------------------------------------------------- */
@@ -532,6 +521,5 @@ int main(int argc, char **argv)
 	uses_only_records_before_the_core();
 	matches_the_model_on_random_dumps();
 	follows_the_file_as_it_grows_and_is_replaced();
-	printf("jitdump_check: %d checks, %d failed\n", checks, failures);
-	return failures ? 1 : 0;
+	return unit_done("jitdump_check");
 }

@@ -23,18 +23,42 @@ RECORD_MODES=${JS_RECORD_MODES:-perf ptrace}
 # waits; sets CHILD_PID.  Usage: start_child OUT PROGRAM ARGS...
 start_child() {
 	out=$1; shift
-	# a "ready" left in OUT by the previous child must not count for this one
-	rm -f "$out"
-	"$@" > "$out" 2>&1 &
-	CHILD_PID=$!
-	CLEANUP_PIDS="${CLEANUP_PIDS:-} $CHILD_PID"
-	for _ in $(seq 200); do
-		grep -qE '^ready|waiting .* to be attached' "$out" 2>/dev/null && return 0
-		kill -0 "$CHILD_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	cat "$out"
-	fail "$1 did not get ready"
+	start_ready "$out" '^ready|waiting .* to be attached' "$1" "$@"
+}
+
+# Run jitstack (COMMAND, for at most 60 s) where it must refuse: it must
+# exit CODE with a message on stderr matching MESSAGE-REGEX (grep -E).  Its
+# output is left in out and err.  Usage: expect_exit CODE MESSAGE-REGEX COMMAND...
+expect_exit() {
+	code=$1 re=$2; shift 2
+	limit 60 "$@" > out 2> err
+	rc=$?
+	[ $rc -eq "$code" ] || { cat out err; fail "'$*': exit $rc, expected $code"; }
+	grep -qE -e "$re" err || { cat err; fail "'$*': no message matching '$re'"; }
+}
+
+# A zombie: a process whose parent (python, alive for 60 s) never reaps
+# it; sets ZOMBIE to its pid once it is one.
+start_zombie() {
+	python3 -c '
+import os, sys, time
+pid = os.fork()
+if pid == 0: os._exit(0)
+print(pid, flush=True); time.sleep(60)' > zombie.pid &
+	CLEANUP_PIDS="${CLEANUP_PIDS:-} $!"
+	for _ in $(seq 50); do [ -s zombie.pid ] && break; sleep 0.1; done
+	ZOMBIE=$(cat zombie.pid)
+	# the child's exit may not have happened yet
+	sleep 0.3
+}
+
+# Have strace trace PID; sets TRACER to strace's pid once the kernel shows
+# PID traced (/proc/PID/status: TracerPid).  Usage: start_tracer PID
+start_tracer() {
+	strace -p "$1" -o /dev/null &
+	TRACER=$!
+	CLEANUP_PIDS="${CLEANUP_PIDS:-} $TRACER"
+	for _ in $(seq 50); do grep -q "TracerPid:[[:space:]]*[1-9]" /proc/"$1"/status && break; sleep 0.1; done
 }
 
 # Run a program that aborts; sets CORE (skips when no core appears).

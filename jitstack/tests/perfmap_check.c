@@ -12,6 +12,7 @@
  */
 #include "jit/perfmap.h"
 #include "base/bounds.h"
+#include "tests/unit/unit.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -20,19 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int failures, checks;
 static const char *dir;
-
-#define CHECK(cond, ...)                                                                                     \
-	do {                                                                                                 \
-		checks++;                                                                                    \
-		if (!(cond)) {                                                                               \
-			failures++;                                                                          \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);                                          \
-			printf(__VA_ARGS__);                                                                 \
-			putchar('\n');                                                                       \
-		}                                                                                            \
-	} while (0)
 
 /* The name at pc, or "" when none. */
 static const char *name_at(const js_perfmap *pm, uint64_t pc)
@@ -310,6 +299,6 @@ int main(int argc, char **argv)
 	waits_for_a_line_being_written();
 	follows_the_file();
 	agrees_with_the_model(40);
-	printf("%d checks, %d failed\n", checks, failures);
-	return failures ? 1 : 0;
+	printf("%d checks, %d failed\n", unit_checks, unit_failures);
+	return unit_failures ? 1 : 0;
 }

@@ -7,13 +7,10 @@
 . "$(dirname "$0")/lib.sh"
 need_file "$TB/child" "make tests"
 
+# expect_exit, saying which message came
 expect() { # CODE MESSAGE-REGEX COMMAND...
-	code=$1 re=$2; shift 2
-	limit 30 "$@" > out 2> err
-	rc=$?
-	[ $rc -eq "$code" ] || { cat out err; fail "'$*': exit $rc, expected $code"; }
-	grep -qE -e "$re" err || { cat err; fail "'$*': no message matching '$re'"; }
-	note "exit $code: $(head -1 err)"
+	expect_exit "$@"
+	note "exit $1: $(head -1 err)"
 }
 
 # output that cannot be written
@@ -41,16 +38,9 @@ sh -c 'exit 0' & gone=$!
 wait $gone
 expect 3 "no process $gone" "$JS" -p $gone
 expect 3 "no process $gone" "$JS" record -p $gone -d 1
-python3 -c '
-import os, sys, time
-pid = os.fork()
-if pid == 0: os._exit(0)
-print(pid, flush=True); time.sleep(30)' > zombie.pid &
-CLEANUP_PIDS="${CLEANUP_PIDS:-} $!"
-for _ in $(seq 50); do [ -s zombie.pid ] && break; sleep 0.1; done
-sleep 0.2
-expect 3 "zombie" "$JS" -p "$(cat zombie.pid)"
-expect 3 "zombie" "$JS" record -p "$(cat zombie.pid)" -d 1
+start_zombie
+expect 3 "zombie" "$JS" -p "$ZOMBIE"
+expect 3 "zombie" "$JS" record -p "$ZOMBIE" -d 1
 
 # a process that exits while it is being read
 start_child child.out "$TB/child" wait
@@ -65,11 +55,9 @@ else
 	note "skipped the other-user case: needs root and setpriv"
 fi
 if command -v strace >/dev/null 2>&1; then
-	strace -p "$CHILD_PID" -o /dev/null & tracer=$!
-	CLEANUP_PIDS="$CLEANUP_PIDS $tracer"
-	for _ in $(seq 50); do grep -q "TracerPid:[[:space:]]*[1-9]" /proc/"$CHILD_PID"/status && break; sleep 0.1; done
-	expect 4 "already traced by process $tracer" "$JS" -p "$CHILD_PID"
-	kill "$tracer"
+	start_tracer "$CHILD_PID"
+	expect 4 "already traced by process $TRACER" "$JS" -p "$CHILD_PID"
+	kill "$TRACER"
 fi
 
 # not a core: text, an ELF executable, an empty file, a missing file, a cut core

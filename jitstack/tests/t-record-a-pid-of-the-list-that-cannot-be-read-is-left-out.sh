@@ -15,20 +15,12 @@
 need_file "$TJ" "make tinyjit"
 HOT=$ROOT/jitstack/tests/progs/hot.tj
 
-expect() { # CODE MESSAGE-REGEX COMMAND...
-	code=$1 re=$2; shift 2
-	limit 60 "$@" > out 2> err
-	rc=$?
-	[ $rc -eq "$code" ] || { cat out err; fail "'$*': exit $rc, expected $code"; }
-	grep -qE -e "$re" err || { cat err; fail "'$*': no message matching '$re'"; }
-}
-
-expect 2 "expected process ids separated by commas" "$JS" record -p 12,,13
-expect 2 "expected process ids separated by commas" "$JS" record -p 12,x
-expect 2 "expected process ids separated by commas" "$JS" record -p 12,
-expect 2 "not both" "$JS" record -p 12 --all
-expect 2 "--all belongs to 'jitstack record'" "$JS" --all
-expect 2 "record needs -p PID" "$JS" record
+expect_exit 2 "expected process ids separated by commas" "$JS" record -p 12,,13
+expect_exit 2 "expected process ids separated by commas" "$JS" record -p 12,x
+expect_exit 2 "expected process ids separated by commas" "$JS" record -p 12,
+expect_exit 2 "not both" "$JS" record -p 12 --all
+expect_exit 2 "--all belongs to 'jitstack record'" "$JS" --all
+expect_exit 2 "record needs -p PID" "$JS" record
 
 "$TJ" --frames=fp --cfi=region --publish=gdb "$HOT" 1000000000 > /dev/null 2>&1 &
 a=$!
@@ -37,29 +29,21 @@ sh -c 'exit 0' & gone=$!
 wait $gone
 sh -c 'exit 0' & gone2=$!
 wait $gone2
-python3 -c '
-import os, sys, time
-pid = os.fork()
-if pid == 0: os._exit(0)
-print(pid, flush=True); time.sleep(60)' > zombie.pid &
-CLEANUP_PIDS="$CLEANUP_PIDS $!"
-for _ in $(seq 50); do [ -s zombie.pid ] && break; sleep 0.1; done
-zombie=$(cat zombie.pid)
-sleep 0.3
+start_zombie
 
 for rm in $RECORD_MODES; do
-	expect 0 "not recording process $gone: no process $gone" \
-		"$JS" record --mode $rm -p $gone,$a,$zombie -F 250 -d 1 --stats -o prof.txt
-	grep -q "not recording process $zombie: .*zombie" err || { cat err; fail "[$rm] the zombie is not named"; }
+	expect_exit 0 "not recording process $gone: no process $gone" \
+		"$JS" record --mode $rm -p $gone,$a,$ZOMBIE -F 250 -d 1 --stats -o prof.txt
+	grep -q "not recording process $ZOMBIE: .*zombie" err || { cat err; fail "[$rm] the zombie is not named"; }
 	left=$(grep -c "not recording" err)
 	grep -q "stats: processes: 1 recorded, 2 left out (2 gone" err || { cat err; fail "[$rm] --stats does not count the two left out"; }
 	grep -q "^tinyjit-$a;tinyjit;.*;tj:hot [0-9]*$" prof.txt || { cat err; head -3 prof.txt; fail "[$rm] the readable process is not recorded"; }
 	bad=$(grep -cv "^tinyjit-$a;" prof.txt)
 	[ "$bad" -eq 0 ] || fail "[$rm] $bad stacks of other processes"
 
-	expect 3 "no process could be recorded \(the first: no process $gone\)" \
+	expect_exit 3 "no process could be recorded \(the first: no process $gone\)" \
 		"$JS" record --mode $rm -p $gone,$gone2 -d 1
-	expect 0 "stats: processes: 1 recorded, 0 left out" "$JS" record --mode $rm -p $a,$a -F 250 -d 0.5 --stats -o twice.txt
+	expect_exit 0 "stats: processes: 1 recorded, 0 left out" "$JS" record --mode $rm -p $a,$a -F 250 -d 0.5 --stats -o twice.txt
 	[ "$(grep -c "stats: process $a (tinyjit)" err)" -eq 1 ] || { cat err; fail "[$rm] -p A,A records A twice"; }
 	note "[$rm] $left PIDs left out, named; $(grep -c . prof.txt) stacks of $a recorded"
 done
@@ -73,7 +57,7 @@ for _ in 1 2 3 4 5; do
 done
 sleep 0.3
 for rm in $RECORD_MODES; do
-	expect 0 "not recording process [0-9]*: too few file descriptors left" \
+	expect_exit 0 "not recording process [0-9]*: too few file descriptors left" \
 		sh -c "ulimit -n 100 && exec \"\$0\" \"\$@\"" "$JS" record --mode $rm -p "$pids" -F 250 -d 0.5 --stats -o fds.txt
 	n=$(sed -n 's/.*stats: processes: \([0-9]*\) recorded, [0-9]* left out (0 gone, 0 not allowed, \([0-9]*\) over.*/\1 \2/p' err)
 	set -- $n
@@ -95,15 +79,13 @@ if command -v strace > /dev/null 2>&1; then
 	"$TJ" --frames=fp --cfi=region --publish=gdb "$HOT" 1000000000 > /dev/null 2>&1 &
 	traced=$!
 	CLEANUP_PIDS="$CLEANUP_PIDS $traced"
-	strace -p "$traced" -o /dev/null & tracer=$!
-	CLEANUP_PIDS="$CLEANUP_PIDS $tracer"
-	for _ in $(seq 50); do grep -q "TracerPid:[[:space:]]*[1-9]" /proc/"$traced"/status && break; sleep 0.1; done
-	expect 0 "not recording process $traced: process $traced is already traced by process $tracer" \
+	start_tracer "$traced"
+	expect_exit 0 "not recording process $traced: process $traced is already traced by process $TRACER" \
 		"$JS" record --mode ptrace -p $traced,$a -F 250 -d 0.5 -o traced.txt
 	grep -q "^tinyjit-$a;" traced.txt || fail "[ptrace] beside a traced process, the other is not recorded"
 	grep -q "^tinyjit-$traced;" traced.txt && fail "[ptrace] the traced process is in the profile"
 	note "[ptrace] a traced process is left out: $(grep 'not recording' err)"
-	kill "$tracer"
+	kill "$TRACER"
 else
 	note "skipped the traced case: no strace"
 fi
@@ -118,7 +100,7 @@ if command -v setpriv > /dev/null 2>&1 && [ "$(id -u)" = 0 ] && case " $RECORD_M
 	own=$!
 	CLEANUP_PIDS="$CLEANUP_PIDS $own"
 	sleep 0.3
-	expect 0 "not recording process $a: perf_event_open on process $a refused .*another user's process" \
+	expect_exit 0 "not recording process $a: perf_event_open on process $a refused .*another user's process" \
 		$nobody ./jitstack-copy record --mode perf -p $a,$own -F 250 -d 1 --stats -o -
 	mv out nobody.txt
 	grep -q "ptrace instead" err && { cat err; fail "[perf] one process refused made the whole run fall back to ptrace"; }

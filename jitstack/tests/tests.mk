@@ -71,14 +71,15 @@ $(JS_TB)/pprofdump: $(JS)/tests/pprofdump.c $(JS_B)/obj/profile.pb-c.o $(JS_PROT
 
 # The perf map reader on its own, against hostile input and a model.
 JS_PM_SRCS := $(addprefix $(JS)/,jit/perfmap.c base/err.c base/grow.c)
-$(JS_TB)/perfmap_check: $(JS)/tests/perfmap_check.c $(JS_PM_SRCS) $(JS)/jit/perfmap.h $(JS)/base/bounds.h
+$(JS_TB)/perfmap_check: $(JS)/tests/perfmap_check.c $(JS_PM_SRCS) $(JS)/jit/perfmap.h $(JS)/base/bounds.h \
+		tests/unit/unit.h
 	@mkdir -p $(dir $@)
-	$(CC) $(JS_TEST_CFLAGS) -D_GNU_SOURCE -DJS_PM_LEVEL0=64u -I$(JS) -o $@ $< $(JS_PM_SRCS)
+	$(CC) $(JS_TEST_CFLAGS) -D_GNU_SOURCE -DJS_PM_LEVEL0=64u -I$(JS) -I. -o $@ $< $(JS_PM_SRCS)
 
 # The jitdump reader on its own, against hostile input and a model.
 JS_JD_SRCS := $(addprefix $(JS)/,jit/jitdump.c jit/perfmap.c jit/jitimage.c jit/elfin.c jit/cfi_convert.c \
 	jit/aranges.c base/err.c base/grow.c target/machine.c) $(FMT_SRCS)
-$(JS_TB)/jitdump_check: $(JS)/tests/jitdump_check.c $(JS_JD_SRCS) $(JS_HDRS)
+$(JS_TB)/jitdump_check: $(JS)/tests/jitdump_check.c $(JS_JD_SRCS) $(JS_HDRS) tests/unit/unit.h
 	@mkdir -p $(dir $@)
 	$(CC) $(JS_TEST_CFLAGS) -D_GNU_SOURCE -I$(JS) -I. -o $@ $< $(JS_JD_SRCS) -ldw -lelf
 

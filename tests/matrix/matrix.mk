@@ -17,7 +17,7 @@ MX := tests/matrix
 MX_CFLAGS = $(ALL_CFLAGS) -I. -I$(MX)
 MX_DWFL_LIBS := -ldw -lelf
 MX_UNW_LIBS := -lunwind-ptrace -lunwind-generic -lelf
-MX_HDRS := $(MX)/remote.h $(MX)/jitimages.h $(FMT_HDRS)
+MX_HDRS := $(MX)/remote.h $(MX)/jitimages.h $(MX)/tracee.h $(FMT_HDRS)
 
 # jitimages.o reads .eh_frame with formats/ (bytes, ehframe).
 MX_FMT_OBJS := $(MX_B)/formats/bytes.o $(MX_B)/formats/ehframe.o
@@ -79,10 +79,10 @@ $(MX_B)/tinyjit-libbacktrace: $(TJ_OBJS) $(MX_B)/libbacktrace/hostfns.o $(TJ_LIB
 		$(MX_B)/libbacktrace/hostfns.o $(TJ_LINK_LIBJU) -lbacktrace
 
 # The library's test child the same two ways (actions uaf, libbacktrace).
-$(MX_B)/child-asan: tests/child.c $(LIB_A)
+$(MX_B)/child-asan: tests/child.c tests/unwind_pcs.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CHILD_CFLAGS) $(MX_ASAN) -DCHILD_ASAN $(CHILD_LDFLAGS) -o $@ $< $(LIB_A) -ldl -pthread
-$(MX_B)/child-libbacktrace: tests/child.c $(LIB_A)
+$(MX_B)/child-libbacktrace: tests/child.c tests/unwind_pcs.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CHILD_CFLAGS) -DCHILD_LIBBACKTRACE $(CHILD_LDFLAGS) -o $@ $< $(LIB_A) -lbacktrace -ldl -pthread
 

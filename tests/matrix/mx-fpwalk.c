@@ -23,11 +23,12 @@
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 #include <sys/user.h>
-#include <sys/wait.h>
 #include <time.h>
 #if defined(__aarch64__)
 #include <elf.h> /* NT_PRSTATUS */
 #endif
+
+#include "tracee.h"
 
 enum { MAX_FRAMES = 512 };
 #define MAX_FRAME_BYTES ((uint64_t)1 << 20)
@@ -69,14 +70,6 @@ static void walk(pid_t pid, uint64_t pc, uint64_t fp)
 	}
 }
 
-static int stop(pid_t pid)
-{
-	int st;
-	if (ptrace(PTRACE_INTERRUPT, pid, 0, 0))
-		return -1;
-	return waitpid(pid, &st, __WALL) == pid && WIFSTOPPED(st) ? 0 : -1;
-}
-
 int main(int argc, char **argv)
 {
 	pid_t pid = 0;
@@ -101,7 +94,7 @@ int main(int argc, char **argv)
 	}
 	for (int k = 0; k < samples; k++) {
 		uint64_t pc, fp;
-		if (stop(pid) || regs_of(pid, &pc, &fp)) {
+		if (mx_stop_tracee(pid) || regs_of(pid, &pc, &fp)) {
 			perror("mx-fpwalk: stopping the process");
 			return 1;
 		}

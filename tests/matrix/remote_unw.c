@@ -23,10 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
-#include <sys/wait.h>
 
 #include "formats/gdbjit.h"
 #include "jitimages.h"
+#include "tracee.h"
 
 const char mx_remote_name[] = "libunwind-ptrace";
 
@@ -184,14 +184,12 @@ static int read_images(mx_remote *r, char *err, size_t errlen)
 	return 0;
 }
 
-/* PTRACE_SEIZE + PTRACE_INTERRUPT: the target stops where it is, even in a
- * system call, and PTRACE_DETACH lets it go on. */
+/* Seize the target and stop it (tracee.h); PTRACE_DETACH lets it go on. */
 static int attach(pid_t pid)
 {
-	if (ptrace(PTRACE_SEIZE, pid, 0, 0) || ptrace(PTRACE_INTERRUPT, pid, 0, 0))
+	if (ptrace(PTRACE_SEIZE, pid, 0, 0))
 		return -1;
-	int st;
-	return waitpid(pid, &st, __WALL) == pid && WIFSTOPPED(st) ? 0 : -1;
+	return mx_stop_tracee(pid);
 }
 
 mx_remote *mx_open_live(pid_t pid, int flags, char *err, size_t errlen)

@@ -519,17 +519,7 @@ static void swapped_dump_dir_does_not_redirect_a_child(const char *named)
 	if (!a)
 		return;
 	if (!named) { /* the directory the library made: the one our dump is in */
-		char want[64], line[4200];
-		snprintf(want, sizeof want, "/jit-%d.dump\n", (int)getpid());
-		orig[0] = 0;
-		FILE *f = fopen("/proc/self/maps", "r");
-		while (f && fgets(line, sizeof line, f)) {
-			char *slash = strstr(line, want), *path = strchr(line, '/');
-			if (slash && path && strstr(line, " r-xp "))
-				snprintf(orig, sizeof orig, "%.*s", (int)(slash - path), path);
-		}
-		if (f)
-			fclose(f);
+		jd_marker_dir(orig, sizeof orig);
 		unsetenv("JITDUMPDIR");
 		CHECK(orig[0], "no mapped dump of this process");
 	}

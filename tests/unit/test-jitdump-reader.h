@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct jd_load {
 	size_t off; /* of the CODE_LOAD record in the file */
@@ -208,7 +209,6 @@ static inline int jd_parse(jd_dump *d, char *err, size_t len)
 	return 0;
 }
 
-/* Read and check a whole dump; 0, or -1 with a message in err. */
 /* Does /proc/self/maps show `path` mapped executable -- the marker perf
  * looks for to find a jitdump? */
 static inline bool jd_marker_mapped(const char *path)
@@ -224,6 +224,24 @@ static inline bool jd_marker_mapped(const char *path)
 	return found;
 }
 
+/* The directory of this process's dump as /proc/self/maps shows it mapped
+ * (its marker), in out; "" when there is none or it does not fit. */
+static inline void jd_marker_dir(char *out, size_t len)
+{
+	char want[64], line[4200];
+	snprintf(want, sizeof want, "/jit-%d.dump\n", (int)getpid());
+	out[0] = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+	while (f && fgets(line, sizeof line, f)) {
+		char *slash = strstr(line, want), *path = strchr(line, '/');
+		if (slash && path && strstr(line, " r-xp ") && (size_t)(slash - path) < len)
+			snprintf(out, len, "%.*s", (int)(slash - path), path);
+	}
+	if (f)
+		fclose(f);
+}
+
+/* Read and check a whole dump; 0, or -1 with a message in err. */
 static inline int jd_dump_read(const char *path, jd_dump *d, char *err, size_t len)
 {
 	memset(d, 0, sizeof *d);

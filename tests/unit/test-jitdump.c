@@ -352,22 +352,6 @@ static ju_ctx *open_dump(const char *dir, int want_rc)
 
 /* ---- the tests --------------------------------------------------------------- */
 
-/* The directory of this process's mapped dump, or "". */
-static void mapped_dump_dir(char *out, size_t len)
-{
-	char want[64], line[4200];
-	snprintf(want, sizeof want, "/jit-%d.dump\n", (int)getpid());
-	out[0] = 0;
-	FILE *f = fopen("/proc/self/maps", "r");
-	while (f && fgets(line, sizeof line, f)) {
-		char *slash = strstr(line, want), *path = strchr(line, '/');
-		if (slash && path && strstr(line, " r-xp ") && (size_t)(slash - path) < len)
-			snprintf(out, len, "%.*s", (int)(slash - path), path);
-	}
-	if (f)
-		fclose(f);
-}
-
 static void default_directory_is_like_perfs_agents(void)
 {
 	char base[300];
@@ -376,7 +360,7 @@ static void default_directory_is_like_perfs_agents(void)
 	setenv("JITDUMPDIR", base, 1);
 	ju_ctx *ctx = open_dump(NULL, 0);
 	char first[400], second[400];
-	mapped_dump_dir(first, sizeof first);
+	jd_marker_dir(first, sizeof first);
 	char pattern[400], date[16];
 	time_t t = time(NULL);
 	strftime(date, sizeof date, "%Y%m%d", localtime(&t));
@@ -395,7 +379,7 @@ static void default_directory_is_like_perfs_agents(void)
 	CHECK_RC(ju_close(ctx), 0);
 	/* A later session of the same process gets a dump of its own. */
 	ctx = open_dump(NULL, 0);
-	mapped_dump_dir(second, sizeof second);
+	jd_marker_dir(second, sizeof second);
 	CHECK(second[0] && strcmp(first, second), "the second session reuses %s", first);
 	CHECK_RC(ju_close(ctx), 0);
 	char path[500];

@@ -36,6 +36,7 @@
  * the gdb channel on as well.
  */
 #include "internal.h"
+#include "tests/unwind_pcs.h"
 #include "unit.h"
 
 #include <dlfcn.h>
@@ -198,26 +199,12 @@ static int (*lu_step)(unw_cursor_t *);
 static int (*lu_get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
 #endif
 
-struct ub {
-	void **pcs;
-	int n;
-};
-
-static _Unwind_Reason_Code ub_step(struct _Unwind_Context *uc, void *arg)
-{
-	struct ub *s = arg;
-	if (s->n >= MAX_PCS)
-		return _URC_END_OF_STACK;
-	s->pcs[s->n++] = (void *)_Unwind_GetIP(uc);
-	return _URC_NO_REASON;
-}
-
 static NOINLINE int take(int method, void **pcs)
 {
 	switch (method) {
 	case M_BACKTRACE: return backtrace(pcs, MAX_PCS);
 	case M_UNWIND: {
-		struct ub s = { pcs, 0 };
+		struct ub_state s = { pcs, 0, MAX_PCS };
 		_Unwind_Backtrace(ub_step, &s);
 		return s.n;
 	}

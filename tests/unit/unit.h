@@ -1,4 +1,5 @@
-/* unit.h - the few macros the C unit tests share.
+/* unit.h - the few macros the C unit tests share, and jitstack's reader
+ * checks (jitstack/tests: jitdump_check.c, perfmap_check.c) with them.
  *
  * A unit program runs its checks, prints one line per failed check and a
  * summary, and exits 0 (all passed), 1 (a check failed) or 77 (cannot run

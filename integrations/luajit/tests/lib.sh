@@ -55,16 +55,8 @@ probe() {
 	[ "$how" = with ] && set -- "$@" -l jitunwind
 	rm -f expect expect.traces probe.out
 	if [ "$mode" = wait ]; then
-		"$@" "$SCRIPT" > probe.out 2>&1 &
-		PROBE_PID=$!
-		CLEANUP_PIDS="${CLEANUP_PIDS:-} $PROBE_PID"
-		for _ in $(seq 200); do
-			grep -q '^ready' probe.out 2>/dev/null && return 0
-			kill -0 "$PROBE_PID" 2>/dev/null || break
-			sleep 0.05
-		done
-		cat probe.out
-		fail "$SCRIPT ($how the module) did not get ready"
+		start_ready probe.out '^ready' "$SCRIPT ($how the module)" "$@" "$SCRIPT"
+		PROBE_PID=$CHILD_PID
 	elif [ "$mode" = abort ]; then
 		case $(cat /proc/sys/kernel/core_pattern) in
 		core|core.*|core-*) ;;
