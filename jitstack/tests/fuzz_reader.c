@@ -157,9 +157,9 @@ static void jit_dump(const uint8_t *data, size_t size)
 	for (int piece = 0; piece < 2 && !jd.ended; piece++) {
 		size_t end = piece ? size : split;
 		while (at < end && !jd.ended) {
-			if (jd.skip) {
-				size_t n = jd.skip < end - at ? (size_t)jd.skip : end - at;
-				at += n, jd.skip -= n, jd.off += n;
+			if (jd.file.skip) {
+				size_t n = jd.file.skip < end - at ? (size_t)jd.file.skip : end - at;
+				at += n, jd.file.skip -= n, jd.file.off += n;
 				continue;
 			}
 			size_t want;
@@ -167,7 +167,7 @@ static void jit_dump(const uint8_t *data, size_t size)
 			if (used <= 0)
 				break;
 			at += (size_t)used;
-			jd.off += (uint64_t)used;
+			jd.file.off += (uint64_t)used;
 		}
 		js_jitdump_commit(&jd);
 	}
