@@ -226,7 +226,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * rewritten with the others' symbols */
 	fuzz_syms fs = { .n = 0 };
 	uint8_t *img[16] = { 0 };
-	if (js_desc_read(m, &d, READ_CORE) == 0) {
+	if (js_desc_read(m, &d, READ_CORE, NULL) == 0) {
 		size_t budget = 1 << 20;
 		for (size_t i = 0; i < d.n && i < 16; i++) {
 			const js_entry *e = &d.ents[i];
