@@ -35,18 +35,26 @@ void js_jitdump_init(js_jitdump *jd, const char *path, uint16_t machine)
 	js_perfmap_init(&jd->ranges, NULL);
 }
 
-/* libdwfl may hold a module of the code's image until the next report:
- * the image waits in jd->dead until js_jitdump_reap. */
+/* Let go of an image (NULL: none).  libdwfl holds the module of one in the
+ * latest report until the next report: it waits in jd->dead until
+ * js_jitdump_reap. */
+static void retire_image(js_jitdump *jd, js_image *im)
+{
+	if (!im)
+		return;
+	if (!im->reported)
+		js_image_free(im);
+	else if (!js_grow(&jd->dead, &jd->cap_dead, jd->n_dead, sizeof *jd->dead))
+		im->magic = 0; /* out of memory: leaked, but no longer taken for ours */
+	else
+		jd->dead[jd->n_dead++] = im;
+}
+
 static void free_code(js_jitdump *jd, js_jd_code *c)
 {
 	free(c->lines);
 	free(c->eh);
-	if (c->img && !c->img->reported)
-		js_image_free(c->img);
-	else if (c->img && !js_grow(&jd->dead, &jd->cap_dead, jd->n_dead, sizeof *jd->dead))
-		c->img->magic = 0; /* out of memory: leaked, but no longer taken for ours */
-	else if (c->img)
-		jd->dead[jd->n_dead++] = c->img;
+	retire_image(jd, c->img);
 }
 
 void js_jitdump_reap(js_jitdump *jd)
@@ -608,12 +616,7 @@ bool js_jitdump_drop_cfi(js_jitdump *jd, uint64_t pc)
 	js_jd_code *c = js_jitdump_find(jd, pc);
 	if (!c || !c->img)
 		return false;
-	if (c->img->reported && js_grow(&jd->dead, &jd->cap_dead, jd->n_dead, sizeof *jd->dead))
-		jd->dead[jd->n_dead++] = c->img; /* libdwfl holds its module until the next report */
-	else if (c->img->reported)
-		c->img->magic = 0; /* out of memory: leaked, but no longer taken for ours */
-	else
-		js_image_free(c->img);
+	retire_image(jd, c->img);
 	c->img = NULL; /* img_tried stays: it is not made again */
 	free(c->eh);
 	c->eh = NULL;
