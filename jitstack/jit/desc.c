@@ -129,51 +129,57 @@ static bool has_extension(const js_desc *d, const gdbjit_descriptor *h)
 	       h->sizeof_entry >= sizeof(gdbjit_entry);
 }
 
+/* The target's memory cannot be read (st: js_mem_read's errno value): the
+ * message the run fails with, when no descriptor can be read. */
+static int unreadable(js_err *why, int st)
+{
+	if (st == ENOMEM)
+		return js_fail(why, JS_EXIT_FAILURE, ENOMEM, "out of memory");
+	return js_fail(why, st == ESRCH ? JS_EXIT_NO_PROCESS : JS_EXIT_FAILURE, st, "%s", strerror(st));
+}
+
 /* Read once, accepting whatever the list holds now. */
-static int read_as_is(js_mem *m, js_desc *d, const gdbjit_descriptor *h, desc_state state)
+static int read_as_is(js_mem *m, js_desc *d, const gdbjit_descriptor *h, desc_state state, js_err *why)
 {
 	d->first_entry = h->first_entry;
 	d->seq = h->seq;
 	d->reclaim_seq = h->reclaim_seq;
 	d->n_claimed = h->n_entries;
 	d->state = state;
-	if (walk(m, d, h->first_entry, JS_MAX_ENTRIES, d->ext) == WALK_OOM) {
-		errno = ENOMEM;
-		return -1;
-	}
+	if (walk(m, d, h->first_entry, JS_MAX_ENTRIES, d->ext) == WALK_OOM)
+		return unreadable(why, ENOMEM);
 	return 0;
 }
 
-static int read_seqlocked(js_mem *m, js_desc *d, gdbjit_descriptor *h)
+static int read_seqlocked(js_mem *m, js_desc *d, gdbjit_descriptor *h, js_err *why)
 {
 	uint64_t deadline = now_ns() + (d->budget_ns ? d->budget_ns : JS_SNAPSHOT_BUDGET_NS);
 	const uint64_t seq_at = d->addr + offsetof(gdbjit_descriptor, seq);
 	bool saw_odd = false;
 	for (int tries = 0; tries < JS_SNAPSHOT_TRIES && now_ns() < deadline; tries++) {
 		uint64_t s1, s2;
-		if (js_mem_read_u64(m, seq_at, &s1))
-			return -1;
+		int st = js_mem_read_u64(m, seq_at, &s1);
+		if (st)
+			return unreadable(why, st);
 		if (s1 & 1) { /* a change is under way: back off rather than spin */
 			saw_odd = true;
 			sleep_ns(JS_ODD_SEQ_BACKOFF_NS);
 			continue;
 		}
-		if (js_mem_read(m, d->addr, h, sizeof *h))
-			return -1;
+		if ((st = js_mem_read(m, d->addr, h, sizeof *h)))
+			return unreadable(why, st);
 		if (h->seq != s1)
 			continue;
 		size_t max = h->n_entries < JS_MAX_ENTRIES ? (size_t)h->n_entries : JS_MAX_ENTRIES;
 		char keep[sizeof d->note];
 		memcpy(keep, d->note, sizeof keep);
 		int w = walk(m, d, h->first_entry, max, true);
-		if (w == WALK_OOM) {
-			errno = ENOMEM;
-			return -1;
-		}
+		if (w == WALK_OOM)
+			return unreadable(why, ENOMEM);
 		memcpy(d->note, keep, sizeof keep); /* a torn walk's note is not news */
 		/* Separate system calls are ordered: this read follows the walk's. */
-		if (js_mem_read_u64(m, seq_at, &s2))
-			return -1;
+		if ((st = js_mem_read_u64(m, seq_at, &s2)))
+			return unreadable(why, st);
 		if (s2 != s1 || w != WALK_OK)
 			continue;
 		d->first_entry = h->first_entry;
@@ -187,10 +193,11 @@ static int read_seqlocked(js_mem *m, js_desc *d, gdbjit_descriptor *h)
 	}
 	/* A debugger holding the writer in __jit_debug_register_code keeps seq
 	 * odd, and so does a writer that died mid-change: read it as it is. */
-	if (js_mem_read(m, d->addr, h, sizeof *h))
-		return -1;
-	if (read_as_is(m, d, h, DESC_BEST_EFFORT))
-		return -1;
+	int st = js_mem_read(m, d->addr, h, sizeof *h);
+	if (st)
+		return unreadable(why, st);
+	if ((st = read_as_is(m, d, h, DESC_BEST_EFFORT, why)))
+		return st;
 	if (!d->note[0])
 		dnote(d, saw_odd ? "seq stayed odd (a change under way, a debugger holding the writer, or a "
 				   "writer that died mid-change): read without validation"
@@ -198,7 +205,7 @@ static int read_seqlocked(js_mem *m, js_desc *d, gdbjit_descriptor *h)
 	return 0;
 }
 
-int js_desc_read(js_mem *m, js_desc *d, read_mode mode)
+int js_desc_read(js_mem *m, js_desc *d, read_mode mode, js_err *why)
 {
 	gdbjit_descriptor h;
 	memset(&h, 0, sizeof h);
@@ -206,8 +213,9 @@ int js_desc_read(js_mem *m, js_desc *d, read_mode mode)
 	d->n = 0;
 	d->state = DESC_EMPTY;
 	d->ext = false;
-	if (js_mem_read(m, d->addr, &h, GDBJIT_STD_DESCRIPTOR_SIZE))
-		return -1;
+	int st = js_mem_read(m, d->addr, &h, GDBJIT_STD_DESCRIPTOR_SIZE);
+	if (st)
+		return unreadable(why, st);
 	d->version = h.version;
 	if (h.version != GDBJIT_VERSION) {
 		dnote(d, "descriptor version %u (only 1 exists): not read", h.version);
@@ -237,11 +245,11 @@ int js_desc_read(js_mem *m, js_desc *d, read_mode mode)
 		return 0;
 	}
 	if (!d->ext)
-		return read_as_is(m, d, &h, DESC_STOPPED);
+		return read_as_is(m, d, &h, DESC_STOPPED, why);
 	if (mode == READ_RUNNING)
-		return read_seqlocked(m, d, &h);
-	if (read_as_is(m, d, &h, (h.seq & 1) ? DESC_BEST_EFFORT : DESC_STOPPED))
-		return -1;
+		return read_seqlocked(m, d, &h, why);
+	if ((st = read_as_is(m, d, &h, (h.seq & 1) ? DESC_BEST_EFFORT : DESC_STOPPED, why)))
+		return st;
 	if ((h.seq & 1) && !d->note[0])
 		dnote(d,
 		      "seq %" PRIu64 " is odd: the writer was stopped in the middle of a change; read as is",

@@ -15,6 +15,7 @@
 #ifndef JS_DESC_H
 #define JS_DESC_H
 
+#include "base/err.h"
 #include "target/mem.h"
 
 #include <stdbool.h>
@@ -57,10 +58,12 @@ typedef enum {
 
 /* Read the descriptor at d->addr and its list.  READ_RUNNING reads only the
  * header of a descriptor without the extension (its list must be read
- * stopped).  Returns 0, or -1 when the target's memory cannot be read at
- * all (errno from js_mem_read). */
-int js_desc_read(js_mem *m, js_desc *d, read_mode mode);
-/* Only the sequence counter (extension only): 0 or -1. */
+ * stopped).  Returns 0, or the code with *why when the target's memory
+ * cannot be read at all (JS_EXIT_NO_PROCESS: the process is gone) or
+ * memory ran out.  What is wrong with the list is d->note, not a failure. */
+int js_desc_read(js_mem *m, js_desc *d, read_mode mode, js_err *why);
+/* Only the sequence counter (extension only), read every round: 0, or
+ * js_mem_read's errno value (no message). */
 int js_desc_seq(js_mem *m, const js_desc *d, uint64_t *seq);
 /* After copying images of a snapshot: are the copies good (reclaim_seq <=
  * the snapshot's seq)?  Always true without the extension or when stopped. */

@@ -15,8 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define fail(why, ...) (js_fail((why), JS_EXIT_FAILURE, 0, __VA_ARGS__), -1)
-
 /* [off, off+len) inside a buffer of `size` bytes, without overflow. */
 static bool in_bounds(uint64_t off, uint64_t len, uint64_t size)
 {
@@ -37,12 +35,13 @@ static int claimed_sections(const uint8_t *img, size_t size, js_err *why)
 	if (n == 0 && h.e_shoff) {
 		Elf64_Shdr s0;
 		if (!in_bounds(h.e_shoff, sizeof s0, size))
-			return fail(why, "section headers outside the image");
+			return js_fail(why, JS_EXIT_FAILURE, 0, "section headers outside the image");
 		memcpy(&s0, img + h.e_shoff, sizeof s0);
 		n = s0.sh_size;
 	}
 	if (n > JS_MAX_SECTIONS)
-		return fail(why, "%llu sections (limit %u)", (unsigned long long)n, JS_MAX_SECTIONS);
+		return js_fail(why, JS_EXIT_FAILURE, 0, "%llu sections (limit %u)", (unsigned long long)n,
+			       JS_MAX_SECTIONS);
 	return 0;
 }
 
@@ -91,8 +90,9 @@ static int clear_of_headers(const ein *e, size_t i, const GElf_Shdr *s, js_err *
 	if (overlaps(s->sh_offset, s->sh_size, 0, sizeof h) ||
 	    overlaps(s->sh_offset, s->sh_size, h.e_shoff, sh_end) ||
 	    (h.e_phoff && overlaps(s->sh_offset, s->sh_size, h.e_phoff, ph_end)))
-		return fail(why, "section %zu: [%#llx, +%#llx) covers the image's ELF or section headers", i,
-			    (unsigned long long)s->sh_offset, (unsigned long long)s->sh_size);
+		return js_fail(why, JS_EXIT_FAILURE, 0,
+			       "section %zu: [%#llx, +%#llx) covers the image's ELF or section headers", i,
+			       (unsigned long long)s->sh_offset, (unsigned long long)s->sh_size);
 	return 0;
 }
 
@@ -102,21 +102,23 @@ static int parse_header(ein *e, js_err *why)
 	/* By hand before libelf sees the image: claimed_sections reads an
 	 * ELF64 header, and the rewriter knows ELF64 little-endian only. */
 	if (e->size < sizeof(Elf64_Ehdr))
-		return fail(why, "%zu bytes: too small for an ELF header", e->size);
+		return js_fail(why, JS_EXIT_FAILURE, 0, "%zu bytes: too small for an ELF header", e->size);
 	if (memcmp(e->img, ELFMAG, SELFMAG))
-		return fail(why, "no ELF magic");
+		return js_fail(why, JS_EXIT_FAILURE, 0, "no ELF magic");
 	if (e->img[EI_CLASS] != ELFCLASS64 || e->img[EI_DATA] != ELFDATA2LSB)
-		return fail(why, "not a 64-bit little-endian ELF image");
-	if (claimed_sections(e->img, e->size, why))
-		return -1;
+		return js_fail(why, JS_EXIT_FAILURE, 0, "not a 64-bit little-endian ELF image");
+	int rc = claimed_sections(e->img, e->size, why);
+	if (rc)
+		return rc;
 	e->elf = elf_memory((char *)e->img, e->size);
 	GElf_Ehdr h;
 	if (!e->elf || elf_kind(e->elf) != ELF_K_ELF || !gelf_getehdr(e->elf, &h))
-		return fail(why, "not an ELF image: %s", elf_errmsg(-1));
+		return js_fail(why, JS_EXIT_FAILURE, 0, "not an ELF image: %s", elf_errmsg(-1));
 	if (h.e_type != ET_REL && h.e_type != ET_EXEC && h.e_type != ET_DYN)
-		return fail(why, "ELF type %u is not an object, executable or shared object", h.e_type);
+		return js_fail(why, JS_EXIT_FAILURE, 0,
+			       "ELF type %u is not an object, executable or shared object", h.e_type);
 	if (h.e_shentsize != sizeof(Elf64_Shdr))
-		return fail(why, "section header size %u", h.e_shentsize);
+		return js_fail(why, JS_EXIT_FAILURE, 0, "section header size %u", h.e_shentsize);
 	e->type = h.e_type;
 	e->machine = h.e_machine;
 	return 0;
@@ -130,7 +132,7 @@ static int parse_section(ein *e, size_t i, js_err *why)
 	o->scn = elf_getscn(e->elf, i);
 	GElf_Shdr s;
 	if (!o->scn || !gelf_getshdr(o->scn, &s))
-		return fail(why, "section %zu: %s", i, elf_errmsg(-1));
+		return js_fail(why, JS_EXIT_FAILURE, 0, "section %zu: %s", i, elf_errmsg(-1));
 	*o = (ein_sec){ "",          s.sh_type, s.sh_link,    s.sh_info, s.sh_flags, s.sh_addr,
 			s.sh_offset, s.sh_size, s.sh_entsize, NULL,      o->scn };
 	if (i == 0 || s.sh_type == SHT_NOBITS || s.sh_type == SHT_NULL)
@@ -138,10 +140,12 @@ static int parse_section(ein *e, size_t i, js_err *why)
 	/* libelf checks a section's range when it reads its bytes; an empty
 	 * one it does not read, and its offset must still be in the image */
 	if (!elf_rawdata(o->scn, NULL) || !in_bounds(s.sh_offset, s.sh_size, e->size))
-		return fail(why, "section %zu: [%#llx, +%#llx) is outside the image (%zu bytes)", i,
-			    (unsigned long long)s.sh_offset, (unsigned long long)s.sh_size, e->size);
-	if (clear_of_headers(e, i, &s, why))
-		return -1;
+		return js_fail(why, JS_EXIT_FAILURE, 0,
+			       "section %zu: [%#llx, +%#llx) is outside the image (%zu bytes)", i,
+			       (unsigned long long)s.sh_offset, (unsigned long long)s.sh_size, e->size);
+	int rc = clear_of_headers(e, i, &s, why);
+	if (rc)
+		return rc;
 	/* the copy's own bytes, where relocations are applied in place (a
 	 * memory image's raw bytes are these, libelf makes no copy of them) */
 	o->data = e->img + s.sh_offset;
@@ -153,20 +157,21 @@ int ein_parse(ein *e, uint8_t *img, size_t size, js_err *why)
 	memset(e, 0, sizeof *e);
 	e->img = img;
 	e->size = size;
-	if (parse_header(e, why))
-		return -1;
+	int rc = parse_header(e, why);
+	if (rc)
+		return rc;
 	size_t nsec, shstrndx;
 	if (elf_getshdrnum(e->elf, &nsec))
-		return fail(why, "section headers outside the image");
+		return js_fail(why, JS_EXIT_FAILURE, 0, "section headers outside the image");
 	if (nsec < 2)
-		return fail(why, "no sections");
+		return js_fail(why, JS_EXIT_FAILURE, 0, "no sections");
 	e->sec = calloc(nsec, sizeof *e->sec);
 	if (!e->sec)
-		return fail(why, "out of memory");
+		return js_fail(why, JS_EXIT_FAILURE, 0, "out of memory");
 	e->nsec = nsec;
 	for (size_t i = 0; i < nsec; i++)
-		if (parse_section(e, i, why))
-			return -1;
+		if ((rc = parse_section(e, i, why)))
+			return rc;
 	if (elf_getshdrstrndx(e->elf, &shstrndx))
 		return 0; /* no section names */
 	for (size_t i = 1; i < nsec; i++) {

@@ -48,7 +48,7 @@ typedef struct ein {
 
 /* Parse the ELF header and section headers of img (which the caller owns
  * and keeps alive; libelf must be initialised, elf_version).  Returns 0,
- * or -1 with *why set.  ein_free it either way. */
+ * or the code with *why set.  ein_free it either way. */
 int ein_parse(ein *e, uint8_t *img, size_t size, js_err *why);
 void ein_free(ein *e);
 

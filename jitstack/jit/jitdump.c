@@ -9,13 +9,10 @@
 #include <elf.h>
 #include <gelf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 /* ---- file names ---------------------------------------------------------------- */
 
@@ -38,18 +35,26 @@ void js_jitdump_init(js_jitdump *jd, const char *path, uint16_t machine)
 	js_perfmap_init(&jd->ranges, NULL);
 }
 
-/* libdwfl may hold a module of the code's image until the next report:
- * the image waits in jd->dead until js_jitdump_reap. */
+/* Let go of an image (NULL: none).  libdwfl holds the module of one in the
+ * latest report until the next report: it waits in jd->dead until
+ * js_jitdump_reap. */
+static void retire_image(js_jitdump *jd, js_image *im)
+{
+	if (!im)
+		return;
+	if (!im->reported)
+		js_image_free(im);
+	else if (!js_grow(&jd->dead, &jd->cap_dead, jd->n_dead, sizeof *jd->dead))
+		im->magic = 0; /* out of memory: leaked, but no longer taken for ours */
+	else
+		jd->dead[jd->n_dead++] = im;
+}
+
 static void free_code(js_jitdump *jd, js_jd_code *c)
 {
 	free(c->lines);
 	free(c->eh);
-	if (c->img && !c->img->reported)
-		js_image_free(c->img);
-	else if (c->img && !js_grow(&jd->dead, &jd->cap_dead, jd->n_dead, sizeof *jd->dead))
-		c->img->magic = 0; /* out of memory: leaked, but no longer taken for ours */
-	else if (c->img)
-		jd->dead[jd->n_dead++] = c->img;
+	retire_image(jd, c->img);
 }
 
 void js_jitdump_reap(js_jitdump *jd)
@@ -76,7 +81,7 @@ static void reset(js_jitdump *jd)
 	js_strs_free(&jd->strs);
 	js_perfmap_free(&jd->ranges);
 	js_perfmap_init(&jd->ranges, NULL);
-	jd->off = jd->skip = 0;
+	jd->file.off = jd->file.skip = 0;
 	jd->have_header = jd->ended = false;
 	jd->why[0] = 0;
 	jd->cfi_bytes = jd->line_rows = 0;
@@ -159,7 +164,7 @@ static size_t header(js_jitdump *jd, const uint8_t *p, size_t len, size_t *need)
 	jd->flags = h.flags;
 	jd->start_ns = h.timestamp;
 	jd->pid = h.pid;
-	jd->skip = h.total_size - sizeof h;
+	jd->file.skip = h.total_size - sizeof h;
 	return sizeof h;
 }
 
@@ -421,7 +426,7 @@ static size_t head_size(const jd_prefix *pf, const uint8_t *p, size_t len)
 }
 
 /* One record at p (at file offset at).  Returns the bytes consumed (the
- * rest of the record goes to jd->skip), 0 when more are needed (*need) or
+ * rest of the record goes to jd->file.skip), 0 when more are needed (*need) or
  * reading ends (jd->ended), -1 when out of memory. */
 static ssize_t record(js_jitdump *jd, const uint8_t *p, size_t len, uint64_t at, size_t *need)
 {
@@ -448,7 +453,7 @@ static ssize_t record(js_jitdump *jd, const uint8_t *p, size_t len, uint64_t at,
 			jd->late++, drop_pending(jd);
 		else if (pf.id != JD_CODE_CLOSE)
 			jd->unknown++;
-		jd->skip = pf.total_size - sizeof pf;
+		jd->file.skip = pf.total_size - sizeof pf;
 		return sizeof pf;
 	}
 	if (len < head) {
@@ -464,7 +469,7 @@ static ssize_t record(js_jitdump *jd, const uint8_t *p, size_t len, uint64_t at,
 	}
 	if (rc)
 		return -1;
-	jd->skip = pf.total_size - head;
+	jd->file.skip = pf.total_size - head;
 	return (ssize_t)head;
 }
 
@@ -473,14 +478,14 @@ ssize_t js_jitdump_feed(js_jitdump *jd, const uint8_t *buf, size_t len, size_t *
 	size_t i = 0;
 	*want = 0;
 	while (i < len && !jd->ended) {
-		if (jd->skip) {
-			size_t n = jd->skip < len - i ? (size_t)jd->skip : len - i;
+		if (jd->file.skip) {
+			size_t n = jd->file.skip < len - i ? (size_t)jd->file.skip : len - i;
 			i += n;
-			jd->skip -= n;
+			jd->file.skip -= n;
 			continue;
 		}
 		size_t need = 0;
-		ssize_t used = jd->have_header ? record(jd, buf + i, len - i, jd->off + i, &need)
+		ssize_t used = jd->have_header ? record(jd, buf + i, len - i, jd->file.off + i, &need)
 					       : (ssize_t)header(jd, buf + i, len - i, &need);
 		if (used < 0)
 			return -1;
@@ -611,12 +616,7 @@ bool js_jitdump_drop_cfi(js_jitdump *jd, uint64_t pc)
 	js_jd_code *c = js_jitdump_find(jd, pc);
 	if (!c || !c->img)
 		return false;
-	if (c->img->reported && js_grow(&jd->dead, &jd->cap_dead, jd->n_dead, sizeof *jd->dead))
-		jd->dead[jd->n_dead++] = c->img; /* libdwfl holds its module until the next report */
-	else if (c->img->reported)
-		c->img->magic = 0; /* out of memory: leaked, but no longer taken for ours */
-	else
-		js_image_free(c->img);
+	retire_image(jd, c->img);
 	c->img = NULL; /* img_tried stays: it is not made again */
 	free(c->eh);
 	c->eh = NULL;
@@ -741,121 +741,40 @@ bool js_jitdump_report(js_jitdump *jd, const js_jit *j, Dwfl *dwfl)
 
 /* ---- the file --------------------------------------------------------------------------- */
 
-static bool owner_ok(const js_jitdump *jd, uid_t uid)
+/* js_follow's reader: the records in buf, counted as read. */
+static ssize_t feed_file(void *ctx, const uint8_t *buf, size_t len, size_t fresh, size_t *need, bool *stop)
 {
-	return jd->owner < 0 || uid == 0 || uid == geteuid() || uid == (uid_t)jd->owner;
+	js_jitdump *jd = ctx;
+	jd->reads++;
+	jd->bytes += fresh;
+	ssize_t used = js_jitdump_feed(jd, buf, len, need);
+	*stop = jd->ended;
+	return used;
 }
-
-enum { READ_BUF = 1 << 18 };
-
-/* Step over what jd->skip says is still to be skipped, within size. */
-static void step_over(js_jitdump *jd, uint64_t size)
-{
-	uint64_t n = size - jd->off < jd->skip ? size - jd->off : jd->skip;
-	jd->off += n;
-	jd->skip -= n;
-}
-
-/* Read from jd->off up to size, growing the buffer for a record that
- * needs more.  0 or -1 (errno). */
-static int read_from(js_jitdump *jd, int fd, uint64_t size)
-{
-	size_t cap = READ_BUF, have = 0;
-	uint8_t *buf = malloc(cap);
-	if (!buf)
-		return -1;
-	int rc = 0;
-	while (!jd->ended) {
-		if (jd->skip && !have)
-			step_over(jd, size);
-		if (jd->off + have >= size)
-			break;
-		size_t want = cap - have;
-		if (want > size - jd->off - have)
-			want = (size_t)(size - jd->off - have);
-		ssize_t n = pread(fd, buf + have, want, (off_t)(jd->off + have));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			rc = n < 0 ? -1 : 0;
-			break;
-		}
-		jd->reads++;
-		jd->bytes += (uint64_t)n;
-		have += (size_t)n;
-		size_t need = 0;
-		ssize_t used = js_jitdump_feed(jd, buf, have, &need);
-		if (used < 0) {
-			errno = ENOMEM;
-			rc = -1;
-			break;
-		}
-		jd->off += (uint64_t)used;
-		memmove(buf, buf + used, have - (size_t)used);
-		have -= (size_t)used;
-		if (need > cap) { /* bounded by head_size: JS_MAX_JITDUMP_INFO */
-			uint8_t *nb = realloc(buf, need);
-			if (!nb) {
-				errno = ENOMEM;
-				rc = -1;
-				break;
-			}
-			buf = nb;
-			cap = need;
-		}
-	}
-	free(buf);
-	return rc;
-}
-
-#define fail(...) (js_fail(__VA_ARGS__), -1)
 
 int js_jitdump_refresh(js_jitdump *jd, js_err *why)
 {
-	struct stat st;
 	/* a symbolic link is followed only in a path the user gave, or the
 	 * kernel's own link to a mapped file (/proc/PID/map_files) */
-	bool follow = jd->owner < 0 || strstr(jd->path, "/map_files/");
-	int e = follow ? stat(jd->path, &st) : lstat(jd->path, &st);
-	if (e)
-		return fail(why, JS_EXIT_FAILURE, errno, "%s: %s", jd->path, strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return fail(why, JS_EXIT_FAILURE, EINVAL, "%s: not a regular file", jd->path);
-	if (!owner_ok(jd, st.st_uid))
-		return fail(why, JS_EXIT_FAILURE, EPERM,
-			    "%s: owned by user %u, neither the target's nor ours nor root: not read "
-			    "(--jitdump FILE reads it)",
-			    jd->path, (unsigned)st.st_uid);
+	js_follow_path p = { jd->path, jd->owner < 0 || strstr(jd->path, "/map_files/"), jd->owner,
+			     "--jitdump FILE" };
+	struct stat st;
+	enum js_follow_news news;
+	if (js_follow_look(&jd->file, &p, jd->found, jd->ended, &st, &news, why))
+		return -1;
 	uint64_t before = jd->changes; /* a re-read from the start is a change too */
-	bool same = jd->found && st.st_dev == jd->dev && st.st_ino == jd->ino;
-	if (same && ((uint64_t)st.st_size == jd->off + jd->skip || jd->ended) &&
-	    (uint64_t)st.st_size >= jd->off)
+	if (news == JS_FOLLOW_NOTHING)
 		return 0;
-	if (!same || (uint64_t)st.st_size < jd->off) {
+	if (news == JS_FOLLOW_NEW_FILE) {
 		if (jd->found)
 			jd->rereads++;
 		reset(jd);
 	}
-	int fd = open(jd->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (follow ? 0 : O_NOFOLLOW));
-	struct stat fst;
-	if (fd < 0 || fstat(fd, &fst) || !S_ISREG(fst.st_mode) || fst.st_ino != st.st_ino ||
-	    fst.st_dev != st.st_dev) {
-		int err = fd < 0 ? errno : EAGAIN;
-		if (fd >= 0)
-			close(fd);
-		return fail(why, JS_EXIT_FAILURE, err, "%s: %s", jd->path,
-			    fd < 0 ? strerror(err) : "replaced while it was opened");
-	}
-	jd->found = true;
-	jd->dev = st.st_dev;
-	jd->ino = st.st_ino;
-	int rc = read_from(jd, fd, (uint64_t)fst.st_size);
-	int err = errno;
-	close(fd);
+	int rc = js_follow_read(&jd->file, &p, &st, &jd->found, feed_file, jd, why);
 	if (js_jitdump_commit(jd))
-		rc = -1, err = ENOMEM;
+		rc = js_fail(why, JS_EXIT_FAILURE, ENOMEM, "%s: %s", jd->path, strerror(ENOMEM));
 	if (rc)
-		return fail(why, JS_EXIT_FAILURE, err, "%s: %s", jd->path, strerror(err));
+		return -1;
 	return jd->changes != before;
 }
 

@@ -36,6 +36,7 @@
 #define JS_JITDUMP_H
 
 #include "base/err.h"
+#include "base/follow.h"
 #include "jit/jitmodules.h"
 #include "jit/perfmap.h"
 
@@ -75,10 +76,9 @@ typedef struct js_jitdump {
 	uint64_t until_ns; /* records stamped later are not used (a core's time); 0: all */
 	bool found, ended; /* ended: the file cannot be read further (why) */
 	char why[200];
-	dev_t dev;
-	ino_t ino;
-	uint64_t off;  /* bytes consumed (records used or stepped over) */
-	uint64_t skip; /* bytes of the current record still to step over */
+	/* file.off: bytes consumed (records used or stepped over); file.skip:
+	 * bytes of the current record still to step over */
+	js_follow file;
 	bool have_header;
 	uint64_t flags, start_ns;
 	uint32_t pid;

@@ -20,8 +20,6 @@
  * the code from wrapping. */
 #define CODE_ADDR_LIMIT ((uint64_t)1 << 57)
 
-/* Why the image is rejected; returns -1 for the caller to return. */
-#define reject(o, ...) (js_fail(&(o)->why, JS_EXIT_FAILURE, 0, __VA_ARGS__), -1)
 /* What the rewrite dropped, one clause of the image's note. */
 #define note(o, ...) js_note((o)->note, sizeof(o)->note, __VA_ARGS__)
 
@@ -44,12 +42,14 @@ static int code_hull(ein *e, const js_img_in *in, js_img_out *o)
 		n++;
 		if (s->addr == 0 && e->type == ET_REL) {
 			if (n > 1 || !in->hint_lo || s->size > in->hint_hi - in->hint_lo)
-				return reject(o, "code section %s has no address", s->name);
+				return js_fail(&o->why, JS_EXIT_FAILURE, 0, "code section %s has no address",
+					       s->name);
 			s->addr = in->hint_lo;
 		}
 		if (s->addr > CODE_ADDR_LIMIT || s->size > CODE_ADDR_LIMIT - s->addr)
-			return reject(o, "code section %s at %#" PRIx64 " is outside user space", s->name,
-				      s->addr);
+			return js_fail(&o->why, JS_EXIT_FAILURE, 0,
+				       "code section %s at %#" PRIx64 " is outside user space", s->name,
+				       s->addr);
 		if (s->addr < lo)
 			lo = s->addr;
 		if (s->addr + s->size > hi)
@@ -57,11 +57,12 @@ static int code_hull(ein *e, const js_img_in *in, js_img_out *o)
 	}
 	if (!n) {
 		o->no_code = true;
-		return reject(o, "no code section");
+		return js_fail(&o->why, JS_EXIT_FAILURE, 0, "no code section");
 	}
 	if (hi - lo > JS_MAX_CODE_SPAN)
-		return reject(o, "code spans %#" PRIx64 " bytes (limit %#" PRIx64 ")", hi - lo,
-			      (uint64_t)JS_MAX_CODE_SPAN);
+		return js_fail(&o->why, JS_EXIT_FAILURE, 0,
+			       "code spans %#" PRIx64 " bytes (limit %#" PRIx64 ")", hi - lo,
+			       (uint64_t)JS_MAX_CODE_SPAN);
 	if (in->hint_lo && (lo < in->hint_lo || hi > in->hint_hi))
 		note(o, "code [%#" PRIx64 ", %#" PRIx64 ") is outside the entry's hull", lo, hi);
 	o->lo = lo;
@@ -449,39 +450,40 @@ static void relocate_debug(ein *e, const js_arch *arch, js_img_out *o)
 /* The steps, each of which may reject the image with its reason. */
 static int rewrite(ein *e, const js_img_in *in, js_img_out *o, cfi_out *c, fsym **syms)
 {
-	if (ein_parse(e, in->bytes, in->size, &o->why)) {
+	int rc = ein_parse(e, in->bytes, in->size, &o->why);
+	if (rc) {
 		o->not_elf = in->size < SELFMAG || memcmp(in->bytes, ELFMAG, SELFMAG) != 0;
-		return -1;
+		return rc;
 	}
 	e->resolve = in->resolve;
 	e->resolve_arg = in->resolve_arg;
 	const js_arch *arch = js_arch_for(e->machine);
 	if (e->machine != in->machine || !arch) {
 		char a[32], b[32];
-		return reject(o, "image is for %s, the target is %s",
-			      js_machine_name(e->machine, a, sizeof a),
-			      js_machine_name(in->machine, b, sizeof b));
+		return js_fail(&o->why, JS_EXIT_FAILURE, 0, "image is for %s, the target is %s",
+			       js_machine_name(e->machine, a, sizeof a),
+			       js_machine_name(in->machine, b, sizeof b));
 	}
-	if (code_hull(e, in, o))
-		return -1;
+	if ((rc = code_hull(e, in, o)))
+		return rc;
 	if (convert_cfi(e, arch, o, c))
-		return reject(o, "out of memory converting the CFI");
+		return js_fail(&o->why, JS_EXIT_FAILURE, 0, "out of memory converting the CFI");
 	relocate_debug(e, arch, o);
 
 	size_t n_syms;
 	unsigned long n_dead;
 	*syms = pick_symbols(e, o, c, &n_syms, &n_dead);
 	if (!*syms)
-		return reject(o, "out of memory reading symbols");
+		return js_fail(&o->why, JS_EXIT_FAILURE, 0, "out of memory reading symbols");
 	o->n_funcs = n_syms;
 	o->n_fdes = c->n_fde;
 	o->n_tomb = c->n_tomb;
 	if (n_dead)
 		note(o, "%lu unpublished functions left out", n_dead);
 	if (!n_syms && !c->n_fde)
-		return reject(o, "neither function symbols nor CFI for its code");
+		return js_fail(&o->why, JS_EXIT_FAILURE, 0, "neither function symbols nor CFI for its code");
 	if (finish_image(e, o, c, *syms, n_syms))
-		return reject(o, "out of memory writing the rewritten image");
+		return js_fail(&o->why, JS_EXIT_FAILURE, 0, "out of memory writing the rewritten image");
 	return 0;
 }
 

@@ -56,7 +56,7 @@ typedef struct js_img_out {
 	js_err why;                /* why the image was rejected, or is not used */
 } js_img_out;
 
-/* Returns 0 with out->elf set, or -1 with out->why. */
+/* Returns 0 with out->elf set, or the code with out->why. */
 int js_image_rewrite(const js_img_in *in, js_img_out *out);
 void js_img_out_free(js_img_out *o);
 

@@ -227,10 +227,11 @@ static js_image *load_image(js_jit *j, js_mem *m, const js_entry *e, unsigned de
 			e->symfile_size);
 		return im;
 	}
-	if (js_mem_read(m, e->symfile_addr, copy, e->symfile_size)) {
-		js_fail(&o->why, JS_EXIT_FAILURE, errno,
+	int st = js_mem_read(m, e->symfile_addr, copy, e->symfile_size);
+	if (st) {
+		js_fail(&o->why, JS_EXIT_FAILURE, st,
 			"image at %#" PRIx64 " (%" PRIu64 " bytes) is unreadable: %s", e->symfile_addr,
-			e->symfile_size, strerror(errno));
+			e->symfile_size, strerror(st));
 		free(copy);
 		return im;
 	}
@@ -427,22 +428,21 @@ static int out_of_memory(js_err *err)
  * that alone cannot be read is left empty. */
 static int read_lists(js_jit *j, js_mem *m, read_mode mode, js_err *err)
 {
-	int ok = 0, e = 0;
+	int ok = 0, rc = 0;
+	js_err why; /* the last failure's */
 	for (size_t i = 0; i < j->n_desc; i++) {
 		j->desc[i].budget_ns = j->snapshot_budget_ns;
-		if (js_desc_read(m, &j->desc[i], mode) == 0) {
+		if (!(rc = js_desc_read(m, &j->desc[i], mode, &why)))
 			ok++;
-			continue;
-		}
-		e = errno;
-		if (e == ESRCH)
+		else if (rc == JS_EXIT_NO_PROCESS)
 			break;
 	}
 	j->reads++;
-	if (e == ESRCH)
-		return js_fail(err, JS_EXIT_NO_PROCESS, e, "%s", strerror(e));
-	if (j->n_desc && !ok)
-		return e == ENOMEM ? out_of_memory(err) : js_fail(err, JS_EXIT_FAILURE, e, "%s", strerror(e));
+	if (rc == JS_EXIT_NO_PROCESS || (j->n_desc && !ok)) {
+		if (err)
+			*err = why;
+		return rc;
+	}
 	return 0;
 }
 

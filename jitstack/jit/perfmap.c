@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- names ------------------------------------------------------------------ */
@@ -424,7 +423,7 @@ static void reset(js_perfmap *pm)
 	if (pm->pending)
 		pm->pending->n = 0;
 	free_names(pm);
-	pm->off = 0;
+	pm->file.off = 0;
 	pm->skipping = false;
 	pm->lines = pm->bad = pm->tombstones = pm->over_limit = 0;
 	pm->changes++; /* names handed out before point into freed chunks */
@@ -439,100 +438,43 @@ void js_perfmap_free(js_perfmap *pm)
 	pm->pending = NULL;
 }
 
-/* May we take names from a file this user owns?  perf reads a map only when
- * it is its own user's or root's (util/symbol.c, "file not owned by current
- * user or root"); the target's own user may write it too. */
-static bool owner_ok(const js_perfmap *pm, uid_t uid)
+/* js_follow's reader: the lines in buf, counted as read. */
+static ssize_t feed_file(void *ctx, const uint8_t *buf, size_t len, size_t fresh, size_t *need, bool *stop)
 {
-	return pm->owner < 0 || uid == 0 || uid == geteuid() || uid == (uid_t)pm->owner;
-}
-
-enum { READ_BUF = 1 << 18 };
-_Static_assert(READ_BUF > JS_MAX_PERFMAP_LINE + 1, "a line that may be kept fits the buffer");
-
-/* Read from pm->off up to size (what the file held when we looked: a
- * writer that keeps appending cannot keep us here).  0 or -1 (errno). */
-static int read_from(js_perfmap *pm, int fd, uint64_t size)
-{
-	char *buf = malloc(READ_BUF);
-	if (!buf)
-		return -1;
-	size_t have = 0;
-	int rc = 0;
-	while (pm->off + have < size) {
-		size_t want = READ_BUF - have;
-		if (want > size - pm->off - have)
-			want = (size_t)(size - pm->off - have);
-		ssize_t n = pread(fd, buf + have, want, (off_t)(pm->off + have));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			rc = n < 0 ? -1 : 0;
-			break;
-		}
-		pm->reads++;
-		have += (size_t)n;
-		ssize_t used = js_perfmap_feed(pm, buf, have);
-		if (used < 0) {
-			errno = ENOMEM;
-			rc = -1;
-			break;
-		}
-		pm->off += (uint64_t)used;
+	js_perfmap *pm = ctx;
+	(void)fresh, (void)need, (void)stop; /* a line always fits the first buffer */
+	pm->reads++;
+	ssize_t used = js_perfmap_feed(pm, (const char *)buf, len);
+	if (used > 0)
 		pm->bytes += (uint64_t)used;
-		memmove(buf, buf + used, have - (size_t)used);
-		have -= (size_t)used;
-	}
-	free(buf);
-	return rc;
+	return used;
 }
-
-#define fail(...) (js_fail(__VA_ARGS__), -1)
+_Static_assert(JS_FOLLOW_BUF > JS_MAX_PERFMAP_LINE + 1, "a line that may be kept fits the buffer");
 
 int js_perfmap_refresh(js_perfmap *pm, js_err *why)
 {
-	struct stat st;
 	/* the map's own path: a symbolic link planted in a shared /tmp is not
 	 * followed (the user's own --perf-map FILE is) */
-	int e = pm->owner < 0 ? stat(pm->path, &st) : lstat(pm->path, &st);
-	if (e)
-		return fail(why, JS_EXIT_FAILURE, errno, "%s: %s", pm->path, strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return fail(why, JS_EXIT_FAILURE, EINVAL, "%s: not a regular file", pm->path);
-	if (!owner_ok(pm, st.st_uid))
-		return fail(why, JS_EXIT_FAILURE, EPERM,
-			    "%s: owned by user %u, neither the target's nor ours nor root: "
-			    "not read (--perf-map FILE reads it)",
-			    pm->path, (unsigned)st.st_uid);
-	bool same = pm->found && st.st_dev == pm->dev && st.st_ino == pm->ino;
-	if (same && (uint64_t)st.st_size == pm->off)
+	js_follow_path p = { pm->path, pm->owner < 0, pm->owner, "--perf-map FILE" };
+	struct stat st;
+	enum js_follow_news news;
+	if (js_follow_look(&pm->file, &p, pm->found, false, &st, &news, why))
+		return -1;
+	if (news == JS_FOLLOW_NOTHING)
 		return 0;
-	if (!same || (uint64_t)st.st_size < pm->off) {
+	if (news == JS_FOLLOW_NEW_FILE) {
 		if (pm->found)
 			pm->rereads++;
 		reset(pm);
 	}
+	/* counted from here: a file read again that adds nothing returns 0, as
+	 * it always has (the jitdump counts the forgetting too; no caller looks) */
 	uint64_t before = pm->changes;
-	int fd = open(pm->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (pm->owner < 0 ? 0 : O_NOFOLLOW));
-	struct stat fst;
-	if (fd < 0 || fstat(fd, &fst) || !S_ISREG(fst.st_mode) || fst.st_ino != st.st_ino ||
-	    fst.st_dev != st.st_dev) {
-		int err = fd < 0 ? errno : EAGAIN;
-		if (fd >= 0)
-			close(fd);
-		return fail(why, JS_EXIT_FAILURE, err, "%s: %s", pm->path,
-			    fd < 0 ? strerror(err) : "replaced while it was opened");
-	}
-	pm->found = true;
-	pm->dev = st.st_dev;
-	pm->ino = st.st_ino;
-	int rc = read_from(pm, fd, (uint64_t)fst.st_size);
-	int err = errno;
-	close(fd);
+	int rc = js_follow_read(&pm->file, &p, &st, &pm->found, feed_file, pm, why);
 	if (js_perfmap_commit(pm))
-		rc = -1, err = ENOMEM;
+		rc = js_fail(why, JS_EXIT_FAILURE, ENOMEM, "%s: %s", pm->path, strerror(ENOMEM));
 	if (rc)
-		return fail(why, JS_EXIT_FAILURE, err, "%s: %s", pm->path, strerror(err));
+		return -1;
 	return pm->changes != before;
 }
 

@@ -27,15 +27,16 @@
  * to them and to level 0, not to the whole map, and a lookup searches each
  * level, newest first.
  *
- * js_perfmap_refresh follows the file by path: a new inode (the writer
- * replaced the file, as libjitunwind's compaction does) or a file shorter
- * than the offset reached (truncated: a new process with the same pid)
- * makes it start again from the beginning.
+ * js_perfmap_refresh follows the file by path (follow.h): a new inode (the
+ * writer replaced the file, as libjitunwind's compaction does) or a file
+ * shorter than the offset reached (truncated: a new process with the same
+ * pid) makes it start again from the beginning.
  */
 #ifndef JS_PERFMAP_H
 #define JS_PERFMAP_H
 
 #include "base/err.h"
+#include "base/follow.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -60,11 +61,9 @@ typedef struct js_perfmap {
 	/* the uid the file may have besides ours and root's; -1: any, and a
 	 * symbolic link is followed (a path the user gave) */
 	long owner;
-	bool found; /* the file was opened at least once */
-	dev_t dev;
-	ino_t ino;
-	uint64_t off;  /* bytes read: up to the end of the last complete line */
-	bool skipping; /* off is inside an overlong line: drop through its newline */
+	bool found;     /* the file was opened at least once */
+	js_follow file; /* file.off: bytes read, up to the end of the last complete line */
+	bool skipping;  /* off is inside an overlong line: drop through its newline */
 	/* each level disjoint, by address; a lower level is newer */
 	js_pm_seg *lvl[JS_PM_LEVELS];
 	size_t n_lvl[JS_PM_LEVELS], cap_lvl[JS_PM_LEVELS];

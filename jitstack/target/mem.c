@@ -146,10 +146,8 @@ static int core_read(js_mem *m, uint64_t addr, void *buf, size_t len)
 				hi = mid;
 		}
 		const seg *s = lo ? &m->segs[lo - 1] : NULL;
-		if (!s || addr - s->vaddr >= s->filesz) {
-			errno = EFAULT;
-			return -1;
-		}
+		if (!s || addr - s->vaddr >= s->filesz)
+			return EFAULT;
 		size_t n = s->filesz - (addr - s->vaddr);
 		if (n > len)
 			n = len;
@@ -190,11 +188,9 @@ static int live_read(js_mem *m, uint64_t addr, void *buf, size_t len)
 		size_t asked;
 		ssize_t got = readv_pages(m, addr, out, len, &asked);
 		if (got < 0)
-			return -1;
-		if ((size_t)got != asked) {
-			errno = EFAULT;
-			return -1;
-		}
+			return errno;
+		if ((size_t)got != asked)
+			return EFAULT;
 		out += asked;
 		addr += asked;
 		len -= asked;
@@ -204,10 +200,8 @@ static int live_read(js_mem *m, uint64_t addr, void *buf, size_t len)
 
 int js_mem_read(js_mem *m, uint64_t addr, void *buf, size_t len)
 {
-	if (len && addr + len < addr) {
-		errno = EFAULT;
-		return -1;
-	}
+	if (len && addr + len < addr)
+		return EFAULT;
 	return m->core ? core_read(m, addr, buf, len) : live_read(m, addr, buf, len);
 }
 

@@ -2,9 +2,12 @@
  * process_vm_readv, or a core file's PT_LOAD segments.
  *
  * Every read can fail: the target's pointers are untrusted, a live
- * process's memory changes under us and the process may exit.  Reads return
- * -1 with errno: ESRCH when the process is gone, EPERM/EACCES when we may not
- * read it, EFAULT when the address is not mapped (or not in the core).
+ * process's memory changes under us and the process may exit.  A read that
+ * fails is routine in an unwind, so it costs no message: reads return 0 or
+ * the errno value that says why (ESRCH when the process is gone,
+ * EPERM/EACCES when we may not read it, EFAULT when the address is not
+ * mapped, or not in the core), and the caller that reports the failure
+ * makes the message (js_fail) with what it was reading.
  * The unwinder reads 8 bytes at a time; those go through a small page cache
  * that is flushed for every sample.
  */
@@ -28,6 +31,7 @@ js_mem *js_mem_buffer(const uint8_t *bytes, size_t size, uint64_t base);
 void js_mem_free(js_mem *m);
 
 bool js_mem_is_core(const js_mem *m);
+/* 0, or the errno value of the failure (errno itself is not set). */
 int js_mem_read(js_mem *m, uint64_t addr, void *buf, size_t len);
 int js_mem_read_u64(js_mem *m, uint64_t addr, uint64_t *v);
 /* An 8-byte read through the page cache (live) or the core's bytes. */

@@ -157,9 +157,9 @@ static void jit_dump(const uint8_t *data, size_t size)
 	for (int piece = 0; piece < 2 && !jd.ended; piece++) {
 		size_t end = piece ? size : split;
 		while (at < end && !jd.ended) {
-			if (jd.skip) {
-				size_t n = jd.skip < end - at ? (size_t)jd.skip : end - at;
-				at += n, jd.skip -= n, jd.off += n;
+			if (jd.file.skip) {
+				size_t n = jd.file.skip < end - at ? (size_t)jd.file.skip : end - at;
+				at += n, jd.file.skip -= n, jd.file.off += n;
 				continue;
 			}
 			size_t want;
@@ -167,7 +167,7 @@ static void jit_dump(const uint8_t *data, size_t size)
 			if (used <= 0)
 				break;
 			at += (size_t)used;
-			jd.off += (uint64_t)used;
+			jd.file.off += (uint64_t)used;
 		}
 		js_jitdump_commit(&jd);
 	}
@@ -233,7 +233,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * rewritten with the others' symbols */
 	fuzz_syms fs = { .n = 0 };
 	uint8_t *img[16] = { 0 };
-	if (js_desc_read(m, &d, READ_CORE) == 0) {
+	if (js_desc_read(m, &d, READ_CORE, NULL) == 0) {
 		size_t budget = 1 << 20;
 		for (size_t i = 0; i < d.n && i < 16; i++) {
 			const js_entry *e = &d.ents[i];

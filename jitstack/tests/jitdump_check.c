@@ -143,13 +143,13 @@ static void feed(js_jitdump *jd, const dump *d, size_t step)
 		CHECK(used >= 0, "feed: out of memory");
 		if (used < 0)
 			break;
-		jd->off += (uint64_t)used;
+		jd->file.off += (uint64_t)used;
 		at += (size_t)used;
 		memmove(buf, buf + used, have - (size_t)used);
 		have -= (size_t)used;
-		if (jd->skip && !have) { /* as read_from: stepped over */
-			uint64_t n = d->n - at < jd->skip ? d->n - at : jd->skip;
-			at += n, jd->off += n, jd->skip -= n;
+		if (jd->file.skip && !have) { /* as js_follow_read: stepped over */
+			uint64_t n = d->n - at < jd->file.skip ? d->n - at : jd->file.skip;
+			at += n, jd->file.off += n, jd->file.skip -= n;
 		}
 		if (!more && (size_t)used == 0)
 			break; /* the rest is a record still being written */

@@ -70,15 +70,15 @@ $(JS_TB)/pprofdump: $(JS)/tests/pprofdump.c $(JS_B)/obj/profile.pb-c.o $(JS_PROT
 	$(CC) $(JS_TEST_CFLAGS) -I$(JS_B) -o $@ $< $(JS_B)/obj/profile.pb-c.o -lprotobuf-c -lz
 
 # The perf map reader on its own, against hostile input and a model.
-JS_PM_SRCS := $(addprefix $(JS)/,jit/perfmap.c base/err.c base/grow.c)
-$(JS_TB)/perfmap_check: $(JS)/tests/perfmap_check.c $(JS_PM_SRCS) $(JS)/jit/perfmap.h $(JS)/base/bounds.h \
+JS_PM_SRCS := $(addprefix $(JS)/,jit/perfmap.c base/err.c base/grow.c base/follow.c)
+$(JS_TB)/perfmap_check: $(JS)/tests/perfmap_check.c $(JS_PM_SRCS) $(JS)/jit/perfmap.h $(JS)/base/follow.h $(JS)/base/bounds.h \
 		tests/unit/unit.h
 	@mkdir -p $(dir $@)
 	$(CC) $(JS_TEST_CFLAGS) -D_GNU_SOURCE -DJS_PM_LEVEL0=64u -I$(JS) -I. -o $@ $< $(JS_PM_SRCS)
 
 # The jitdump reader on its own, against hostile input and a model.
 JS_JD_SRCS := $(addprefix $(JS)/,jit/jitdump.c jit/perfmap.c jit/jitimage.c jit/elfin.c jit/cfi_convert.c \
-	jit/aranges.c base/err.c base/grow.c target/machine.c) $(FMT_SRCS)
+	jit/aranges.c base/err.c base/grow.c base/follow.c target/machine.c) $(FMT_SRCS)
 $(JS_TB)/jitdump_check: $(JS)/tests/jitdump_check.c $(JS_JD_SRCS) $(JS_HDRS) tests/unit/unit.h
 	@mkdir -p $(dir $@)
 	$(CC) $(JS_TEST_CFLAGS) -D_GNU_SOURCE -I$(JS) -I. -o $@ $< $(JS_JD_SRCS) -ldw -lelf
@@ -93,7 +93,7 @@ $(JS_TB)/relocs_check: $(JS)/tests/relocs_check.c $(JS_RELOC_SRCS) $(JS_HDRS)
 
 # The fuzz target and the reader it drives, instrumented (clang-19).
 JS_FUZZ_SRCS := $(JS)/tests/fuzz_reader.c $(addprefix $(JS)/,jit/desc.c target/mem.c jit/jitimage.c jit/elfin.c \
-	jit/cfi_convert.c jit/aranges.c base/err.c base/grow.c target/machine.c jit/perfmap.c jit/jitdump.c) $(FMT_SRCS)
+	jit/cfi_convert.c jit/aranges.c base/err.c base/grow.c base/follow.c target/machine.c jit/perfmap.c jit/jitdump.c) $(FMT_SRCS)
 $(JS_TB)/fuzz_reader: $(JS_FUZZ_SRCS) $(JS_HDRS)
 	@mkdir -p $(dir $@)
 	$(CLANG) -std=gnu11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -fsanitize=fuzzer,address,undefined \

@@ -81,7 +81,8 @@ static void memo_forget_jit(js_session *s)
 	s->names_n = n;
 	js_htab_clear(&s->names_index);
 	for (size_t i = 0; i < n; i++)
-		js_htab_put(&s->names_index, s->names[i].key, (uint32_t)i + 1); /* no growth: fewer than before */
+		js_htab_put(&s->names_index, s->names[i].key,
+			    (uint32_t)i + 1); /* no growth: fewer than before */
 	s->names_changes = js_names_epoch(s);
 }
 

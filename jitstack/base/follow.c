@@ -1,0 +1,118 @@
+/* follow.c - following a file another process appends to (see follow.h). */
+#include "base/follow.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* May we read a file this user owns?  perf reads a map only when it is its
+ * own user's or root's (util/symbol.c, "file not owned by current user or
+ * root"); the target's own user may write it too. */
+static bool owner_ok(const js_follow_path *p, uid_t uid)
+{
+	return p->owner < 0 || uid == 0 || uid == geteuid() || uid == (uid_t)p->owner;
+}
+
+int js_follow_look(const js_follow *f, const js_follow_path *p, bool found, bool done, struct stat *st,
+		   enum js_follow_news *news, js_err *why)
+{
+	if (p->links ? stat(p->path, st) : lstat(p->path, st))
+		return js_fail(why, JS_EXIT_FAILURE, errno, "%s: %s", p->path, strerror(errno));
+	if (!S_ISREG(st->st_mode))
+		return js_fail(why, JS_EXIT_FAILURE, EINVAL, "%s: not a regular file", p->path);
+	if (!owner_ok(p, st->st_uid))
+		return js_fail(why, JS_EXIT_FAILURE, EPERM,
+			       "%s: owned by user %u, neither the target's nor ours nor root: not read "
+			       "(%s reads it)",
+			       p->path, (unsigned)st->st_uid, p->flag);
+	uint64_t size = (uint64_t)st->st_size;
+	bool same = found && st->st_dev == f->dev && st->st_ino == f->ino;
+	if (same && size >= f->off && (size == f->off + f->skip || done))
+		*news = JS_FOLLOW_NOTHING;
+	else if (!same || size < f->off)
+		*news = JS_FOLLOW_NEW_FILE;
+	else
+		*news = JS_FOLLOW_MORE;
+	return 0;
+}
+
+/* Step over what f->skip says is still to be skipped, within size. */
+static void step_over(js_follow *f, uint64_t size)
+{
+	uint64_t n = size - f->off < f->skip ? size - f->off : f->skip;
+	f->off += n;
+	f->skip -= n;
+}
+
+/* Feed the reader from f->off up to size, growing the buffer for an item
+ * that needs more.  0 or an errno. */
+static int feed_from(js_follow *f, int fd, uint64_t size, js_follow_feed *feed, void *ctx)
+{
+	size_t cap = JS_FOLLOW_BUF, have = 0;
+	uint8_t *buf = malloc(cap);
+	if (!buf)
+		return ENOMEM;
+	int err = 0;
+	for (bool stop = false; !stop;) {
+		if (f->skip && !have)
+			step_over(f, size);
+		if (f->off + have >= size)
+			break;
+		size_t want = cap - have;
+		if (want > size - f->off - have)
+			want = (size_t)(size - f->off - have);
+		ssize_t n = pread(fd, buf + have, want, (off_t)(f->off + have));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n < 0 ? errno : 0;
+			break;
+		}
+		have += (size_t)n;
+		size_t need = 0;
+		ssize_t used = feed(ctx, buf, have, (size_t)n, &need, &stop);
+		if (used < 0) {
+			err = ENOMEM;
+			break;
+		}
+		f->off += (uint64_t)used;
+		memmove(buf, buf + used, have - (size_t)used);
+		have -= (size_t)used;
+		if (need > cap) { /* bounded by the reader */
+			uint8_t *nb = realloc(buf, need);
+			if (!nb) {
+				err = ENOMEM;
+				break;
+			}
+			buf = nb;
+			cap = need;
+		}
+	}
+	free(buf);
+	return err;
+}
+
+int js_follow_read(js_follow *f, const js_follow_path *p, const struct stat *st, bool *found,
+		   js_follow_feed *feed, void *ctx, js_err *why)
+{
+	int fd = open(p->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (p->links ? 0 : O_NOFOLLOW));
+	struct stat fst;
+	if (fd < 0 || fstat(fd, &fst) || !S_ISREG(fst.st_mode) || fst.st_ino != st->st_ino ||
+	    fst.st_dev != st->st_dev) {
+		int err = fd < 0 ? errno : EAGAIN;
+		if (fd >= 0)
+			close(fd);
+		return js_fail(why, JS_EXIT_FAILURE, err, "%s: %s", p->path,
+			       fd < 0 ? strerror(err) : "replaced while it was opened");
+	}
+	*found = true;
+	f->dev = st->st_dev;
+	f->ino = st->st_ino;
+	int err = feed_from(f, fd, (uint64_t)fst.st_size, feed, ctx);
+	close(fd);
+	if (err)
+		return js_fail(why, JS_EXIT_FAILURE, err, "%s: %s", p->path, strerror(err));
+	return 0;
+}
