@@ -224,43 +224,38 @@ static int build(const js_profile *p, msgs *m)
 }
 
 /* gzip (RFC 1952) through zlib's gz* file interface. */
-static int write_gzip(const uint8_t *data, size_t len, const char *path)
+static int write_gzip(const uint8_t *data, size_t len, const char *path, js_err *err)
 {
+	errno = 0;
 	gzFile f = gzopen(path, "wbe");
-	if (!f)
-		return -1; /* errno is set (or 0 when zlib ran out of memory) */
-	int rc = 0;
+	int rc = f ? 0 : -1; /* errno is set (or 0 when zlib ran out of memory) */
 	for (size_t at = 0; at < len && rc == 0;) {
 		unsigned n = len - at > (1u << 30) ? 1u << 30 : (unsigned)(len - at);
 		if (gzwrite(f, data + at, n) != (int)n)
 			rc = -1;
 		at += n;
 	}
-	if (gzclose(f) != Z_OK)
+	if (f && gzclose(f) != Z_OK)
 		rc = -1;
-	if (rc && !errno)
-		errno = EIO;
-	return rc;
+	int e = errno ? errno : EIO;
+	return rc ? js_fail(err, JS_EXIT_FAILURE, e, "cannot write %s: %s", path, strerror(e)) : 0;
 }
 
-int js_profile_write_pprof(const js_profile *p, const char *path)
+int js_profile_write_pprof(const js_profile *p, const char *path, js_err *err)
 {
 	msgs m;
 	memset(&m, 0, sizeof m);
-	int rc = -1;
-	if (build(p, &m) == 0) {
-		size_t len = perftools__profiles__profile__get_packed_size(&m.prof);
-		uint8_t *buf = malloc(len ? len : 1);
-		if (buf) {
-			perftools__profiles__profile__pack(&m.prof, buf);
-			rc = write_gzip(buf, len, path);
-			free(buf);
-		} else {
-			errno = ENOMEM;
-		}
+	int rc;
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	if (build(p, &m) == 0 &&
+	    (len = perftools__profiles__profile__get_packed_size(&m.prof), buf = malloc(len ? len : 1))) {
+		perftools__profiles__profile__pack(&m.prof, buf);
+		rc = write_gzip(buf, len, path, err);
 	} else {
-		errno = ENOMEM;
+		rc = js_fail(err, JS_EXIT_FAILURE, ENOMEM, "cannot write %s: %s", path, strerror(ENOMEM));
 	}
+	free(buf);
 	msgs_free(&m);
 	return rc;
 }

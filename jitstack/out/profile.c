@@ -289,7 +289,7 @@ static char *stack_line(const js_profile *p, const pr_sample *x, bool addresses)
  * distinct stack of names, so lines that read the same are summed (sorted:
  * flamegraph.pl sorts anyway, and the output is the same for the same
  * profile). */
-int js_profile_write_collapsed(const js_profile *p, FILE *f, bool addresses)
+int js_profile_write_collapsed(const js_profile *p, FILE *f, bool addresses, const char *name, js_err *err)
 {
 	cline *v = calloc(p->n_smp ? p->n_smp : 1, sizeof *v);
 	int rc = v ? 0 : -1;
@@ -311,7 +311,13 @@ int js_profile_write_collapsed(const js_profile *p, FILE *f, bool addresses)
 	for (size_t i = 0; i < n; i++)
 		free(v[i].stack);
 	free(v);
-	if (rc)
-		errno = ENOMEM;
-	return fflush(f) || rc ? -1 : 0;
+	return js_profile_flushed(f, rc, name, err);
+}
+
+int js_profile_flushed(FILE *f, int failed, const char *name, js_err *err)
+{
+	int e = failed ? ENOMEM : fflush(f) || ferror(f) ? errno : 0;
+	if (failed)
+		fflush(f);
+	return e ? js_fail(err, JS_EXIT_FAILURE, e, "cannot write %s: %s", name, strerror(e)) : 0;
 }

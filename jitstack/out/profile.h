@@ -14,6 +14,7 @@
 #ifndef JS_PROFILE_H
 #define JS_PROFILE_H
 
+#include "base/err.h"
 #include "base/hash.h"
 #include "unwind/stack.h"
 
@@ -99,8 +100,11 @@ void js_profile_comment(js_profile *p, const char *text);
  * per distinct stack of names (with ADDRESSES, of names and addresses:
  * "name [0xADDR]"), counts summed; by_process: "comm-PID;thread;...", as
  * stackcollapse-perf.pl --pid writes the process. */
-int js_profile_write_collapsed(const js_profile *p, FILE *f, bool addresses);
-/* pprof: the profile.proto message, gzip-compressed.  0 or -1 (errno). */
-int js_profile_write_pprof(const js_profile *p, const char *path);
+int js_profile_write_collapsed(const js_profile *p, FILE *f, bool addresses, const char *name, js_err *err);
+/* pprof: the profile.proto message, gzip-compressed. */
+int js_profile_write_pprof(const js_profile *p, const char *path, js_err *err);
+/* The writers' end: f flushed, and "cannot write NAME: ..." in *err when
+ * that failed or failed is set (out of memory).  0 or js_fail's code. */
+int js_profile_flushed(FILE *f, int failed, const char *name, js_err *err);
 
 #endif

@@ -384,7 +384,7 @@ static void write_head(FILE *f, const ftree *t, int height, const char *title)
 		height - 12);
 }
 
-int js_profile_write_svg(const js_profile *p, FILE *f, const char *title)
+int js_profile_write_svg(const js_profile *p, FILE *f, const char *title, const char *name, js_err *err)
 {
 	ftree t = { .p = p };
 	int rc = 0;
@@ -412,7 +412,5 @@ int js_profile_write_svg(const js_profile *p, FILE *f, const char *title)
 	}
 	free(t.v);
 	js_htab_free(&t.index);
-	if (rc)
-		errno = ENOMEM;
-	return fflush(f) || ferror(f) || rc ? -1 : 0;
+	return js_profile_flushed(f, rc, name, err);
 }

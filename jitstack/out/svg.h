@@ -13,6 +13,6 @@
 #include <stdio.h>
 
 /* Write p's flame graph to f, titled title.  0, or -1 (errno). */
-int js_profile_write_svg(const js_profile *p, FILE *f, const char *title);
+int js_profile_write_svg(const js_profile *p, FILE *f, const char *title, const char *name, js_err *err);
 
 #endif

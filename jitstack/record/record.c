@@ -182,31 +182,23 @@ static int write_profile(js_targets *ts, const js_record_opts *r, js_profile *pr
 {
 	js_err *err = &ts->first;
 	const char *out = r->out;
-	if (r->format == FMT_PPROF) {
-		if (!out)
-			out = "jitstack.pb.gz";
-		if (js_profile_write_pprof(prof, out))
-			return js_fail(err, JS_EXIT_FAILURE, errno, "cannot write %s: %s", out,
-				       strerror(errno));
-		return 0;
-	}
+	if (r->format == FMT_PPROF)
+		return js_profile_write_pprof(prof, out ? out : "jitstack.pb.gz", err);
 	FILE *f = out && strcmp(out, "-") ? fopen(out, "we") : stdout;
 	if (!f)
 		return js_fail(err, JS_EXIT_FAILURE, errno, "cannot write %s: %s", out, strerror(errno));
-	int bad;
+	const char *name = out ? out : "stdout";
+	int rc;
 	if (r->format == FMT_SVG) {
 		char title[512];
 		svg_title(ts, r, prof, title, sizeof title);
-		bad = js_profile_write_svg(prof, f, title);
+		rc = js_profile_write_svg(prof, f, title, name, err);
 	} else {
-		bad = js_profile_write_collapsed(prof, f, r->addresses);
+		rc = js_profile_write_collapsed(prof, f, r->addresses, name, err);
 	}
-	if (f != stdout)
-		bad |= fclose(f);
-	if (bad)
-		return js_fail(err, JS_EXIT_FAILURE, errno, "cannot write %s: %s", out ? out : "stdout",
-			       strerror(errno));
-	return 0;
+	if (f != stdout && fclose(f) && !rc)
+		rc = js_fail(err, JS_EXIT_FAILURE, errno, "cannot write %s: %s", name, strerror(errno));
+	return rc;
 }
 
 /* One process's round: its threads listed now and then, its JIT lists,
