@@ -530,8 +530,8 @@ static void commit(js_jit *j, batch *fresh)
 			continue;
 		}
 		changed = true;
-		if (keep(&j->dead, &j->n_dead, &j->cap_dead, j->img[i]))
-			js_image_free(j->img[i]); /* out of memory: libdwfl may still hold it, leak it */
+		/* out of memory, it is leaked: libdwfl may still hold it */
+		(void)keep(&j->dead, &j->n_dead, &j->cap_dead, j->img[i]);
 	}
 	j->n_img = w;
 	for (size_t f = 0; f < fresh->n; f++)
