@@ -117,16 +117,10 @@ int eh_next(const eh_section *s, size_t *off, eh_rec *r)
 	return 1;
 }
 
-/* The augmentation data of a "z..." CIE: the letters it can size, the
- * rest of the data stepped over. */
-static bool rd_augmentation(byte_rd *r, eh_cie_info *c)
+bool eh_augmentation_read(const char *aug, const uint8_t *data, size_t len, eh_cie_info *c)
 {
-	uint64_t len = rd_uleb(r);
-	if (r->failed || len > rd_left(r))
-		return false;
-	c->aug_len = (size_t)len;
-	byte_rd a = rd_make(rd_skip(r, c->aug_len), c->aug_len);
-	for (const char *q = c->aug + 1; *q; q++) {
+	byte_rd a = rd_make(data, len);
+	for (const char *q = aug + 1; *q; q++) {
 		uint64_t ignored;
 		uint8_t pe;
 		switch (*q) {
@@ -144,6 +138,16 @@ static bool rd_augmentation(byte_rd *r, eh_cie_info *c)
 		}
 	}
 	return !a.failed;
+}
+
+/* The augmentation data of a "z..." CIE, after its length. */
+static bool rd_augmentation(byte_rd *r, eh_cie_info *c)
+{
+	uint64_t len = rd_uleb(r);
+	if (r->failed || len > rd_left(r))
+		return false;
+	c->aug_len = (size_t)len;
+	return eh_augmentation_read(c->aug, rd_skip(r, c->aug_len), c->aug_len, c);
 }
 
 /* An encoding rd_eh_value can read: not omit, and a format that exists. */

@@ -136,6 +136,14 @@ typedef struct eh_cie_info {
 	size_t insns_len;
 } eh_cie_info;
 
+/* The augmentation data of a "z..." CIE (aug: its augmentation string;
+ * data, len: the bytes its length covers), into c's fde_enc, lsda_enc and
+ * signal (set the defaults first).  Only letters whose data can be sized
+ * (z R L P S B G) and a personality pointer rd_eh_value reads; false
+ * otherwise, or when the data is cut short.  libdw leaves this to its
+ * callers (Dwarf_CIE's augmentation_data). */
+bool eh_augmentation_read(const char *aug, const uint8_t *data, size_t len, eh_cie_info *c);
+
 /* Read the CIE whose record starts at `off`.  false for no CIE there (an
  * FDE, a bad length, EH_NO_CIE), a version other than 1 or 3, an
  * augmentation it cannot size (a letter other than z R L P S B G, or any

@@ -116,3 +116,19 @@ int js_follow_read(js_follow *f, const js_follow_path *p, const struct stat *st,
 		return js_fail(why, JS_EXIT_FAILURE, err, "%s: %s", p->path, strerror(err));
 	return 0;
 }
+
+ssize_t js_read_small(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, len - 1);
+	int e = errno;
+	close(fd);
+	if (n < 0) {
+		errno = e;
+		return -1;
+	}
+	buf[n] = 0;
+	return n;
+}

@@ -1,5 +1,6 @@
-/* follow.h - a file that another process appends to, followed by its path
- * round after round (the target's perf map and jitdump).
+/* follow.h - files read: a small one whole (a /proc file), or one that
+ * another process appends to, followed by its path round after round (the
+ * target's perf map and jitdump).
  *
  * Each round looks at the path once (js_follow_look: one stat, and nothing
  * more when nothing was appended: record's cost per round for a file that
@@ -76,5 +77,10 @@ typedef ssize_t js_follow_feed(void *ctx, const uint8_t *buf, size_t len, size_t
  * reason"); what was fed before a failure stays fed. */
 int js_follow_read(js_follow *f, const js_follow_path *p, const struct stat *st, bool *found,
 		   js_follow_feed *feed, void *ctx, js_err *why);
+
+/* A small file (a /proc file) read whole into buf, NUL-terminated: the
+ * bytes read (at most len - 1), or -1 with errno as open(2) or read(2)
+ * left it. */
+ssize_t js_read_small(const char *path, char *buf, size_t len);
 
 #endif

@@ -148,29 +148,16 @@ static bool copy_insns(const uint8_t *p, size_t n, const insn_ctx *ic, byte_buf 
 static const unsigned char cfi_ident[EI_NIDENT] = { ELFMAG0,    ELFMAG1,     ELFMAG2,   ELFMAG3,
 						    ELFCLASS64, ELFDATA2LSB, EV_CURRENT };
 
-/* Parse the augmentation data of an .eh_frame CIE (LSB 10.6.1.1): only
- * letters whose data we can size, and the encodings we can apply. */
+/* The augmentation data of an .eh_frame CIE (LSB 10.6.1.1), read by
+ * formats/: only letters whose data it can size. */
 static bool parse_augmentation(const Dwarf_CIE *d, cie *c)
 {
-	byte_rd a = rd_make(d->augmentation_data, d->augmentation_data_size);
-	for (const char *q = d->augmentation + 1; *q; q++) {
-		uint64_t ignored;
-		switch (*q) {
-		case 'R': c->fde_enc = rd_u8(&a); break;
-		case 'L': rd_u8(&a); break; /* the FDE's LSDA is skipped with its length */
-		case 'P': {
-			uint8_t pe = rd_u8(&a);
-			if ((pe & 0x70) == DW_EH_PE_aligned || !rd_eh_value(&a, pe, &ignored))
-				return false;
-			break;
-		}
-		case 'S': c->signal = true; break;
-		case 'B': /* AArch64 BTI */
-		case 'G': /* MTE-tagged frames */ break;
-		default: return false; /* cannot know what follows it */
-		}
-	}
-	return !a.failed;
+	eh_cie_info info = { .fde_enc = DW_EH_PE_absptr, .lsda_enc = DW_EH_PE_omit };
+	if (!eh_augmentation_read(d->augmentation, d->augmentation_data, d->augmentation_data_size, &info))
+		return false;
+	c->fde_enc = info.fde_enc;
+	c->signal = info.signal;
+	return true;
 }
 
 static bool parse_cie(conv *cv, cie *c)

@@ -485,14 +485,8 @@ static pid_t ns_pid(pid_t pid)
 {
 	char path[64], buf[4096];
 	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (js_read_small(path, buf, sizeof buf) <= 0)
 		return pid;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return pid;
-	buf[n] = 0;
 	const char *l = strstr(buf, "\nNSpid:");
 	if (!l)
 		return pid; /* kernels before 4.1 */

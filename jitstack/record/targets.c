@@ -14,6 +14,7 @@
  */
 #include "record/targets.h"
 #include "base/bounds.h"
+#include "base/follow.h"
 #include "base/grow.h"
 
 #include <ctype.h>
@@ -42,14 +43,8 @@ static bool read_stat(pid_t pid, bool *skip, unsigned *threads)
 {
 	char path[64], buf[1024];
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (js_read_small(path, buf, sizeof buf) <= 0)
 		return false;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
 	const char *p = strrchr(buf, ')'); /* comm may hold anything */
 	if (!p || p[1] != ' ')
 		return false;

@@ -3,6 +3,7 @@
  * "PTRACE_EVENT_STOP", "Signal-delivery-stop".
  */
 #include "target/proc.h"
+#include "base/follow.h"
 #include "formats/clock.h"
 #include "base/grow.h"
 #include "base/bounds.h"
@@ -50,27 +51,11 @@ static bool status_field(const char *status, const char *key, char *out, size_t 
 	return false;
 }
 
-static int read_small(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, len - 1);
-	int e = errno;
-	close(fd);
-	if (n < 0) {
-		errno = e;
-		return -1;
-	}
-	buf[n] = 0;
-	return 0;
-}
-
 int js_proc_tgid(pid_t pid, pid_t *tgid, js_err *err)
 {
 	char path[64], status[4096], v[64];
 	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-	if (read_small(path, status, sizeof status)) {
+	if (js_read_small(path, status, sizeof status) < 0) {
 		int e = errno == ENOENT ? ESRCH : errno;
 		return js_fail(err,
 			       e == ESRCH    ? JS_EXIT_NO_PROCESS
@@ -92,12 +77,12 @@ static int fail_eperm(js_proc *p, js_err *err)
 {
 	char path[64], status[4096], v[64];
 	snprintf(path, sizeof path, "/proc/%d/status", (int)p->pid);
-	if (!read_small(path, status, sizeof status) && status_field(status, "TracerPid", v, sizeof v) &&
-	    atoi(v) != 0)
+	if (js_read_small(path, status, sizeof status) >= 0 &&
+	    status_field(status, "TracerPid", v, sizeof v) && atoi(v) != 0)
 		return js_fail(err, JS_EXIT_PERMISSION, EPERM,
 			       "process %d is already traced by process %s (a debugger?)", (int)p->pid, v);
 	char scope[16] = "";
-	read_small("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof scope);
+	js_read_small("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof scope);
 	return js_fail(err, JS_EXIT_PERMISSION, EPERM,
 		       "not allowed to trace process %d: run as its user or as root (CAP_SYS_PTRACE)%s%.*s",
 		       (int)p->pid, scope[0] ? "; kernel.yama.ptrace_scope is " : "",
@@ -116,7 +101,7 @@ static void read_comm(js_proc *p, js_thread *t)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/task/%d/comm", (int)p->pid, (int)t->tid);
-	if (read_small(path, t->comm, sizeof t->comm))
+	if (js_read_small(path, t->comm, sizeof t->comm) < 0)
 		t->comm[0] = 0;
 	t->comm[strcspn(t->comm, "\n")] = 0;
 }
@@ -189,7 +174,7 @@ static bool zombie(pid_t pid, pid_t tid)
 {
 	char path[64], st[512];
 	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-	if (read_small(path, st, sizeof st))
+	if (js_read_small(path, st, sizeof st) < 0)
 		return true;
 	const char *paren = strrchr(st, ')'); /* comm may hold anything */
 	return !paren || paren[1] != ' ' || paren[2] == 'Z' || paren[2] == 'X';
