@@ -148,13 +148,6 @@ struct arena_plan {
 	reuse_set rs; /* rs.n > 0: the publish reuses slots, c is empty */
 };
 
-void arena_src(const arena *a, size_t k, src_rec *out)
-{
-	const blob_rec *r = &a->recs[k];
-	const uint8_t *side = a->side ? a->side[k] : NULL;
-	*out = (src_rec){ r, side ? side : a->image, side ? a->image + r->fde_off : NULL };
-}
-
 /* Live records of arenas [a0, a1) plus new records [r0, r1), sorted.  The
  * old records are sorted already (arenas are in address order and their
  * hulls disjoint), and so are the new ones: one linear merge. */
@@ -176,7 +169,7 @@ static src_rec *gather(struct ju_ctx *ctx, size_t a0, size_t a1, const blob_rec 
 				continue;
 			while (j < r1 && recs[j].start < r->start)
 				s[k++] = (src_rec){ &recs[j++], stage, NULL };
-			arena_src(a, q, &s[k++]);
+			image_src(a, q, &s[k++]);
 		}
 	}
 	while (j < r1)
@@ -967,7 +960,7 @@ void arena_retire_all(struct ju_ctx *ctx)
 int arena_view(const arena *a, const blob_rec *r, blob_view *v, ju_line **lines)
 {
 	src_rec src;
-	arena_src(a, (size_t)(r - a->recs), &src);
+	image_src(a, (size_t)(r - a->recs), &src);
 	*lines = NULL;
 	*v = (blob_view){
 		.start = r->start,

@@ -238,10 +238,6 @@ bool arena_overlaps(struct ju_ctx *ctx, uint64_t start, uint64_t end);
 /* Unpublish the live blobs starting at starts[0..n) (distinct, all live:
  * the caller checked); cannot fail. */
 void arena_unpublish(struct ju_ctx *ctx, const uint64_t *starts, size_t n);
-/* Record k of an arena as a source for an image (its name and lines may
- * live in a side block). */
-struct src_rec;
-void arena_src(const arena *a, size_t k, struct src_rec *out);
 /* Retire every arena. */
 void arena_retire_all(struct ju_ctx *ctx);
 /* Free every retired arena now, grace period or not (ju_close). */
