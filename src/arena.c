@@ -19,6 +19,7 @@
  *     they reach a quarter of it, or at once when it has few live blobs.
  *   - A swapped-out arena is freed GRACE_NS later (see sweep()).
  */
+#include "channels.h"
 #include "formats/clock.h"
 #include "formats/ehframe.h"
 #include "image.h"

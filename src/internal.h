@@ -205,17 +205,6 @@ struct ju_ctx {
 	bool near_code_images; /* allocate images within 2 GiB of code (libunwind) */
 };
 
-/* Channel table order; index with the bit's position. */
-#define JU_N_CHANNELS 5
-_Static_assert(JU_CH_ALL == (1u << JU_N_CHANNELS) - 1, "one JU_CH_* bit per channel");
-extern const ju_channel_ops *const ju_channel_table[JU_N_CHANNELS];
-
-/* Held around every change to any context's arena table, so that a publish
- * can check the other contexts' blobs (core.c).  Taken inside a context's
- * lock; takes no other lock. */
-void ju__cross_lock(void);
-void ju__cross_unlock(void);
-
 /* ---- arena operations (arena.c) ------------------------------------------ */
 
 /* Publishing is two steps so the file channels can write in between:
