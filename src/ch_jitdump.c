@@ -596,11 +596,13 @@ static int write_batch(struct ju_ctx *ctx, byte_buf *out, const blob_view *v, si
 	return err;
 }
 
-int ju__jd_room_after(const ju_arch *arch, const blob_view *v, uint64_t *room)
+/* Bytes perf inject's synthesized ELF of the blob takes after its code (salt
+ * and mapped unwind tables). */
+static int jd_room_after(const struct ju_ctx *ctx, const blob_view *v, uint64_t *room)
 {
 	byte_buf f;
 	buf_init_grow(&f, BUF_UNBOUNDED);
-	write_eh_frame(&f, arch, v, v->size);
+	write_eh_frame(&f, ctx->arch, v, v->size);
 	int err = buf_ok(&f) ? 0 : JU_FAIL(JU_ENOMEM, "out of memory for the .eh_frame of %s", v->name);
 	if (!err)
 		*room = full_room(v->size, f.len + eh_hdr_size(count_fdes(&f)));
@@ -731,4 +733,5 @@ const ju_channel_ops ju_ch_jitdump = {
 	.log_blobs = jd_log_blobs,
 	.blobs_gone = jd_blobs_gone,
 	.after_fork = jd_after_fork,
+	.room_after = jd_room_after,
 };

@@ -355,6 +355,27 @@ int ju_publish(ju_ctx *ctx, const ju_blob *blob)
 	return ju_publish_batch(ctx, blob, 1);
 }
 
+/* The most room any channel's consumer needs after the blob.  Every channel
+ * that has a say is asked, on or off in this context: the room is what the
+ * consumer needs (the jitdump's perf inject), and a JIT that leaves it when
+ * it allocates code does so whatever channels a run turns on. */
+static int room_after(const struct ju_ctx *ctx, const blob_view *v, uint64_t *room)
+{
+	*room = 0;
+	for (size_t i = 0; i < JU_N_CHANNELS; i++) {
+		const ju_channel_ops *ops = ju_channel_table[i];
+		uint64_t need;
+		if (!ops->room_after)
+			continue;
+		int err = ops->room_after(ctx, v, &need);
+		if (err)
+			return err;
+		if (need > *room)
+			*room = need;
+	}
+	return 0;
+}
+
 int ju_room_after(const ju_ctx *ctx, const ju_blob *user, size_t *room)
 {
 	ju__clear_error();
@@ -375,13 +396,13 @@ int ju_room_after(const ju_ctx *ctx, const ju_blob *user, size_t *room)
 	if (!buf_ok(&fde))
 		err = JU_FAIL(JU_ENOMEM, "out of memory for the FDEs of %s", blob->name);
 	else
-		err = ju__jd_room_after(ctx->arch,
-					&(blob_view){ .start = (uintptr_t)blob->start,
-						      .size = blob->size,
-						      .name = blob->name,
-						      .fde = fde.p,
-						      .fde_len = fde.len },
-					&need);
+		err = room_after(ctx,
+				 &(blob_view){ .start = (uintptr_t)blob->start,
+					       .size = blob->size,
+					       .name = blob->name,
+					       .fde = fde.p,
+					       .fde_len = fde.len },
+				 &need);
 	buf_free(&fde);
 	if (!err)
 		*room = (size_t)need;

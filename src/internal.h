@@ -169,6 +169,10 @@ typedef struct ju_channel_ops {
 	void (*blobs_gone)(struct ju_ctx *ctx, size_t n, bool all);
 	/* In a forked child: start this process's own files. */
 	int (*after_fork)(struct ju_ctx *ctx);
+	/* Bytes after the blob's end that its consumer needs free of other
+	 * published code (ju_room_after); NULL when it needs none.  A property
+	 * of the consumer, so asked whether the channel is on or not. */
+	int (*room_after)(const struct ju_ctx *ctx, const blob_view *v, uint64_t *room);
 } ju_channel_ops;
 
 extern const ju_channel_ops ju_ch_unwinder;  /* ch_unwinder.c: libgcc, LLVM libunwind */
@@ -176,9 +180,6 @@ extern const ju_channel_ops ju_ch_libunwind; /* ch_libunwind.c: nongnu libunwind
 extern const ju_channel_ops ju_ch_gdb;       /* ch_gdb.c: GDB JIT interface */
 extern const ju_channel_ops ju_ch_perfmap;   /* ch_perfmap.c */
 extern const ju_channel_ops ju_ch_jitdump;   /* ch_jitdump.c */
-/* Bytes perf inject's synthesized ELF of the blob takes after its code (salt
- * and mapped unwind tables): what ju_room_after reports. */
-int ju__jd_room_after(const ju_arch *arch, const blob_view *v, uint64_t *room);
 
 /* ---- the context --------------------------------------------------------- */
 
