@@ -547,7 +547,7 @@ static int write_batch(struct ju_ctx *ctx, byte_buf *out, const blob_view *v, si
 	for (size_t i = 0; i < n && !err; i++) {
 		const blob_view *b = sorted[i];
 		uint64_t end = b->start + b->size;
-		uint64_t next = arena_next_live(ctx, end);
+		uint64_t next = ctx->live->next_live(ctx, end);
 		if (i + 1 < n && sorted[i + 1]->start < next)
 			next = sorted[i + 1]->start;
 		/* The tables' size does not depend on where they go. */
@@ -645,7 +645,7 @@ static int relog_inherited(struct ju_ctx *ctx)
 	if (!ctx->jd || ctx->jd->relog != getpid())
 		return 0;
 	ctx->jd->relog = 0;
-	int err = arena_relog(ctx, jd_log_blobs);
+	int err = ctx->live->relog(ctx, jd_log_blobs);
 	if (err)
 		ctx->jd->relog = getpid();
 	return err;
@@ -717,7 +717,7 @@ static int jd_after_fork(struct ju_ctx *ctx)
 	bool now = jd.begun_at_fork != pid;
 	pthread_mutex_unlock(&jd.lock);
 	if (!err && now)
-		err = arena_relog(ctx, jd_log_blobs);
+		err = ctx->live->relog(ctx, jd_log_blobs);
 	else if (!err)
 		ctx->jd->relog = pid;
 	if (!err)

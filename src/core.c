@@ -761,6 +761,7 @@ int ju_open(const ju_options *opt, ju_ctx **out)
 		return JU_FAIL(JU_ENOMEM, "out of memory for a context");
 	pthread_mutex_init(&ctx->lock, NULL);
 	ctx->arch = arch;
+	ctx->live = &arena_live;
 	ctx->opt = o;
 	ctx->pid = getpid();
 	if (o.jitdump_dir && !(ctx->jitdump_dir = ju__strdup(o.jitdump_dir))) {
