@@ -259,17 +259,21 @@ static int log_files(struct ju_ctx *ctx, const ju_blob *blobs, const staged *s, 
 			.n_lines = b->n_lines,
 		};
 	}
-	/* All or nothing across the two files: when the jitdump fails after the
-	 * perf map took its lines, the lines are taken back.  The lock keeps
-	 * other contexts' appends out of the way in between. */
+	/* All or nothing across the files, in table order: when the jitdump
+	 * fails after the perf map took its lines, the lines are taken back.
+	 * The lock keeps other contexts' appends out of the way in between. */
 	pthread_mutex_lock(&files_lock);
 	int err = 0;
-	if (files & JU_CH_PERFMAP)
-		err = ju_ch_perfmap.log_blobs(ctx, v, n);
-	if (!err && (files & JU_CH_JITDUMP)) {
-		err = ju_ch_jitdump.log_blobs(ctx, v, n);
-		if (err && (files & JU_CH_PERFMAP))
-			ju_ch_perfmap.unlog_last(ctx);
+	size_t i = 0;
+	for (; i < JU_N_CHANNELS && !err; i++) {
+		const ju_channel_ops *ops = ju_channel_table[i];
+		if ((ctx->channels & ops->bit) && ops->log_blobs)
+			err = ops->log_blobs(ctx, v, n);
+	}
+	for (size_t j = err ? i - 1 : 0; j-- > 0;) {
+		const ju_channel_ops *ops = ju_channel_table[j];
+		if ((ctx->channels & ops->bit) && ops->unlog_last)
+			ops->unlog_last(ctx);
 	}
 	pthread_mutex_unlock(&files_lock);
 	free(v);
