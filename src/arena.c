@@ -19,6 +19,7 @@
  *     they reach a quarter of it, or at once when it has few live blobs.
  *   - A swapped-out arena is freed GRACE_NS later (see sweep()).
  */
+#include "channels.h"
 #include "formats/clock.h"
 #include "formats/ehframe.h"
 #include "image.h"
@@ -96,7 +97,7 @@ blob_rec *arena_find(struct ju_ctx *ctx, uint64_t start, arena **where)
 	return &a->recs[k];
 }
 
-uint64_t arena_next_live(const struct ju_ctx *ctx, uint64_t addr)
+static uint64_t next_live(const struct ju_ctx *ctx, uint64_t addr)
 {
 	for (size_t i = first_ending_after(ctx, addr); i < ctx->n_arenas; i++) {
 		const arena *a = ctx->arenas[i];
@@ -148,13 +149,6 @@ struct arena_plan {
 	reuse_set rs; /* rs.n > 0: the publish reuses slots, c is empty */
 };
 
-void arena_src(const arena *a, size_t k, src_rec *out)
-{
-	const blob_rec *r = &a->recs[k];
-	const uint8_t *side = a->side ? a->side[k] : NULL;
-	*out = (src_rec){ r, side ? side : a->image, side ? a->image + r->fde_off : NULL };
-}
-
 /* Live records of arenas [a0, a1) plus new records [r0, r1), sorted.  The
  * old records are sorted already (arenas are in address order and their
  * hulls disjoint), and so are the new ones: one linear merge. */
@@ -176,7 +170,7 @@ static src_rec *gather(struct ju_ctx *ctx, size_t a0, size_t a1, const blob_rec 
 				continue;
 			while (j < r1 && recs[j].start < r->start)
 				s[k++] = (src_rec){ &recs[j++], stage, NULL };
-			arena_src(a, q, &s[k++]);
+			image_src(a, q, &s[k++]);
 		}
 	}
 	while (j < r1)
@@ -964,10 +958,12 @@ void arena_retire_all(struct ju_ctx *ctx)
 
 /* ---- views for the file channels ------------------------------------------- */
 
-int arena_view(const arena *a, const blob_rec *r, blob_view *v, ju_line **lines)
+/* Describe a live record of an arena for the file channels; decodes the line
+ * table into *lines (caller frees) when there is one. */
+static int view_of(const arena *a, const blob_rec *r, blob_view *v, ju_line **lines)
 {
 	src_rec src;
-	arena_src(a, (size_t)(r - a->recs), &src);
+	image_src(a, (size_t)(r - a->recs), &src);
 	*lines = NULL;
 	*v = (blob_view){
 		.start = r->start,
@@ -994,16 +990,15 @@ int arena_view(const arena *a, const blob_rec *r, blob_view *v, ju_line **lines)
 }
 
 /* Log a chunk of views and free their line tables. */
-static int flush_views(struct ju_ctx *ctx, int (*log_blobs)(struct ju_ctx *, const blob_view *, size_t),
-		       blob_view *v, ju_line **lines, size_t *n)
+static int flush_views(struct ju_ctx *ctx, ju_log_fn *log, blob_view *v, ju_line **lines, size_t *n)
 {
-	int err = *n ? log_blobs(ctx, v, *n) : 0;
+	int err = *n ? log(ctx, v, *n) : 0;
 	while (*n)
 		free(lines[--*n]);
 	return err;
 }
 
-int arena_relog(struct ju_ctx *ctx, int (*log_blobs)(struct ju_ctx *, const blob_view *, size_t))
+static int relog(struct ju_ctx *ctx, ju_log_fn *log)
 {
 	enum { CHUNK = 64 };
 	blob_view v[CHUNK];
@@ -1014,9 +1009,9 @@ int arena_relog(struct ju_ctx *ctx, int (*log_blobs)(struct ju_ctx *, const blob
 		for (uint32_t k = 0; k < a->n; k++) {
 			if (a->recs[k].flags & REC_DEAD)
 				continue;
-			int err = n == CHUNK ? flush_views(ctx, log_blobs, v, lines, &n) : 0;
+			int err = n == CHUNK ? flush_views(ctx, log, v, lines, &n) : 0;
 			if (!err)
-				err = arena_view(a, &a->recs[k], &v[n], &lines[n]);
+				err = view_of(a, &a->recs[k], &v[n], &lines[n]);
 			if (err) {
 				while (n)
 					free(lines[--n]);
@@ -1025,5 +1020,10 @@ int arena_relog(struct ju_ctx *ctx, int (*log_blobs)(struct ju_ctx *, const blob
 			n++;
 		}
 	}
-	return flush_views(ctx, log_blobs, v, lines, &n);
+	return flush_views(ctx, log, v, lines, &n);
 }
+
+const ju_live_ops arena_live = {
+	.relog = relog,
+	.next_live = next_live,
+};

@@ -389,7 +389,7 @@ static int build_chunk(const struct ju_ctx *ctx, const arena *a, size_t c, const
 		if (j < n_it && it[j].k == k)
 			src[n++] = (src_rec){ it[j++].rec, stage, NULL };
 		else if (!(a->recs[k].flags & REC_DEAD))
-			arena_src(a, k, &src[n++]);
+			image_src(a, k, &src[n++]);
 	}
 	if (!n)
 		return 0;

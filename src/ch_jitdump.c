@@ -547,7 +547,7 @@ static int write_batch(struct ju_ctx *ctx, byte_buf *out, const blob_view *v, si
 	for (size_t i = 0; i < n && !err; i++) {
 		const blob_view *b = sorted[i];
 		uint64_t end = b->start + b->size;
-		uint64_t next = arena_next_live(ctx, end);
+		uint64_t next = ctx->live->next_live(ctx, end);
 		if (i + 1 < n && sorted[i + 1]->start < next)
 			next = sorted[i + 1]->start;
 		/* The tables' size does not depend on where they go. */
@@ -596,11 +596,13 @@ static int write_batch(struct ju_ctx *ctx, byte_buf *out, const blob_view *v, si
 	return err;
 }
 
-int ju__jd_room_after(const ju_arch *arch, const blob_view *v, uint64_t *room)
+/* Bytes perf inject's synthesized ELF of the blob takes after its code (salt
+ * and mapped unwind tables). */
+static int jd_room_after(const struct ju_ctx *ctx, const blob_view *v, uint64_t *room)
 {
 	byte_buf f;
 	buf_init_grow(&f, BUF_UNBOUNDED);
-	write_eh_frame(&f, arch, v, v->size);
+	write_eh_frame(&f, ctx->arch, v, v->size);
 	int err = buf_ok(&f) ? 0 : JU_FAIL(JU_ENOMEM, "out of memory for the .eh_frame of %s", v->name);
 	if (!err)
 		*room = full_room(v->size, f.len + eh_hdr_size(count_fdes(&f)));
@@ -643,7 +645,7 @@ static int relog_inherited(struct ju_ctx *ctx)
 	if (!ctx->jd || ctx->jd->relog != getpid())
 		return 0;
 	ctx->jd->relog = 0;
-	int err = arena_relog(ctx, jd_log_blobs);
+	int err = ctx->live->relog(ctx, jd_log_blobs);
 	if (err)
 		ctx->jd->relog = getpid();
 	return err;
@@ -715,7 +717,7 @@ static int jd_after_fork(struct ju_ctx *ctx)
 	bool now = jd.begun_at_fork != pid;
 	pthread_mutex_unlock(&jd.lock);
 	if (!err && now)
-		err = arena_relog(ctx, jd_log_blobs);
+		err = ctx->live->relog(ctx, jd_log_blobs);
 	else if (!err)
 		ctx->jd->relog = pid;
 	if (!err)
@@ -731,4 +733,5 @@ const ju_channel_ops ju_ch_jitdump = {
 	.log_blobs = jd_log_blobs,
 	.blobs_gone = jd_blobs_gone,
 	.after_fork = jd_after_fork,
+	.room_after = jd_room_after,
 };

@@ -477,7 +477,7 @@ static struct {
 	size_t n, cap;
 } cl;
 
-/* arena_relog's sink while compacting: the lines go to pm.collect. */
+/* ctx->live->relog's sink while compacting: the lines go to pm.collect. */
 static int pm_collect(struct ju_ctx *ctx, const blob_view *v, size_t n)
 {
 	(void)ctx;
@@ -534,7 +534,7 @@ static int collect_live(struct ju_ctx *ctx, byte_buf *b)
 	}
 	collect_begin(b);
 	for (struct pm_state *s = pm.states; s && !err; s = s->next)
-		err = arena_relog(s->ctx, pm_collect);
+		err = s->ctx->live->relog(s->ctx, pm_collect);
 	pm.collect = NULL;
 	for (struct pm_state *s = pm.states; s != locked; s = s->next)
 		if (s->ctx != ctx)
@@ -801,7 +801,7 @@ static int pm_after_fork(struct ju_ctx *ctx)
 		byte_buf b;
 		buf_init_grow(&b, BUF_UNBOUNDED);
 		collect_begin(&b);
-		err = arena_relog(ctx, pm_collect);
+		err = ctx->live->relog(ctx, pm_collect);
 		pm.collect = NULL;
 		if (!err)
 			err = append_lines(ctx, &b, pm.collected);

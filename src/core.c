@@ -8,6 +8,7 @@
  * the new arena set swapped in, which cannot fail.
  */
 #include "cfi.h"
+#include "channels.h"
 #include "image.h"
 #include "internal.h"
 #include "formats/utf8.h"
@@ -15,10 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-const ju_channel_ops *const ju_channel_table[JU_N_CHANNELS] = {
-	&ju_ch_unwinder, &ju_ch_libunwind, &ju_ch_gdb, &ju_ch_perfmap, &ju_ch_jitdump,
-};
 
 /* The JU_OPT_* bits this version knows. */
 #define JU_OPT_KNOWN (JU_OPT_NO_ENV | JU_OPT_STRICT)
@@ -211,22 +208,12 @@ static int check_overlaps(struct ju_ctx *ctx, const ju_blob *blobs, const staged
 
 /* Contexts share the process's unwinders, which cannot tell whose code a pc
  * is, so no two may publish overlapping code.  A publish checks the other
- * contexts' blobs and commits with cross_lock held, and every change to a
- * context's arenas holds it, so a check never reads an arena set mid-change
- * and two contexts cannot both pass a check and then publish over each
- * other.  Order: all_lock, then a context's lock, then cross_lock (a leaf). */
-static pthread_mutex_t cross_lock = PTHREAD_MUTEX_INITIALIZER;
+ * contexts' blobs and commits with the cross lock (channels.c) held, and
+ * every change to a context's arenas holds it, so a check never reads an
+ * arena set mid-change and two contexts cannot both pass a check and then
+ * publish over each other.  Order: all_lock, then a context's lock, then the
+ * cross lock (a leaf), which also guards cross_ctx. */
 static struct ju_ctx *cross_ctx; /* every open context, by cross_next */
-
-void ju__cross_lock(void)
-{
-	pthread_mutex_lock(&cross_lock);
-}
-
-void ju__cross_unlock(void)
-{
-	pthread_mutex_unlock(&cross_lock);
-}
 
 static int check_other_contexts(struct ju_ctx *ctx, const ju_blob *blobs, const staged *s, size_t n)
 {
@@ -272,17 +259,21 @@ static int log_files(struct ju_ctx *ctx, const ju_blob *blobs, const staged *s, 
 			.n_lines = b->n_lines,
 		};
 	}
-	/* All or nothing across the two files: when the jitdump fails after the
-	 * perf map took its lines, the lines are taken back.  The lock keeps
-	 * other contexts' appends out of the way in between. */
+	/* All or nothing across the files, in table order: when the jitdump
+	 * fails after the perf map took its lines, the lines are taken back.
+	 * The lock keeps other contexts' appends out of the way in between. */
 	pthread_mutex_lock(&files_lock);
 	int err = 0;
-	if (files & JU_CH_PERFMAP)
-		err = ju_ch_perfmap.log_blobs(ctx, v, n);
-	if (!err && (files & JU_CH_JITDUMP)) {
-		err = ju_ch_jitdump.log_blobs(ctx, v, n);
-		if (err && (files & JU_CH_PERFMAP))
-			ju_ch_perfmap.unlog_last(ctx);
+	size_t i = 0;
+	for (; i < JU_N_CHANNELS && !err; i++) {
+		const ju_channel_ops *ops = ju_channel_table[i];
+		if ((ctx->channels & ops->bit) && ops->log_blobs)
+			err = ops->log_blobs(ctx, v, n);
+	}
+	for (size_t j = err ? i - 1 : 0; j-- > 0;) {
+		const ju_channel_ops *ops = ju_channel_table[j];
+		if ((ctx->channels & ops->bit) && ops->unlog_last)
+			ops->unlog_last(ctx);
 	}
 	pthread_mutex_unlock(&files_lock);
 	free(v);
@@ -321,7 +312,7 @@ static int publish_locked(struct ju_ctx *ctx, const ju_blob *blobs, size_t n)
 	if (!err)
 		err = arena_prepare_publish(ctx, s.recs, n, s.buf.p, &plan);
 	if (!err) {
-		pthread_mutex_lock(&cross_lock);
+		ju__cross_lock();
 		err = check_other_contexts(ctx, blobs, &s, n);
 		if (!err)
 			err = log_files(ctx, blobs, &s, n);
@@ -331,7 +322,7 @@ static int publish_locked(struct ju_ctx *ctx, const ju_blob *blobs, size_t n)
 			arena_commit_publish(ctx, plan);
 			ctx->n_live += n;
 		}
-		pthread_mutex_unlock(&cross_lock);
+		ju__cross_unlock();
 	}
 	stage_free(&s);
 	return err;
@@ -368,6 +359,27 @@ int ju_publish(ju_ctx *ctx, const ju_blob *blob)
 	return ju_publish_batch(ctx, blob, 1);
 }
 
+/* The most room any channel's consumer needs after the blob.  Every channel
+ * that has a say is asked, on or off in this context: the room is what the
+ * consumer needs (the jitdump's perf inject), and a JIT that leaves it when
+ * it allocates code does so whatever channels a run turns on. */
+static int room_after(const struct ju_ctx *ctx, const blob_view *v, uint64_t *room)
+{
+	*room = 0;
+	for (size_t i = 0; i < JU_N_CHANNELS; i++) {
+		const ju_channel_ops *ops = ju_channel_table[i];
+		uint64_t need;
+		if (!ops->room_after)
+			continue;
+		int err = ops->room_after(ctx, v, &need);
+		if (err)
+			return err;
+		if (need > *room)
+			*room = need;
+	}
+	return 0;
+}
+
 int ju_room_after(const ju_ctx *ctx, const ju_blob *user, size_t *room)
 {
 	ju__clear_error();
@@ -388,13 +400,13 @@ int ju_room_after(const ju_ctx *ctx, const ju_blob *user, size_t *room)
 	if (!buf_ok(&fde))
 		err = JU_FAIL(JU_ENOMEM, "out of memory for the FDEs of %s", blob->name);
 	else
-		err = ju__jd_room_after(ctx->arch,
-					&(blob_view){ .start = (uintptr_t)blob->start,
-						      .size = blob->size,
-						      .name = blob->name,
-						      .fde = fde.p,
-						      .fde_len = fde.len },
-					&need);
+		err = room_after(ctx,
+				 &(blob_view){ .start = (uintptr_t)blob->start,
+					       .size = blob->size,
+					       .name = blob->name,
+					       .fde = fde.p,
+					       .fde_len = fde.len },
+				 &need);
 	buf_free(&fde);
 	if (!err)
 		*room = (size_t)need;
@@ -407,7 +419,7 @@ int ju_unpublish(ju_ctx *ctx, const void *start)
 	if (!ctx)
 		return JU_FAIL(JU_EINVAL, "context is NULL");
 	pthread_mutex_lock(&ctx->lock);
-	pthread_mutex_lock(&cross_lock);
+	ju__cross_lock();
 	arena *a;
 	uint64_t at = (uintptr_t)start;
 	int err = arena_find(ctx, at, &a)
@@ -417,7 +429,7 @@ int ju_unpublish(ju_ctx *ctx, const void *start)
 				    start);
 	if (!err)
 		arena_unpublish(ctx, &at, 1);
-	pthread_mutex_unlock(&cross_lock);
+	ju__cross_unlock();
 	if (!err)
 		files_forget(ctx, 1, false);
 	pthread_mutex_unlock(&ctx->lock);
@@ -448,7 +460,7 @@ int ju_unpublish_batch(ju_ctx *ctx, const void *const *starts, size_t n)
 		at[i] = (uintptr_t)starts[i];
 	qsort(at, n, sizeof *at, cmp_addr);
 	pthread_mutex_lock(&ctx->lock);
-	pthread_mutex_lock(&cross_lock);
+	ju__cross_lock();
 	/* All or nothing: every start is checked before anything changes. */
 	int err = 0;
 	for (size_t i = 0; i < n && !err; i++) {
@@ -463,7 +475,7 @@ int ju_unpublish_batch(ju_ctx *ctx, const void *const *starts, size_t n)
 	}
 	if (!err)
 		arena_unpublish(ctx, at, n);
-	pthread_mutex_unlock(&cross_lock);
+	ju__cross_unlock();
 	if (!err)
 		files_forget(ctx, n, false);
 	pthread_mutex_unlock(&ctx->lock);
@@ -478,9 +490,9 @@ int ju_unpublish_all(ju_ctx *ctx)
 		return JU_FAIL(JU_EINVAL, "context is NULL");
 	pthread_mutex_lock(&ctx->lock);
 	size_t n = ctx->n_live;
-	pthread_mutex_lock(&cross_lock);
+	ju__cross_lock();
 	arena_retire_all(ctx);
-	pthread_mutex_unlock(&cross_lock);
+	ju__cross_unlock();
 	files_forget(ctx, n, true);
 	pthread_mutex_unlock(&ctx->lock);
 	return 0;
@@ -753,6 +765,7 @@ int ju_open(const ju_options *opt, ju_ctx **out)
 		return JU_FAIL(JU_ENOMEM, "out of memory for a context");
 	pthread_mutex_init(&ctx->lock, NULL);
 	ctx->arch = arch;
+	ctx->live = &arena_live;
 	ctx->opt = o;
 	ctx->pid = getpid();
 	if (o.jitdump_dir && !(ctx->jitdump_dir = ju__strdup(o.jitdump_dir))) {
@@ -774,10 +787,10 @@ int ju_open(const ju_options *opt, ju_ctx **out)
 	pthread_mutex_lock(&all_lock);
 	ctx->next = all_ctx;
 	all_ctx = ctx;
-	pthread_mutex_lock(&cross_lock);
+	ju__cross_lock();
 	ctx->cross_next = cross_ctx;
 	cross_ctx = ctx;
-	pthread_mutex_unlock(&cross_lock);
+	ju__cross_unlock();
 	pthread_mutex_unlock(&all_lock);
 	*out = ctx;
 	return 0;
@@ -804,13 +817,13 @@ int ju_close(ju_ctx *ctx)
 			*p = ctx->next;
 			break;
 		}
-	pthread_mutex_lock(&cross_lock);
+	ju__cross_lock();
 	for (struct ju_ctx **p = &cross_ctx; *p; p = &(*p)->cross_next)
 		if (*p == ctx) {
 			*p = ctx->cross_next;
 			break;
 		}
-	pthread_mutex_unlock(&cross_lock);
+	ju__cross_unlock();
 	arena_reclaim_all(ctx); /* channel states go before the channels close */
 	close_channels(ctx);
 	pthread_mutex_unlock(&ctx->lock);

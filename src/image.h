@@ -35,12 +35,22 @@ enum image_section {
 
 /* A record and the buffer its offsets point into; `fde`, when not NULL,
  * is where its FDE is instead (an arena record whose name and lines moved to
- * a side block when its slot was reused: see arena_src). */
+ * a side block when its slot was reused: see image_src). */
 typedef struct src_rec {
 	const blob_rec *rec;
 	const uint8_t *base;
 	const uint8_t *fde;
 } src_rec;
+
+/* Record k of an arena as a source for an image: its name and line unit are
+ * in the arena's image, or in a side block when its slot was reused (its FDE
+ * then stays in the image). */
+static inline void image_src(const arena *a, size_t k, src_rec *out)
+{
+	const blob_rec *r = &a->recs[k];
+	const uint8_t *side = a->side ? a->side[k] : NULL;
+	*out = (src_rec){ r, side ? side : a->image, side ? a->image + r->fde_off : NULL };
+}
 
 /* Bytes an FDE of `len` bytes takes in an image: rounded up to 16, so
  * that a freed slot can take a new blob whose FDE is a little longer. */

@@ -108,6 +108,21 @@ typedef struct blob_view {
 	size_t n_lines;
 } blob_view;
 
+/* A file channel's sink for blob views: its log_blobs, or a collector. */
+typedef int ju_log_fn(struct ju_ctx *ctx, const blob_view *v, size_t n);
+
+/* What the file channels read of a context's live blobs.  arena.c drives
+ * the channels through the channel table, so they do not call it back by
+ * name: ju_open hands each context arena.c's table (ctx->live). */
+typedef struct ju_live_ops {
+	/* Hand every live blob, in address order and a chunk at a time, to
+	 * `log` (a forked child's new perf map or jitdump, a compacted map). */
+	int (*relog)(struct ju_ctx *ctx, ju_log_fn *log);
+	/* The start of the first live blob at or after addr, or UINT64_MAX.
+	 * (Other contexts' blobs are not known here.) */
+	uint64_t (*next_live)(const struct ju_ctx *ctx, uint64_t addr);
+} ju_live_ops;
+
 /* A publish that reuses freed slots in place (arena.c, "Reusing FDE
  * slots" in docs/ARCHITECTURE.md): each new blob takes the tombstoned record
  * k of a committed arena. */
@@ -163,12 +178,16 @@ typedef struct ju_channel_ops {
 	 * since that log_blobs, so no other context wrote in between. */
 	void (*unlog_last)(struct ju_ctx *ctx);
 	/* File channels: n blobs were unpublished and the arena set no longer
-	 * holds them (arena_relog sees the live set).  Housekeeping that cannot
+	 * holds them (ctx->live->relog sees the live set).  Housekeeping that cannot
 	 * fail the unpublish (a perf map compacts itself here).  `all`: by
 	 * ju_unpublish_all, the way a program ends. */
 	void (*blobs_gone)(struct ju_ctx *ctx, size_t n, bool all);
 	/* In a forked child: start this process's own files. */
 	int (*after_fork)(struct ju_ctx *ctx);
+	/* Bytes after the blob's end that its consumer needs free of other
+	 * published code (ju_room_after); NULL when it needs none.  A property
+	 * of the consumer, so asked whether the channel is on or not. */
+	int (*room_after)(const struct ju_ctx *ctx, const blob_view *v, uint64_t *room);
 } ju_channel_ops;
 
 extern const ju_channel_ops ju_ch_unwinder;  /* ch_unwinder.c: libgcc, LLVM libunwind */
@@ -176,9 +195,6 @@ extern const ju_channel_ops ju_ch_libunwind; /* ch_libunwind.c: nongnu libunwind
 extern const ju_channel_ops ju_ch_gdb;       /* ch_gdb.c: GDB JIT interface */
 extern const ju_channel_ops ju_ch_perfmap;   /* ch_perfmap.c */
 extern const ju_channel_ops ju_ch_jitdump;   /* ch_jitdump.c */
-/* Bytes perf inject's synthesized ELF of the blob takes after its code (salt
- * and mapped unwind tables): what ju_room_after reports. */
-int ju__jd_room_after(const ju_arch *arch, const blob_view *v, uint64_t *room);
 
 /* ---- the context --------------------------------------------------------- */
 
@@ -201,20 +217,10 @@ struct ju_ctx {
 	struct lu_state *lu;
 	struct pm_state *pm;
 	struct jd_state *jd;
-	struct gdb_state *gdb; /* images replaced one chunk at a time (ch_gdb.c) */
-	bool near_code_images; /* allocate images within 2 GiB of code (libunwind) */
+	struct gdb_state *gdb;   /* images replaced one chunk at a time (ch_gdb.c) */
+	bool near_code_images;   /* allocate images within 2 GiB of code (libunwind) */
+	const ju_live_ops *live; /* the live blobs, for the file channels */
 };
-
-/* Channel table order; index with the bit's position. */
-#define JU_N_CHANNELS 5
-_Static_assert(JU_CH_ALL == (1u << JU_N_CHANNELS) - 1, "one JU_CH_* bit per channel");
-extern const ju_channel_ops *const ju_channel_table[JU_N_CHANNELS];
-
-/* Held around every change to any context's arena table, so that a publish
- * can check the other contexts' blobs (core.c).  Taken inside a context's
- * lock; takes no other lock. */
-void ju__cross_lock(void);
-void ju__cross_unlock(void);
 
 /* ---- arena operations (arena.c) ------------------------------------------ */
 
@@ -230,28 +236,17 @@ void arena_commit_publish(struct ju_ctx *ctx, struct arena_plan *plan);
 void arena_abort_publish(struct ju_ctx *ctx, struct arena_plan *plan);
 /* Find the live record starting exactly at `start`. */
 blob_rec *arena_find(struct ju_ctx *ctx, uint64_t start, arena **where);
-/* The start of the first live blob at or after addr, or UINT64_MAX.  (Other
- * contexts' blobs are not known here.) */
-uint64_t arena_next_live(const struct ju_ctx *ctx, uint64_t addr);
 /* Check [start, end) against live records; true if it overlaps one. */
 bool arena_overlaps(struct ju_ctx *ctx, uint64_t start, uint64_t end);
 /* Unpublish the live blobs starting at starts[0..n) (distinct, all live:
  * the caller checked); cannot fail. */
 void arena_unpublish(struct ju_ctx *ctx, const uint64_t *starts, size_t n);
-/* Record k of an arena as a source for an image (its name and lines may
- * live in a side block). */
-struct src_rec;
-void arena_src(const arena *a, size_t k, struct src_rec *out);
 /* Retire every arena. */
 void arena_retire_all(struct ju_ctx *ctx);
 /* Free every retired arena now, grace period or not (ju_close). */
 void arena_reclaim_all(struct ju_ctx *ctx);
-/* Describe a live record of an arena for the file channels; decodes the line
- * table into *lines (caller frees) when there is one. */
-int arena_view(const arena *a, const blob_rec *r, blob_view *v, ju_line **lines);
-/* Hand every live blob, in address order and a chunk at a time, to a file
- * channel's log_blobs (a forked child's new perf map or jitdump). */
-int arena_relog(struct ju_ctx *ctx, int (*log_blobs)(struct ju_ctx *, const blob_view *, size_t));
+/* The live blobs as the file channels read them (ju_live_ops). */
+extern const ju_live_ops arena_live;
 
 /* ---- signals (signals.c) --------------------------------------------------- */
 
