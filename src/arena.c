@@ -20,6 +20,7 @@
  *   - A swapped-out arena is freed GRACE_NS later (see sweep()).
  */
 #include "channels.h"
+#include "formats/search.h"
 #include "formats/clock.h"
 #include "formats/ehframe.h"
 #include "image.h"
@@ -315,14 +316,7 @@ static int build_comp(struct ju_ctx *ctx, comp *c, const src_rec *s, size_t n, s
 /* Index of the last record of a starting at or below addr, or SIZE_MAX. */
 static size_t last_starting_at(const arena *a, uint64_t addr)
 {
-	size_t lo = 0, hi = a->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (a->recs[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = FMT_COUNT_LE(a->recs, a->n, start, addr);
 	return lo ? lo - 1 : SIZE_MAX;
 }
 

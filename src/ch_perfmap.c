@@ -39,6 +39,7 @@
  * that holds exactly the live lines, else the live lines written anew.
  */
 #include "internal.h"
+#include "formats/search.h"
 #include "ownfile.h"
 
 #include <errno.h>
@@ -155,15 +156,7 @@ static size_t ix_block_of(uint64_t addr)
 /* Index in a block of the first line starting after addr. */
 static uint32_t ix_after(const ix_block *b, uint64_t addr)
 {
-	uint32_t lo = 0, hi = b->n;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (b->l[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return (uint32_t)FMT_COUNT_LE(b->l, b->n, start, addr);
 }
 
 static void ix_drop_block(size_t k)

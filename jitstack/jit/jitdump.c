@@ -1,5 +1,6 @@
 /* jitdump.c - reading a perf jitdump for names, lines and CFI (see jitdump.h). */
 #include "jit/jitdump.h"
+#include "formats/search.h"
 #include "base/bounds.h"
 #include "formats/elfhdr.h"
 #include "formats/jitdump.h"
@@ -516,14 +517,7 @@ js_jd_code *js_jitdump_find(js_jitdump *jd, uint64_t pc)
 
 const js_jd_line *js_jitdump_line(const js_jd_code *c, uint64_t pc)
 {
-	size_t lo = 0, hi = c->n_lines; /* the first row past pc */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (c->lines[mid].addr <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = FMT_COUNT_LE(c->lines, c->n_lines, addr, pc); /* the first row past pc */
 	return lo && pc >= c->lo && pc < c->hi ? &c->lines[lo - 1] : NULL;
 }
 

@@ -3,6 +3,7 @@
  * ET_EXEC that libdwfl loads.
  */
 #include "jit/jitimage.h"
+#include "formats/search.h"
 #include "jit/aranges.h"
 #include "formats/elfhdr.h"
 #include "jit/cfi_convert.h"
@@ -117,14 +118,7 @@ typedef struct fsym {
 
 static bool in_fde(const cfi_out *c, uint64_t pc)
 {
-	size_t lo = 0, hi = c->n_fde;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (c->fde[mid].pc <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = FMT_COUNT_LE(c->fde, c->n_fde, pc, pc);
 	return lo && pc - c->fde[lo - 1].pc < c->fde[lo - 1].range;
 }
 

@@ -1,5 +1,6 @@
 /* perfmap.c - reading a perf map and naming pcs from it (see perfmap.h). */
 #include "jit/perfmap.h"
+#include "formats/search.h"
 #include "base/bounds.h"
 #include "base/grow.h"
 
@@ -375,14 +376,7 @@ out:
 
 static const js_pm_seg *search(const js_pm_seg *v, size_t n, uint64_t pc)
 {
-	size_t lo = 0, hi = n; /* the first range that starts after pc */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (v[mid].lo <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = FMT_COUNT_LE(v, n, lo, pc); /* the first range that starts after pc */
 	return lo && pc < v[lo - 1].hi ? &v[lo - 1] : NULL;
 }
 

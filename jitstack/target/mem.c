@@ -11,6 +11,7 @@
  * (p_filesz < p_memsz: pages the kernel did not dump) read as EFAULT.
  */
 #include "target/mem.h"
+#include "formats/search.h"
 
 #include <errno.h>
 #include <gelf.h>
@@ -137,14 +138,7 @@ static int core_read(js_mem *m, uint64_t addr, void *buf, size_t len)
 	uint8_t *out = buf;
 	while (len) {
 		/* the last segment starting at or below addr */
-		size_t lo = 0, hi = m->n_segs;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (m->segs[mid].vaddr <= addr)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		size_t lo = FMT_COUNT_LE(m->segs, m->n_segs, vaddr, addr);
 		const seg *s = lo ? &m->segs[lo - 1] : NULL;
 		if (!s || addr - s->vaddr >= s->filesz)
 			return EFAULT;
