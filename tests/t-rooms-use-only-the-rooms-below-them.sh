@@ -1,0 +1,70 @@
+# The tree's rooms in their order (docs/ARCHITECTURE.md): a source file
+# includes only headers of its own room or of rooms below it.
+#   jitstack: base < target < jit < unwind < out < record < main.c, dump.c
+#   tinyjit:  vm < runtime < host (gen/ and stencils/ are build time)
+#   src:      the channel files (ch_*.c) include neither arena's nor core's
+#             parts (channels.h), and use no arena_ function: they reach
+#             the live blobs through ctx->live.
+# Every room of each list must exist, so a moved file cannot make the
+# check pass by leaving nothing to check.
+. "$(dirname "$0")/lib.sh"
+
+# rank ROOM-LIST DIR: the position of DIR in ROOM-LIST, "top" when absent
+rank() {
+	i=0
+	for r in $1; do
+		[ "$r" = "$2" ] && { echo $i; return; }
+		i=$((i + 1))
+	done
+	echo top
+}
+
+# check TREE ROOMS: every #include "ROOM/x.h" in TREE/ROOM*/ is of a room
+# at or below the file's own; files at TREE's top may include any room.
+bad=0 seen=0
+check() {
+	tree=$1 rooms=$2
+	for room in $rooms; do
+		[ -d "$ROOT/$tree/$room" ] || fail "$tree/$room: no such room"
+		mine=$(rank "$rooms" "$room")
+		for f in "$ROOT/$tree/$room"/*.[ch]; do
+			[ -e "$f" ] || continue
+			seen=$((seen + 1))
+			for inc in $(sed -n 's/^#include "\([a-z_]*\)\/[^"]*".*/\1/p' "$f" | sort -u); do
+				theirs=$(rank "$rooms" "$inc")
+				[ "$theirs" = top ] && continue # formats/, the generated profile.pb-c.h
+				if [ "$theirs" -gt "$mine" ]; then
+					echo "  ${f#"$ROOT"/} ($room) includes $inc/, a room above it"
+					bad=$((bad + 1))
+				fi
+			done
+		done
+	done
+}
+check jitstack "base target jit unwind out record"
+# tinyjit's includes name files relative to its top (vm/vm.h), or, inside
+# vm/, by bare name: a bare name in vm/ must be a vm/ file
+check tinyjit "vm runtime host"
+for f in "$ROOT"/tinyjit/vm/*.[ch]; do
+	for inc in $(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f"); do
+		case $inc in
+		formats/* | vm/*) ;;
+		*/*) echo "  ${f#"$ROOT"/} includes $inc, not a vm/ file"; bad=$((bad + 1)) ;;
+		*) [ -e "$ROOT/tinyjit/vm/$inc" ] || { echo "  ${f#"$ROOT"/} includes $inc, not a vm/ file"; bad=$((bad + 1)); } ;;
+		esac
+	done
+done
+
+# src/: the channels below the arena set and the core
+n=0
+for f in "$ROOT"/src/ch_*.c; do
+	n=$((n + 1))
+	if grep -q '#include "channels.h"' "$f" || grep -qE '\barena_[a-z_]+\(' "$f"; then
+		echo "  ${f#"$ROOT"/} uses the channel table or arena.c"
+		bad=$((bad + 1))
+	fi
+done
+[ $n -ge 5 ] || fail "only $n channel files in src/"
+[ $seen -ge 40 ] || fail "only $seen files in the rooms: the rooms moved?"
+[ $bad -eq 0 ] || fail "$bad includes or calls point up"
+pass "$seen files in jitstack's and tinyjit's rooms and $n channels: every include and call points down"
