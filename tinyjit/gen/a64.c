@@ -88,40 +88,23 @@ long a64_fp_prologue_set(const uint8_t *code, size_t size)
 	return found;
 }
 
-long a64_only_indirect_call(const uint8_t *code, size_t size, size_t *len)
-{
-	char err[128];
-	csh h;
-	if (isa_open(&isa_aarch64, &h, err, sizeof err))
-		return -1;
-	cs_insn *in = cs_malloc(h);
-	const uint8_t *p = code;
-	size_t left = size;
-	uint64_t addr = 0;
-	long found = -1;
-	int count = 0;
-	while (left && cs_disasm_iter(h, &p, &left, &addr, in)) {
-		if (in->id != ARM64_INS_BLR)
-			continue;
-		found = (long)in->address;
-		*len = in->size;
-		count++;
-	}
-	cs_free(in, 1);
-	cs_close(&h);
-	return count == 1 && left == 0 ? found : -1;
-}
-
 /* AArch64 DWARF numbers: x29 29, sp 31, the return address column x30 (lr)
  * (DWARF for the Arm 64-bit Architecture).  The API's standard CIE: code
  * alignment 4, data alignment -8, CFA = sp + 0 at entry, the return address
  * still in lr. */
+/* blr: the one call a stencil makes through a register */
+static bool is_indirect_call(const cs_insn *in)
+{
+	return in->id == ARM64_INS_BLR;
+}
+
 static const isa_decoder decoder = {
 	.arch = CS_ARCH_ARM64,
 	.mode = CS_MODE_ARM,
 	.att = false,
 	.is_fp = is_fp,
 	.classify = classify,
+	.is_indirect_call = is_indirect_call,
 };
 
 const isa_ops isa_aarch64 = {
@@ -131,7 +114,6 @@ const isa_ops isa_aarch64 = {
 	.prologue_text = "stp x29, x30, [sp, #K]; add x29, sp, #K",
 	.decoder = &decoder,
 	.fp_prologue_set = a64_fp_prologue_set,
-	.only_indirect_call = a64_only_indirect_call,
 	.dw_fp = 29,
 	.dw_sp = 31,
 	.dw_ra = 30,

@@ -13,7 +13,4 @@
  * x29 must point at the record just stored (AAPCS64 "The Frame Pointer"). */
 long a64_fp_prologue_set(const uint8_t *code, size_t size);
 
-/* Offset of the only blr in code, and its length; -1 unless exactly one. */
-long a64_only_indirect_call(const uint8_t *code, size_t size, size_t *len);
-
 #endif

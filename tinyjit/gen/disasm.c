@@ -67,3 +67,27 @@ int isa_fp_writes(const isa_ops *isa, const uint8_t *code, size_t size, isa_writ
 	cs_close(&h);
 	return n;
 }
+
+long isa_only_indirect_call(const isa_ops *isa, const uint8_t *code, size_t size, size_t *len)
+{
+	char err[128];
+	csh h;
+	if (isa_open(isa, &h, err, sizeof err))
+		return -1;
+	cs_insn *in = cs_malloc(h);
+	const uint8_t *p = code;
+	size_t left = size;
+	uint64_t addr = 0;
+	long found = -1;
+	int count = 0;
+	while (left && cs_disasm_iter(h, &p, &left, &addr, in)) {
+		if (!isa->decoder->is_indirect_call(in))
+			continue;
+		found = (long)in->address;
+		*len = in->size;
+		count++;
+	}
+	cs_free(in, 1);
+	cs_close(&h);
+	return count == 1 && left == 0 ? found : -1;
+}

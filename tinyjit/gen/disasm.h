@@ -19,6 +19,8 @@ struct isa_decoder {
 	bool (*is_fp)(unsigned reg);
 	/* The ISA_W_* kind of an instruction that writes the frame pointer. */
 	int (*classify)(const cs_insn *in);
+	/* a call through a register or memory (the shim's one call) */
+	bool (*is_indirect_call)(const cs_insn *in);
 };
 
 /* Open capstone for isa, instruction details on.  Returns 0, or -1 with a

@@ -36,9 +36,6 @@ typedef struct isa_ops {
 	/* The offset of the instruction that sets the frame pointer in the
 	 * standard prologue the function starts with, or -1 if it has none. */
 	long (*fp_prologue_set)(const uint8_t *code, size_t size);
-	/* Offset of the only indirect call in code and its length; -1 unless
-	 * there is exactly one. */
-	long (*only_indirect_call)(const uint8_t *code, size_t size, size_t *len);
 	/* DWARF register numbers (psABI "DWARF Register Number Mapping"). */
 	unsigned dw_fp, dw_sp, dw_ra;
 	/* The standard CIE the jitunwind API assumes raw CFI to follow
@@ -59,5 +56,9 @@ const isa_ops *isa_for(unsigned machine);
  * message when the bytes do not decode (disasm.c). */
 int isa_fp_writes(const isa_ops *isa, const uint8_t *code, size_t size, isa_write *out, int max, char *err,
 		  size_t errlen);
+
+/* Offset of the only indirect call in code (blr; call *reg or *mem) and
+ * its length; -1 unless there is exactly one (disasm.c). */
+long isa_only_indirect_call(const isa_ops *isa, const uint8_t *code, size_t size, size_t *len);
 
 #endif

@@ -342,7 +342,7 @@ static eh_row shim_region(const char *path, unsigned machine)
 	if (!f)
 		die("%s: no tj_shim_call", path);
 	size_t len;
-	long call = isa->only_indirect_call(f->code, f->size, &len);
+	long call = isa_only_indirect_call(isa, f->code, f->size, &len);
 	if (call < 0)
 		die("%s: tj_shim_call must contain exactly one indirect call (the call into JIT code)", path);
 	eh_fde fde;

@@ -32,31 +32,13 @@ long x86_fp_prologue_set(const uint8_t *code, size_t size)
 	return std ? 1 : -1;
 }
 
-long x86_only_indirect_call(const uint8_t *code, size_t size, size_t *len)
+/* call *reg / call *mem */
+static bool is_indirect_call(const cs_insn *in)
 {
-	char err[128];
-	csh h;
-	if (isa_open(&isa_x86_64, &h, err, sizeof err))
-		return -1;
-	cs_insn *in = cs_malloc(h);
-	const uint8_t *p = code;
-	size_t left = size;
-	uint64_t addr = 0;
-	long found = -1;
-	int count = 0;
-	while (left && cs_disasm_iter(h, &p, &left, &addr, in)) {
-		if (in->id != X86_INS_CALL)
-			continue;
-		const cs_x86 *x = &in->detail->x86;
-		if (x->op_count == 1 && x->operands[0].type != X86_OP_IMM) {
-			found = (long)in->address;
-			*len = in->size;
-			count++;
-		}
-	}
-	cs_free(in, 1);
-	cs_close(&h);
-	return count == 1 && left == 0 ? found : -1;
+	if (in->id != X86_INS_CALL)
+		return false;
+	const cs_x86 *x = &in->detail->x86;
+	return x->op_count == 1 && x->operands[0].type != X86_OP_IMM;
 }
 
 static const isa_decoder decoder = {
@@ -65,6 +47,7 @@ static const isa_decoder decoder = {
 	.att = true,
 	.is_fp = is_fp,
 	.classify = classify,
+	.is_indirect_call = is_indirect_call,
 };
 
 const isa_ops isa_x86_64 = {
@@ -74,7 +57,6 @@ const isa_ops isa_x86_64 = {
 	.prologue_text = "push %rbp; mov %rsp, %rbp",
 	.decoder = &decoder,
 	.fp_prologue_set = x86_fp_prologue_set,
-	.only_indirect_call = x86_only_indirect_call,
 	.dw_fp = 6,
 	.dw_sp = 7,
 	.dw_ra = 16,

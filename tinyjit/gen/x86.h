@@ -13,8 +13,4 @@
  * push %rbp; mov %rsp,%rbp, else -1. */
 long x86_fp_prologue_set(const uint8_t *code, size_t size);
 
-/* Offset of the only indirect call (call *reg / call *mem) in code, and
- * its length; -1 unless there is exactly one. */
-long x86_only_indirect_call(const uint8_t *code, size_t size, size_t *len);
-
 #endif
