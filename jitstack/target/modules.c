@@ -61,17 +61,17 @@ static size_t drop_non_files(char *text, size_t len, js_mem *mem)
 
 /* Feed maps text to libdwfl, less the mappings in no file (*len is
  * updated). */
-static int report_text(Dwfl *dwfl, char *text, size_t *len, js_mem *mem)
+static int report_text(Dwfl *dwfl, char *text, size_t *len, js_mem *mem, js_err *err)
 {
 	*len = drop_non_files(text, *len, mem);
 	if (!*len)
 		return 0;
 	FILE *f = fmemopen(text, *len, "r");
 	if (!f)
-		return errno;
+		return js_fail(err, JS_EXIT_FAILURE, errno, "cannot list the modules: %s", strerror(errno));
 	int r = dwfl_linux_proc_maps_report(dwfl, f);
 	fclose(f);
-	return r;
+	return r ? js_fail(err, JS_EXIT_FAILURE, r, "cannot list the modules: %s", dwfl_errmsg(-1)) : 0;
 }
 
 static void report_vdso(Dwfl *dwfl, js_memelf *vdso)
@@ -122,19 +122,20 @@ static char *read_all(const char *path, size_t *len)
 	return buf;
 }
 
-int js_report_proc_maps(Dwfl *dwfl, pid_t pid, js_mem *mem, js_memelf *vdso)
+int js_report_proc_maps(Dwfl *dwfl, pid_t pid, js_mem *mem, js_memelf *vdso, js_err *err)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
 	size_t len;
 	char *text = read_all(path, &len);
-	if (!text)
-		return errno ? errno : EIO;
-	if (!len) { /* an exited process has empty maps */
+	int e = text ? 0 : errno ? errno : EIO;
+	if (e == ENOENT || (text && !len)) { /* an exited process has no maps, or empty ones */
 		free(text);
-		return ENOENT;
+		return js_fail(err, JS_EXIT_NO_PROCESS, ENOENT, "process %d exited", (int)pid);
 	}
-	int r = report_text(dwfl, text, &len, mem);
+	if (e)
+		return js_fail(err, JS_EXIT_FAILURE, e, "cannot list the modules: %s: %s", path, strerror(e));
+	int r = report_text(dwfl, text, &len, mem, err);
 	vdso->magic = JS_MEMELF_MAGIC;
 	vdso->mem = mem;
 	for (char *l = text; l < text + len;) {
@@ -269,7 +270,7 @@ int js_report_core_files(Dwfl *dwfl, Elf *core, const char *exe, js_mem *mem, js
 		len += (size_t)w;
 		p = nul + 1;
 	}
-	int rc = report_text(dwfl, text, &len, mem);
+	int rc = report_text(dwfl, text, &len, mem, NULL); /* a failure: the caller falls back */
 	free(text);
 	report_vdso(dwfl, vdso);
 	return rc ? -1 : 0;

@@ -15,6 +15,7 @@
 #ifndef JS_MODULES_H
 #define JS_MODULES_H
 
+#include "base/err.h"
 #include "target/mem.h"
 
 #include <elfutils/libdwfl.h>
@@ -34,8 +35,8 @@ typedef struct js_memelf {
 #define JS_MEMELF_MAGIC 0x4d454d45u /* "MEME" */
 
 /* Report the modules of /proc/PID/maps (and the vDSO into *vdso).
- * Returns 0, or an errno (ENOENT: the process is gone). */
-int js_report_proc_maps(Dwfl *dwfl, pid_t pid, js_mem *mem, js_memelf *vdso);
+ * Returns 0, or js_fail's code (JS_EXIT_NO_PROCESS: the process is gone). */
+int js_report_proc_maps(Dwfl *dwfl, pid_t pid, js_mem *mem, js_memelf *vdso, js_err *err);
 /* Report the modules a core's NT_FILE note lists; `exe` (may be NULL)
  * replaces the executable's path.  The vDSO from NT_AUXV.  Returns 0, or
  * -1 when the core has no usable NT_FILE note. */

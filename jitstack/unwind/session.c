@@ -306,10 +306,7 @@ static int report_native(js_session *s)
 		return js_fail(&s->err, JS_EXIT_FAILURE, 0, "cannot list the modules: %s", dwfl_errmsg(-1));
 	if (s->core)
 		return 0;
-	int e = js_report_proc_maps(s->dwfl, s->pid, s->mem, &s->vdso);
-	if (e == ENOENT)
-		return js_fail(&s->err, JS_EXIT_NO_PROCESS, e, "process %d exited", (int)s->pid);
-	return e ? js_fail(&s->err, JS_EXIT_FAILURE, e, "cannot list the modules: %s", dwfl_errmsg(-1)) : 0;
+	return js_report_proc_maps(s->dwfl, s->pid, s->mem, &s->vdso, &s->err);
 }
 
 int js_refresh_modules(js_session *s)
