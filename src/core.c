@@ -178,15 +178,10 @@ static int check_blob(const struct ju_ctx *ctx, const ju_blob *b, size_t i)
 	char msg[200];
 	if (cfi_check_frame(ctx->arch, &b->frame, b->size, msg, sizeof msg))
 		return JU_FAIL(JU_ECFI, "blob %zu (%s): %s", i, b->name, msg);
-	if (b->n_inlines) {
-		err = check_inlines(b, i);
-		if (err)
-			return err;
-	}
 	if (b->n_lines == 0) {
 		if (b->file)
 			return JU_FAIL(JU_ELINES, "blob %zu (%s): file given without line rows", i, b->name);
-		return 0;
+		return b->n_inlines ? check_inlines(b, i) : 0; /* refused: they need lines */
 	}
 	if (!b->lines)
 		return JU_FAIL(JU_ELINES, "blob %zu (%s): n_lines is %zu but lines is NULL", i, b->name,
@@ -199,7 +194,7 @@ static int check_blob(const struct ju_ctx *ctx, const ju_blob *b, size_t i)
 		return err;
 	if (image_check_lines(b->file, b->lines, b->n_lines, b->size, msg, sizeof msg))
 		return JU_FAIL(JU_ELINES, "blob %zu (%s): %s", i, b->name, msg);
-	return 0;
+	return b->n_inlines ? check_inlines(b, i) : 0;
 }
 
 /* ---- staging --------------------------------------------------------------- */
@@ -281,7 +276,7 @@ static int stage(struct ju_ctx *ctx, const ju_blob *blobs, size_t n, staged *s)
 		r->fde_off = (uint32_t)s->buf.len;
 		cfi_write_blob_fdes(ctx->arch, &s->buf, cie, CFI_ENC_ABS8, 0, r->start, r->size, &b->frame);
 		r->fde_len = (uint32_t)(s->buf.len - r->fde_off);
-		if (b->n_inlines) {
+		if (b->n_lines && b->n_inlines) {
 			if (stage_guest_frames(&s->buf, b, r))
 				goto oom;
 		} else if (b->n_lines) {

@@ -559,8 +559,8 @@ static void plan(const templates *tp, const src_rec *src, size_t n, layout *L)
 		L->size[SEC_EH_FRAME] += image_slot_len(r->fde_len);
 		L->size[SEC_SYMTAB] += sizeof(Elf64_Sym);
 		L->size[SEC_STRTAB] += r->name_len + 1u;
-		L->guest_frames |= r->info_len != 0;
-		if (r->line_len) {
+		if (r->line_len) { /* guest frames come with lines */
+			L->guest_frames |= r->info_len != 0;
 			L->size[SEC_DEBUG_INFO] += cu_size(&src[i]);
 			L->size[SEC_DEBUG_ARANGES] += ARANGES_SET_SIZE;
 			L->size[SEC_DEBUG_LINE] += r->line_len;
