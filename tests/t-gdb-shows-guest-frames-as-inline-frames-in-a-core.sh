@@ -5,6 +5,8 @@
 . "$ROOT/tests/debuggers.sh"
 need_gdb
 need_core_in_cwd
+# a child that cannot publish leaves no core: that is a failure, not a skip
+"$TB/guest-child" dump > dump.out 2>&1 || { cat dump.out; fail "guest-child cannot publish its blob"; }
 make_core "$TB/guest-child" abort
 gdb_bt_core "$TB/guest-child" "$CORE"
 guest_judge gdb.out || { cat gdb.out; fail "gdb bt on the core"; }

@@ -179,17 +179,19 @@ static void check_blob_dwarf(Dwarf *dw, size_t k)
 		for (int s = 0; s <= (int)d && s < n; s++) {
 			Dwarf_Die *die = &scopes[s];
 			if (s == (int)d) {
-				CHECK(dwarf_tag(die) == DW_TAG_subprogram && !strcmp(dwarf_diename(die), m->name),
+				CHECK(dwarf_tag(die) == DW_TAG_subprogram &&
+					      !strcmp(dwarf_diename(die), m->name),
 				      "%s+%u: outermost scope %s", m->name, off, dwarf_diename(die));
 				continue;
 			}
 			uint32_t want = chain[d - 1 - (size_t)s];
 			const ju_inline *x = &m->in[want - 1];
-			CHECK(dwarf_tag(die) == DW_TAG_inlined_subroutine && !strcmp(dwarf_diename(die), x->name),
+			CHECK(dwarf_tag(die) == DW_TAG_inlined_subroutine &&
+				      !strcmp(dwarf_diename(die), x->name),
 			      "%s+%u: scope %d is %s, want %s", m->name, off, s, dwarf_diename(die), x->name);
-			CHECK(die_udata(die, DW_AT_call_line) == x->call_line, "%s+%u: %s call_line %llu, want %u",
-			      m->name, off, x->name, (unsigned long long)die_udata(die, DW_AT_call_line),
-			      x->call_line);
+			CHECK(die_udata(die, DW_AT_call_line) == x->call_line,
+			      "%s+%u: %s call_line %llu, want %u", m->name, off, x->name,
+			      (unsigned long long)die_udata(die, DW_AT_call_line), x->call_line);
 			CHECK(!strcmp(die_file(&cu, die, DW_AT_call_file), call_file(m, want)),
 			      "%s+%u: %s call_file %s, want %s", m->name, off, x->name,
 			      die_file(&cu, die, DW_AT_call_file), call_file(m, want));
@@ -224,8 +226,8 @@ static void check_image(const uint8_t *img, size_t size, bool *seen)
 	for (size_t k = 0; dw && k < N; k++) {
 		Dwarf_Die cu;
 		Dwarf_Addr lo;
-		if (M[k].live && dwarf_addrdie(dw, (uintptr_t)R + k * SLOT, &cu) && dwarf_lowpc(&cu, &lo) == 0 &&
-		    lo == (uintptr_t)R + k * SLOT) {
+		if (M[k].live && dwarf_addrdie(dw, (uintptr_t)R + k * SLOT, &cu) &&
+		    dwarf_lowpc(&cu, &lo) == 0 && lo == (uintptr_t)R + k * SLOT) {
 			check_blob_dwarf(dw, k);
 			seen[k] = true;
 		}
@@ -462,7 +464,8 @@ int main(void)
 	elf_version(EV_CURRENT);
 	for (uint32_t r = 0; r < SIZE / 4; r++)
 		rows[r] = (ju_line){ r * 4, 100 + r };
-	CHECK_RC(ju_open(&JU_OPTIONS(.channels = JU_CH_UNWINDER | JU_CH_GDB, .flags = JU_OPT_NO_ENV), &ctx), 0);
+	CHECK_RC(ju_open(&JU_OPTIONS(.channels = JU_CH_UNWINDER | JU_CH_GDB, .flags = JU_OPT_NO_ENV), &ctx),
+		 0);
 	validation();
 	older_caller();
 	through_arena_changes();
