@@ -20,10 +20,12 @@
  *       a code collection: with N blobs published (1M), 10 % of them at
  *       random places unpublished in one batch, then as many new blobs (new
  *       names, some smaller) published into the freed places, 64 a batch.
- *   bench-publish ir BASE BATCH MASK
+ *   bench-publish ir BASE BATCH MASK [DEBUG]
  *       for callgrind (bench/callgrind-publish.sh): publish 4096 blobs in
  *       measured_publish() after BASE are published, so
  *       --toggle-collect=measured_publish counts only those instructions.
+ *       DEBUG 1 gives each blob a line table, 2 the rows and three nested
+ *       guest frames; the bytes of the gdb images per blob are printed.
  *
  * Blobs other than the two real frames are address ranges in an inaccessible
  * reservation: publishing never reads the code (only jitdump does, which is
@@ -48,15 +50,32 @@ static uint8_t *R; /* reservation for fake blobs */
 static size_t R_slots;
 static char (*names)[32];
 
+/* What the blobs carry besides a name and frame (ir mode's DEBUG argument):
+ * 0 nothing, 1 a line table (12 rows), 2 the rows and a tree of guest
+ * frames three deep (a trace inlining f, which inlines g, which inlines h). */
+static int debug_kind;
+static ju_line bench_rows[12];
+static const ju_inline bench_tree[] = {
+	{ 4, 44, 0, 3, "py:f", "f.py", NULL },
+	{ 8, 40, 1, 12, "py:g", "g.py", NULL },
+	{ 12, 36, 2, 21, "py:h", "h.py", NULL },
+};
+
 static ju_blob blob_at(size_t slot)
 {
 	if (!names[slot][0])
 		snprintf(names[slot], sizeof names[slot], "bench:%zu", slot);
-	return (ju_blob){ .sz = sizeof(ju_blob),
-			  .start = R + slot * SLOT,
-			  .size = 48,
-			  .name = names[slot],
-			  .frame = { .kind = JU_FRAME_REGION, .u.region = { 16, -16, -8 } } };
+	ju_blob b = { .sz = sizeof(ju_blob),
+		      .start = R + slot * SLOT,
+		      .size = 48,
+		      .name = names[slot],
+		      .frame = { .kind = JU_FRAME_REGION, .u.region = { 16, -16, -8 } } };
+	if (debug_kind) {
+		b.file = "trace.py", b.lines = bench_rows, b.n_lines = 12;
+		if (debug_kind == 2)
+			b.inlines = bench_tree, b.n_inlines = 3;
+	}
+	return b;
 }
 
 static void die(const char *what, int err)
@@ -528,11 +547,26 @@ static void bench_ir_backtrace(size_t n)
 	ju_close(c);
 }
 
+/* The GDB JIT interface's list, as the GDB manual defines it. */
+struct gdb_entry {
+	struct gdb_entry *next, *prev;
+	const char *addr;
+	uint64_t size;
+};
+extern struct {
+	uint32_t version, action;
+	struct gdb_entry *relevant, *first;
+} __jit_debug_descriptor;
+
 static void bench_ir(size_t base, size_t batch, uint32_t mask)
 {
 	ju_ctx *c = open_ctx(mask);
 	fill(c, 0, base, BATCH);
 	measured_publish(c, base, batch);
+	uint64_t bytes = 0;
+	for (const struct gdb_entry *e = __jit_debug_descriptor.first; e; e = e->next)
+		bytes += e->size;
+	printf("gdb image bytes per blob: %.1f\n", (double)bytes / (double)(base + 4096));
 	ju_unpublish_all(c);
 	ju_close(c);
 }
@@ -547,6 +581,12 @@ int main(int argc, char **argv)
 	for (int i = 2; i + 1 < argc; i++)
 		if (!strcmp(argv[i], "--max"))
 			max = strtoul(argv[++i], NULL, 10);
+	if (!strcmp(argv[1], "ir") && argc == 6) { /* ir BASE BATCH MASK DEBUG */
+		debug_kind = atoi(argv[5]);
+		for (uint32_t r = 0; r < 12; r++)
+			bench_rows[r] = (ju_line){ r * 4, 10 + r };
+		argc = 5;
+	}
 	if ((!strcmp(argv[1], "ir") && argc == 5) || (!strcmp(argv[1], "ir-backtrace") && argc == 3))
 		max = strtoul(argv[2], NULL, 10);
 	R_slots = max + 8192;

@@ -78,6 +78,7 @@ enum {
 	JU_ELINES = -12,     /* the line table is invalid */
 	JU_EENV = -13,       /* the JITUNWIND environment variable is malformed */
 	JU_ENOTSUP = -14,    /* a struct sets a field this library does not know */
+	JU_EINLINE = -15,    /* the guest frames (inline ranges) are invalid */
 };
 
 /* Channels, as a bit mask. */
@@ -254,8 +255,36 @@ typedef struct ju_line {
 /* Longest name accepted, in bytes (without the terminating NUL). */
 #define JU_NAME_MAX 1024
 
+/* A guest function inlined into a blob (a trace or a method that a JIT
+ * compiled across guest calls): debuggers show it as an inline frame over
+ * [start, end) of the blob, called from its parent at call_file:call_line.
+ * A blob's inlines form a tree under the blob's own function; the array
+ * lists it in pre-order, children after their parent and siblings by
+ * increasing start:
+ *   - start < end <= the blob's size, inside the parent's range;
+ *   - siblings do not overlap;
+ *   - parent is 0 (the blob's own function) or the index + 1 of the
+ *     entry just before this one or of one of that entry's ancestors;
+ *   - at most JU_INLINE_DEPTH_MAX levels and JU_INLINE_MAX entries.
+ * The blob needs a line table: its rows give the innermost line at each
+ * offset, in the file of the innermost inline covering it.  Breaking a
+ * rule is JU_EINLINE; a bad name or file JU_ENAME.  See docs/API.md,
+ * "Guest frames".  Like ju_line, this type never changes. */
+typedef struct ju_inline {
+	uint32_t start, end;   /* [start, end): byte offsets in the blob */
+	uint32_t parent;       /* index + 1 of the enclosing inline; 0: the blob itself */
+	uint32_t call_line;    /* the line of the call in the parent, >= 1 */
+	const char *name;      /* the guest function: UTF-8 like ju_blob.name */
+	const char *file;      /* its source file; NULL: the blob's file */
+	const char *call_file; /* the file of the call; NULL: the parent's file */
+} ju_inline;
+
+/* The deepest nesting of inlines, and the most a blob may have. */
+#define JU_INLINE_DEPTH_MAX 32
+#define JU_INLINE_MAX 65536
+
 /* The types a blob points to or embeds (ju_range, ju_cfi_range,
- * ju_saved_reg, ju_frame, ju_line) never change: what a later version adds
+ * ju_saved_reg, ju_frame, ju_line, ju_inline) never change: what a later version adds
  * to a blob's description comes as new fields at the end of ju_blob. */
 typedef struct ju_blob {
 	size_t sz;         /* sizeof(ju_blob) as the caller compiled it; JU_BLOB() sets it */
@@ -269,6 +298,11 @@ typedef struct ju_blob {
 	const char *file;
 	const ju_line *lines;
 	size_t n_lines;
+	/* Optional guest functions inlined into the blob, a tree in pre-order
+	 * (see ju_inline); they need a line table.  NULL/0 when there are
+	 * none. */
+	const ju_inline *inlines;
+	size_t n_inlines;
 	/* New fields go here, at the end (see "Compatibility" above). */
 } ju_blob;
 

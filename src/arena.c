@@ -456,14 +456,16 @@ static int prepare_reuse(struct ju_ctx *ctx, reuse_set *rs)
 			free_sides(rs);
 			return JU_FAIL(JU_ENOMEM, "out of memory reusing a freed slot");
 		}
-		/* the line unit first, then the name */
-		it->side = ju__malloc((size_t)r->line_len + r->name_len + 1u);
+		/* the line unit first, then the compile unit of guest frames, then
+		 * the name */
+		it->side = ju__malloc((size_t)r->line_len + r->info_len + r->name_len + 1u);
 		if (!it->side) {
 			free_sides(rs);
 			return JU_FAIL(JU_ENOMEM, "out of memory reusing a freed slot");
 		}
 		memcpy(it->side, rs->stage + r->line_off, r->line_len);
-		memcpy(it->side + r->line_len, rs->stage + r->name_off, r->name_len + 1u);
+		memcpy(it->side + r->line_len, rs->stage + r->info_off, r->info_len);
+		memcpy(it->side + r->line_len + r->info_len, rs->stage + r->name_off, r->name_len + 1u);
 	}
 	for (size_t ch = 0; ch < JU_N_CHANNELS; ch++) {
 		const ju_channel_ops *ops = ju_channel_table[ch];
@@ -517,10 +519,12 @@ static void commit_reuse(struct ju_ctx *ctx, reuse_set *rs)
 				    .size = r->size,
 				    .fde_off = slot->fde_off,
 				    .fde_len = slot->fde_len,
-				    .name_off = r->line_len,
+				    .name_off = r->line_len + r->info_len,
 				    .name_len = r->name_len,
 				    .line_off = 0,
-				    .line_len = r->line_len };
+				    .line_len = r->line_len,
+				    .info_off = r->line_len,
+				    .info_len = r->info_len };
 		free(a->side[it->k]);
 		a->side[it->k] = it->side;
 		it->side = NULL;

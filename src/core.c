@@ -13,6 +13,7 @@
 #include "internal.h"
 #include "formats/utf8.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -72,6 +73,94 @@ static int check_text(const char *what, size_t i, const char *s, size_t max, siz
 	return 0;
 }
 
+/* A name or file of inline k of blob i, by check_text's rules. */
+static int check_inline_text(size_t i, size_t k, const char *field, const char *s, size_t max)
+{
+	char what[64];
+	size_t len;
+	snprintf(what, sizeof what, "inline %zu: %s", k, field);
+	return check_text(what, i, s, max, &len);
+}
+
+/* The guest frames: a tree in pre-order, as jitunwind.h's ju_inline says.
+ * path[d] is the inline (index + 1) open at depth d, path[0] the blob's
+ * own function; last_end[d] where the last child of path[d] ended. */
+static int check_inlines(const ju_blob *b, size_t i)
+{
+	const ju_inline *in = b->inlines;
+	size_t n = b->n_inlines;
+	if (n > JU_INLINE_MAX)
+		return JU_FAIL(JU_EINLINE, "blob %zu (%s): %zu inlines (max %d)", i, b->name, n,
+			       JU_INLINE_MAX);
+	if (!in)
+		return JU_FAIL(JU_EINLINE, "blob %zu (%s): n_inlines is %zu but inlines is NULL", i, b->name,
+			       n);
+	if (!b->n_lines)
+		return JU_FAIL(JU_EINLINE,
+			       "blob %zu (%s): inlines need a line table (file and rows) to give their lines",
+			       i, b->name);
+	uint32_t path[JU_INLINE_DEPTH_MAX + 1] = { 0 }, last_end[JU_INLINE_DEPTH_MAX + 1] = { 0 };
+	size_t depth = 0;
+	for (size_t k = 0; k < n; k++) {
+		const ju_inline *x = &in[k];
+		int err = check_inline_text(i, k, "name", x->name, JU_NAME_MAX);
+		if (!err && x->file)
+			err = check_inline_text(i, k, "file", x->file, JU_FILE_MAX);
+		if (!err && x->call_file)
+			err = check_inline_text(i, k, "call_file", x->call_file, JU_FILE_MAX);
+		if (err)
+			return err;
+		if (x->start >= x->end)
+			return JU_FAIL(JU_EINLINE, "blob %zu (%s): inline %zu (%s): range [%u, %u) is empty",
+				       i, b->name, k, x->name, x->start, x->end);
+		if (x->end > b->size)
+			return JU_FAIL(
+				JU_EINLINE,
+				"blob %zu (%s): inline %zu (%s): range [%u, %u) is beyond the blob (%zu "
+				"bytes)",
+				i, b->name, k, x->name, x->start, x->end, b->size);
+		if (x->call_line == 0 || x->call_line > INT32_MAX)
+			return JU_FAIL(JU_EINLINE,
+				       "blob %zu (%s): inline %zu (%s): call_line %u is not in 1..%d", i,
+				       b->name, k, x->name, x->call_line, INT32_MAX);
+		if (x->parent > k)
+			return JU_FAIL(
+				JU_EINLINE,
+				"blob %zu (%s): inline %zu (%s): parent %u is not before it (parents come "
+				"before their children)",
+				i, b->name, k, x->name, x->parent);
+		while (depth && path[depth] != x->parent)
+			depth--;
+		if (path[depth] != x->parent)
+			return JU_FAIL(
+				JU_EINLINE,
+				"blob %zu (%s): inline %zu (%s): not in pre-order: its parent, inline %u, is "
+				"neither inline %zu nor one of its ancestors",
+				i, b->name, k, x->name, x->parent - 1, k - 1);
+		uint32_t lo = depth ? in[path[depth] - 1].start : 0;
+		uint64_t hi = depth ? in[path[depth] - 1].end : b->size;
+		if (x->start < lo || x->end > hi)
+			return JU_FAIL(
+				JU_EINLINE,
+				"blob %zu (%s): inline %zu (%s): [%u, %u) is not inside its parent's range "
+				"[%u, %llu)",
+				i, b->name, k, x->name, x->start, x->end, lo, (unsigned long long)hi);
+		if (x->start < last_end[depth])
+			return JU_FAIL(
+				JU_EINLINE,
+				"blob %zu (%s): inline %zu (%s): [%u, %u) starts before its previous sibling "
+				"ends (%u): siblings must not overlap and go by increasing start",
+				i, b->name, k, x->name, x->start, x->end, last_end[depth]);
+		if (depth == JU_INLINE_DEPTH_MAX)
+			return JU_FAIL(JU_EINLINE, "blob %zu (%s): inline %zu (%s): nested more than %d deep",
+				       i, b->name, k, x->name, JU_INLINE_DEPTH_MAX);
+		last_end[depth] = x->end;
+		path[++depth] = (uint32_t)k + 1;
+		last_end[depth] = 0;
+	}
+	return 0;
+}
+
 static int check_blob(const struct ju_ctx *ctx, const ju_blob *b, size_t i)
 {
 	if (!b->start)
@@ -92,7 +181,7 @@ static int check_blob(const struct ju_ctx *ctx, const ju_blob *b, size_t i)
 	if (b->n_lines == 0) {
 		if (b->file)
 			return JU_FAIL(JU_ELINES, "blob %zu (%s): file given without line rows", i, b->name);
-		return 0;
+		return b->n_inlines ? check_inlines(b, i) : 0; /* refused: they need lines */
 	}
 	if (!b->lines)
 		return JU_FAIL(JU_ELINES, "blob %zu (%s): n_lines is %zu but lines is NULL", i, b->name,
@@ -105,7 +194,7 @@ static int check_blob(const struct ju_ctx *ctx, const ju_blob *b, size_t i)
 		return err;
 	if (image_check_lines(b->file, b->lines, b->n_lines, b->size, msg, sizeof msg))
 		return JU_FAIL(JU_ELINES, "blob %zu (%s): %s", i, b->name, msg);
-	return 0;
+	return b->n_inlines ? check_inlines(b, i) : 0;
 }
 
 /* ---- staging --------------------------------------------------------------- */
@@ -153,6 +242,23 @@ static int sort_order(const ju_blob *blobs, size_t n, size_t *order)
 	return 0;
 }
 
+/* A blob with guest frames: its line unit, then its compile unit, which
+ * every image copies (image.h).  0 or JU_ENOMEM. */
+static int stage_guest_frames(byte_buf *buf, const ju_blob *b, blob_rec *r)
+{
+	inline_plan p;
+	if (image_plan_inlines(b, &p))
+		return JU_ENOMEM;
+	r->line_off = (uint32_t)buf->len;
+	image_write_inline_line_unit(buf, b, &p, r->start);
+	r->line_len = (uint32_t)(buf->len - r->line_off);
+	r->info_off = (uint32_t)buf->len;
+	image_write_inline_cu(buf, b, &p, r->start);
+	r->info_len = (uint32_t)(buf->len - r->info_off);
+	image_plan_free(&p);
+	return 0;
+}
+
 static int stage(struct ju_ctx *ctx, const ju_blob *blobs, size_t n, staged *s)
 {
 	memset(s, 0, sizeof *s);
@@ -170,7 +276,10 @@ static int stage(struct ju_ctx *ctx, const ju_blob *blobs, size_t n, staged *s)
 		r->fde_off = (uint32_t)s->buf.len;
 		cfi_write_blob_fdes(ctx->arch, &s->buf, cie, CFI_ENC_ABS8, 0, r->start, r->size, &b->frame);
 		r->fde_len = (uint32_t)(s->buf.len - r->fde_off);
-		if (b->n_lines) {
+		if (b->n_lines && b->n_inlines) {
+			if (stage_guest_frames(&s->buf, b, r))
+				goto oom;
+		} else if (b->n_lines) {
 			r->line_off = (uint32_t)s->buf.len;
 			image_write_line_unit(&s->buf, b->file, b->lines, b->n_lines, r->start, r->size);
 			r->line_len = (uint32_t)(s->buf.len - r->line_off);

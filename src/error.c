@@ -52,6 +52,7 @@ const char *ju_strerror(int err)
 	case JU_ELINES: return "invalid line table";
 	case JU_EENV: return "malformed JITUNWIND environment variable";
 	case JU_ENOTSUP: return "a field this library version does not know is set";
+	case JU_EINLINE: return "invalid guest frames (inline ranges)";
 	default: return "unknown error";
 	}
 }

@@ -31,8 +31,10 @@ static void lne(byte_buf *b, uint8_t op, size_t operand_len)
 	buf_u8(b, op);
 }
 
-void image_write_line_unit(byte_buf *b, const char *file, const ju_line *lines, size_t n, uint64_t start,
-			   uint64_t size)
+/* The unit of image_write_line_unit, with files[0..n_files) in its header
+ * and row i in file row_file[i] (NULL: all in files[0]). */
+static void write_line_unit(byte_buf *b, const char *const *files, size_t n_files, const uint32_t *row_file,
+			    const ju_line *lines, size_t n, uint64_t start, uint64_t size)
 {
 	size_t unit = buf_len32_begin(b);
 	buf_u16(b, 4);                   /* version */
@@ -44,19 +46,27 @@ void image_write_line_unit(byte_buf *b, const char *file, const ju_line *lines, 
 	buf_u8(b, LINE_RANGE);           /* line_range */
 	buf_u8(b, OPCODE_BASE);          /* opcode_base */
 	buf_bytes(b, std_opcode_lengths, sizeof std_opcode_lengths);
-	buf_u8(b, 0);     /* include_directories: none */
-	buf_str(b, file); /* file_names[1] */
-	buf_uleb(b, 0);   /*   directory index */
-	buf_uleb(b, 0);   /*   modification time */
-	buf_uleb(b, 0);   /*   length */
-	buf_u8(b, 0);     /* end of file_names */
+	buf_u8(b, 0); /* include_directories: none */
+	for (size_t f = 0; f < n_files; f++) {
+		buf_str(b, files[f]); /* file_names[f + 1] */
+		buf_uleb(b, 0);       /*   directory index */
+		buf_uleb(b, 0);       /*   modification time */
+		buf_uleb(b, 0);       /*   length */
+	}
+	buf_u8(b, 0); /* end of file_names */
 	buf_len32_end(b, hdr);
 
 	lne(b, DW_LNE_set_address, 8);
 	buf_u64(b, start);
 	uint64_t addr = 0;
 	int64_t line = 1;
+	uint32_t file = 0; /* the file register, less one */
 	for (size_t i = 0; i < n; i++) {
+		if (row_file && row_file[i] != file) {
+			file = row_file[i];
+			buf_u8(b, DW_LNS_set_file);
+			buf_uleb(b, file + 1u);
+		}
 		uint64_t da = lines[i].offset - addr;
 		int64_t dl = (int64_t)lines[i].line - line;
 		uint64_t special = (uint64_t)(dl - LINE_BASE) + LINE_RANGE * da + OPCODE_BASE;
@@ -80,6 +90,12 @@ void image_write_line_unit(byte_buf *b, const char *file, const ju_line *lines, 
 	buf_uleb(b, size - addr);
 	lne(b, DW_LNE_end_sequence, 0);
 	buf_len32_end(b, unit);
+}
+
+void image_write_line_unit(byte_buf *b, const char *file, const ju_line *lines, size_t n, uint64_t start,
+			   uint64_t size)
+{
+	write_line_unit(b, &file, 1, NULL, lines, n, start, size);
 }
 
 const char *image_line_unit_file(const uint8_t *unit)
@@ -112,6 +128,9 @@ long image_decode_line_unit(const uint8_t *unit, size_t len, uint64_t start, ju_
 		} else if (op == DW_LNS_advance_line) {
 			line += rd_sleb(&r);
 			continue;
+		} else if (op == DW_LNS_set_file) { /* a guest frame's file: rows keep the blob's */
+			rd_uleb(&r);
+			continue;
 		} else if (op == 0) {
 			uint64_t len = rd_uleb(&r); /* an extended opcode of len bytes */
 			if (len == 0 || len > rd_left(&r))
@@ -134,10 +153,47 @@ long image_decode_line_unit(const uint8_t *unit, size_t len, uint64_t start, ju_
 
 /* ---- ELF image ------------------------------------------------------------ */
 
-/* Abbreviation codes of our two DIE shapes. */
-enum { ABBREV_CU = 1, ABBREV_SUBPROGRAM = 2 };
+/* Abbreviation codes.  An image whose blobs have no guest frames has the
+ * first two only, so its bytes do not depend on the feature. */
+enum {
+	ABBREV_CU = 1,
+	ABBREV_SUBPROGRAM = 2,
+	ABBREV_SUBPROGRAM_KIDS = 3, /* a blob's function with guest frames inside */
+	ABBREV_ABSTRACT = 4,        /* a guest function, once per unit */
+	ABBREV_INLINED = 5,         /* a guest frame */
+	ABBREV_INLINED_KIDS = 6,    /* a guest frame with guest frames inside */
+};
 
-static void write_abbrevs(byte_buf *b)
+static void abbrev_subprogram(byte_buf *b, uint32_t code, uint8_t children)
+{
+	buf_uleb(b, code);
+	buf_uleb(b, DW_TAG_subprogram);
+	buf_u8(b, children);
+	/* clang-format off */
+	buf_uleb(b, DW_AT_name);       buf_uleb(b, DW_FORM_string);
+	buf_uleb(b, DW_AT_low_pc);     buf_uleb(b, DW_FORM_addr);
+	buf_uleb(b, DW_AT_high_pc);    buf_uleb(b, DW_FORM_data4);
+	buf_uleb(b, DW_AT_external);   buf_uleb(b, DW_FORM_flag_present);
+	buf_uleb(b, 0);                buf_uleb(b, 0);
+	/* clang-format on */
+}
+
+static void abbrev_inlined(byte_buf *b, uint32_t code, uint8_t children)
+{
+	buf_uleb(b, code);
+	buf_uleb(b, DW_TAG_inlined_subroutine);
+	buf_u8(b, children);
+	/* clang-format off */
+	buf_uleb(b, DW_AT_abstract_origin); buf_uleb(b, DW_FORM_ref4);
+	buf_uleb(b, DW_AT_low_pc);          buf_uleb(b, DW_FORM_addr);
+	buf_uleb(b, DW_AT_high_pc);         buf_uleb(b, DW_FORM_data4);
+	buf_uleb(b, DW_AT_call_file);       buf_uleb(b, DW_FORM_udata);
+	buf_uleb(b, DW_AT_call_line);       buf_uleb(b, DW_FORM_udata);
+	buf_uleb(b, 0);                     buf_uleb(b, 0);
+	/* clang-format on */
+}
+
+static void write_abbrevs(byte_buf *b, bool guest_frames)
 {
 	buf_uleb(b, ABBREV_CU);
 	buf_uleb(b, DW_TAG_compile_unit);
@@ -148,20 +204,29 @@ static void write_abbrevs(byte_buf *b)
 	buf_uleb(b, DW_AT_high_pc);    buf_uleb(b, DW_FORM_data4);  /* a length (DWARF 4) */
 	buf_uleb(b, DW_AT_stmt_list);  buf_uleb(b, DW_FORM_sec_offset);
 	buf_uleb(b, 0);                buf_uleb(b, 0);
-	buf_uleb(b, ABBREV_SUBPROGRAM);
-	buf_uleb(b, DW_TAG_subprogram);
-	buf_u8(b, DW_CHILDREN_no);
-	buf_uleb(b, DW_AT_name);       buf_uleb(b, DW_FORM_string);
-	buf_uleb(b, DW_AT_low_pc);     buf_uleb(b, DW_FORM_addr);
-	buf_uleb(b, DW_AT_high_pc);    buf_uleb(b, DW_FORM_data4);
-	buf_uleb(b, DW_AT_external);   buf_uleb(b, DW_FORM_flag_present);
-	buf_uleb(b, 0);                buf_uleb(b, 0);
-	buf_uleb(b, 0);                /* end of the table */
 	/* clang-format on */
+	abbrev_subprogram(b, ABBREV_SUBPROGRAM, DW_CHILDREN_no);
+	if (guest_frames) {
+		abbrev_subprogram(b, ABBREV_SUBPROGRAM_KIDS, DW_CHILDREN_yes);
+		buf_uleb(b, ABBREV_ABSTRACT);
+		buf_uleb(b, DW_TAG_subprogram);
+		buf_u8(b, DW_CHILDREN_no);
+		/* clang-format off */
+		buf_uleb(b, DW_AT_name);       buf_uleb(b, DW_FORM_string);
+		buf_uleb(b, DW_AT_decl_file);  buf_uleb(b, DW_FORM_udata);
+		buf_uleb(b, DW_AT_inline);     buf_uleb(b, DW_FORM_data1);
+		buf_uleb(b, 0);                buf_uleb(b, 0);
+		/* clang-format on */
+		abbrev_inlined(b, ABBREV_INLINED, DW_CHILDREN_no);
+		abbrev_inlined(b, ABBREV_INLINED_KIDS, DW_CHILDREN_yes);
+	}
+	buf_uleb(b, 0); /* end of the table */
 }
 
 static size_t cu_size(const src_rec *s)
 {
+	if (s->rec->info_len)
+		return s->rec->info_len;
 	const char *file = image_line_unit_file(s->base + s->rec->line_off);
 	return 4 + 2 + 4 + 1                      /* unit header */
 	       + 1 + strlen(file) + 1 + 8 + 4 + 4 /* compile unit */
@@ -169,9 +234,25 @@ static size_t cu_size(const src_rec *s)
 	       + 1;                               /* end of children */
 }
 
+/* Where DW_AT_stmt_list is in a unit that write_cu or image_write_inline_cu
+ * wrote: after the unit header, the abbreviation code, DW_AT_name (the
+ * file), DW_AT_low_pc and DW_AT_high_pc. */
+static size_t cu_stmt_list_off(const uint8_t *cu)
+{
+	enum { HDR = 4 + 2 + 4 + 1 + 1 };
+	return HDR + strlen((const char *)cu + HDR) + 1 + 8 + 4;
+}
+
 static void write_cu(byte_buf *b, const src_rec *s, uint32_t stmt_list)
 {
 	const blob_rec *r = s->rec;
+	if (r->info_len) { /* written when staged (image_write_inline_cu) */
+		const uint8_t *cu = s->base + r->info_off;
+		size_t at = b->len;
+		buf_bytes(b, cu, r->info_len);
+		buf_put_u32(b, at + cu_stmt_list_off(cu), stmt_list);
+		return;
+	}
 	size_t unit = buf_len32_begin(b);
 	buf_u16(b, 4); /* version */
 	buf_u32(b, 0); /* debug_abbrev_offset */
@@ -186,6 +267,208 @@ static void write_cu(byte_buf *b, const src_rec *s, uint32_t stmt_list)
 	buf_u64(b, r->start);                                  /* DW_AT_low_pc */
 	buf_u32(b, r->size);                                   /* DW_AT_high_pc */
 	buf_u8(b, 0);                                          /* end of children */
+	buf_len32_end(b, unit);
+}
+
+/* ---- guest frames (ju_inline) ---------------------------------------------- */
+
+/* Keys i and j of a set: <0, 0, >0 as strcmp. */
+typedef int key_cmp(size_t i, size_t j, const void *keys);
+
+typedef struct by_key {
+	key_cmp *cmp;
+	const void *keys;
+} by_key;
+
+static int cmp_index(const void *x, const void *y, void *ctx)
+{
+	const by_key *k = ctx;
+	size_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
+	int d = k->cmp(i, j, k->keys);
+	return d ? d : (i > j) - (i < j);
+}
+
+/* Number the distinct keys among n in the order of their first appearance
+ * (id[i] for key i); returns how many there are, or -1 out of memory.
+ * Sorting keeps it O(n log n) for the largest trees. */
+static long number_keys(size_t n, key_cmp *cmp, const void *keys, uint32_t *id)
+{
+	uint32_t *order = ju__malloc(n * sizeof *order);
+	if (!order)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, n, sizeof *order, cmp_index, &(by_key){ cmp, keys });
+	/* first the index where each key first appears (equal keys sort by index) */
+	for (size_t k = 0; k < n; k++)
+		id[order[k]] = k && !cmp(order[k - 1], order[k], keys) ? id[order[k - 1]] : order[k];
+	free(order);
+	uint32_t next = 0;
+	for (size_t i = 0; i < n; i++)
+		id[i] = id[i] == i ? next++ : id[id[i]];
+	return next;
+}
+
+static int cmp_string(size_t i, size_t j, const void *keys)
+{
+	const char *const *s = keys;
+	return strcmp(s[i], s[j]);
+}
+
+typedef struct fn_keys {
+	const ju_inline *in;
+	const uint32_t *file;
+} fn_keys;
+
+/* A guest function is its name and its file. */
+static int cmp_function(size_t i, size_t j, const void *keys)
+{
+	const fn_keys *k = keys;
+	int d = strcmp(k->in[i].name, k->in[j].name);
+	return d ? d : (k->file[i] > k->file[j]) - (k->file[i] < k->file[j]);
+}
+
+/* The file of each line row: its innermost inline's.  The inlines over an
+ * offset are a path down the tree; in pre-order that path is a stack. */
+static void row_files(const ju_blob *b, inline_plan *p)
+{
+	const ju_inline *in = b->inlines;
+	uint32_t path[JU_INLINE_DEPTH_MAX]; /* inlines, index + 1, outermost first */
+	size_t depth = 0, j = 0;
+	for (size_t r = 0; r < b->n_lines; r++) {
+		uint32_t off = b->lines[r].offset;
+		for (; j < b->n_inlines && in[j].start <= off; j++) {
+			while (depth && path[depth - 1] != in[j].parent)
+				depth--;
+			path[depth++] = (uint32_t)j + 1;
+		}
+		while (depth && in[path[depth - 1] - 1].end <= off)
+			depth--;
+		p->row_file[r] = depth ? p->file[path[depth - 1] - 1] : 0;
+	}
+}
+
+void image_plan_free(inline_plan *p)
+{
+	free(p->files);
+	free(p->file);
+	free(p->call_file);
+	free(p->fn);
+	free(p->fn_first);
+	free(p->fn_off);
+	free(p->row_file);
+	memset(p, 0, sizeof *p);
+}
+
+int image_plan_inlines(const ju_blob *b, inline_plan *p)
+{
+	size_t n = b->n_inlines, n_keys = 1 + 2 * n;
+	memset(p, 0, sizeof *p);
+	const char **key = ju__malloc(n_keys * sizeof *key);
+	uint32_t *id = ju__malloc(n_keys * sizeof *id);
+	p->files = ju__malloc(n_keys * sizeof *p->files);
+	p->file = ju__malloc(n * sizeof *p->file);
+	p->call_file = ju__malloc(n * sizeof *p->call_file);
+	p->fn = ju__malloc(n * sizeof *p->fn);
+	p->fn_first = ju__malloc(n * sizeof *p->fn_first);
+	p->fn_off = ju__malloc(n * sizeof *p->fn_off);
+	p->row_file = ju__malloc(b->n_lines * sizeof *p->row_file);
+	long n_files = -1, n_fns = -1;
+	if (key && id && p->files && p->file && p->call_file && p->fn && p->fn_first && p->fn_off &&
+	    p->row_file) {
+		/* the blob's file, then each inline's own and its call's */
+		key[0] = b->file;
+		for (size_t i = 0; i < n; i++) {
+			const ju_inline *in = &b->inlines[i];
+			key[1 + 2 * i] = in->file ? in->file : b->file;
+			key[2 + 2 * i] = in->call_file ? in->call_file
+					 : in->parent  ? key[1 + 2 * (in->parent - 1)]
+						       : b->file;
+		}
+		n_files = number_keys(n_keys, cmp_string, key, id);
+	}
+	if (n_files >= 0) {
+		for (size_t k = 0; k < n_keys; k++)
+			p->files[id[k]] = key[k];
+		p->n_files = (size_t)n_files;
+		for (size_t i = 0; i < n; i++) {
+			p->file[i] = id[1 + 2 * i];
+			p->call_file[i] = id[2 + 2 * i];
+		}
+		n_fns = number_keys(n, cmp_function, &(fn_keys){ b->inlines, p->file }, p->fn);
+	}
+	free(key);
+	free(id);
+	if (n_fns < 0) {
+		image_plan_free(p);
+		return JU_ENOMEM;
+	}
+	p->n_fns = (size_t)n_fns;
+	for (size_t i = n; i-- > 0;)
+		p->fn_first[p->fn[i]] = (uint32_t)i;
+	row_files(b, p);
+	return 0;
+}
+
+void image_write_inline_line_unit(byte_buf *b, const ju_blob *blob, const inline_plan *p, uint64_t start)
+{
+	write_line_unit(b, p->files, p->n_files, p->row_file, blob->lines, blob->n_lines, start, blob->size);
+}
+
+/* The DW_TAG_inlined_subroutine tree, in the order of the array (pre-order:
+ * a DIE's children follow it, and a null entry ends them). */
+static void write_guest_frames(byte_buf *b, const ju_blob *blob, const inline_plan *p, uint64_t start)
+{
+	const ju_inline *in = blob->inlines;
+	size_t n = blob->n_inlines;
+	uint32_t open[JU_INLINE_DEPTH_MAX]; /* inlines (index + 1) whose children are written */
+	size_t depth = 0;
+	for (size_t i = 0; i < n; i++) {
+		bool kids = i + 1 < n && in[i + 1].parent == i + 1;
+		buf_uleb(b, kids ? ABBREV_INLINED_KIDS : ABBREV_INLINED);
+		buf_u32(b, p->fn_off[p->fn[i]]);     /* DW_AT_abstract_origin */
+		buf_u64(b, start + in[i].start);     /* DW_AT_low_pc */
+		buf_u32(b, in[i].end - in[i].start); /* DW_AT_high_pc: a length */
+		buf_uleb(b, p->call_file[i] + 1u);   /* DW_AT_call_file */
+		buf_uleb(b, in[i].call_line);        /* DW_AT_call_line */
+		if (kids) {
+			open[depth++] = (uint32_t)i + 1;
+			continue;
+		}
+		uint32_t next_parent = i + 1 < n ? in[i + 1].parent : 0;
+		while (depth && open[depth - 1] != next_parent) {
+			buf_u8(b, 0); /* end of its children */
+			depth--;
+		}
+	}
+}
+
+void image_write_inline_cu(byte_buf *b, const ju_blob *blob, inline_plan *p, uint64_t start)
+{
+	size_t unit = buf_len32_begin(b);
+	buf_u16(b, 4); /* version */
+	buf_u32(b, 0); /* debug_abbrev_offset */
+	buf_u8(b, 8);  /* address_size */
+	buf_uleb(b, ABBREV_CU);
+	buf_str(b, blob->file);           /* DW_AT_name */
+	buf_u64(b, start);                /* DW_AT_low_pc */
+	buf_u32(b, (uint32_t)blob->size); /* DW_AT_high_pc */
+	buf_u32(b, 0);                    /* DW_AT_stmt_list: each image's */
+	for (size_t f = 0; f < p->n_fns; f++) {
+		uint32_t i = p->fn_first[f];
+		p->fn_off[f] = (uint32_t)(b->len - unit); /* what DW_FORM_ref4 counts from */
+		buf_uleb(b, ABBREV_ABSTRACT);
+		buf_str(b, blob->inlines[i].name); /* DW_AT_name */
+		buf_uleb(b, p->file[i] + 1u);      /* DW_AT_decl_file */
+		buf_u8(b, DW_INL_inlined);         /* DW_AT_inline */
+	}
+	buf_uleb(b, ABBREV_SUBPROGRAM_KIDS);
+	buf_str(b, blob->name);           /* DW_AT_name */
+	buf_u64(b, start);                /* DW_AT_low_pc */
+	buf_u32(b, (uint32_t)blob->size); /* DW_AT_high_pc */
+	write_guest_frames(b, blob, p, start);
+	buf_u8(b, 0); /* end of the subprogram's children */
+	buf_u8(b, 0); /* end of the unit's children */
 	buf_len32_end(b, unit);
 }
 
@@ -225,14 +508,15 @@ static size_t align_up(size_t v, size_t a)
 /* Section sizes and offsets of an image being built. */
 typedef struct layout {
 	size_t off[SEC_COUNT], size[SEC_COUNT], shoff, total;
+	bool guest_frames; /* a blob has them: the larger abbreviation table */
 } layout;
 
 /* The bytes every image repeats, encoded once per architecture: its CIE
  * and the abbreviation table. */
 typedef struct templates {
 	const ju_arch *arch;
-	uint8_t cie[64], abbrev[64];
-	size_t cie_len, abbrev_len;
+	uint8_t cie[64], abbrev[2][160]; /* [1]: with the guest frames' shapes */
+	size_t cie_len, abbrev_len[2];
 	Elf64_Shdr shdr[SEC_COUNT]; /* section headers, addresses and sizes to fill */
 } templates;
 
@@ -252,9 +536,11 @@ static const templates *templates_for(const ju_arch *arch)
 		buf_init(&b, t[i].cie, sizeof t[i].cie);
 		cfi_write_cie(arch, &b, CFI_ENC_ABS8);
 		t[i].cie_len = b.len;
-		buf_init(&b, t[i].abbrev, sizeof t[i].abbrev);
-		write_abbrevs(&b);
-		t[i].abbrev_len = b.len;
+		for (int g = 0; g < 2; g++) {
+			buf_init(&b, t[i].abbrev[g], sizeof t[i].abbrev[g]);
+			write_abbrevs(&b, g);
+			t[i].abbrev_len[g] = b.len;
+		}
 		shdr_templates(t[i].shdr);
 		__atomic_store_n(&t[i].arch, arch, __ATOMIC_RELEASE);
 	}
@@ -273,13 +559,14 @@ static void plan(const templates *tp, const src_rec *src, size_t n, layout *L)
 		L->size[SEC_EH_FRAME] += image_slot_len(r->fde_len);
 		L->size[SEC_SYMTAB] += sizeof(Elf64_Sym);
 		L->size[SEC_STRTAB] += r->name_len + 1u;
-		if (r->line_len) {
+		if (r->line_len) { /* guest frames come with lines */
+			L->guest_frames |= r->info_len != 0;
 			L->size[SEC_DEBUG_INFO] += cu_size(&src[i]);
 			L->size[SEC_DEBUG_ARANGES] += ARANGES_SET_SIZE;
 			L->size[SEC_DEBUG_LINE] += r->line_len;
 		}
 	}
-	L->size[SEC_DEBUG_ABBREV] = tp->abbrev_len;
+	L->size[SEC_DEBUG_ABBREV] = tp->abbrev_len[L->guest_frames];
 	L->size[SEC_SHSTRTAB] = sizeof shstrtab;
 	static const size_t align[SEC_COUNT] = { [SEC_EH_FRAME] = 8, [SEC_SYMTAB] = 8 };
 	size_t at = sizeof(Elf64_Ehdr);
@@ -505,12 +792,14 @@ static int write_image(const templates *tp, const src_rec *src, size_t n, const 
 	}
 
 	/* .debug_abbrev, .debug_info, .debug_aranges, .debug_line */
-	buf_bytes(&b, tp->abbrev, tp->abbrev_len);
+	buf_bytes(&b, tp->abbrev[L->guest_frames], tp->abbrev_len[L->guest_frames]);
 	uint32_t stmt = 0;
 	size_t info = b.len;
 	for (size_t i = 0; i < n; i++) {
 		if (!src[i].rec->line_len)
 			continue;
+		if (recs && src[i].rec->info_len)
+			recs[i].info_off = (uint32_t)b.len;
 		write_cu(&b, &src[i], stmt);
 		stmt += src[i].rec->line_len;
 	}

@@ -12,7 +12,9 @@
  * libunwind, which read them in place.  Each blob with a line table gets a
  * DWARF 4 compile unit with one subprogram, an address range set (libdw and
  * libdwfl find a pc's unit only through .debug_aranges) and its own
- * .debug_line unit.
+ * .debug_line unit.  A blob with guest frames (ju_inline) has the inline
+ * tree in its unit: such a unit is written once, when the blob is staged,
+ * and copied into every image that holds the blob.
  */
 #ifndef JU_IMAGE_H
 #define JU_IMAGE_H
@@ -82,6 +84,33 @@ void image_release(uint8_t *image, size_t size, bool mapped);
  * header included).  Lines must have passed image_check_lines. */
 void image_write_line_unit(byte_buf *b, const char *file, const ju_line *lines, size_t n, uint64_t start,
 			   uint64_t size);
+
+/* What the DWARF of a blob's guest frames (ju_blob.inlines, checked by
+ * core.c) is made of: the files of its line unit (files[0] the blob's) and
+ * the distinct guest functions, a (name, file) pair each. */
+typedef struct inline_plan {
+	const char **files;
+	size_t n_files;
+	uint32_t *file;      /* per inline: index of its own file in files */
+	uint32_t *call_file; /* per inline: index of the file of its call */
+	uint32_t *fn;        /* per inline: its function */
+	uint32_t *fn_first;  /* per function: the first inline of it */
+	uint32_t *fn_off;    /* per function: its DIE's offset in the unit */
+	size_t n_fns;
+	uint32_t *row_file; /* per line row: the file of the innermost inline over it */
+} inline_plan;
+
+/* 0 or JU_ENOMEM (no message); image_plan_free frees it either way. */
+int image_plan_inlines(const ju_blob *b, inline_plan *p);
+void image_plan_free(inline_plan *p);
+/* A blob's line unit with the files of its guest frames: each row in the
+ * file of the innermost inline over it. */
+void image_write_inline_line_unit(byte_buf *b, const ju_blob *blob, const inline_plan *p, uint64_t start);
+/* Its compile unit: the blob's subprogram with the tree of
+ * DW_TAG_inlined_subroutine under it, after an abstract DW_TAG_subprogram
+ * per guest function.  DW_AT_stmt_list is 0 here; each image sets it where
+ * it copies the unit. */
+void image_write_inline_cu(byte_buf *b, const ju_blob *blob, inline_plan *p, uint64_t start);
 /* Validate a line table for a blob of `size` bytes: 0 or JU_ELINES with msg. */
 int image_check_lines(const char *file, const ju_line *lines, size_t n, uint64_t size, char *msg,
 		      size_t msglen);

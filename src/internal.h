@@ -68,6 +68,11 @@ typedef struct blob_rec {
 	uint32_t name_off; /* NUL-terminated name */
 	uint32_t line_off; /* its .debug_line unit, 0 if it has no lines */
 	uint32_t line_len;
+	/* Its compile unit, written once when it has guest frames (the unit
+	 * is copied into each image as it is, but for DW_AT_stmt_list: see
+	 * image.c); 0 otherwise, and the image writes the unit itself. */
+	uint32_t info_off;
+	uint32_t info_len;
 	uint16_t name_len;
 	uint16_t flags; /* REC_* */
 } blob_rec;

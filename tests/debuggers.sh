@@ -129,3 +129,18 @@ reuse_judge() {
 	[ $rc -eq 2 ] && cat "$1.out"
 	return $rc
 }
+
+# The guest child's frames (tests/guest_child.c): the names a debugger
+# showed (the frames file, from gdb_frames or lldb_frames) from c_callback
+# down to main must be guest.expect's, one for one, and each guest frame
+# must be shown at the FILE:LINE it gives there.  Usage: guest_judge OUT
+guest_judge() {
+	awk '{ print $NF }' frames | sed -n '/^c_callback$/,/^main$/p' > got
+	awk '{ print $1 }' guest.expect > want
+	cmp -s got want || { echo "frames shown:"; cat got; echo "frames expected:"; cat want; return 1; }
+	while read -r name at; do
+		[ -n "$at" ] || continue
+		grep -Eq "[\` ]$name (\(\) )?at $at(:[0-9]+)?\$" "$1" || { echo "$name is not shown at $at"; return 1; }
+		echo "$name at $at"
+	done < guest.expect
+}
