@@ -50,6 +50,10 @@
 #define JS_MAX_FRAMES 65536u       /* the largest --max-frames accepted */
 #define JS_MAX_THREADS 65536u      /* threads of one target */
 #define JS_MAX_MODULES 65536u      /* modules reported to libdwfl */
+/* Inline frames kept at one pc: its DWARF's DW_TAG_inlined_subroutine
+ * scopes around it, innermost first (deep C++ inlining reaches a few
+ * dozen; a chain past this keeps its innermost frames). */
+#define JS_MAX_INLINE_DEPTH 128u
 
 /* ---- record over several processes (targets.c) --------------------------------- */
 #define JS_MAX_TARGETS 4096u              /* processes one record run samples */

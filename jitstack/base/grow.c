@@ -1,6 +1,7 @@
 /* grow.c - the growing arrays of grow.h. */
 #include "base/grow.h"
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,27 +26,43 @@ bool js_grow(void *arrayp, size_t *cap, size_t n, size_t size)
 struct js_strchunk {
 	struct js_strchunk *next;
 	size_t used, cap;
-	char data[];
+	_Alignas(max_align_t) char data[];
 };
 
-const char *js_strs_keep(struct js_strchunk **head, const char *s, size_t n, size_t chunk)
+/* n bytes at an offset aligned to align in the newest chunk, or in a new
+ * one of at least chunk bytes. */
+static char *take(struct js_strchunk **head, size_t n, size_t align, size_t chunk)
 {
 	struct js_strchunk *c = *head;
-	if (!c || c->cap - c->used < n + 1) {
-		size_t cap = n + 1 > chunk ? n + 1 : chunk;
-		if (!(c = malloc(sizeof *c + cap)))
+	size_t at = c ? (c->used + align - 1) / align * align : 0;
+	if (!c || at > c->cap || c->cap - at < n) {
+		size_t cap = n > chunk ? n : chunk;
+		if (cap > SIZE_MAX - sizeof *c || !(c = malloc(sizeof *c + cap)))
 			return NULL;
 		c->next = *head;
 		c->used = 0;
 		c->cap = cap;
 		*head = c;
+		at = 0;
 	}
-	char *out = c->data + c->used;
+	c->used = at + n;
+	return c->data + at;
+}
+
+const char *js_strs_keep(struct js_strchunk **head, const char *s, size_t n, size_t chunk)
+{
+	char *out = n < SIZE_MAX ? take(head, n + 1, 1, chunk) : NULL;
+	if (!out)
+		return NULL;
 	for (size_t i = 0; i < n; i++)
 		out[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
 	out[n] = 0;
-	c->used += n + 1;
 	return out;
+}
+
+void *js_strs_alloc(struct js_strchunk **head, size_t n, size_t chunk)
+{
+	return take(head, n, _Alignof(max_align_t), chunk);
 }
 
 void js_strs_free(struct js_strchunk **head)

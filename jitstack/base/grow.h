@@ -16,6 +16,9 @@ bool js_grow(void *arrayp, size_t *cap, size_t n, size_t size);
  * not drive a terminal. */
 struct js_strchunk;
 const char *js_strs_keep(struct js_strchunk **head, const char *s, size_t n, size_t chunk);
+/* n bytes, aligned for any object, in the same chunks (NULL when out of
+ * memory): arrays that must not move, freed with the strings. */
+void *js_strs_alloc(struct js_strchunk **head, size_t n, size_t chunk);
 void js_strs_free(struct js_strchunk **head);
 
 #endif

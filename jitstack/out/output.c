@@ -151,16 +151,37 @@ static void text_jit_summary(FILE *f, const js_session *s)
 	fputc('\n', f);
 }
 
-static void text_frame(js_out *o, size_t i, const js_frame *fr, const js_sym *sym)
+/* " (MODULE)": a file's base name, or a JIT image's label */
+static void text_module(FILE *f, const js_sym *y)
+{
+	if (y->module)
+		fprintf(f, " (%s)", y->jit ? y->module : base_name(y->module));
+}
+
+/* A function inlined at the frame's pc: its own line, at the same pc. */
+static void text_inlined(js_out *o, size_t k, const js_frame *fr, const js_sym *y, const js_inline *in)
+{
+	fprintf(o->f, "#%-3zu 0x%016" PRIx64 " %s", k, fr->pc, in->func ? in->func : "??");
+	text_module(o->f, y);
+	if (in->file)
+		fprintf(o->f, " at %s:%d", in->file, in->line);
+	fputs(" [inlined]\n", o->f);
+	o->any_inlined = true;
+}
+
+/* Frame fr, numbered from k: its inline frames, then itself.  Returns the
+ * next number. */
+static size_t text_frame(js_out *o, size_t k, const js_frame *fr, const js_sym *sym)
 {
 	const js_sym y = *sym;
-	fprintf(o->f, "#%-3zu 0x%016" PRIx64 " ", i, fr->pc);
+	for (uint32_t j = 0; j < y.n_inl; j++)
+		text_inlined(o, k++, fr, &y, &y.inl[j]);
+	fprintf(o->f, "#%-3zu 0x%016" PRIx64 " ", k, fr->pc);
 	if (y.func)
 		fprintf(o->f, "%s+%#" PRIx64, y.func, y.func_off);
 	else
 		fputs("??", o->f);
-	if (y.module)
-		fprintf(o->f, " (%s)", y.jit ? y.module : base_name(y.module));
+	text_module(o->f, &y);
 	if (y.file)
 		fprintf(o->f, " at %s:%d", y.file, y.line);
 	if (y.jit && !js_image_usable(y.jit))
@@ -178,38 +199,57 @@ static void text_frame(js_out *o, size_t i, const js_frame *fr, const js_sym *sy
 		o->any_fp = true;
 	}
 	fputc('\n', o->f);
+	return k + 1;
 }
 
 /* ---- JSON ---------------------------------------------------------------------------- */
 
-static void json_frame(js_out *o, size_t i, const js_frame *fr, const js_sym *sym)
+/* One frame object: "function" (with "offset" from its start when it is
+ * the physical frame's symbol) and "file"/"line" as given; the module and
+ * how the frame was found are the physical frame's. */
+static void json_object(js_out *o, size_t k, size_t i, const js_frame *fr, const js_sym *y, const char *func,
+			bool offset, const char *file, int line, bool inlined)
 {
 	FILE *f = o->f;
-	const js_sym y = *sym;
-	fprintf(f, "%s\n      {\"index\": %zu, \"pc\": \"%#" PRIx64 "\", \"function\": ", i ? "," : "", i,
+	fprintf(f, "%s\n      {\"index\": %zu, \"pc\": \"%#" PRIx64 "\", \"function\": ", k ? "," : "", k,
 		fr->pc);
-	json_str(f, y.func);
-	if (y.func)
-		fprintf(f, ", \"offset\": %" PRIu64, y.func_off);
+	json_str(f, func);
+	if (func && offset)
+		fprintf(f, ", \"offset\": %" PRIu64, y->func_off);
 	fputs(", \"module\": ", f);
-	json_str(f, y.module);
-	if (y.module)
-		fprintf(f, ", \"module_offset\": %" PRIu64, y.module_off);
+	json_str(f, y->module);
+	if (y->module)
+		fprintf(f, ", \"module_offset\": %" PRIu64, y->module_off);
 	fprintf(f, ", \"jit\": %s, \"source\": ",
-		y.jit || y.source == JS_SRC_PERFMAP || y.source == JS_SRC_JITDUMP ? "true" : "false");
-	json_str(f, js_source_name(y.source));
-	if (y.file) {
+		y->jit || y->source == JS_SRC_PERFMAP || y->source == JS_SRC_JITDUMP ? "true" : "false");
+	json_str(f, js_source_name(y->source));
+	if (file) {
 		fputs(", \"file\": ", f);
-		json_str(f, y.file);
-		fprintf(f, ", \"line\": %d", y.line);
+		json_str(f, file);
+		fprintf(f, ", \"line\": %d", line);
 	}
-	fprintf(f, ", \"unwound_by\": \"%s\"}", i == 0 ? "registers" : fr->by_fp ? "frame_pointer" : "cfi");
+	fprintf(f, ", \"inlined\": %s, \"unwound_by\": \"%s\"}", inlined ? "true" : "false",
+		i == 0      ? "registers"
+		: fr->by_fp ? "frame_pointer"
+			    : "cfi");
+}
+
+/* Frame i, numbered from k: its inline frames, then itself.  Returns the
+ * next number. */
+static size_t json_frame(js_out *o, size_t k, size_t i, const js_frame *fr, const js_sym *y)
+{
+	for (uint32_t j = 0; j < y->n_inl; j++) {
+		const js_inline *in = &y->inl[j];
+		json_object(o, k++, i, fr, y, in->func, false, in->file, in->line, true);
+	}
+	json_object(o, k, i, fr, y, y->func, true, y->file, y->line, false);
+	return k + 1;
 }
 
 void out_begin(js_out *o, js_session *s)
 {
 	o->threads = 0;
-	o->any_fp = o->any_perfmap = o->any_jitdump = false;
+	o->any_fp = o->any_perfmap = o->any_jitdump = o->any_inlined = false;
 	FILE *f = o->f;
 	if (!o->json) {
 		if (s->core)
@@ -293,8 +333,8 @@ void out_thread(js_out *o, const js_stack *st)
 		fprintf(f, "\nTID %d (%s):\n", (int)st->tid, st->comm);
 		if (st->skipped)
 			fprintf(f, "    not unwound: %s\n", st->skipped);
-		for (size_t i = 0; i < st->n; i++)
-			text_frame(o, i, &st->f[i], &st->sym[i]);
+		for (size_t i = 0, k = 0; i < st->n; i++)
+			k = text_frame(o, k, &st->f[i], &st->sym[i]);
 		if (st->truncated)
 			fprintf(f, "    ... more frames (--max-frames %zu)\n", st->n);
 		else if (st->end[0] && st->n)
@@ -309,8 +349,8 @@ void out_thread(js_out *o, const js_stack *st)
 		json_str(f, st->skipped);
 	}
 	fputs(", \"frames\": [", f);
-	for (size_t i = 0; i < st->n; i++)
-		json_frame(o, i, &st->f[i], &st->sym[i]);
+	for (size_t i = 0, k = 0; i < st->n; i++)
+		k = json_frame(o, k, i, &st->f[i], &st->sym[i]);
 	fprintf(f, "],\n     \"truncated\": %s, \"end\": ", st->truncated ? "true" : "false");
 	json_str(f, st->end[0] ? st->end : NULL);
 	fputc('}', f);
@@ -322,14 +362,18 @@ void out_end(js_out *o, js_session *s)
 	js_warn_jit_data(s);
 	FILE *f = o->f;
 	if (!o->json) {
+		if (o->any_inlined)
+			fprintf(f, "\n[inlined]: a function inlined at the pc of the frame below it\n");
 		if (o->any_fp)
 			fprintf(f,
-				"\n[fp]: found by following the frame pointer (no CFI for the frame below it)\n");
+				"%s[fp]: found by following the frame pointer (no CFI for the frame below it)\n",
+				o->any_inlined ? "" : "\n");
 		if (o->any_perfmap)
-			fprintf(f, "%s[perf-map]: named from %s\n", o->any_fp ? "" : "\n", s->pm.path);
+			fprintf(f, "%s[perf-map]: named from %s\n", o->any_inlined || o->any_fp ? "" : "\n",
+				s->pm.path);
 		if (o->any_jitdump)
-			fprintf(f, "%s[jitdump]: named from %s\n", o->any_fp || o->any_perfmap ? "" : "\n",
-				s->jd.path);
+			fprintf(f, "%s[jitdump]: named from %s\n",
+				o->any_inlined || o->any_fp || o->any_perfmap ? "" : "\n", s->jd.path);
 		fflush(f);
 		js_print_warnings(s, "");
 		return;

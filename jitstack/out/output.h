@@ -4,8 +4,11 @@
  *   #N  0xPC FUNCTION+0xOFF (MODULE) at FILE:LINE [fp]
  * where MODULE is a file's base name or a JIT image's "[jit 0x...]", and
  * [fp] marks a frame found by following the frame pointer, [perf-map] one
- * named from the target's perf map.  The JSON shape
- * is documented in jitstack(1).
+ * named from the target's perf map.  A function inlined at a frame's pc
+ * comes before it, at the same pc, numbered as gdb numbers it:
+ *   #N  0xPC FUNCTION (MODULE) at FILE:LINE [inlined]
+ * The JSON shape (one object per frame, inline frames too, with
+ * "inlined") is documented in jitstack(1).
  */
 #ifndef JS_OUTPUT_H
 #define JS_OUTPUT_H
@@ -21,6 +24,7 @@ typedef struct js_out {
 	bool any_fp;
 	bool any_perfmap;
 	bool any_jitdump;
+	bool any_inlined;
 } js_out;
 
 void out_begin(js_out *o, js_session *s);

@@ -62,8 +62,8 @@ static int alloc_msgs(const js_profile *p, msgs *m)
 	m->fn_p = nalloc(p->n_fn, sizeof *m->fn_p);
 	m->loc = nalloc(p->n_loc, sizeof *m->loc);
 	m->loc_p = nalloc(p->n_loc, sizeof *m->loc_p);
-	m->line = nalloc(p->n_loc, sizeof *m->line);
-	m->line_p = nalloc(p->n_loc, sizeof *m->line_p);
+	m->line = nalloc(p->n_loc + p->n_inl, sizeof *m->line);
+	m->line_p = nalloc(p->n_loc + p->n_inl, sizeof *m->line_p);
 	m->smp = nalloc(p->n_smp, sizeof *m->smp);
 	m->smp_p = nalloc(p->n_smp, sizeof *m->smp_p);
 	m->label = nalloc(N_LABELS * p->n_smp, sizeof *m->label);
@@ -137,9 +137,21 @@ static void build_functions(const js_profile *p, msgs *m)
 	m->prof.function = m->fn_p;
 }
 
-/* Locations, each with its one line (function and source line) if named. */
+/* One Line of a location: a function at a line. */
+static Perftools__Profiles__Line *line_of(msgs *m, size_t k, uint32_t function, int64_t line)
+{
+	perftools__profiles__line__init(&m->line[k]);
+	m->line[k].function_id = function;
+	m->line[k].line = line;
+	return m->line_p[k] = &m->line[k];
+}
+
+/* Locations, each with its lines: the functions inlined at its address,
+ * innermost first, then the function they were inlined into (profile.proto:
+ * "line[i] is inlined into line[i+1]"); none when it is unnamed. */
 static void build_locations(const js_profile *p, msgs *m)
 {
+	size_t k = 0;
 	for (size_t i = 0; i < p->n_loc; i++) {
 		const pr_location *x = &p->loc[i];
 		Perftools__Profiles__Location *o = &m->loc[i];
@@ -147,14 +159,13 @@ static void build_locations(const js_profile *p, msgs *m)
 		o->id = i + 1;
 		o->mapping_id = x->mapping;
 		o->address = x->address;
-		if (x->function) {
-			perftools__profiles__line__init(&m->line[i]);
-			m->line[i].function_id = x->function;
-			m->line[i].line = x->line;
-			m->line_p[i] = &m->line[i];
-			o->n_line = 1;
-			o->line = &m->line_p[i];
-		}
+		o->line = &m->line_p[k];
+		for (uint32_t j = 0; j < x->n_inl; j++)
+			if (p->inl[x->inl + j].function)
+				line_of(m, k++, p->inl[x->inl + j].function, p->inl[x->inl + j].line);
+		if (x->function)
+			line_of(m, k++, x->function, x->line);
+		o->n_line = (size_t)(&m->line_p[k] - o->line);
 		m->loc_p[i] = o;
 	}
 	m->prof.n_location = p->n_loc;

@@ -85,6 +85,7 @@ void js_profile_free(js_profile *p)
 		free(p->smp[i].loc);
 	free(p->smp);
 	free(p->loc);
+	free(p->inl);
 	free(p->fn);
 	free(p->map);
 	js_htab_free(&p->str_index);
@@ -123,12 +124,12 @@ static uint32_t mapping_of(js_profile *p, pr_process *proc, js_session *s, const
 	return (uint32_t)p->n_map;
 }
 
-static uint32_t function_of(js_profile *p, const js_sym *y)
+static uint32_t function_of(js_profile *p, const char *func, const char *file)
 {
-	if (!y->func)
+	if (!func)
 		return 0;
-	uint32_t name = intern(p, y->func), file = intern(p, y->file);
-	uint64_t key = (uint64_t)name << 32 | file;
+	uint32_t name = intern(p, func), src = intern(p, file);
+	uint64_t key = (uint64_t)name << 32 | src;
 	uint32_t f = js_htab_get(&p->fn_index, key);
 	if (f)
 		return f;
@@ -136,9 +137,26 @@ static uint32_t function_of(js_profile *p, const js_sym *y)
 		p->oom = true;
 		return 0;
 	}
-	p->fn[p->n_fn++] = (pr_function){ name, file };
+	p->fn[p->n_fn++] = (pr_function){ name, src };
 	js_htab_put(&p->fn_index, key, (uint32_t)p->n_fn);
 	return (uint32_t)p->n_fn;
+}
+
+/* The functions inlined at the location l (y's), kept in p->inl. */
+static void inline_lines(js_profile *p, pr_location *l, const js_sym *y)
+{
+	if (!y->n_inl || p->n_inl > UINT32_MAX - y->n_inl)
+		return;
+	l->inl = (uint32_t)p->n_inl;
+	for (uint32_t j = 0; j < y->n_inl; j++) {
+		if (!js_grow(&p->inl, &p->cap_inl, p->n_inl, sizeof *p->inl)) {
+			p->oom = true;
+			return;
+		}
+		const js_inline *in = &y->inl[j];
+		p->inl[p->n_inl++] = (pr_line){ function_of(p, in->func, in->file), in->line };
+		l->n_inl++;
+	}
 }
 
 /* A new location for the frame at pc named sym; kept out of the loop of
@@ -154,17 +172,19 @@ __attribute__((noinline)) static uint32_t new_location(js_profile *p, pr_process
 	}
 	/* named from JIT data: named again when that changes */
 	bool jit = y.jit || y.source == JS_SRC_PERFMAP || y.source == JS_SRC_JITDUMP;
-	pr_location loc = { pc, mapping_of(p, proc, s, &y, f->pc), function_of(p, &y), y.line, jit };
+	pr_location loc = { .address = pc,
+			    .mapping = mapping_of(p, proc, s, &y, f->pc),
+			    .function = function_of(p, y.func, y.file),
+			    .line = y.line,
+			    .jit = jit };
 	if (!loc.function && y.module) {
 		/* no symbol: name it after its module and offset, as perf does */
 		char buf[300];
 		const char *slash = strrchr(y.module, '/');
 		snprintf(buf, sizeof buf, "[%s+%#" PRIx64 "]", slash ? slash + 1 : y.module, y.module_off);
-		js_sym named = y;
-		named.func = buf;
-		named.file = NULL;
-		loc.function = function_of(p, &named);
+		loc.function = function_of(p, buf, NULL);
 	}
+	inline_lines(p, &loc, &y);
 	p->loc[p->n_loc++] = loc;
 	js_htab_put(&proc->pc_memo, pc, (uint32_t)p->n_loc);
 	return (uint32_t)p->n_loc;
@@ -269,12 +289,16 @@ static char *stack_line(const js_profile *p, const pr_sample *x, bool addresses)
 	put_frame(&b, p->str[x->thread]);
 	for (size_t k = x->n; k-- > 0;) { /* root first */
 		const pr_location *l = x->loc[k] ? &p->loc[x->loc[k] - 1] : NULL;
-		buf_u8(&b, ';');
-		put_frame(&b, l && l->function ? p->str[p->fn[l->function - 1].name] : "[unknown]");
-		if (addresses && l) {
-			char a[24];
-			snprintf(a, sizeof a, " [%#" PRIx64 "]", l->address);
-			put_frame(&b, a);
+		/* the physical function, then what was inlined into it */
+		for (uint32_t j = 0; j <= (l ? l->n_inl : 0); j++) {
+			uint32_t fn = !l ? 0 : j ? p->inl[l->inl + l->n_inl - j].function : l->function;
+			buf_u8(&b, ';');
+			put_frame(&b, fn ? p->str[p->fn[fn - 1].name] : "[unknown]");
+			if (addresses && l) {
+				char a[24];
+				snprintf(a, sizeof a, " [%#" PRIx64 "]", l->address);
+				put_frame(&b, a);
+			}
 		}
 	}
 	buf_u8(&b, 0);

@@ -1,7 +1,7 @@
 /* profile.h - samples aggregated the way pprof models them: strings,
- * mappings (modules), functions, locations (one per distinct pc) and
- * samples (a list of locations, leaf first, with a count), so both output
- * formats come from the same data.
+ * mappings (modules), functions, locations (one per distinct pc, with
+ * the functions inlined there) and samples (a list of locations, leaf
+ * first, with a count), so every output format comes from the same data.
  *
  * The frames come named (unwind/name.h); each pc becomes a location once
  * and is remembered, until the JIT images, the perf map or the jitdump
@@ -21,12 +21,20 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* A function inlined at a location, at its line. */
+typedef struct pr_line {
+	uint32_t function; /* index + 1, 0 = unknown */
+	int64_t line;
+} pr_line;
+
 typedef struct pr_location {
 	uint64_t address;
 	uint32_t mapping;  /* index + 1, 0 = none */
-	uint32_t function; /* index + 1, 0 = unknown */
-	int64_t line;
-	bool jit; /* named from JIT data (an image, the perf map) */
+	uint32_t function; /* the physical frame's: index + 1, 0 = unknown */
+	int64_t line;      /* its line: with inline frames, where the outermost was called */
+	uint32_t inl;      /* the functions inlined at address: p->inl[inl .. inl + n_inl), */
+	uint32_t n_inl;    /* innermost first */
+	bool jit;          /* named from JIT data (an image, the perf map) */
 } pr_location;
 
 typedef struct pr_function {
@@ -67,6 +75,8 @@ typedef struct js_profile {
 	size_t n_fn, cap_fn;
 	pr_location *loc;
 	size_t n_loc, cap_loc;
+	pr_line *inl; /* the locations' inline frames */
+	size_t n_inl, cap_inl;
 	pr_sample *smp;
 	size_t n_smp, cap_smp;
 	pr_process *proc;
@@ -97,7 +107,8 @@ void js_profile_add(js_profile *p, uint32_t proc, js_session *s, const js_stack 
 void js_profile_comment(js_profile *p, const char *text);
 
 /* flamegraph.pl's collapsed format: "thread;root;...;leaf count", one line
- * per distinct stack of names (with ADDRESSES, of names and addresses:
+ * per distinct stack of names (a function inlined at a pc is a frame of its
+ * own, above the function it was inlined into) (with ADDRESSES, of names and addresses:
  * "name [0xADDR]"), counts summed; by_process: "comm-PID;thread;...", as
  * stackcollapse-perf.pl --pid writes the process. */
 int js_profile_write_collapsed(const js_profile *p, FILE *f, bool addresses, const char *name, js_err *err);

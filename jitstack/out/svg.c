@@ -8,7 +8,9 @@
  * drawn at its place for the whole graph, so viewers without scripts
  * (image viewers, a README) show it too; the script re-lays frames out
  * from their data-s (first sample), data-n (samples) and data-d (depth)
- * when a frame is clicked, and colours what the search box matches.
+ * when a frame is clicked, and colours what the search box matches.  A
+ * function inlined into its caller is a frame of its own above it, its
+ * label in italics (data-i).
  */
 #include "out/svg.h"
 #include "base/grow.h"
@@ -39,6 +41,7 @@ typedef struct fnode {
 	uint32_t parent; /* index (the root's is its own) */
 	uint32_t depth;
 	uint8_t kind;
+	bool inlined;   /* first seen as a function inlined into the frame below */
 	uint64_t count; /* samples in this frame and above it */
 	uint64_t start; /* first sample, in the whole graph's order */
 	uint32_t child; /* first child + 1 (in name order once sorted) */
@@ -58,7 +61,7 @@ typedef struct ftree {
 /* The child of parent named name, made (of kind) if missing: its index, or
  * -1 when out of memory.  Frames merge by name alone, as in the collapsed
  * format; a frame keeps the kind it was first seen with. */
-static long child_of(ftree *t, uint32_t parent, uint32_t name, uint8_t kind)
+static long child_of(ftree *t, uint32_t parent, uint32_t name, uint8_t kind, bool inlined)
 {
 	uint64_t key = (uint64_t)parent << 32 | name;
 	uint32_t found = js_htab_get(&t->index, key);
@@ -70,7 +73,12 @@ static long child_of(ftree *t, uint32_t parent, uint32_t name, uint8_t kind)
 	uint32_t id = (uint32_t)t->n++;
 	fnode *pa = &t->v[parent];
 	t->v[id] = (fnode){
-		.name = name, .parent = parent, .depth = pa->depth + 1, .kind = kind, .next = pa->child
+		.name = name,
+		.parent = parent,
+		.depth = pa->depth + 1,
+		.kind = kind,
+		.inlined = inlined,
+		.next = pa->child,
 	};
 	pa->child = id + 1;
 	js_htab_put(&t->index, key, id + 1); /* room reserved: cannot fail */
@@ -93,20 +101,24 @@ static int add_sample(ftree *t, const pr_sample *x)
 	long at = 0;
 	t->v[0].count += x->count;
 	if (p->by_process && x->proc < p->n_proc) {
-		if ((at = child_of(t, 0, p->proc[x->proc].frame, K_PROCESS)) < 0)
+		if ((at = child_of(t, 0, p->proc[x->proc].frame, K_PROCESS, false)) < 0)
 			return -1;
 		t->v[at].count += x->count;
 	}
-	if ((at = child_of(t, (uint32_t)at, x->thread, K_THREAD)) < 0)
+	if ((at = child_of(t, (uint32_t)at, x->thread, K_THREAD, false)) < 0)
 		return -1;
 	t->v[at].count += x->count;
 	for (size_t k = x->n; k-- > 0;) {
 		const pr_location *l = x->loc[k] ? &p->loc[x->loc[k] - 1] : NULL;
-		uint32_t name = l && l->function ? p->fn[l->function - 1].name : NO_NAME;
-		uint8_t kind = name == NO_NAME ? K_UNKNOWN : l->jit ? K_JIT : K_NATIVE;
-		if ((at = child_of(t, (uint32_t)at, name, kind)) < 0)
-			return -1;
-		t->v[at].count += x->count;
+		/* the physical function, then what was inlined into it */
+		for (uint32_t j = 0; j <= (l ? l->n_inl : 0); j++) {
+			uint32_t fn = !l ? 0 : j ? p->inl[l->inl + l->n_inl - j].function : l->function;
+			uint32_t name = fn ? p->fn[fn - 1].name : NO_NAME;
+			uint8_t kind = name == NO_NAME ? K_UNKNOWN : l->jit ? K_JIT : K_NATIVE;
+			if ((at = child_of(t, (uint32_t)at, name, kind, j > 0)) < 0)
+				return -1;
+			t->v[at].count += x->count;
+		}
 	}
 	return 0;
 }
@@ -244,8 +256,8 @@ static void write_frame(FILE *f, const ftree *t, const fnode *x, int height)
 	const char *name = name_of(t, x);
 	fprintf(f,
 		"<g class=\"f\" data-s=\"%" PRIu64 "\" data-n=\"%" PRIu64
-		"\" data-d=\"%u\" data-k=\"%s\"><title>",
-		x->start, x->count, x->depth, kind_word(x->kind));
+		"\" data-d=\"%u\" data-k=\"%s\"%s><title>",
+		x->start, x->count, x->depth, kind_word(x->kind), x->inlined ? " data-i=\"1\"" : "");
 	xml_text(f, name, SIZE_MAX);
 	fprintf(f, " (%" PRIu64 " sample%s, %.2f%%)</title>", x->count, x->count == 1 ? "" : "s",
 		100.0 * (double)x->count / total);
@@ -329,6 +341,14 @@ static const char script[] =
 	"  matched.textContent = re ? 'Matched: ' + (100 * sum / total).toFixed(2) + '%%' : '';\n"
 	"}\n";
 
+static bool any_inlined(const ftree *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->v[i].inlined)
+			return true;
+	return false;
+}
+
 static void write_head(FILE *f, const ftree *t, int height, const char *title)
 {
 	fprintf(f,
@@ -341,6 +361,7 @@ static void write_head(FILE *f, const ftree *t, int height, const char *title)
 		"text { font-family: Verdana, 'DejaVu Sans', sans-serif; font-size: %dpx; fill: #000; }\n"
 		"#title { font-size: 17px; }\n"
 		"g.f text { pointer-events: none; }\n"
+		"g.f[data-i] text, #inlined { font-style: italic; }\n"
 		"g.f:hover rect { stroke: #000; stroke-width: 0.5; cursor: pointer; }\n"
 		"#unzoom { cursor: pointer; fill: #0645ad; }\n"
 		"#search { font: 12px sans-serif; width: 236px; padding: 2px 4px; }\n"
@@ -374,6 +395,10 @@ static void write_head(FILE *f, const ftree *t, int height, const char *title)
 		fprintf(f, "<text x=\"%d\" y=\"50\">%s</text>\n", lx + 16, legend[i].what);
 		lx += 16 + (int)(strlen(legend[i].what) * CHAR_PX) + 18;
 	}
+	if (any_inlined(t))
+		fprintf(f,
+			"<text id=\"inlined\" x=\"%d\" y=\"50\">inlined (a function compiled into its caller)</text>\n",
+			lx);
 	fprintf(f,
 		"<foreignObject x=\"%d\" y=\"8\" width=\"250\" height=\"28\">"
 		"<input xmlns=\"http://www.w3.org/1999/xhtml\" id=\"search\" type=\"search\" "

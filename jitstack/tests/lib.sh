@@ -77,7 +77,9 @@ make_core() { # PROGRAM ARGS...
 
 # jitstack --json -> one frame per line for check_frames.py: "0xPC NAME"
 # (NAME "?" when unknown), innermost first, for the thread TID (default:
-# the first thread).  Usage: json_frames FILE [TID]
+# the first thread).  A function inlined at a frame's pc is "NAME" alone:
+# it has no address of its own (gdb prints none for it either), so
+# --by-address judges it by its name.  Usage: json_frames FILE [TID]
 json_frames() {
 	python3 - "$@" <<'PY'
 import json, sys
@@ -85,7 +87,7 @@ d = json.load(open(sys.argv[1]))
 tid = int(sys.argv[2]) if len(sys.argv) > 2 else None
 th = [t for t in d["threads"] if tid is None or t["tid"] == tid][0]
 for f in th["frames"]:
-    print(f["pc"], f["function"] or "?")
+    print(f["function"] or "?") if f.get("inlined") else print(f["pc"], f["function"] or "?")
 PY
 }
 

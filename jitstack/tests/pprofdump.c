@@ -5,7 +5,11 @@
  * "leaf FUNCTION COUNT" line per function seen at the leaf; from the
  * samples' labels, one "process PID COMM COUNT" line per process (the
  * "pid" and "comm" labels) and one "pleaf PID FUNCTION COUNT" line per
- * function seen at the leaf of that process's samples.  A sample without
+ * function seen at the leaf of that process's samples; one "location ID
+ * 0xADDRESS FUNCTION:LINE ..." line per location with all its lines
+ * (innermost first: a function inlined into the next), and one "stack
+ * COUNT ROOT;...;LEAF" line per sample, its locations' lines expanded so
+ * (each inlined function a frame of its own).  A sample without
  * a pid label, or with a label whose strings are out of range, makes the
  * file invalid.  Exit 0 when the file is valid, 1 otherwise.
  */
@@ -139,6 +143,28 @@ int main(int argc, char **argv)
 		if (pleaf[i].fn)
 			printf("pleaf %lld %s %ld\n", pleaf[i].pid,
 			       p->string_table[p->function[pleaf[i].fn - 1]->name], pleaf[i].count);
+	for (size_t i = 0; i < p->n_location; i++) {
+		Perftools__Profiles__Location *l = p->location[i];
+		printf("location %llu %#llx", (unsigned long long)l->id, (unsigned long long)l->address);
+		for (size_t k = 0; k < l->n_line; k++)
+			printf(" %s:%lld", p->string_table[p->function[l->line[k]->function_id - 1]->name],
+			       (long long)l->line[k]->line);
+		putchar('\n');
+	}
+	for (size_t i = 0; i < p->n_sample; i++) {
+		Perftools__Profiles__Sample *s = p->sample[i];
+		printf("stack %lld ", (long long)s->value[0]);
+		const char *sep = "";
+		for (size_t k = s->n_location_id; k-- > 0;) {
+			Perftools__Profiles__Location *l = p->location[s->location_id[k] - 1];
+			for (size_t j = l->n_line; j-- > 0; sep = ";")
+				printf("%s%s", sep,
+				       p->string_table[p->function[l->line[j]->function_id - 1]->name]);
+			if (!l->n_line)
+				printf("%s[unknown]", sep), sep = ";";
+		}
+		putchar('\n');
+	}
 	perftools__profiles__profile__free_unpacked(p, NULL);
 	free(leaf);
 	free(procs);

@@ -1,6 +1,7 @@
 # --json output parses and has the documented shape (jitstack(1)), live and
 # from a core: target, jit.descriptors, jit.images, threads[].frames[] with
-# pc/function/offset/module/jit/unwound_by, warnings; and it stays valid
+# pc/function/offset/module/jit/inlined/unwound_by (an inlined function:
+# no offset, the pc of the frame after it), warnings; and it stays valid
 # JSON (UTF-8) when the target names a function with bytes that are not.
 . "$(dirname "$0")/lib.sh"
 need_file "$TB/child" "make tests"
@@ -23,8 +24,11 @@ for t in d["threads"]:
         assert f["index"] == i and f["pc"].startswith("0x") and isinstance(f["jit"], bool)
         assert f["unwound_by"] == ("registers" if i == 0 else f["unwound_by"]) and f["unwound_by"] in (
             "registers", "cfi", "frame_pointer")
-        if f["function"] is not None:
+        assert isinstance(f["inlined"], bool)
+        if f["function"] is not None and not f["inlined"]:
             assert isinstance(f["offset"], int)
+        if f["inlined"]:  # a function inlined at the pc of the frame after it
+            assert "offset" not in f and f["pc"] == t["frames"][i + 1]["pc"], f
         if "line" in f:
             assert isinstance(f["line"], int) and f["file"]
 assert isinstance(d["warnings"], list)

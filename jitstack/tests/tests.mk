@@ -10,7 +10,7 @@ JS_FUZZ_TIME ?= 300
 JS_TEST_CFLAGS = -std=gnu11 $(JS_WARN) -O1 -g -fno-omit-frame-pointer $(SANFLAGS)
 
 JS_TEST_PROGS := $(addprefix $(JS_TB)/,foreignjit jitobj.o jitobj-df.o jitobj-clang.o cxxwait hostile threads tomb churnjit pprofdump perfmap_check jitdump_check \
-	child-localdesc relocs_check latethread noperf hostilestack)
+	child-localdesc relocs_check latethread noperf hostilestack inl)
 
 # A foreign JIT and the objects it loads (LLVM-style): the objects keep no
 # frame pointer, so only their CFI (.eh_frame, or .debug_frame) unwinds them.
@@ -51,6 +51,11 @@ $(JS_TB)/child-localdesc: $(TEST_DIR)/child $(LIB_A)
 $(JS_TB)/latethread: $(JS)/tests/latethread.c
 	@mkdir -p $(dir $@)
 	$(CC) $(JS_TEST_CFLAGS) -o $@ $< -pthread
+
+# inl.c optimised as a release build is: leaf and mid inlined into outer.
+$(JS_TB)/inl: $(JS)/tests/inl.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -fno-omit-frame-pointer $(SANFLAGS) -o $@ $<
 
 $(JS_TB)/hostilestack: $(JS)/tests/hostilestack.c
 	@mkdir -p $(dir $@)

@@ -1,8 +1,10 @@
 /* name.c - naming frames (name.h). */
 #include "unwind/name.h"
+#include "base/bounds.h"
 #include "base/grow.h"
 #include "base/hash.h"
 #include "unwind/demangle.h"
+#include "unwind/inline.h"
 #include "unwind/stack.h"
 
 #include <dwarf.h>
@@ -65,18 +67,55 @@ struct sym_memo {
 };
 
 #define MEMO_MAX (1u << 19) /* names kept at the most */
+#define INL_CHUNK 16384     /* bytes per chunk of inline frames */
+
+/* A copy of the inline frames v[0..n) in arena: the array and its strings
+ * (control characters made '?', as every name from a target).  NULL when
+ * out of memory. */
+static const js_inline *keep_inline(struct js_strchunk **arena, const js_inline *v, size_t n)
+{
+	js_inline *w = js_strs_alloc(arena, n * sizeof *w, INL_CHUNK);
+	for (size_t i = 0; w && i < n; i++) {
+		w[i] = v[i];
+		if (v[i].func && !(w[i].func = js_strs_keep(arena, v[i].func, strlen(v[i].func), INL_CHUNK)))
+			return NULL;
+		if (v[i].file && !(w[i].file = js_strs_keep(arena, v[i].file, strlen(v[i].file), INL_CHUNK)))
+			return NULL;
+	}
+	return w;
+}
+
+/* A name the memo drops when JIT sources change: JIT pcs (new code may sit
+ * at an old address), pcs in no module (JIT code caught between two
+ * registrations) and those the perf map or the jitdump named. */
+static bool jit_named(const js_sym *y)
+{
+	return y->jit || !y->module || y->source == JS_SRC_PERFMAP || y->source == JS_SRC_JITDUMP;
+}
 
 /* When JIT images, the perf map or the jitdump changed, forget the names
- * of JIT pcs (new code may sit at an old address), of pcs in no module
- * (JIT code caught between two registrations) and those the perf map or
- * the jitdump gave; native names stay. */
+ * of JIT code; native names stay.  When a forgotten name had inline
+ * frames, the kept ones move to a fresh arena, so the arena holds only
+ * what the memo holds (a name whose frames cannot be moved is forgotten
+ * too). */
 static void memo_forget_jit(js_session *s)
 {
+	bool moving = false;
+	for (size_t i = 0; i < s->names_n && !moving; i++)
+		moving = s->names[i].sym.n_inl && jit_named(&s->names[i].sym);
+	struct js_strchunk *fresh = NULL;
 	size_t n = 0;
 	for (size_t i = 0; i < s->names_n; i++) {
-		const js_sym *y = &s->names[i].sym;
-		if (!(y->jit || !y->module || y->source == JS_SRC_PERFMAP || y->source == JS_SRC_JITDUMP))
-			s->names[n++] = s->names[i];
+		js_sym *y = &s->names[i].sym;
+		if (jit_named(y))
+			continue;
+		if (moving && y->n_inl && !(y->inl = keep_inline(&fresh, y->inl, y->n_inl)))
+			continue;
+		s->names[n++] = s->names[i];
+	}
+	if (moving) {
+		js_strs_free(&s->inl_kept);
+		s->inl_kept = fresh;
 	}
 	s->names_n = n;
 	js_htab_clear(&s->names_index);
@@ -86,7 +125,7 @@ static void memo_forget_jit(js_session *s)
 	s->names_changes = js_names_epoch(s);
 }
 
-static void symbolize(js_session *s, const js_frame *f, js_sym *o);
+static void symbolize(js_session *s, const js_frame *f, js_sym *o, struct js_strchunk **arena);
 
 /* Name f into o: from the memo, or looked up and kept there. */
 static void name_frame(js_session *s, const js_frame *f, js_sym *o)
@@ -94,18 +133,24 @@ static void name_frame(js_session *s, const js_frame *f, js_sym *o)
 	uint64_t pc = js_lookup_pc(f);
 	uint32_t v = js_htab_get(&s->names_index, pc + 1);
 	struct sym_memo *m = v ? &s->names[v - 1] : NULL;
-	if (m && m->pc_delta == f->pc - pc) {
+	if (m) {
 		*o = m->sym;
+		if (m->pc_delta != f->pc - pc) {
+			/* the same pc, once an activation and now a return
+			 * address: only the offsets from f->pc differ */
+			uint64_t d = (f->pc - pc) - m->pc_delta;
+			o->func_off += d;
+			o->module_off += d;
+			m->pc_delta = f->pc - pc;
+			m->sym = *o;
+		}
 		return;
 	}
-	symbolize(s, f, o);
-	if (m) { /* the same pc, once an activation and now a return address */
-		m->pc_delta = f->pc - pc;
-		m->sym = *o;
-		return;
-	}
-	if (s->names_n >= MEMO_MAX || !js_grow(&s->names, &s->names_cap, s->names_n, sizeof *s->names) ||
-	    js_htab_reserve(&s->names_index, 1))
+	bool keep = s->names_n < MEMO_MAX &&
+		    js_grow(&s->names, &s->names_cap, s->names_n, sizeof *s->names) &&
+		    !js_htab_reserve(&s->names_index, 1);
+	symbolize(s, f, o, keep ? &s->inl_kept : &s->inl_scratch);
+	if (!keep)
 		return;
 	s->names[s->names_n++] = (struct sym_memo){ pc + 1, f->pc - pc, *o };
 	js_htab_put(&s->names_index, pc + 1, (uint32_t)s->names_n);
@@ -123,6 +168,7 @@ void js_name_stack(js_session *s, js_stack *st)
 		st->sym = v;
 		st->cap_sym = st->cap;
 	}
+	js_strs_free(&s->inl_scratch); /* the last stack's, which the memo could not keep */
 	if (s->names_changes != js_names_epoch(s))
 		memo_forget_jit(s);
 	for (size_t i = 0; i < st->n; i++)
@@ -173,7 +219,22 @@ static void perfmap_name(js_session *s, const js_frame *f, uint64_t pc, js_sym *
 	o->source = JS_SRC_PERFMAP;
 }
 
-static void symbolize(js_session *s, const js_frame *f, js_sym *o)
+/* The functions inlined at pc, into o (whose line is the pc's): kept in
+ * arena, and o's line moved to the call site of the outermost. */
+static void inline_frames(js_session *s, Dwfl_Module *mod, uint64_t pc, js_sym *o, struct js_strchunk **arena)
+{
+	js_inline v[JS_MAX_INLINE_DEPTH], call;
+	js_inline at = { NULL, o->file, o->line, o->col };
+	size_t n = js_inline_frames(s, mod, pc, &at, v, JS_MAX_INLINE_DEPTH, &call);
+	if (!n || !(o->inl = keep_inline(arena, v, n)))
+		return;
+	o->n_inl = (uint32_t)n;
+	o->file = call.file;
+	o->line = call.line;
+	o->col = call.col;
+}
+
+static void symbolize(js_session *s, const js_frame *f, js_sym *o, struct js_strchunk **arena)
 {
 	memset(o, 0, sizeof *o);
 	uint64_t pc = js_lookup_pc(f);
@@ -226,4 +287,5 @@ static void symbolize(js_session *s, const js_frame *f, js_sym *o)
 			o->col = c;
 		}
 	}
+	inline_frames(s, mod, pc, o, arena);
 }

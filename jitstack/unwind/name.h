@@ -26,15 +26,30 @@ typedef enum js_name_source {
 /* "elf", "gdb-jit", "jitdump", "perf-map" (JSON's "source"), or NULL for none. */
 const char *js_source_name(js_name_source src);
 
+/* A function the compiler inlined where a frame's pc is: a logical frame
+ * at the same pc as its physical one, as gdb and eu-stack -i show it. */
+typedef struct js_inline {
+	const char *func; /* NULL when the DWARF names none */
+	const char *file; /* NULL when unknown */
+	int line, col;
+} js_inline;
+
 typedef struct js_sym {
 	const char *func;      /* NULL when unknown */
 	js_name_source source; /* where func came from */
 	uint64_t func_off;     /* pc - the function's start */
 	const char *module;    /* the module's file (or the JIT image's label); NULL if none */
 	uint64_t module_off;   /* pc - the module's start */
-	const char *file;      /* source file, NULL when unknown */
+	/* source line: the pc's own, or with inline frames, the call site of
+	 * the outermost of them (where the physical function is) */
+	const char *file; /* NULL when unknown */
 	int line, col;
 	js_image *jit; /* the JIT image the frame is in (accepted or rejected) */
+	/* the functions inlined at pc, innermost first: inl[0] at the pc's
+	 * line, each next one at the call site of the one before it; owned by
+	 * the session, good until its next js_name_stack */
+	const js_inline *inl;
+	uint32_t n_inl;
 } js_sym;
 
 struct js_stack;
@@ -43,8 +58,10 @@ struct js_stack;
  * symbols, else from the jitdump, else the perf map (code in no module, or
  * where the module has no symbol).  Source lines come from JIT images and
  * from modules that carry their own DWARF; with opt->source_all from
- * separate debuginfo too.  A pc named once is not looked up again until
- * the JIT images, the perf map or the jitdump change (js_names_epoch). */
+ * separate debuginfo too; where a line comes from DWARF, so do the
+ * functions inlined at the pc (sym.inl).  A pc named once is not looked up
+ * again until the JIT images, the perf map or the jitdump change
+ * (js_names_epoch). */
 void js_name_stack(js_session *s, struct js_stack *st);
 
 #endif

@@ -12,6 +12,7 @@
 #include "unwind/demangle.h"
 #include "target/machine.h"
 #include "base/bounds.h"
+#include "base/grow.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -800,6 +801,8 @@ void js_close(js_session *s)
 	free(s->memo);
 	free(s->names);
 	js_htab_free(&s->names_index);
+	js_strs_free(&s->inl_kept);
+	js_strs_free(&s->inl_scratch);
 	js_demangle_free(s);
 	memset(s, 0, sizeof *s);
 }

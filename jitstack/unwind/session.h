@@ -71,7 +71,10 @@ typedef struct js_session {
 	struct sym_memo *names;
 	size_t names_cap, names_n;
 	js_htab names_index;
-	uint64_t names_changes;           /* jit.changes it was filled under */
+	uint64_t names_changes; /* jit.changes it was filled under */
+	/* inline frames (js_sym.inl) of the names in the memo, and of those
+	 * named since the last js_name_stack that the memo could not keep */
+	struct js_strchunk *inl_kept, *inl_scratch;
 	struct demangle_cache *demangled; /* demangle.c */
 } js_session;
 
