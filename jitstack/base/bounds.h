@@ -54,6 +54,11 @@
  * scopes around it, innermost first (deep C++ inlining reaches a few
  * dozen; a chain past this keeps its innermost frames). */
 #define JS_MAX_INLINE_DEPTH 128u
+/* How deep a unit's DIEs may nest for its scopes to be looked up: libdw
+ * (0.188) walks scopes by recursion, a call a level, so a JIT image nesting
+ * DIEs millions deep would overflow our stack.  A unit is measured once
+ * (iteratively) before its scopes are asked for. */
+#define JS_MAX_DIE_DEPTH 1024u
 
 /* ---- record over several processes (targets.c) --------------------------------- */
 #define JS_MAX_TARGETS 4096u              /* processes one record run samples */

@@ -253,15 +253,25 @@ static void load_object(const char *path, loaded *out)
 
 /* ---- the LuaJIT-style trace ---------------------------------------------------------- */
 
-/* A growable little-endian byte writer, enough for one small image. */
+/* A little-endian byte writer.  Its room is set once (w_room), before any
+ * address inside it is taken: it never moves after that. */
 typedef struct wbuf {
-	uint8_t b[4096];
-	size_t n;
+	uint8_t *b;
+	size_t n, cap;
 } wbuf;
+
+static void w_room(wbuf *w, size_t cap)
+{
+	if (!(w->b = calloc(1, cap)))
+		fail("out of memory");
+	w->cap = cap;
+}
 
 static size_t w_bytes(wbuf *w, const void *p, size_t n)
 {
 	size_t at = w->n;
+	if (n > w->cap - w->n)
+		fail("the image outgrew its buffer");
 	memcpy(w->b + w->n, p, n);
 	w->n += n;
 	return at;
@@ -349,6 +359,12 @@ enum {
 static void luajit_image(uint8_t *mcode)
 {
 	static wbuf w; /* lives as long as the registration */
+	/* FOREIGNJIT_DEEP=N: the unit's DIEs nest N lexical blocks deep inside
+	 * the trace's subprogram, each covering the trace (hostile DWARF: a
+	 * reader that walks scopes by recursion runs out of stack) */
+	const char *deep_env = getenv("FOREIGNJIT_DEEP");
+	size_t deep = deep_env ? strtoul(deep_env, NULL, 10) : 0;
+	w_room(&w, 8192 + deep * 18);
 	static const char shstr[] = "\0.text\0.eh_frame\0.shstrtab\0.strtab\0.symtab\0.debug_info\0"
 				    ".debug_abbrev\0.debug_line";
 	static const uint32_t shname[S_COUNT] = { 0, 1, 7, 17, 27, 35, 43, 55, 69 };
@@ -417,14 +433,32 @@ static void luajit_image(uint8_t *mcode)
 	w_u32(&w, 0);                         /* DW_AT_stmt_list */
 	w_u64(&w, (uintptr_t)mcode);          /* DW_AT_low_pc */
 	w_u64(&w, (uintptr_t)mcode + T_SIZE); /* DW_AT_high_pc (an address in DWARF 2) */
+	if (deep) {
+		w_uleb(&w, 2);                        /* DW_TAG_subprogram */
+		w_str(&w, "TRACE_1");                 /* DW_AT_name */
+		w_u64(&w, (uintptr_t)mcode);          /* DW_AT_low_pc */
+		w_u64(&w, (uintptr_t)mcode + T_SIZE); /* DW_AT_high_pc */
+		for (size_t i = 0; i < deep; i++) {
+			w_uleb(&w, 3); /* DW_TAG_lexical_block, around the next */
+			w_u64(&w, (uintptr_t)mcode);
+			w_u64(&w, (uintptr_t)mcode + T_SIZE);
+		}
+		for (size_t i = 0; i < deep + 2; i++)
+			w_u8(&w, 0); /* the ends of the blocks, the subprogram and the unit */
+	}
 	w_put32(&w, unit, (uint32_t)(w.n - unit - 4));
 	sh[S_DEBUG_INFO].sh_size = w.n - sh[S_DEBUG_INFO].sh_offset;
 	sh[S_DEBUG_ABBREV].sh_offset = w.n;
+	/* 1 the unit (children only when deep), 2 a subprogram, 3 a block */
 	static const uint8_t abbrev[] = {
 		1, 0x11, 0, 0x03, 0x08, 0x10, 0x06, 0x11, 0x01, 0x12, 0x01, 0, 0, 0
 	};
-	w_bytes(&w, abbrev, sizeof abbrev);
-	sh[S_DEBUG_ABBREV].sh_size = sizeof abbrev;
+	static const uint8_t abbrev_deep[] = { 1,    0x11, 1,    0x03, 0x08, 0x10, 0x06, 0x11, 0x01,
+					       0x12, 0x01, 0,    0,    2,    0x2e, 1,    0x03, 0x08,
+					       0x11, 0x01, 0x12, 0x01, 0,    0,    3,    0x0b, 1,
+					       0x11, 0x01, 0x12, 0x01, 0,    0,    0 };
+	sh[S_DEBUG_ABBREV].sh_size = deep ? w_bytes(&w, abbrev_deep, sizeof abbrev_deep),
+	sizeof abbrev_deep                : (w_bytes(&w, abbrev, sizeof abbrev), sizeof abbrev);
 
 	/* .debug_line: version 2, one file, the rows of trace_lines */
 	sh[S_DEBUG_LINE].sh_offset = w.n;

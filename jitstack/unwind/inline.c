@@ -1,6 +1,7 @@
 /* inline.c - inline frames from DWARF scopes (inline.h). */
 #include "unwind/inline.h"
 #include "unwind/demangle.h"
+#include "base/bounds.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -91,16 +92,81 @@ static js_inline call_site(Dwarf_Die *die)
 	return at;
 }
 
+/* Do the DIEs of unit cu nest at most JS_MAX_DIE_DEPTH deep, each after
+ * the one before it?  Walked in DWARF's order with a stack of our own
+ * (libdw's scope walks recurse, a call a level); a DIE that does not lie
+ * after the previous one (a DW_AT_sibling pointing back) ends the walk as
+ * too deep: its scopes are not asked for. */
+static bool walk_shallow(Dwarf_Die *cu)
+{
+	Dwarf_Die *stack = malloc(JS_MAX_DIE_DEPTH * sizeof *stack);
+	if (!stack)
+		return false;
+	size_t depth = 0;
+	bool ok = true;
+	const void *last = cu->addr;
+	stack[0] = *cu;
+	for (;;) {
+		Dwarf_Die next;
+		if (dwarf_child(&stack[depth], &next) == 0) { /* down */
+			if (depth + 1 >= JS_MAX_DIE_DEPTH || (const char *)next.addr <= (const char *)last) {
+				ok = false;
+				break;
+			}
+			stack[++depth] = next;
+			last = next.addr;
+			continue;
+		}
+		/* across, or up until a level has a next sibling */
+		for (;;) {
+			if (depth == 0)
+				goto done;
+			int r = dwarf_siblingof(&stack[depth], &next);
+			if (r == 0)
+				break;
+			if (r < 0) {
+				ok = false;
+				goto done;
+			}
+			depth--;
+		}
+		if ((const char *)next.addr <= (const char *)last) {
+			ok = false;
+			break;
+		}
+		stack[depth] = next;
+		last = next.addr;
+	}
+done:
+	free(stack);
+	return ok;
+}
+
+static bool shallow_enough(js_session *s, Dwarf_Die *cu)
+{
+	if (s->unit_depth_changes != js_names_epoch(s)) {
+		js_htab_clear(&s->unit_depth);
+		s->unit_depth_changes = js_names_epoch(s);
+	}
+	uint64_t key = (uint64_t)(uintptr_t)cu->addr;
+	uint32_t v = js_htab_get(&s->unit_depth, key);
+	if (!v) {
+		v = walk_shallow(cu) ? 1 : 2;
+		js_htab_put(&s->unit_depth, key, v); /* out of memory: measured again next time */
+	}
+	return v == 1;
+}
+
 /* The innermost scope at pc, when one of the scopes around it is an
  * inlined function.  (dwarf_getscopes follows the innermost inlined
  * instance to its abstract definition's scopes, which is what a variable
  * lookup wants; the chain of instances comes from dwarf_getscopes_die.) */
-static bool inner_inlined_scope(Dwfl_Module *mod, uint64_t pc, Dwarf_Die *inner)
+static bool inner_inlined_scope(js_session *s, Dwfl_Module *mod, uint64_t pc, Dwarf_Die *inner)
 {
 	Dwarf_Addr bias;
 	Dwarf_Die *cu = dwfl_module_addrdie(mod, pc, &bias);
 	Dwarf_Die *scopes = NULL;
-	int n = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : -1;
+	int n = cu && shallow_enough(s, cu) ? dwarf_getscopes(cu, pc - bias, &scopes) : -1;
 	bool inlined = false;
 	for (int i = 0; i < n && !inlined; i++)
 		inlined = dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine;
@@ -114,7 +180,7 @@ size_t js_inline_frames(js_session *s, Dwfl_Module *mod, uint64_t pc, const js_i
 			size_t max, js_inline *call)
 {
 	Dwarf_Die inner, *scopes = NULL;
-	if (!inner_inlined_scope(mod, pc, &inner))
+	if (!inner_inlined_scope(s, mod, pc, &inner))
 		return 0;
 	int n = dwarf_getscopes_die(&inner, &scopes);
 	js_inline here = *at;

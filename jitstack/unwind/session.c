@@ -803,6 +803,7 @@ void js_close(js_session *s)
 	js_htab_free(&s->names_index);
 	js_strs_free(&s->inl_kept);
 	js_strs_free(&s->inl_scratch);
+	js_htab_free(&s->unit_depth);
 	js_demangle_free(s);
 	memset(s, 0, sizeof *s);
 }

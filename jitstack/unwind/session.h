@@ -75,6 +75,11 @@ typedef struct js_session {
 	/* inline frames (js_sym.inl) of the names in the memo, and of those
 	 * named since the last js_name_stack that the memo could not keep */
 	struct js_strchunk *inl_kept, *inl_scratch;
+	/* units measured for the depth of their DIEs (inline.c): the address
+	 * of a unit's DIE -> 1 shallow enough, 2 too deep; forgotten when the
+	 * JIT images change (an image's memory may be another's later) */
+	js_htab unit_depth;
+	uint64_t unit_depth_changes;
 	struct demangle_cache *demangled; /* demangle.c */
 } js_session;
 
