@@ -974,16 +974,26 @@ static int view_of(const arena *a, const blob_rec *r, blob_view *v, ju_line **li
 	if (!r->line_len)
 		return 0;
 	const uint8_t *unit = src.base + r->line_off;
-	long rows = image_decode_line_unit(unit, r->line_len, r->start, NULL, 0);
+	long rows = image_decode_line_unit(unit, r->line_len, r->start, NULL, NULL, 0);
 	if (rows < 0)
 		return JU_FAIL(JU_ELINES, "internal error: cannot decode the line table of %s", v->name);
-	*lines = ju__malloc((size_t)rows * sizeof **lines);
+	/* The rows, then (guest frames) each row's file, in one block. */
+	bool files = image_line_unit_has_files(unit, r->line_len);
+	const char **row_file = NULL;
+	*lines = ju__malloc((size_t)rows * (sizeof **lines + (files ? sizeof *row_file : 0)));
 	if (!*lines)
 		return JU_FAIL(JU_ENOMEM, "out of memory decoding a line table");
-	image_decode_line_unit(unit, r->line_len, r->start, *lines, (size_t)rows);
+	if (files)
+		row_file = (const char **)(void *)(*lines + rows);
+	if (image_decode_line_unit(unit, r->line_len, r->start, *lines, row_file, (size_t)rows) != rows) {
+		free(*lines);
+		*lines = NULL;
+		return JU_FAIL(JU_ENOMEM, "out of memory decoding a line table");
+	}
 	v->file = image_line_unit_file(unit);
 	v->lines = *lines;
 	v->n_lines = (size_t)rows;
+	v->row_file = row_file;
 	return 0;
 }
 

@@ -446,7 +446,9 @@ static int write_unwinding(byte_buf *out, const byte_buf *f, const blob_view *v,
 }
 
 /* DEBUG_INFO: the line rows at absolute addresses, plus one at the blob's
- * end (perf closes the sequence at the last row). */
+ * end (perf closes the sequence at the last row).  A row inside a guest
+ * frame names that frame's file: perf has no inline records, but its
+ * srcline of a sample is then the innermost guest line in its own file. */
 static void write_debug_info(byte_buf *out, const blob_view *v, uint64_t ts)
 {
 	size_t rec = out->len;
@@ -457,13 +459,14 @@ static void write_debug_info(byte_buf *out, const blob_view *v, uint64_t ts)
 	};
 	buf_bytes(out, &d, sizeof d);
 	for (size_t i = 0; i <= v->n_lines; i++) {
-		const ju_line *l = &v->lines[i < v->n_lines ? i : i - 1];
+		size_t row = i < v->n_lines ? i : i - 1;
+		const ju_line *l = &v->lines[row];
 		jd_debug_entry e = {
 			.addr = v->start + (i < v->n_lines ? l->offset : v->size),
 			.lineno = (int32_t)l->line,
 		};
 		buf_bytes(out, &e, sizeof e);
-		buf_str(out, v->file);
+		buf_str(out, v->row_file ? v->row_file[row] : v->file);
 	}
 	finish_record(out, rec);
 }

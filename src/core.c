@@ -350,9 +350,15 @@ static int log_files(struct ju_ctx *ctx, const ju_blob *blobs, const staged *s, 
 	uint32_t files = ctx->channels & (JU_CH_PERFMAP | JU_CH_JITDUMP);
 	if (!files)
 		return 0;
-	blob_view *v = ju__malloc(n * sizeof *v);
+	/* Rows of blobs with guest frames get their files from the staged line
+	 * units (image.h): a jitdump row names its innermost guest's file. */
+	size_t guest_rows = 0;
+	for (size_t k = 0; k < n; k++)
+		guest_rows += blobs[k].n_inlines ? blobs[k].n_lines : 0;
+	blob_view *v = ju__malloc(n * sizeof *v + guest_rows * sizeof(const char *));
 	if (!v)
 		return JU_FAIL(JU_ENOMEM, "out of memory for %zu blob views", n);
+	const char **row_file = (const char **)(void *)(v + n);
 	for (size_t k = 0; k < n; k++) {
 		const ju_blob *b = &blobs[s->order[k]];
 		const blob_rec *r = &s->recs[k];
@@ -367,6 +373,15 @@ static int log_files(struct ju_ctx *ctx, const ju_blob *blobs, const staged *s, 
 			.lines = b->lines,
 			.n_lines = b->n_lines,
 		};
+		if (!b->n_inlines)
+			continue;
+		if (image_decode_line_unit(s->buf.p + r->line_off, r->line_len, r->start, NULL, row_file,
+					   b->n_lines) != (long)b->n_lines) {
+			free(v);
+			return JU_FAIL(JU_ENOMEM, "out of memory decoding the line table of %s", b->name);
+		}
+		v[s->order[k]].row_file = row_file;
+		row_file += b->n_lines;
 	}
 	/* All or nothing across the files, in table order: when the jitdump
 	 * fails after the perf map took its lines, the lines are taken back.

@@ -103,16 +103,34 @@ const char *image_line_unit_file(const uint8_t *unit)
 	return (const char *)unit + LINE_FILE_OFF;
 }
 
-long image_decode_line_unit(const uint8_t *unit, size_t len, uint64_t start, ju_line *rows, size_t max_rows)
+/* The file names in the header of a unit that ends at `end`, into names
+ * (when not NULL); their count, or -1. */
+static long unit_files(const uint8_t *unit, const uint8_t *end, const char **names)
 {
-	if (len < LINE_FILE_OFF + 8)
-		return -1;
-	const uint8_t *end = unit + len;
-	const uint8_t *p = unit + 4 + 2 + 4 + load_u32(unit + 6);
-	if (p > end)
-		return -1;
+	long n = 0;
+	for (const uint8_t *f = unit + LINE_FILE_OFF; f < end && *f; n++) {
+		const uint8_t *nul = memchr(f, 0, (size_t)(end - f));
+		if (!nul || end - nul < 4) /* the name, then three ULEBs of 0 */
+			return -1;
+		if (names)
+			names[n] = (const char *)f;
+		f = nul + 4;
+	}
+	return n;
+}
+
+bool image_line_unit_has_files(const uint8_t *unit, size_t len)
+{
+	return len >= LINE_FILE_OFF + 8 && unit_files(unit, unit + len, NULL) > 1;
+}
+
+/* The rows of image_decode_line_unit from the program at [p, end). */
+static long decode_rows(const uint8_t *p, const uint8_t *end, uint64_t start, ju_line *rows,
+			const char **files, const char **names, long n_names, size_t max_rows)
+{
 	uint64_t addr = 0;
 	int64_t line = 1;
+	uint64_t file = 1;
 	size_t n = 0;
 	byte_rd r = rd_make(p, (size_t)(end - p));
 	/* Only the opcodes image_write_line_unit emits are understood. */
@@ -128,8 +146,10 @@ long image_decode_line_unit(const uint8_t *unit, size_t len, uint64_t start, ju_
 		} else if (op == DW_LNS_advance_line) {
 			line += rd_sleb(&r);
 			continue;
-		} else if (op == DW_LNS_set_file) { /* a guest frame's file: rows keep the blob's */
-			rd_uleb(&r);
+		} else if (op == DW_LNS_set_file) { /* a guest frame's file */
+			file = rd_uleb(&r);
+			if (files && (file == 0 || file > (uint64_t)n_names))
+				return -1;
 			continue;
 		} else if (op == 0) {
 			uint64_t len = rd_uleb(&r); /* an extended opcode of len bytes */
@@ -144,11 +164,36 @@ long image_decode_line_unit(const uint8_t *unit, size_t len, uint64_t start, ju_
 		} else if (op != DW_LNS_copy) {
 			return -1;
 		}
-		if (n < max_rows && line > 0 && line <= UINT32_MAX && addr <= UINT32_MAX)
+		if (n < max_rows && rows && line > 0 && line <= UINT32_MAX && addr <= UINT32_MAX)
 			rows[n] = (ju_line){ (uint32_t)addr, (uint32_t)line };
+		if (n < max_rows && files)
+			files[n] = names[file - 1];
 		n++;
 	}
 	return -1;
+}
+
+long image_decode_line_unit(const uint8_t *unit, size_t len, uint64_t start, ju_line *rows,
+			    const char **files, size_t max_rows)
+{
+	if (len < LINE_FILE_OFF + 8)
+		return -1;
+	const uint8_t *end = unit + len;
+	const uint8_t *p = unit + 4 + 2 + 4 + load_u32(unit + 6);
+	if (p > end)
+		return -1;
+	const char **names = NULL;
+	long n_names = 0;
+	if (files) {
+		n_names = unit_files(unit, p, NULL);
+		names = n_names > 0 ? ju__malloc((size_t)n_names * sizeof *names) : NULL;
+		if (!names)
+			return -1;
+		unit_files(unit, p, names);
+	}
+	long n = decode_rows(p, end, start, rows, files, names, n_names, max_rows);
+	free(names);
+	return n;
 }
 
 /* ---- ELF image ------------------------------------------------------------ */

@@ -116,8 +116,12 @@ int image_check_lines(const char *file, const ju_line *lines, size_t n, uint64_t
 		      size_t msglen);
 /* The file name inside a unit written by image_write_line_unit. */
 const char *image_line_unit_file(const uint8_t *unit);
-/* Decode the rows of such a unit back; returns the row count or -1. */
-long image_decode_line_unit(const uint8_t *unit, size_t len, uint64_t start, ju_line *rows, size_t max_rows);
+/* Whether a unit names more files than the blob's: one with guest frames. */
+bool image_line_unit_has_files(const uint8_t *unit, size_t len);
+/* Decode the rows of such a unit back, and when `files` is not NULL each
+ * row's file (pointing into the unit); returns the row count or -1. */
+long image_decode_line_unit(const uint8_t *unit, size_t len, uint64_t start, ju_line *rows,
+			    const char **files, size_t max_rows);
 
 /* Tombstone a record's FDEs in a committed image (pc_range := 0, atomically). */
 void image_tombstone(arena *a, const blob_rec *r);

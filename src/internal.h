@@ -111,6 +111,9 @@ typedef struct blob_view {
 	const char *file; /* NULL when there are no lines */
 	const ju_line *lines;
 	size_t n_lines;
+	/* Per row, its file: the innermost guest frame's (ju_inline).  NULL
+	 * when every row is in `file` (a blob without guest frames). */
+	const char *const *row_file;
 } blob_view;
 
 /* A file channel's sink for blob views: its log_blobs, or a collector. */

@@ -264,6 +264,17 @@ static long file_size(const char *path)
 	return stat(path, &st) ? -1 : (long)st.st_size;
 }
 
+/* The file of the row at `off`: the innermost guest frame's over it (the
+ * last in pre-order that covers it), else the blob's. */
+static const char *file_at(const ju_blob *b, uint32_t off)
+{
+	const char *file = b->file;
+	for (size_t i = 0; i < b->n_inlines; i++)
+		if (b->inlines[i].start <= off && off < b->inlines[i].end)
+			file = b->inlines[i].file ? b->inlines[i].file : b->file;
+	return file;
+}
+
 static void check_load(const jd_load *l, bool live)
 {
 	const tblob *t = blob_at(l->h.code_addr);
@@ -300,9 +311,10 @@ static void check_load(const jd_load *l, bool live)
 			jd_entry(l, i, &e, &file);
 			const ju_line *want = &b->lines[i < b->n_lines ? i : b->n_lines - 1];
 			uint64_t at = (uintptr_t)b->start + (i < b->n_lines ? want->offset : b->size);
-			CHECK(e.addr == at && e.lineno == (int32_t)want->line && !strcmp(file, b->file),
-			      "%s row %zu: %#llx line %d %s", b->name, i, (unsigned long long)e.addr,
-			      e.lineno, file);
+			const char *want_file = file_at(b, want->offset);
+			CHECK(e.addr == at && e.lineno == (int32_t)want->line && !strcmp(file, want_file),
+			      "%s row %zu: %#llx line %d %s, want line %u %s", b->name, i,
+			      (unsigned long long)e.addr, e.lineno, file, want->line, want_file);
 		}
 	}
 	char err[200];
@@ -653,6 +665,59 @@ static void records_round_trip(void)
 	check_dump(path, false, true);
 }
 
+/* A blob with guest frames: guest.py's run inlines mid (mid.py), which
+ * inlines leaf (leaf.py) and then tail, whose file is the blob's. */
+static const ju_line guest_lines[] = { { 0, 10 }, { 8, 20 }, { 16, 30 }, { 24, 31 }, { 32, 40 }, { 40, 11 } };
+static const ju_inline guest_tree[] = {
+	{ 8, 40, 0, 10, "guest:mid", "mid.py", NULL },
+	{ 16, 32, 1, 20, "guest:leaf", "leaf.py", NULL },
+	{ 32, 40, 1, 21, "guest:tail", NULL, "mid.py" },
+};
+
+static ju_blob guest_blob(uint32_t at)
+{
+	ju_blob b = other_blob(at, 64, "guest:run", JU_FRAME_REGION);
+	b.file = "guest.py", b.lines = guest_lines, b.n_lines = 6;
+	b.inlines = guest_tree, b.n_inlines = 3;
+	return b;
+}
+
+/* Rows inside a guest frame carry its file, when published and when a
+ * forked child logs the blob again from the arenas. */
+static void rows_in_guest_frames_carry_their_file(void)
+{
+	char dir[300], path[400];
+	snprintf(dir, sizeof dir, "%s/guest", top);
+	mkdir(dir, 0755);
+	path_of_dump(path, sizeof path, dir, getpid());
+	ju_ctx *ctx = open_dump(dir, 0);
+	if (!ctx)
+		return;
+	ju_blob g[] = { guest_blob(0x6000), fp_blob(0x6100, 40, "no-tree") };
+	CHECK_RC(publish(ctx, 8, g, 2), 0);
+	ctxs[0] = ctx;
+	CHECK(check_dump(path, true, false) == 2, "two loads wanted in %s", path);
+	ctxs[0] = NULL;
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		unit_failures = 0;
+		ju_blob late = fp_blob(0x6200, 40, "late");
+		CHECK_RC(ju_publish(ctx, &late), 0);
+		blobs[n_blobs++] = (tblob){ late, true, 9 };
+		char mine[400];
+		path_of_dump(mine, sizeof mine, dir, getpid());
+		CHECK(check_dump(mine, false, false) == 3, "three loads wanted in %s", mine);
+		fflush(stdout);
+		_exit(unit_failures ? 1 : 0);
+	}
+	int st = 0;
+	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	      "a forked child's dump of the guest blob (status %#x)", st);
+	CHECK_RC(ju_unpublish_all(ctx), 0);
+	CHECK_RC(ju_close(ctx), 0);
+}
+
 /* ---- --check-elf ---------------------------------------------------------------- */
 
 static int check_elf(const char *path)
@@ -742,6 +807,7 @@ int main(int argc, char **argv)
 	symlink_on_the_directory_path_is_refused();
 	room_after_is_what_perf_needs();
 	records_round_trip();
+	rows_in_guest_frames_carry_their_file();
 
 	char cmd[400];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", top);
