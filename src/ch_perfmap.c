@@ -570,17 +570,27 @@ static void put_piece(const blob_view *v, const piece *p, void *arg)
 /* A blob's lines into b (returns how many: lines_of(v)); at[] gets each
  * line's range and its offset in b.  A blob without guest frames has the
  * one line "START SIZE name". */
-static size_t put_blob(byte_buf *b, const blob_view *v, pm_line *at)
+static inline size_t put_blob(byte_buf *b, const blob_view *v, pm_line *at)
 {
 	if (v->n_inlines) {
 		put_arg a = { b, at };
 		for_each_piece(v, put_piece, &a);
 		return (size_t)(a.at - at);
 	}
+	/* the common case, written out (a publish's cost is counted per blob) */
 	*at = (pm_line){ v->start, v->start + v->size, b->len };
-	char *name = put_head(b, v->start, v->size, v->name_len);
-	if (name)
-		memcpy(name, v->name, v->name_len);
+	char num[34], *size_end = num + sizeof num - 1;
+	*size_end = ' ';
+	char *size = hex(size_end, v->size);
+	*--size = ' ';
+	char *start = hex(size, v->start);
+	size_t head = (size_t)(num + sizeof num - start);
+	uint8_t *p = buf_reserve(b, head + v->name_len + 1);
+	if (!p)
+		return 1;
+	memcpy(p, start, head);
+	memcpy(p + head, v->name, v->name_len);
+	p[head + v->name_len] = '\n';
 	return 1;
 }
 
@@ -877,16 +887,24 @@ static int pm_log_blobs(struct ju_ctx *ctx, const blob_view *v, size_t n)
 	free(s->undo_trees); /* the batch before is kept */
 	s->undo_trees = NULL;
 	s->undo_nt = 0;
+	/* a line per blob, and room for the pieces made when a blob has them */
 	size_t lines = 0, trees = 0;
-	for (size_t i = 0; i < n; i++) {
-		lines += lines_of(&v[i]);
-		trees += v[i].n_inlines != 0;
-	}
 	byte_buf b;
 	buf_init_grow(&b, BUF_UNBOUNDED);
-	pm_line *at = ju__malloc(lines * sizeof *at);
-	for (size_t i = 0, k = 0; at && i < n; i++)
-		k += put_blob(&b, &v[i], at + k);
+	pm_line *at = ju__malloc(n * sizeof *at);
+	for (size_t i = 0; at && i < n; i++) {
+		if (v[i].n_inlines) {
+			pm_line *p = ju__realloc(at, (lines + lines_of(&v[i]) + n - i - 1) * sizeof *at);
+			if (!p) {
+				free(at);
+				at = NULL;
+				break;
+			}
+			at = p;
+			trees++;
+		}
+		lines += put_blob(&b, &v[i], at + lines);
+	}
 	int err = 0;
 	if (!at || ju__fault() || !buf_ok(&b))
 		err = JU_FAIL(JU_ENOMEM, "out of memory for %zu perf map lines", lines);

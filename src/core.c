@@ -373,7 +373,7 @@ static int log_files(struct ju_ctx *ctx, const ju_blob *blobs, const staged *s, 
 			.lines = b->lines,
 			.n_lines = b->n_lines,
 			.inlines = b->inlines,
-			.n_inlines = b->n_lines ? b->n_inlines : 0,
+			.n_inlines = b->n_inlines, /* check_blob: only with lines */
 		};
 		if (!b->n_inlines)
 			continue;
