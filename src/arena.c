@@ -956,8 +956,11 @@ void arena_retire_all(struct ju_ctx *ctx)
 
 /* ---- views for the file channels ------------------------------------------- */
 
-/* Describe a live record of an arena for the file channels; decodes the line
- * table into *lines (caller frees) when there is one. */
+_Static_assert(sizeof(ju_line) % _Alignof(ju_inline) == 0 && sizeof(const char *) % _Alignof(ju_inline) == 0,
+	       "view_of puts the inlines after the rows and their files");
+
+/* A record as the file channels see it, with its line table and guest
+ * frames decoded into *lines (one block, caller frees) when it has them. */
 static int view_of(const arena *a, const blob_rec *r, blob_view *v, ju_line **lines)
 {
 	src_rec src;
@@ -973,14 +976,17 @@ static int view_of(const arena *a, const blob_rec *r, blob_view *v, ju_line **li
 	};
 	if (!r->line_len)
 		return 0;
-	const uint8_t *unit = src.base + r->line_off;
+	const uint8_t *unit = src.base + r->line_off, *cu = src.base + r->info_off;
 	long rows = image_decode_line_unit(unit, r->line_len, r->start, NULL, NULL, 0);
-	if (rows < 0)
+	long inl = r->info_len ? image_decode_inline_cu(cu, r->info_len, NULL, 0) : 0;
+	if (rows < 0 || inl < 0)
 		return JU_FAIL(JU_ELINES, "internal error: cannot decode the line table of %s", v->name);
-	/* The rows, then (guest frames) each row's file, in one block. */
+	/* The rows, then (guest frames) each row's file and the inlines, in one
+	 * block (rows and pointers are 8 bytes each: every part is aligned). */
 	bool files = image_line_unit_has_files(unit, r->line_len);
 	const char **row_file = NULL;
-	*lines = ju__malloc((size_t)rows * (sizeof **lines + (files ? sizeof *row_file : 0)));
+	size_t head = (size_t)rows * (sizeof **lines + (files ? sizeof *row_file : 0));
+	*lines = ju__malloc(head + (size_t)inl * sizeof(ju_inline));
 	if (!*lines)
 		return JU_FAIL(JU_ENOMEM, "out of memory decoding a line table");
 	if (files)
@@ -994,6 +1000,12 @@ static int view_of(const arena *a, const blob_rec *r, blob_view *v, ju_line **li
 	v->lines = *lines;
 	v->n_lines = (size_t)rows;
 	v->row_file = row_file;
+	if (inl) {
+		ju_inline *in = (ju_inline *)(void *)((char *)*lines + head);
+		image_decode_inline_cu(cu, r->info_len, in, (size_t)inl);
+		v->inlines = in;
+		v->n_inlines = (size_t)inl;
+	}
 	return 0;
 }
 

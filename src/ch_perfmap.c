@@ -1,7 +1,9 @@
 /* ch_perfmap.c - channel for perf's symbol map, /tmp/perf-<pid>.map: one
- * line "START SIZE name" (hex) per published blob.  perf (report, script,
- * top) and eBPF profilers name samples in anonymous executable memory from
- * it; frames found by frame-pointer walks (perf -g) get their names too.
+ * line "START SIZE name" (hex) per published blob, or, for a blob with
+ * guest frames, one per piece of it named by its chain of guest functions
+ * ("Guest frames" below).  perf (report, script, top) and eBPF profilers
+ * name samples in anonymous executable memory from it; frames found by
+ * frame-pointer walks (perf -g) get their names too.
  *
  * Publishing appends; unpublishing writes nothing at once: a line stays for
  * the samples taken while its blob lived.  So that the file stays bounded
@@ -11,7 +13,9 @@
  * new file that is renamed over the map.  perf, which reads the map by path,
  * then sees the old file or the new one, whole, and never a dead blob's name
  * beside the live one at a reused address.  The file is at most twice the
- * live lines plus PM_SLACK after every unpublish; a compaction that cannot
+ * live lines plus PM_SLACK after every unpublish (lines, not blobs: each
+ * context counts the pieces of its blobs with guest frames, so that an
+ * unpublish knows how many lines it kills); a compaction that cannot
  * run at once (a write failed, another context was busy) is tried again at
  * the next publish or unpublish.
  *
@@ -29,7 +33,9 @@
  * addresses with that line, and perf names a sample after the first line
  * that holds it: the old name.  So the lines that overlap a new blob are
  * tombstoned in place first: their first byte becomes '#', which perf
- * (and every reader that parses the address) skips.  An index of our lines
+ * (and every reader that parses the address) skips; each piece of a blob
+ * with guest frames is a line of its own here, tombstoned when new code
+ * overlaps it.  An index of our lines
  * that are not tombstoned (disjoint, by address: lines_ix below) finds them.
  * A dead blob's line otherwise stays: it names the samples taken while the
  * blob lived, and perf has no time to tell them apart by.
@@ -84,6 +90,15 @@ struct pm_state {
 	off_t undo_from;       /* the file's length before it ... */
 	off_t undo_to;         /* ... and after it; equal when there is nothing to undo */
 	bool warned;           /* said that the map is not compacted */
+	/* Its live blobs with guest frames, by start: the lines each has beyond
+	 * one (0: gone), so that an unpublish counts the lines it kills. */
+	struct pm_tree {
+		uint64_t start;
+		uint32_t extra;
+	} *trees;
+	size_t n_trees, cap_trees, dead_trees;
+	uint64_t *undo_trees; /* the starts the last append added there */
+	size_t undo_nt;
 };
 
 /* fork() must not copy the mutex while another thread holds it.  Registered
@@ -399,6 +414,8 @@ static void pm_close(struct ju_ctx *ctx)
 		pm.fd = -1;
 	}
 	pthread_mutex_unlock(&pm.lock);
+	free(ctx->pm->trees);
+	free(ctx->pm->undo_trees);
 	free(ctx->pm);
 	ctx->pm = NULL;
 }
@@ -414,26 +431,218 @@ static char *hex(char *end, uint64_t v)
 	return end;
 }
 
-/* "START SIZE name\n" for each blob; off, when not NULL, gets where each
- * line starts in b. */
-static void put_lines(byte_buf *b, const blob_view *v, size_t n, uint64_t *off)
+/* "START SIZE " and room for a name of len bytes and '\n'; returns where
+ * the name goes, or NULL out of memory. */
+static char *put_head(byte_buf *b, uint64_t start, uint64_t size, size_t len)
 {
-	for (size_t i = 0; i < n; i++) {
-		if (off)
-			off[i] = b->len;
-		char num[34], *size_end = num + sizeof num - 1;
-		*size_end = ' ';
-		char *size = hex(size_end, v[i].size);
-		*--size = ' ';
-		char *start = hex(size, v[i].start);
-		uint8_t *p = buf_reserve(b, (size_t)(num + sizeof num - start) + v[i].name_len + 1);
-		if (!p)
-			return;
-		memcpy(p, start, (size_t)(num + sizeof num - start));
-		p += num + sizeof num - start;
-		memcpy(p, v[i].name, v[i].name_len);
-		p[v[i].name_len] = '\n';
+	char num[34], *size_end = num + sizeof num - 1;
+	*size_end = ' ';
+	char *sz = hex(size_end, size);
+	*--sz = ' ';
+	char *st = hex(sz, start);
+	size_t head = (size_t)(num + sizeof num - st);
+	uint8_t *p = buf_reserve(b, head + len + 1);
+	if (!p)
+		return NULL;
+	memcpy(p, st, head);
+	p[head + len] = '\n';
+	return (char *)p + head;
+}
+
+/* ---- guest frames: a line per piece --------------------------------------------- */
+
+/* perf names a sample by the one line that holds its address.  A blob with
+ * guest frames (ju_inline) is cut into pieces, each a maximal range with
+ * one chain of guest functions over it, and gets a line per piece named by
+ * the chain, innermost first and the blob's own name last:
+ * "guest:leaf <- guest:mid <- guest:run"; a piece outside every inline has
+ * the blob's name.  The pieces tile the blob, so its lines never overlap:
+ * perf keeps a map's symbols in a tree by start, and which of two
+ * overlapping ones a lookup meets first depends on the tree's shape.  (The
+ * index of our lines below needs them disjoint too.) */
+#define PM_SEP " <- "
+
+typedef struct piece {
+	uint32_t lo, hi;
+	uint32_t depth;                     /* inlines over it */
+	uint32_t path[JU_INLINE_DEPTH_MAX]; /* their indexes + 1, outermost first */
+} piece;
+
+typedef void piece_fn(const blob_view *v, const piece *p, void *arg);
+
+static bool same_chain(const blob_view *v, const piece *a, const piece *b)
+{
+	if (a->depth != b->depth)
+		return false;
+	for (uint32_t d = 0; d < a->depth; d++)
+		if (a->path[d] != b->path[d] &&
+		    strcmp(v->inlines[a->path[d] - 1].name, v->inlines[b->path[d] - 1].name))
+			return false;
+	return true;
+}
+
+/* [lo, hi) under the inlines open: it extends the pending piece when it
+ * continues it with the same names (two calls of one function side by
+ * side), else the pending piece is done. */
+static void offer(const blob_view *v, piece *pend, const piece *open, uint32_t lo, uint32_t hi, piece_fn *fn,
+		  void *arg)
+{
+	if (lo >= hi)
+		return;
+	if (pend->hi > pend->lo && pend->hi == lo && same_chain(v, pend, open)) {
+		pend->hi = hi;
+		return;
 	}
+	if (pend->hi > pend->lo)
+		fn(v, pend, arg);
+	*pend = *open;
+	pend->lo = lo;
+	pend->hi = hi;
+}
+
+/* Each piece of a blob with guest frames, in address order.  The tree is in
+ * pre-order (core.c checked it), so a sweep with the open inlines on a
+ * stack finds them. */
+static void for_each_piece(const blob_view *v, piece_fn *fn, void *arg)
+{
+	const ju_inline *in = v->inlines;
+	piece open = { 0 }, pend = { 0 };
+	uint32_t pos = 0;
+	for (size_t i = 0; i <= v->n_inlines; i++) {
+		uint32_t parent = i < v->n_inlines ? in[i].parent : 0;
+		while (open.depth && open.path[open.depth - 1] != parent) {
+			uint32_t end = in[open.path[open.depth - 1] - 1].end;
+			offer(v, &pend, &open, pos, end, fn, arg);
+			pos = end;
+			open.depth--;
+		}
+		uint32_t to = i < v->n_inlines ? in[i].start : (uint32_t)v->size;
+		offer(v, &pend, &open, pos, to, fn, arg);
+		pos = to;
+		if (i < v->n_inlines)
+			open.path[open.depth++] = (uint32_t)i + 1;
+	}
+	if (pend.hi > pend.lo)
+		fn(v, &pend, arg);
+}
+
+static void count_piece(const blob_view *v, const piece *p, void *arg)
+{
+	(void)v, (void)p;
+	++*(size_t *)arg;
+}
+
+/* The lines a blob has in the map. */
+static size_t lines_of(const blob_view *v)
+{
+	if (!v->n_inlines)
+		return 1;
+	size_t n = 0;
+	for_each_piece(v, count_piece, &n);
+	return n;
+}
+
+typedef struct put_arg {
+	byte_buf *b;
+	pm_line *at; /* where each line goes: the blob's address range, its offset in b */
+} put_arg;
+
+static void put_piece(const blob_view *v, const piece *p, void *arg)
+{
+	put_arg *a = arg;
+	size_t len = v->name_len;
+	for (uint32_t d = 0; d < p->depth; d++)
+		len += strlen(v->inlines[p->path[d] - 1].name) + strlen(PM_SEP);
+	*a->at++ = (pm_line){ v->start + p->lo, v->start + p->hi, a->b->len };
+	char *name = put_head(a->b, v->start + p->lo, p->hi - p->lo, len);
+	if (!name)
+		return;
+	for (uint32_t d = p->depth; d-- > 0;) {
+		const char *fn = v->inlines[p->path[d] - 1].name;
+		size_t n = strlen(fn);
+		memcpy(name, fn, n);
+		memcpy(name + n, PM_SEP, strlen(PM_SEP));
+		name += n + strlen(PM_SEP);
+	}
+	memcpy(name, v->name, v->name_len);
+}
+
+/* A blob's lines into b (returns how many: lines_of(v)); at[] gets each
+ * line's range and its offset in b.  A blob without guest frames has the
+ * one line "START SIZE name". */
+static inline size_t put_blob(byte_buf *b, const blob_view *v, pm_line *at)
+{
+	if (v->n_inlines) {
+		put_arg a = { b, at };
+		for_each_piece(v, put_piece, &a);
+		return (size_t)(a.at - at);
+	}
+	/* the common case, written out (a publish's cost is counted per blob) */
+	*at = (pm_line){ v->start, v->start + v->size, b->len };
+	char num[34], *size_end = num + sizeof num - 1;
+	*size_end = ' ';
+	char *size = hex(size_end, v->size);
+	*--size = ' ';
+	char *start = hex(size, v->start);
+	size_t head = (size_t)(num + sizeof num - start);
+	uint8_t *p = buf_reserve(b, head + v->name_len + 1);
+	if (!p)
+		return 1;
+	memcpy(p, start, head);
+	memcpy(p + head, v->name, v->name_len);
+	p[head + v->name_len] = '\n';
+	return 1;
+}
+
+/* ---- the blobs with guest frames of a context ------------------------------------ */
+
+/* The entry for start, or where it would go. */
+static size_t tree_find(const struct pm_state *s, uint64_t start)
+{
+	size_t i = FMT_COUNT_LE(s->trees, s->n_trees, start, start);
+	return i && s->trees[i - 1].start == start ? i - 1 : i;
+}
+
+static int tree_add(struct pm_state *s, uint64_t start, uint32_t extra)
+{
+	size_t i = tree_find(s, start);
+	if (i < s->n_trees && s->trees[i].start == start) {
+		s->dead_trees -= !s->trees[i].extra;
+		s->trees[i].extra = extra;
+		return 0;
+	}
+	if (s->n_trees == s->cap_trees) {
+		size_t cap = s->cap_trees ? 2 * s->cap_trees : 16;
+		struct pm_tree *p = ju__realloc(s->trees, cap * sizeof *p);
+		if (!p)
+			return JU_FAIL(JU_ENOMEM, "out of memory for the perf map's guest frames");
+		s->trees = p;
+		s->cap_trees = cap;
+	}
+	memmove(s->trees + i + 1, s->trees + i, (s->n_trees - i) * sizeof *s->trees);
+	s->trees[i] = (struct pm_tree){ start, extra };
+	s->n_trees++;
+	return 0;
+}
+
+/* The lines beyond one that the blob at start had; its entry goes.  Dead
+ * entries are squeezed out once they are half the table. */
+static uint32_t tree_take(struct pm_state *s, uint64_t start)
+{
+	size_t i = tree_find(s, start);
+	if (i == s->n_trees || s->trees[i].start != start || !s->trees[i].extra)
+		return 0;
+	uint32_t extra = s->trees[i].extra;
+	s->trees[i].extra = 0;
+	if (++s->dead_trees > s->n_trees / 2) {
+		size_t m = 0;
+		for (size_t j = 0; j < s->n_trees; j++)
+			if (s->trees[j].extra)
+				s->trees[m++] = s->trees[j];
+		s->n_trees = m;
+		s->dead_trees = 0;
+	}
+	return extra;
 }
 
 static size_t dead_lines(void)
@@ -474,9 +683,12 @@ static struct {
 static int pm_collect(struct ju_ctx *ctx, const blob_view *v, size_t n)
 {
 	(void)ctx;
-	if (cl.n + n > cl.cap) {
+	size_t lines = 0;
+	for (size_t i = 0; i < n; i++)
+		lines += lines_of(&v[i]);
+	if (cl.n + lines > cl.cap) {
 		size_t cap = cl.cap ? cl.cap : 256;
-		while (cap < cl.n + n)
+		while (cap < cl.n + lines)
 			cap *= 2;
 		pm_line *p = ju__realloc(cl.l, cap * sizeof *p);
 		if (!p)
@@ -484,11 +696,9 @@ static int pm_collect(struct ju_ctx *ctx, const blob_view *v, size_t n)
 		cl.l = p;
 		cl.cap = cap;
 	}
-	for (size_t i = 0; i < n; i++) {
-		cl.l[cl.n++] = (pm_line){ v[i].start, v[i].start + v[i].size, pm.collect->len };
-		put_lines(pm.collect, &v[i], 1, NULL);
-	}
-	pm.collected += n;
+	for (size_t i = 0; i < n; i++)
+		cl.n += put_blob(pm.collect, &v[i], cl.l + cl.n);
+	pm.collected += lines;
 	return buf_ok(pm.collect) ? 0 : JU_FAIL(JU_ENOMEM, "out of memory for a compacted perf map");
 }
 
@@ -645,31 +855,77 @@ static void retire_overlaps(const blob_view *v, size_t n)
 	}
 }
 
+/* The blobs with guest frames of a batch into the context's table,
+ * remembered so that a batch taken back takes them out again. */
+static int note_trees(struct pm_state *s, const blob_view *v, size_t n, size_t trees)
+{
+	s->undo_trees = ju__malloc(trees * sizeof *s->undo_trees);
+	if (!s->undo_trees)
+		return JU_FAIL(JU_ENOMEM, "out of memory for the perf map's guest frames");
+	for (size_t i = 0; i < n; i++) {
+		if (!v[i].n_inlines)
+			continue;
+		int err = tree_add(s, v[i].start, (uint32_t)(lines_of(&v[i]) - 1));
+		if (err)
+			return err;
+		s->undo_trees[s->undo_nt++] = v[i].start;
+	}
+	return 0;
+}
+
+static void drop_trees(struct pm_state *s)
+{
+	while (s->undo_nt)
+		tree_take(s, s->undo_trees[--s->undo_nt]);
+	free(s->undo_trees);
+	s->undo_trees = NULL;
+}
+
 static int pm_log_blobs(struct ju_ctx *ctx, const blob_view *v, size_t n)
 {
+	struct pm_state *s = ctx->pm;
+	free(s->undo_trees); /* the batch before is kept */
+	s->undo_trees = NULL;
+	s->undo_nt = 0;
+	/* a line per blob, and room for the pieces made when a blob has them */
+	size_t lines = 0, trees = 0;
 	byte_buf b;
 	buf_init_grow(&b, BUF_UNBOUNDED);
-	uint64_t *off = ju__malloc(n * sizeof *off);
-	if (off)
-		put_lines(&b, v, n, off);
+	pm_line *at = ju__malloc(n * sizeof *at);
+	for (size_t i = 0; at && i < n; i++) {
+		if (v[i].n_inlines) {
+			pm_line *p = ju__realloc(at, (lines + lines_of(&v[i]) + n - i - 1) * sizeof *at);
+			if (!p) {
+				free(at);
+				at = NULL;
+				break;
+			}
+			at = p;
+			trees++;
+		}
+		lines += put_blob(&b, &v[i], at + lines);
+	}
 	int err = 0;
-	if (!off || ju__fault() || !buf_ok(&b))
-		err = JU_FAIL(JU_ENOMEM, "out of memory for %zu perf map lines", n);
+	if (!at || ju__fault() || !buf_ok(&b))
+		err = JU_FAIL(JU_ENOMEM, "out of memory for %zu perf map lines", lines);
+	if (!err && trees)
+		err = note_trees(s, v, n, trees);
 	if (!err) {
 		pthread_mutex_lock(&pm.lock);
 		compact_if_due(ctx);
 		retire_overlaps(v, n);
-		err = append_lines(ctx, &b, n);
+		err = append_lines(ctx, &b, lines);
 		if (!err) {
-			ctx->pm->live += n;
-			pm.live += n;
-			for (size_t i = 0; i < n; i++)
-				ix_insert(v[i].start, v[i].start + v[i].size,
-					  (uint64_t)ctx->pm->undo_from + off[i]);
+			s->live += lines;
+			pm.live += lines;
+			for (size_t k = 0; k < lines; k++)
+				ix_insert(at[k].start, at[k].end, (uint64_t)s->undo_from + at[k].off);
 		}
 		pthread_mutex_unlock(&pm.lock);
 	}
-	free(off);
+	if (err)
+		drop_trees(s);
+	free(at);
 	buf_free(&b);
 	return err;
 }
@@ -680,6 +936,7 @@ static int pm_log_blobs(struct ju_ctx *ctx, const blob_view *v, size_t n)
 static void pm_unlog_last(struct ju_ctx *ctx)
 {
 	struct pm_state *s = ctx->pm;
+	drop_trees(s);
 	if (s->undo_to == s->undo_from)
 		return;
 	pthread_mutex_lock(&pm.lock);
@@ -708,12 +965,20 @@ static void pm_unlog_last(struct ju_ctx *ctx)
  * of every blob that ran from the map then, so the last unpublish_all leaves
  * the map as it is.  A compaction that is due by then runs at the next
  * publish or unpublish, if one comes. */
-static void pm_blobs_gone(struct ju_ctx *ctx, size_t n, bool all)
+static void pm_blobs_gone_at(struct ju_ctx *ctx, const uint64_t *starts, size_t n, bool all)
 {
+	struct pm_state *s = ctx->pm;
+	size_t lines = n; /* a line each, and a blob with guest frames its pieces */
+	if (all) {
+		lines = s->live;
+		s->n_trees = s->dead_trees = 0;
+	}
+	for (size_t i = 0; !all && s->n_trees && i < n; i++)
+		lines += tree_take(s, starts[i]);
 	pthread_mutex_lock(&pm.lock);
-	n = n < ctx->pm->live ? n : ctx->pm->live;
-	ctx->pm->live -= n;
-	pm.live -= n;
+	lines = lines < s->live ? lines : s->live;
+	s->live -= lines;
+	pm.live -= lines;
 	if (all)
 		pm.pending = pm.pending || dead_lines() > pm.live + PM_SLACK;
 	else
@@ -818,6 +1083,6 @@ const ju_channel_ops ju_ch_perfmap = {
 	.close = pm_close,
 	.log_blobs = pm_log_blobs,
 	.unlog_last = pm_unlog_last,
-	.blobs_gone = pm_blobs_gone,
+	.blobs_gone_at = pm_blobs_gone_at,
 	.after_fork = pm_after_fork,
 };

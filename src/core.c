@@ -372,6 +372,8 @@ static int log_files(struct ju_ctx *ctx, const ju_blob *blobs, const staged *s, 
 			.file = b->n_lines ? b->file : NULL,
 			.lines = b->lines,
 			.n_lines = b->n_lines,
+			.inlines = b->inlines,
+			.n_inlines = b->n_inlines, /* check_blob: only with lines */
 		};
 		if (!b->n_inlines)
 			continue;
@@ -404,15 +406,20 @@ static int log_files(struct ju_ctx *ctx, const ju_blob *blobs, const staged *s, 
 	return err;
 }
 
-/* Tell the file channels that n blobs left the arena set. */
-static void files_forget(struct ju_ctx *ctx, size_t n, bool all)
+/* Tell the file channels that n blobs left the arena set: those at
+ * starts[0..n) (sorted), or every one with `all` (starts NULL). */
+static void files_forget(struct ju_ctx *ctx, const uint64_t *starts, size_t n, bool all)
 {
 	if (!n || !(ctx->channels & (JU_CH_PERFMAP | JU_CH_JITDUMP)))
 		return;
 	pthread_mutex_lock(&files_lock);
 	for (size_t i = 0; i < JU_N_CHANNELS; i++) {
 		const ju_channel_ops *ops = ju_channel_table[i];
-		if ((ctx->channels & ops->bit) && ops->blobs_gone)
+		if (!(ctx->channels & ops->bit))
+			continue;
+		if (ops->blobs_gone_at)
+			ops->blobs_gone_at(ctx, starts, n, all);
+		else if (ops->blobs_gone)
 			ops->blobs_gone(ctx, n, all);
 	}
 	pthread_mutex_unlock(&files_lock);
@@ -555,7 +562,7 @@ int ju_unpublish(ju_ctx *ctx, const void *start)
 		arena_unpublish(ctx, &at, 1);
 	ju__cross_unlock();
 	if (!err)
-		files_forget(ctx, 1, false);
+		files_forget(ctx, &at, 1, false);
 	pthread_mutex_unlock(&ctx->lock);
 	return err;
 }
@@ -601,7 +608,7 @@ int ju_unpublish_batch(ju_ctx *ctx, const void *const *starts, size_t n)
 		arena_unpublish(ctx, at, n);
 	ju__cross_unlock();
 	if (!err)
-		files_forget(ctx, n, false);
+		files_forget(ctx, at, n, false);
 	pthread_mutex_unlock(&ctx->lock);
 	free(at);
 	return err;
@@ -617,7 +624,7 @@ int ju_unpublish_all(ju_ctx *ctx)
 	ju__cross_lock();
 	arena_retire_all(ctx);
 	ju__cross_unlock();
-	files_forget(ctx, n, true);
+	files_forget(ctx, NULL, n, true);
 	pthread_mutex_unlock(&ctx->lock);
 	return 0;
 }

@@ -517,6 +517,65 @@ void image_write_inline_cu(byte_buf *b, const ju_blob *blob, inline_plan *p, uin
 	buf_len32_end(b, unit);
 }
 
+/* Read back the tree that image_write_inline_cu wrote: ranges, parents and
+ * names (pointing into the unit; files and calls are not read).  For the
+ * perf map, which writes a blob's lines again when it compacts or forks
+ * and has nothing else that holds the tree.  Returns the count, or -1 for
+ * a unit this writer did not write. */
+long image_decode_inline_cu(const uint8_t *cu, size_t len, ju_inline *out, size_t max)
+{
+	byte_rd r = rd_make(cu, len);
+	rd_skip(&r, 4 + 2 + 4 + 1); /* unit header */
+	if (rd_uleb(&r) != ABBREV_CU)
+		return -1;
+	rd_skip(&r, strnlen((const char *)r.p, rd_left(&r)) + 1); /* DW_AT_name */
+	uint64_t start = rd_u64(&r);                              /* DW_AT_low_pc */
+	rd_skip(&r, 4 + 4);                                       /* DW_AT_high_pc, DW_AT_stmt_list */
+	uint64_t code = rd_uleb(&r);
+	for (; code == ABBREV_ABSTRACT; code = rd_uleb(&r)) {
+		rd_skip(&r, strnlen((const char *)r.p, rd_left(&r)) + 1); /* DW_AT_name */
+		rd_uleb(&r);                                              /* DW_AT_decl_file */
+		rd_u8(&r);                                                /* DW_AT_inline */
+	}
+	if (code != ABBREV_SUBPROGRAM_KIDS)
+		return -1;
+	rd_skip(&r, strnlen((const char *)r.p, rd_left(&r)) + 1 + 8 + 4);
+	uint32_t open[JU_INLINE_DEPTH_MAX + 1] = { 0 }; /* open[d]: the parent at depth d */
+	size_t depth = 0, n = 0;
+	while (rd_left(&r)) {
+		code = rd_uleb(&r);
+		if (code == 0) { /* the end of a parent's children */
+			if (depth-- == 0)
+				return (long)n;
+			continue;
+		}
+		if (code != ABBREV_INLINED && code != ABBREV_INLINED_KIDS)
+			return -1;
+		uint32_t origin = rd_u32(&r);
+		uint64_t low = rd_u64(&r);
+		uint32_t size = rd_u32(&r);
+		rd_uleb(&r); /* DW_AT_call_file */
+		uint64_t call_line = rd_uleb(&r);
+		if (r.failed || origin >= len || cu[origin] != ABBREV_ABSTRACT || low < start ||
+		    low - start + size > UINT32_MAX)
+			return -1;
+		const char *name = (const char *)cu + origin + 1; /* after ABBREV_ABSTRACT */
+		if (n < max)
+			out[n] = (ju_inline){ .start = (uint32_t)(low - start),
+					      .end = (uint32_t)(low - start + size),
+					      .parent = open[depth],
+					      .call_line = (uint32_t)call_line,
+					      .name = name };
+		n++;
+		if (code == ABBREV_INLINED_KIDS) {
+			if (depth == JU_INLINE_DEPTH_MAX)
+				return -1;
+			open[++depth] = (uint32_t)n;
+		}
+	}
+	return -1;
+}
+
 static const char shstrtab[] = "\0.text\0.eh_frame\0.symtab\0.strtab\0.debug_abbrev\0"
 			       ".debug_info\0.debug_aranges\0.debug_line\0.shstrtab";
 

@@ -111,6 +111,9 @@ void image_write_inline_line_unit(byte_buf *b, const ju_blob *blob, const inline
  * per guest function.  DW_AT_stmt_list is 0 here; each image sets it where
  * it copies the unit. */
 void image_write_inline_cu(byte_buf *b, const ju_blob *blob, inline_plan *p, uint64_t start);
+/* Read such a unit's tree back into out[0..max): ranges, parents, names
+ * (pointing into the unit); returns the count, or -1. */
+long image_decode_inline_cu(const uint8_t *cu, size_t len, ju_inline *out, size_t max);
 /* Validate a line table for a blob of `size` bytes: 0 or JU_ELINES with msg. */
 int image_check_lines(const char *file, const ju_line *lines, size_t n, uint64_t size, char *msg,
 		      size_t msglen);

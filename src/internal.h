@@ -114,6 +114,9 @@ typedef struct blob_view {
 	/* Per row, its file: the innermost guest frame's (ju_inline).  NULL
 	 * when every row is in `file` (a blob without guest frames). */
 	const char *const *row_file;
+	/* Its guest frames: ranges, parents and names (files may be NULL). */
+	const ju_inline *inlines;
+	size_t n_inlines;
 } blob_view;
 
 /* A file channel's sink for blob views: its log_blobs, or a collector. */
@@ -190,6 +193,9 @@ typedef struct ju_channel_ops {
 	 * fail the unpublish (a perf map compacts itself here).  `all`: by
 	 * ju_unpublish_all, the way a program ends. */
 	void (*blobs_gone)(struct ju_ctx *ctx, size_t n, bool all);
+	/* The same, for a channel that needs to know which blobs went: their
+	 * starts, sorted (NULL with `all`).  Called instead of blobs_gone. */
+	void (*blobs_gone_at)(struct ju_ctx *ctx, const uint64_t *starts, size_t n, bool all);
 	/* In a forked child: start this process's own files. */
 	int (*after_fork)(struct ju_ctx *ctx);
 	/* Bytes after the blob's end that its consumer needs free of other

@@ -17,8 +17,11 @@
  * Actions: wait (write the expect file, print "ready PID", sleep until
  * killed), abort (write it and abort, for a core), dump (write it, the
  * image the GDB JIT interface holds to guest.o and the address of the call
- * to guest.addr, for readers of files).  With --no-inlines the blob is
- * published without its tree (the test's control: only guest:run).
+ * to guest.addr, for readers of files), spin (write it, print "ready PID",
+ * return from c_callback into guest:leaf, whose code then loops on the spot
+ * until SECONDS (default 2) have passed, for profilers that sample it).
+ * With --no-inlines the blob is published without its tree (the test's
+ * control: only guest:run).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -28,6 +31,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -38,6 +42,7 @@
 static const char *action = "wait";
 static const char *expect_path = "guest.expect";
 static int with_inlines = 1;
+static unsigned spin_seconds = 2;
 
 /* ---- the tree, as a JIT would describe what it compiled ---------------------- */
 
@@ -61,7 +66,8 @@ NOINLINE void run_guest(void);
 #if defined(__x86_64__)
 /* push %rbp; mov %rsp,%rbp; 4 nops | guest:mid: 4 nops | guest:leaf:
  * movabs $c_callback,%rax; call *%rax; 4 nops | 12 nops | 4 nops; pop %rbp;
- * ret */
+ * ret.  For spin, guest:leaf's first two nops after the call are a jump to
+ * itself: the loop profilers sample. */
 static size_t emit(uint8_t *p, ju_range *epilogue)
 {
 	size_t n = 0;
@@ -75,6 +81,8 @@ static size_t emit(uint8_t *p, ju_range *epilogue)
 	n += 8;
 	p[n++] = 0xff, p[n++] = 0xd0; /* call *%rax */
 	call_ret = (uint32_t)n;       /* 24 */
+	if (!strcmp(action, "spin"))
+		p[n++] = 0xeb, p[n++] = 0xfe; /* jmp . */
 	while (n < 44)
 		p[n++] = 0x90;
 	p[n++] = 0x5d; /* pop %rbp */
@@ -184,12 +192,23 @@ static int dump(void)
 
 /* ---- the C side ----------------------------------------------------------------- */
 
+static void spin_done(int sig)
+{
+	(void)sig;
+	_exit(0);
+}
+
 NOINLINE void c_callback(void)
 {
 	if (!strcmp(action, "abort"))
 		abort();
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
+	if (!strcmp(action, "spin")) { /* back into guest:leaf, which loops until the alarm */
+		signal(SIGALRM, spin_done);
+		alarm(spin_seconds);
+		return;
+	}
 	for (;;)
 		pause();
 }
@@ -207,11 +226,15 @@ int main(int argc, char **argv)
 			expect_path = argv[++i];
 		else if (!strcmp(argv[i], "--no-inlines"))
 			with_inlines = 0;
+		else if (!strcmp(action, "spin") && atoi(argv[i]) > 0)
+			spin_seconds = (unsigned)atoi(argv[i]);
 		else
 			action = argv[i];
 	}
-	if (strcmp(action, "wait") && strcmp(action, "abort") && strcmp(action, "dump")) {
-		fprintf(stderr, "usage: guest-child wait|abort|dump [--expect FILE] [--no-inlines]\n");
+	if (strcmp(action, "wait") && strcmp(action, "abort") && strcmp(action, "dump") &&
+	    strcmp(action, "spin")) {
+		fprintf(stderr, "usage: guest-child wait|abort|dump|spin [SECONDS] [--expect FILE] "
+				"[--no-inlines]\n");
 		return 2;
 	}
 	if (make_jit() || write_expect()) {

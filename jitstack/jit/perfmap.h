@@ -4,6 +4,9 @@
  * line "START SIZE name" per piece of code, START and SIZE in hex.  node
  * (--perf-basic-prof), OpenJDK (jcmd Compiler.perfmap), .NET, LuaJIT and
  * libjitunwind's perfmap channel write it; most JITs write nothing else.
+ * Names are kept as they are; libjitunwind's names for code with inlined
+ * guest functions ("leaf <- mid <- run") become inline frames when a frame
+ * is named (unwind/name.c).
  *
  * The file is the target's, so its content is untrusted, and it is being
  * written while we read it:

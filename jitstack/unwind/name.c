@@ -205,9 +205,75 @@ static bool jitdump_name(js_session *s, const js_frame *f, uint64_t pc, js_sym *
 	return true;
 }
 
+/* libjitunwind names a piece of code with guest functions inlined in it
+ * (ju_inline) by their chain, innermost first and the native function
+ * last: "guest:leaf <- guest:mid <- guest:run" (docs/API.md, "Guest
+ * frames").  Such a name becomes inline frames like DWARF's: o->func the
+ * last, o->inl the others, without lines (a perf map has none).  Only the
+ * exact form: parts split at PM_SEP, none empty, at most
+ * JS_MAX_INLINE_DEPTH inlined; any other name is one function. */
+#define PM_SEP " <- "
+
+/* Whether name is `outer` or a chain ending in it. */
+static bool ends_chain(const char *name, const char *outer)
+{
+	size_t n = strlen(name), m = strlen(outer);
+	return n == m ? !strcmp(name, outer)
+		      : n > m + strlen(PM_SEP) && !strcmp(name + n - m, outer) &&
+				!memcmp(name + n - m - strlen(PM_SEP), PM_SEP, strlen(PM_SEP));
+}
+
+/* Where the native function of a chain begins: its pieces are lines side by
+ * side, each ending in its name; followed back at most 1024 lines. */
+static uint64_t chain_start(js_session *s, const js_pm_seg *g, const char *outer)
+{
+	uint64_t start = g->start;
+	for (int i = 0; i < 1024 && start; i++) {
+		const js_pm_seg *p = js_perfmap_find(&s->pm, start - 1);
+		if (!p || p->hi != start || !ends_chain(p->name, outer))
+			break;
+		start = p->start;
+	}
+	return start;
+}
+
+static void perfmap_chain(js_session *s, const js_frame *f, const js_pm_seg *g, js_sym *o,
+			  struct js_strchunk **arena)
+{
+	const char *name = g->name;
+	const char *cut[JS_MAX_INLINE_DEPTH + 1]; /* where each separator is */
+	size_t n = 0;
+	for (const char *p = name; (p = strstr(p, PM_SEP)); p += strlen(PM_SEP)) {
+		if (n == JS_MAX_INLINE_DEPTH + 1 || p == (n ? cut[n - 1] + strlen(PM_SEP) : name))
+			return; /* too deep, or an empty part */
+		cut[n++] = p;
+	}
+	const char *last = n ? cut[n - 1] + strlen(PM_SEP) : name;
+	if (!n || n == JS_MAX_INLINE_DEPTH + 1 || !*last)
+		return;
+	char buf[JS_MAX_PERFMAP_LINE + 1];
+	js_inline v[JS_MAX_INLINE_DEPTH];
+	size_t len = (size_t)(cut[n - 1] - name);
+	if (len >= sizeof buf)
+		return;
+	memcpy(buf, name, len);
+	for (size_t i = 0; i < n; i++) {
+		const char *from = i ? cut[i - 1] + strlen(PM_SEP) : name;
+		buf[cut[i] - name] = 0; /* the part ends at its separator */
+		v[i] = (js_inline){ js_demangle(s, buf + (from - name)), NULL, 0, 0 };
+	}
+	const js_inline *kept = keep_inline(arena, v, n);
+	if (!kept)
+		return;
+	o->func = js_demangle(s, last);
+	o->func_off = f->pc - chain_start(s, g, last);
+	o->inl = kept;
+	o->n_inl = (uint32_t)n;
+}
+
 /* The name for pc of a source without extents of its own: the jitdump,
  * else the perf map, if either has one. */
-static void perfmap_name(js_session *s, const js_frame *f, uint64_t pc, js_sym *o)
+static void perfmap_name(js_session *s, const js_frame *f, uint64_t pc, js_sym *o, struct js_strchunk **arena)
 {
 	if (jitdump_name(s, f, pc, o))
 		return;
@@ -217,6 +283,7 @@ static void perfmap_name(js_session *s, const js_frame *f, uint64_t pc, js_sym *
 	o->func = js_demangle(s, g->name);
 	o->func_off = f->pc - g->start;
 	o->source = JS_SRC_PERFMAP;
+	perfmap_chain(s, f, g, o, arena);
 }
 
 /* The functions inlined at pc, into o (whose line is the pc's): kept in
@@ -245,7 +312,7 @@ static void symbolize(js_session *s, const js_frame *f, js_sym *o, struct js_str
 			o->module = o->jit->label;
 			o->module_off = f->pc - o->jit->code_lo;
 		}
-		perfmap_name(s, f, pc, o);
+		perfmap_name(s, f, pc, o, arena);
 		return;
 	}
 	void **ud;
@@ -273,7 +340,7 @@ static void symbolize(js_session *s, const js_frame *f, js_sym *o, struct js_str
 		o->func_off = f->pc - (pc - off);
 		o->source = o->jit ? JS_SRC_GDB_JIT : JS_SRC_ELF;
 	} else {
-		perfmap_name(s, f, pc, o);
+		perfmap_name(s, f, pc, o, arena);
 	}
 	if (!(o->jit || s->opt->source_all || embedded_dwarf(s, mod)))
 		return;

@@ -11,6 +11,12 @@
  *     this process wrote before us (another perf map writer) is kept;
  *   - a symbolic link, a FIFO, a file with two links and a file of another
  *     user are refused with JU_EPERM and left untouched.
+ *   - a blob with guest frames gets a line per maximal piece with one
+ *     chain of guest functions over it, named "leaf <- mid <- run"; the
+ *     pieces tile the blob; code published over any of them later leaves
+ *     none of its lines but tombstones; churn of such blobs keeps the map
+ *     within 2 x live lines + 1024, and a compaction writes exactly the
+ *     live pieces again.
  * The cases that need a process whose file was never opened run in forked
  * children.
  */
@@ -321,6 +327,201 @@ static void file_of_another_user_is_refused(void)
 	CHECK(size_of(path) == 21, "another user's file was written");
 }
 
+/* ---- guest frames ----------------------------------------------------------------- */
+
+typedef struct any_line {
+	bool tomb; /* '#' first: perf skips it */
+	uint64_t start, size;
+	char name[256];
+} any_line;
+
+/* Every line, tombstoned or not; -1 on a malformed one. */
+static long read_any(any_line *out, size_t max)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	char buf[512];
+	long n = 0;
+	while (fgets(buf, sizeof buf, f)) {
+		any_line l = { .tomb = buf[0] == '#' };
+		int used = 0;
+		size_t len = strlen(buf);
+		if (!len || buf[len - 1] != '\n') {
+			fclose(f);
+			return -1;
+		}
+		buf[len - 1] = 0;
+		if (!l.tomb &&
+		    (sscanf(buf, "%" SCNx64 " %" SCNx64 " %n", &l.start, &l.size, &used) != 2 || !used)) {
+			fclose(f);
+			return -1;
+		}
+		snprintf(l.name, sizeof l.name, "%s", buf + used);
+		if ((size_t)n < max)
+			out[n] = l;
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+/* guest:run ⊃ guest:mid ⊃ two calls of guest:leaf side by side, then
+ * guest:side; GUEST_SIZE bytes.  The pieces perf must see, by offset: */
+enum { GUEST_SIZE = 0x40 };
+static const ju_inline guest_tree[] = {
+	{ .start = 8, .end = 40, .parent = 0, .call_line = 11, .name = "guest:mid" },
+	{ .start = 12, .end = 20, .parent = 1, .call_line = 21, .name = "guest:leaf" },
+	{ .start = 20, .end = 28, .parent = 1, .call_line = 22, .name = "guest:leaf" },
+	{ .start = 44, .end = 48, .parent = 0, .call_line = 12, .name = "guest:side" },
+};
+static const ju_line guest_rows[] = { { 0, 10 },  { 8, 20 },  { 12, 30 }, { 20, 30 },
+				      { 28, 23 }, { 40, 12 }, { 44, 40 }, { 48, 13 } };
+static const struct {
+	uint32_t lo, hi;
+	const char *name;
+} guest_pieces[] = {
+	{ 0, 8, "guest:run" },
+	{ 8, 12, "guest:mid <- guest:run" },
+	{ 12, 28, "guest:leaf <- guest:mid <- guest:run" }, /* the two calls are one piece */
+	{ 28, 40, "guest:mid <- guest:run" },
+	{ 40, 44, "guest:run" },
+	{ 44, 48, "guest:side <- guest:run" },
+	{ 48, GUEST_SIZE, "guest:run" },
+};
+enum { N_PIECES = sizeof guest_pieces / sizeof *guest_pieces };
+
+static ju_blob guest_blob(uint32_t at)
+{
+	ju_blob b = leaf(at, GUEST_SIZE, "guest:run");
+	b.file = "guest.py";
+	b.lines = guest_rows;
+	b.n_lines = sizeof guest_rows / sizeof *guest_rows;
+	b.inlines = guest_tree;
+	b.n_inlines = sizeof guest_tree / sizeof *guest_tree;
+	return b;
+}
+
+/* The pieces of the guest blob at `at` in l[from..from + N_PIECES). */
+static bool has_pieces(const any_line *l, long n, long from, uint32_t at)
+{
+	if (from + N_PIECES > n)
+		return false;
+	for (long k = 0; k < N_PIECES; k++) {
+		const any_line *x = &l[from + k];
+		if (x->tomb || x->start != (uintptr_t)R + at + guest_pieces[k].lo ||
+		    x->size != guest_pieces[k].hi - guest_pieces[k].lo ||
+		    strcmp(x->name, guest_pieces[k].name))
+			return false;
+	}
+	return true;
+}
+
+static void guest_frames_get_a_line_per_innermost_function(void)
+{
+	unlink(path);
+	ju_ctx *ctx = open_map(0);
+	ju_blob b[] = { guest_blob(0x4000), leaf(0x3000, 0x10, "plain") };
+	CHECK_RC(ju_publish_batch(ctx, b, 2), 0);
+	any_line l[32];
+	long n = read_any(l, 32);
+	CHECK(n == N_PIECES + 1 && has_pieces(l, n, 0, 0x4000) &&
+		      l[N_PIECES].start == (uintptr_t)R + 0x3000 && !strcmp(l[N_PIECES].name, "plain"),
+	      "%ld lines, want the %d pieces of the guest blob and the plain blob's (batch order)", n,
+	      N_PIECES);
+	CHECK_RC(ju_unpublish_all(ctx), 0);
+	CHECK_RC(ju_close(ctx), 0);
+}
+
+/* No line that perf reads covers [lo, hi) but one named `name`. */
+static bool only_name_over(const any_line *l, long n, uint64_t lo, uint64_t hi, const char *name)
+{
+	for (long i = 0; i < n; i++)
+		if (!l[i].tomb && l[i].start < hi && l[i].start + l[i].size > lo && strcmp(l[i].name, name))
+			return false;
+	return true;
+}
+
+static void code_over_a_dead_guest_blob_leaves_no_stale_line(void)
+{
+	unlink(path);
+	ju_ctx *ctx = open_map(0);
+	ju_blob g = guest_blob(0x4000);
+	CHECK_RC(ju_publish(ctx, &g), 0);
+	CHECK_RC(ju_unpublish(ctx, R + 0x4000), 0);
+	/* new code inside guest:leaf's piece only */
+	ju_blob small = leaf(0x4000 + 14, 4, "new:small");
+	CHECK_RC(ju_publish(ctx, &small), 0);
+	any_line l[64];
+	long n = read_any(l, 64);
+	CHECK(n == N_PIECES + 1 && l[2].tomb &&
+		      only_name_over(l, n, (uintptr_t)R + 0x4000 + 14, (uintptr_t)R + 0x4000 + 18,
+				     "new:small"),
+	      "%ld lines: the leaf piece under the new code is not the only one tombstoned", n);
+	/* new code over the whole dead blob, by unpublish_batch */
+	const void *starts[] = { R + 0x4000 + 14 };
+	CHECK_RC(ju_unpublish_batch(ctx, starts, 1), 0);
+	ju_blob big = leaf(0x4000, GUEST_SIZE, "new:big");
+	CHECK_RC(ju_publish(ctx, &big), 0);
+	n = read_any(l, 64);
+	long tombs = 0;
+	for (long i = 0; i < n && i < 64; i++)
+		tombs += l[i].tomb;
+	CHECK(n == N_PIECES + 2 && tombs == N_PIECES + 1 &&
+		      only_name_over(l, n, (uintptr_t)R + 0x4000, (uintptr_t)R + 0x4000 + GUEST_SIZE,
+				     "new:big"),
+	      "%ld lines, %ld tombstoned: a line of the dead code is still read", n, tombs);
+	/* and a guest blob again over the plain one */
+	CHECK_RC(ju_unpublish(ctx, R + 0x4000), 0);
+	CHECK_RC(ju_publish(ctx, &g), 0);
+	n = read_any(l, 64);
+	CHECK(n == 2 * N_PIECES + 2 && has_pieces(l, n, N_PIECES + 2, 0x4000) && l[N_PIECES + 1].tomb,
+	      "%ld lines: the guest blob over the plain one", n);
+	CHECK_RC(ju_unpublish_all(ctx), 0);
+	CHECK_RC(ju_close(ctx), 0);
+}
+
+/* Churn of guest blobs: the map stays within 2 x live lines + 1024 (each
+ * piece is a line), and a compaction (a new inode) writes exactly the live
+ * blobs' pieces again, which it reads back from the arenas. */
+static void churn_of_guest_blobs_stays_bounded_and_compacts_to_their_pieces(void)
+{
+	enum { SLOTS = 64, SLOT = 0x80, ROUNDS = 3000 };
+	static any_line l[4096 + 2 * SLOTS * N_PIECES];
+	unlink(path);
+	ju_ctx *ctx = open_map(0);
+	for (uint32_t i = 0; i < SLOTS; i++) {
+		ju_blob g = guest_blob(0x8000 + i * SLOT);
+		CHECK_RC(ju_publish(ctx, &g), 0);
+	}
+	struct stat st;
+	ino_t ino = stat(path, &st) ? 0 : st.st_ino;
+	int compactions = 0;
+	for (unsigned r = 0; r < ROUNDS; r++) {
+		uint32_t at = 0x8000 + (r * 29 % SLOTS) * SLOT;
+		CHECK_RC(ju_unpublish(ctx, R + at), 0);
+		if (!stat(path, &st) && st.st_ino != ino) {
+			ino = st.st_ino;
+			compactions++;
+			long n = read_any(l, sizeof l / sizeof *l);
+			bool exact = n == (SLOTS - 1) * N_PIECES;
+			for (uint32_t k = 0, j = 0; exact && k < SLOTS; k++)
+				if (0x8000 + k * SLOT != at)
+					exact = has_pieces(l, n, (long)(j++ * N_PIECES), 0x8000 + k * SLOT);
+			CHECK(exact, "compaction %d: %ld lines are not the live pieces", compactions, n);
+		}
+		ju_blob g = guest_blob(at);
+		CHECK_RC(ju_publish(ctx, &g), 0);
+		long n = read_any(l, sizeof l / sizeof *l);
+		CHECK(n >= 0 && n <= 2 * SLOTS * N_PIECES + 1024, "after %u rounds: %ld lines, %d live", r, n,
+		      SLOTS * N_PIECES);
+	}
+	CHECK(compactions >= 2, "%d compactions in %d rounds", compactions, ROUNDS);
+	printf("%d compactions of churned guest blobs, each to exactly their pieces\n", compactions);
+	CHECK_RC(ju_unpublish_all(ctx), 0);
+	CHECK_RC(ju_close(ctx), 0);
+}
+
 int main(void)
 {
 	R = mmap(NULL, 1 << 16, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -342,6 +543,9 @@ int main(void)
 	map_lists_every_published_blob();
 	failed_publish_leaves_the_map_as_it_was();
 	publish_failing_in_the_jitdump_leaves_no_map_lines();
+	guest_frames_get_a_line_per_innermost_function();
+	code_over_a_dead_guest_blob_leaves_no_stale_line();
+	churn_of_guest_blobs_stays_bounded_and_compacts_to_their_pieces();
 	unlink(path);
 	unlink(target);
 	return unit_done("test-perfmap");
