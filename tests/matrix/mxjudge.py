@@ -514,6 +514,11 @@ def parse_jitstack(text):
     for fr in frames_of(doc) or []:
         if not isinstance(fr, dict):
             continue
+        if fr.get("inlined"):
+            # a function inlined at the pc of the frame below it: the native
+            # frames are judged here, as gdb's are (parse_gdb), and that
+            # frame names the function the code belongs to
+            continue
         addr = next((fr[k] for k in ("pc", "ip", "addr", "address") if k in fr), None)
         if isinstance(addr, str):
             addr = int(addr, 16) if addr.startswith("0x") else int(addr)
