@@ -26,6 +26,11 @@
  *       --toggle-collect=measured_publish counts only those instructions.
  *       DEBUG 1 gives each blob a line table, 2 the rows and three nested
  *       guest frames; the bytes of the gdb images per blob are printed.
+ *   --carry K (any mode)
+ *       what every fake blob carries, as ir's DEBUG: 0 (the default) a name
+ *       and frame, 1 a line table too, 2 the rows and three nested guest
+ *       frames, so backtrace, churn and memory compare blobs with and
+ *       without trees side by side.
  *
  * Blobs other than the two real frames are address ranges in an inaccessible
  * reservation: publishing never reads the code (only jitdump does, which is
@@ -574,20 +579,24 @@ static void bench_ir(size_t base, size_t batch, uint32_t mask)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: bench-publish publish|backtrace|memory|churn|collect [--max N]\n");
+		fprintf(stderr,
+			"usage: bench-publish publish|backtrace|memory|churn|collect [--max N] [--carry 0|1|2]\n");
 		return 2;
 	}
 	size_t max = 1000000;
-	for (int i = 2; i + 1 < argc; i++)
+	for (int i = 2; i + 1 < argc; i++) {
 		if (!strcmp(argv[i], "--max"))
 			max = strtoul(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--carry"))
+			debug_kind = atoi(argv[++i]);
+	}
 	if (!strcmp(argv[1], "ir") && argc == 6) { /* ir BASE BATCH MASK DEBUG */
 		debug_kind = atoi(argv[5]);
-		for (uint32_t r = 0; r < 12; r++)
-			bench_rows[r] = (ju_line){ r * 4, 10 + r };
 		argc = 5;
 	}
-	if ((!strcmp(argv[1], "ir") && argc == 5) || (!strcmp(argv[1], "ir-backtrace") && argc == 3))
+	for (uint32_t r = 0; r < 12; r++)
+		bench_rows[r] = (ju_line){ r * 4, 10 + r };
+	if ((!strcmp(argv[1], "ir") && argc == 5) || (!strcmp(argv[1], "ir-backtrace") && argc >= 3))
 		max = strtoul(argv[2], NULL, 10);
 	R_slots = max + 8192;
 	R = mmap(NULL, R_slots * SLOT, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -602,7 +611,7 @@ int main(int argc, char **argv)
 		bench_backtrace(max);
 	} else if (!strcmp(argv[1], "memory")) {
 		bench_memory(max);
-	} else if (!strcmp(argv[1], "ir-backtrace") && argc == 3) {
+	} else if (!strcmp(argv[1], "ir-backtrace") && argc >= 3) {
 		bench_ir_backtrace(strtoul(argv[2], NULL, 10));
 	} else if (!strcmp(argv[1], "ir") && argc == 5) {
 		bench_ir(max, strtoul(argv[3], NULL, 10), (uint32_t)strtoul(argv[4], NULL, 0));

@@ -12,7 +12,8 @@
  * The expected frames are derived here from the published tree, line table
  * and the call's return address, never from a tool's output: EXPECT
  * (guest.expect) gets one line per frame, innermost first, "NAME" for a C
- * frame and "NAME FILE:LINE" for a guest frame.
+ * frame and "NAME FILE:LINE" for a guest frame: at the call, or for spin at
+ * the loop (guest frames first, no c_callback).
  *
  * Actions: wait (write the expect file, print "ready PID", sleep until
  * killed), abort (write it and abort, for a core), dump (write it, the
@@ -146,7 +147,10 @@ static int write_expect(void)
 	FILE *f = fopen(expect_path, "w");
 	if (!f)
 		return -1;
-	uint32_t at = call_ret - 1; /* the call instruction, as debuggers look it up */
+	/* the call instruction, as debuggers look it up; for spin, the loop
+	 * after it, where samples land with no c_callback above */
+	int spin = !strcmp(action, "spin");
+	uint32_t at = spin ? call_ret : call_ret - 1;
 	uint32_t chain[N_TREE + 1], depth = 0;
 	for (uint32_t k = 0; with_inlines && k < N_TREE; k++)
 		if (tree[k].start <= at && at < tree[k].end)
@@ -155,7 +159,8 @@ static int write_expect(void)
 	for (size_t r = 0; r < N_ROWS; r++)
 		if (rows[r].offset <= at)
 			line = rows[r].line;
-	fprintf(f, "c_callback\n");
+	if (!spin)
+		fprintf(f, "c_callback\n");
 	for (uint32_t d = depth + 1; d-- > 0;) {
 		uint32_t k = d ? chain[d - 1] : 0;
 		fprintf(f, "%s %s:%u\n", k ? tree[k - 1].name : "guest:run", file_of(k), line);

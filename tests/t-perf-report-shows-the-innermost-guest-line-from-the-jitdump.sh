@@ -1,22 +1,25 @@
 # perf record -k 1 + perf inject --jit + perf report --sort sym,srcline: a
-# blob with guest frames (guest-spin: guest:run inlines guest:mid, which
-# inlines guest:leaf, a loop) is sampled in its innermost guest function.
-# perf's jitdump has no inline records: the symbol stays the blob's name,
-# but the srcline of a sample is the row of its DEBUG_INFO, which carries
-# the innermost line in the innermost inline's file -- leaf.py, not the
-# blob's guest.py.  The expected "NAME FILE:LINE" comes from the workload's
-# tables (guest-spin.expect).
+# blob with guest frames (guest-child spin: guest:run inlines guest:mid,
+# which inlines guest:leaf, which loops) is sampled in its innermost guest
+# function.  perf's jitdump has no inline records: the symbol stays the
+# blob's name, but the srcline of a sample is the row of its DEBUG_INFO,
+# which carries the innermost line in the innermost inline's file --
+# leaf.py, not the blob's guest.py.  The expected FILE:LINE is the innermost
+# guest frame's at the loop, derived from the workload's tables
+# (guest.expect's first line).
 . "$(dirname "$0")/lib.sh"
 need_cmd perf
-need_file "$TB/guest-spin" "make tests"
+need_file "$TB/guest-child" "make tests"
 # lib.sh points JITDUMPDIR at $T: the jitdump lands there.
 
 env JITUNWIND=jitdump perf record -q -F 999 -e cpu-clock -k 1 -o spin.data -- \
-	"$TB/guest-spin" 2 --expect guest-spin.expect > child.out 2>&1 ||
+	"$TB/guest-child" spin 2 --expect guest.expect > child.out 2>&1 ||
 	{ cat child.out; skip "perf record failed (permissions? perf_event_paranoid)"; }
 grep -q '^skip' child.out && skip "$(grep '^skip' child.out)"
 perf inject --jit -i spin.data -o spin.jit.data 2> inject.err || { cat inject.err; fail "perf inject --jit"; }
-read -r want_sym want_line < guest-spin.expect || fail "guest-spin wrote no expect file"
+read -r leaf want_line < guest.expect || fail "guest-child wrote no expect file"
+[ "$leaf" = guest:leaf ] || fail "guest.expect does not start in guest:leaf: $leaf"
+want_sym=guest:run # the blob's name: the jitdump's CODE_LOAD
 perf report -i spin.jit.data --stdio --sort sym,srcline 2>/dev/null | grep -v '^#' | grep . > report.txt
 head -3 report.txt
 # the hottest entry: "PCT% [.] SYM SRCLINE"

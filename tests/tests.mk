@@ -13,7 +13,6 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(TEST_DIR)/%)
 TEST_BINS := $(TEST_DIR)/child $(TEST_DIR)/child-nongnu $(TEST_DIR)/child-llvm $(TEST_DIR)/two-jits \
 	$(TEST_DIR)/two-jits-shared $(TEST_DIR)/child-static-libgcc $(TEST_DIR)/fp-saved-regs \
 	$(TEST_DIR)/reuse-child $(TEST_DIR)/reuse-spin $(TEST_DIR)/guest-child $(UNIT_BINS)
-TEST_BINS += $(TEST_DIR)/guest-spin
 # AddressSanitizer has no static runtime: no -static child under SAN.
 ifneq ($(SAN),1)
 TEST_BINS += $(TEST_DIR)/child-static
@@ -52,11 +51,6 @@ $(TEST_DIR)/reuse-child: tests/reuse_child.c $(LIB_A)
 	$(CC) $(CHILD_CFLAGS) $(CHILD_LDFLAGS) -o $@ $< $(LIB_A) -ldl -pthread
 
 $(TEST_DIR)/reuse-spin: tests/reuse_spin.c $(LIB_A)
-	@mkdir -p $(dir $@)
-	$(CC) $(CHILD_CFLAGS) $(CHILD_LDFLAGS) -o $@ $< $(LIB_A) -ldl -pthread
-
-# A blob with guest frames that loops in the innermost, for profilers.
-$(TEST_DIR)/guest-spin: tests/guest_spin.c $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CHILD_CFLAGS) $(CHILD_LDFLAGS) -o $@ $< $(LIB_A) -ldl -pthread
 
