@@ -334,10 +334,24 @@ static int cmp_index(const void *x, const void *y, void *ctx)
 }
 
 /* Number the distinct keys among n in the order of their first appearance
- * (id[i] for key i); returns how many there are, or -1 out of memory.
- * Sorting keeps it O(n log n) for the largest trees. */
+ * (id[i] for key i); returns how many there are, or -1 out of memory.  A
+ * few keys (a JIT's usual tree) are compared pairwise; more are sorted, so
+ * the largest trees stay O(n log n). */
 static long number_keys(size_t n, key_cmp *cmp, const void *keys, uint32_t *id)
 {
+	enum { FEW = 24 };
+	if (n <= FEW) {
+		uint32_t first[FEW], next = 0; /* first[d]: the key where distinct key d appears */
+		for (size_t i = 0; i < n; i++) {
+			uint32_t d = 0;
+			while (d < next && cmp(first[d], i, keys))
+				d++;
+			if (d == next)
+				first[next++] = (uint32_t)i;
+			id[i] = d;
+		}
+		return next;
+	}
 	uint32_t *order = ju__malloc(n * sizeof *order);
 	if (!order)
 		return -1;
@@ -395,13 +409,7 @@ static void row_files(const ju_blob *b, inline_plan *p)
 
 void image_plan_free(inline_plan *p)
 {
-	free(p->files);
-	free(p->file);
-	free(p->call_file);
-	free(p->fn);
-	free(p->fn_first);
-	free(p->fn_off);
-	free(p->row_file);
+	free(p->files); /* the one block the plan's arrays share */
 	memset(p, 0, sizeof *p);
 }
 
@@ -409,29 +417,32 @@ int image_plan_inlines(const ju_blob *b, inline_plan *p)
 {
 	size_t n = b->n_inlines, n_keys = 1 + 2 * n;
 	memset(p, 0, sizeof *p);
-	const char **key = ju__malloc(n_keys * sizeof *key);
-	uint32_t *id = ju__malloc(n_keys * sizeof *id);
-	p->files = ju__malloc(n_keys * sizeof *p->files);
-	p->file = ju__malloc(n * sizeof *p->file);
-	p->call_file = ju__malloc(n * sizeof *p->call_file);
-	p->fn = ju__malloc(n * sizeof *p->fn);
-	p->fn_first = ju__malloc(n * sizeof *p->fn_first);
-	p->fn_off = ju__malloc(n * sizeof *p->fn_off);
-	p->row_file = ju__malloc(b->n_lines * sizeof *p->row_file);
-	long n_files = -1, n_fns = -1;
-	if (key && id && p->files && p->file && p->call_file && p->fn && p->fn_first && p->fn_off &&
-	    p->row_file) {
-		/* the blob's file, then each inline's own and its call's */
-		key[0] = b->file;
-		for (size_t i = 0; i < n; i++) {
-			const ju_inline *in = &b->inlines[i];
-			key[1 + 2 * i] = in->file ? in->file : b->file;
-			key[2 + 2 * i] = in->call_file ? in->call_file
-					 : in->parent  ? key[1 + 2 * (in->parent - 1)]
-						       : b->file;
-		}
-		n_files = number_keys(n_keys, cmp_string, key, id);
+	/* one block: the files, the keys (pointers), then the numbers; n is at
+	 * most JU_INLINE_MAX and n_lines bounded by the blob's size, so no
+	 * product here overflows */
+	size_t ptrs = 2 * n_keys, nums = n_keys + 5 * n + b->n_lines;
+	const char **block = ju__malloc(ptrs * sizeof(char *) + nums * sizeof(uint32_t));
+	if (!block)
+		return JU_ENOMEM;
+	p->files = block;
+	const char **key = block + n_keys;
+	uint32_t *id = (uint32_t *)(block + ptrs);
+	p->file = id + n_keys;
+	p->call_file = p->file + n;
+	p->fn = p->call_file + n;
+	p->fn_first = p->fn + n;
+	p->fn_off = p->fn_first + n;
+	p->row_file = p->fn_off + n;
+	/* the blob's file, then each inline's own and its call's */
+	key[0] = b->file;
+	for (size_t i = 0; i < n; i++) {
+		const ju_inline *in = &b->inlines[i];
+		key[1 + 2 * i] = in->file ? in->file : b->file;
+		key[2 + 2 * i] = in->call_file ? in->call_file
+				 : in->parent  ? key[1 + 2 * (in->parent - 1)]
+					       : b->file;
 	}
+	long n_files = number_keys(n_keys, cmp_string, key, id), n_fns = -1;
 	if (n_files >= 0) {
 		for (size_t k = 0; k < n_keys; k++)
 			p->files[id[k]] = key[k];
@@ -442,8 +453,6 @@ int image_plan_inlines(const ju_blob *b, inline_plan *p)
 		}
 		n_fns = number_keys(n, cmp_function, &(fn_keys){ b->inlines, p->file }, p->fn);
 	}
-	free(key);
-	free(id);
 	if (n_fns < 0) {
 		image_plan_free(p);
 		return JU_ENOMEM;

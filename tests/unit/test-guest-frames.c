@@ -40,7 +40,7 @@ enum { SLOT = 64, SIZE = 64, N = 300 };
 typedef struct model {
 	bool live;
 	char name[32];
-	ju_inline in[8];
+	ju_inline in[16];
 	size_t n_in;
 	char names[8][32];
 } model;
@@ -51,7 +51,10 @@ static const char blob_file[] = "blob.py";
 /* Shape s of slot k (named after both, so a stale name shows where from):
  * 0 no tree; 1 one inline in the blob's file; 2 three deep with a sibling,
  * files and call files given, a function inlined twice; 3 two siblings of
- * one function at the top. */
+ * one function at the top; 4 fourteen, one over the blob and thirteen
+ * siblings under it: two names in three files, so six guest functions,
+ * each inlined two or three times (more files and functions than the
+ * library numbers pairwise: it sorts them). */
 static void shape(size_t k, int s, const char *tag)
 {
 	model *m = &M[k];
@@ -77,6 +80,20 @@ static void shape(size_t k, int s, const char *tag)
 		in[0] = (ju_inline){ 0, 16, 0, 7, m->names[3], "c.py", NULL };
 		in[1] = (ju_inline){ 16, 64, 0, 8, m->names[3], "c.py", NULL };
 		m->n_in = 2;
+		break;
+	case 4:
+		in[0] = (ju_inline){ 0, 64, 0, 3, m->names[0], "d.py", NULL };
+		for (uint32_t j = 0; j < 13; j++) {
+			static const char *const file[] = { "d.py", "e.py", NULL };
+			in[1 + j] = (ju_inline){ 4 + 4 * j,
+						 8 + 4 * j,
+						 1,
+						 40 + j,
+						 m->names[1 + j % 2],
+						 file[j % 3],
+						 j % 4 ? NULL : "elsewhere.py" };
+		}
+		m->n_in = 14;
 		break;
 	}
 }
@@ -312,7 +329,7 @@ static void unpublish_every(size_t k0, size_t k1, size_t step)
 static void through_arena_changes(void)
 {
 	for (size_t k = 0; k < N; k++)
-		shape(k, (int)(k % 4), "g");
+		shape(k, (int)(k % 5), "g");
 	publish_range(0, 200, 1, true); /* one arena of 200 */
 	publish_range(200, 232, 1, false);
 	publish_range(232, N, 1, true); /* merges */
@@ -327,7 +344,7 @@ static void through_slot_reuse(void)
 {
 	/* every 7th from 3 is free: take them with other shapes and names */
 	for (size_t k = 3; k < N; k += 7)
-		shape(k, (int)(k % 3) + 1, "reused");
+		shape(k, (int)(k % 4) + 1, "reused");
 	publish_range(3, N, 7, true);
 	bool side = false;
 	for (size_t i = 0; i < ctx->n_arenas; i++)
