@@ -50,9 +50,9 @@ typedef struct tj_inst {
 	uint32_t fn;
 	uint32_t parent;
 	uint32_t call_insn;
-	uint32_t depth;       /* 0 for the blob's own function */
-	uint32_t map;         /* unit_of[map + k]: the unit of fn's k-th instruction */
-	uint32_t first, end;  /* its units, [first, end): first is its ENTER */
+	uint32_t depth;      /* 0 for the blob's own function */
+	uint32_t map;        /* unit_of[map + k]: the unit of fn's k-th instruction */
+	uint32_t first, end; /* its units, [first, end): first is its ENTER */
 } tj_inst;
 
 #define TJ_NO_PARENT UINT32_MAX
