@@ -42,12 +42,12 @@ static long add_inst(tj_expansion *x, const tj_program *p, uint32_t fn, uint32_t
 	return (long)x->n_insts++;
 }
 
-/* Whether instance inst inlines its call `in`, the blob's units so far
- * counted from root_unit. */
-static int inlines(const tj_expansion *x, const tj_program *p, const tj_inline_policy *pol, uint32_t inst,
+/* Whether an instance `depth` levels deep inlines its call `in`, the
+ * blob's units so far counted from root_unit. */
+static int inlines(const tj_expansion *x, const tj_program *p, const tj_inline_policy *pol, uint32_t depth,
 		   const tj_insn *in, size_t root_unit)
 {
-	if (!pol || in->op != TJ_OP_CALL || x->insts[inst].depth >= pol->depth)
+	if (!pol || in->op != TJ_OP_CALL || depth >= pol->depth)
 		return 0;
 	/* the verifier found no path to it: no depth, no frame to place */
 	if (in->depth < 0)
@@ -56,17 +56,20 @@ static int inlines(const tj_expansion *x, const tj_program *p, const tj_inline_p
 	return count <= pol->max_insns && x->n_units - root_unit + count + 1 <= pol->budget;
 }
 
+/* Instance inst's units.  x's arrays may move while its callees are
+ * expanded: the instance is re-read through its index. */
 static int expand_inst(tj_expansion *x, const tj_program *p, const tj_inline_policy *pol, uint32_t inst,
 		       size_t root_unit)
 {
 	const tj_func *f = &p->funcs[x->insts[inst].fn];
-	int inlined = x->insts[inst].parent != TJ_NO_PARENT;
+	const uint32_t map = x->insts[inst].map - f->first, depth = x->insts[inst].depth;
+	const int inlined = x->insts[inst].parent != TJ_NO_PARENT;
 	x->insts[inst].first = (uint32_t)x->n_units;
 	for (uint32_t i = f->first; i < f->first + f->count; i++) {
 		const tj_insn *in = &p->insns[i];
-		x->unit_of[x->insts[inst].map + i - f->first] = (uint32_t)x->n_units;
-		if (inlines(x, p, pol, inst, in, root_unit)) {
-			long child = add_inst(x, p, (uint32_t)in->a, inst, i, x->insts[inst].depth + 1);
+		x->unit_of[map + i] = (uint32_t)x->n_units;
+		if (inlines(x, p, pol, depth, in, root_unit)) {
+			long child = add_inst(x, p, (uint32_t)in->a, inst, i, depth + 1);
 			if (child < 0 || add_unit(x, i, inst, TJ_OP_PUSH_FRAME) ||
 			    expand_inst(x, p, pol, (uint32_t)child, root_unit))
 				return -1;
@@ -77,6 +80,15 @@ static int expand_inst(tj_expansion *x, const tj_program *p, const tj_inline_pol
 			return -1;
 	}
 	x->insts[inst].end = (uint32_t)x->n_units;
+	return 0;
+}
+
+int tj_expansion_reserve(tj_expansion *x, size_t units, size_t insts)
+{
+	if (grow((void **)&x->units, x->n_units, &x->cap_units, sizeof *x->units, units) ||
+	    grow((void **)&x->insts, x->n_insts, &x->cap_insts, sizeof *x->insts, insts) ||
+	    grow((void **)&x->unit_of, x->n_map, &x->cap_map, sizeof *x->unit_of, units))
+		return -1;
 	return 0;
 }
 

@@ -70,6 +70,10 @@ typedef struct tj_expansion {
  * x.  Returns 0, or -1 when out of memory. */
 int tj_expand(tj_expansion *x, const tj_program *p, uint32_t fn, const tj_inline_policy *pol);
 void tj_expansion_free(tj_expansion *x);
+/* Room for `units` more units (and instruction maps) and `insts` more
+ * instances, so that expanding without inlining never reallocates.
+ * Returns 0, or -1 when out of memory. */
+int tj_expansion_reserve(tj_expansion *x, size_t units, size_t insts);
 
 /* The unit where instance inst's instruction insn starts. */
 static inline uint32_t tj_unit_of(const tj_expansion *x, const tj_program *p, uint32_t inst, uint32_t insn)

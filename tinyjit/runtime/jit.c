@@ -409,7 +409,8 @@ static int expand_all(tj_jit *j, const tj_program *p, const tj_inline_policy *in
 	j->fn_inst = malloc(((size_t)p->n_funcs + 1) * sizeof *j->fn_inst);
 	j->tramp = malloc(((size_t)p->n_funcs + 1) * sizeof *j->tramp);
 	j->uses = malloc(((size_t)p->n_funcs + 1) * sizeof *j->uses);
-	if (!j->fn_unit || !j->fn_inst || !j->tramp || !j->uses)
+	if (!j->fn_unit || !j->fn_inst || !j->tramp || !j->uses ||
+	    tj_expansion_reserve(&j->x, p->n_insns, p->n_funcs))
 		return -1;
 	for (uint32_t fi = 0; fi < p->n_funcs; fi++) {
 		j->fn_unit[fi] = (uint32_t)j->x.n_units;
