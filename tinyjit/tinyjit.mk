@@ -98,7 +98,7 @@ $(TJ_B)/stencils_nofp.h: $(TJ_STENCIL_DEPS) $(TJ_TOOLS) $(TJ_B)/runtime/shim.o
 TJ_RT_CFLAGS = $(CFLAGS) $(TJ_WARN) $(SANFLAGS) -std=gnu11 -fexceptions -funwind-tables -fno-omit-frame-pointer \
 	-I$(TJ) -I$(TJ_B) -I$(JU_INCLUDE) -I.
 TJ_VM_SRCS := $(addprefix $(TJ)/vm/,parse.c verify.c interp.c vm.c)
-TJ_RT_SRCS := $(addprefix $(TJ)/runtime/,jit.c patch.c rt.c stencil_sets.c)
+TJ_RT_SRCS := $(addprefix $(TJ)/runtime/,jit.c inline.c patch.c rt.c stencil_sets.c)
 TJ_HOST_SRCS := $(addprefix $(TJ)/host/,main.c hostfns.c)
 TJ_HDRS := $(wildcard $(TJ)/vm/*.h $(TJ)/vm/*.def $(TJ)/runtime/*.h $(TJ)/host/*.h)
 TJ_CORE_OBJS := $(patsubst $(TJ)/%.c,$(TJ_B)/obj/%.o,$(TJ_VM_SRCS) $(TJ_RT_SRCS)) \

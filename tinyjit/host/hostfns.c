@@ -72,6 +72,7 @@
 /* Weak: the loader's fuzz target links this file without the JIT runtime
  * (and never runs the probe). */
 #pragma weak tj_jit_func_info
+#pragma weak tj_jit_inlined
 
 #define NOINLINE __attribute__((noinline))
 /* Code after a call keeps the call from becoming a jump (a tail call would
@@ -173,13 +174,18 @@ static void expect_segment(FILE *f, const tj_program *p, int64_t bottom, int64_t
  *                             the compiler or the frame description
  *                             decides whether the frame shows
  * Returns 0, or -1 when the file cannot be written (or the stack is too
- * deep to describe). */
+ * deep to describe, or holds inlined calls). */
 static int write_expect(tj_vm *vm, const char *action)
 {
 	const char *path = getenv("TJ_PROBE_EXPECT");
 	if (!path)
 		return 0;
 	if (!vm->jit || !tj_jit_func_info || n_transitions > MAX_TRANSITIONS)
+		return -1;
+	/* the file gives one native frame per VM frame: an inlined call
+	 * (--inline) runs in its caller's frame, which the VM's transitions
+	 * cannot tell */
+	if (tj_jit_inlined && tj_jit_inlined(vm->jit))
 		return -1;
 	FILE *f = fopen(path, "w");
 	if (!f)

@@ -2,7 +2,7 @@
  *
  *   tinyjit [--jit=on|off] [--frames=fp|nofp] [--cfi=region|exact]
  *           [--wx=flip|dual|dual-anon] [--publish=all|default|none|LIST]
- *           [--max-depth=N] [--stats] prog.tj [args...]
+ *           [--inline[=N]] [--max-depth=N] [--stats] prog.tj [args...]
  *
  * Loads prog.tj, compiles it (unless --jit=off), publishes the code through
  * libjitunwind, calls main(args...) and prints its result.
@@ -34,6 +34,7 @@ typedef struct {
 	enum tj_wx wx;
 	const char *publish; /* NULL: library default */
 	int64_t max_depth;
+	tj_inline_policy inl; /* depth 0: no inlining */
 	int stats;
 	const char *path;
 	int nargs;
@@ -42,15 +43,19 @@ typedef struct {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: tinyjit [--jit=on|off] [--frames=fp|nofp] [--cfi=region|exact]\n"
-		   "               [--wx=flip|dual|dual-anon] [--publish=all|default|none|LIST]\n"
-		   "               [--max-depth=N] [--stats] prog.tj [args...]\n"
-		   "  --wx: code made RX in place (flip), or written through a RW view and run\n"
-		   "  through a RX view of a memfd (dual) or of anonymous shared memory (dual-anon)\n"
-		   "  default: unwinder,libunwind,gdb where they can open (no perf files); all: every\n"
-		   "  channel where it can open; LIST: comma-separated channels, each must open:\n"
-		   "  unwinder,libunwind,gdb,perfmap,jitdump.  Without --publish: the library's\n"
-		   "  default, or JITUNWIND (JITUNWIND=perf adds the perf map and the jitdump)\n");
+	fprintf(f,
+		"usage: tinyjit [--jit=on|off] [--frames=fp|nofp] [--cfi=region|exact]\n"
+		"               [--wx=flip|dual|dual-anon] [--publish=all|default|none|LIST]\n"
+		"               [--inline[=N]] [--max-depth=N] [--stats] prog.tj [args...]\n"
+		"  --wx: code made RX in place (flip), or written through a RW view and run\n"
+		"  through a RX view of a memfd (dual) or of anonymous shared memory (dual-anon)\n"
+		"  default: unwinder,libunwind,gdb where they can open (no perf files); all: every\n"
+		"  channel where it can open; LIST: comma-separated channels, each must open:\n"
+		"  unwinder,libunwind,gdb,perfmap,jitdump.  Without --publish: the library's\n"
+		"  default, or JITUNWIND (JITUNWIND=perf adds the perf map and the jitdump)\n"
+		"  --inline: compile calls of small functions into the caller's code, N levels\n"
+		"  deep (default %d, at most %d)\n",
+		TJ_INLINE_DEPTH, TJ_INLINE_DEPTH_MAX);
 }
 
 static int pick(const char *arg, const char *opt, const char *a, const char *b, int *out)
@@ -118,6 +123,15 @@ static options parse_options(int argc, char **argv)
 				fprintf(stderr, "tinyjit: --max-depth expects 1..1000000\n");
 				exit(EXIT_USAGE);
 			}
+			continue;
+		}
+		if (strcmp(a, "--inline") == 0 || strncmp(a, "--inline=", 9) == 0) {
+			int64_t n = TJ_INLINE_DEPTH;
+			if (a[8] && (parse_int(a + 9, &n) || n < 0 || n > TJ_INLINE_DEPTH_MAX)) {
+				fprintf(stderr, "tinyjit: --inline= expects 0..%d\n", TJ_INLINE_DEPTH_MAX);
+				exit(EXIT_USAGE);
+			}
+			o.inl = (tj_inline_policy){ (uint32_t)n, TJ_INLINE_SMALL, TJ_INLINE_BUDGET };
 			continue;
 		}
 		if (strcmp(a, "--stats") == 0) {
@@ -252,7 +266,7 @@ int main(int argc, char **argv)
 		return EXIT_JIT;
 	}
 	if (o.jit) {
-		if (tj_jit_compile(p, o.frames, o.wx, &jit, err, sizeof err)) {
+		if (tj_jit_compile(p, o.frames, o.wx, &o.inl, &jit, err, sizeof err)) {
 			fprintf(stderr, "tinyjit: %s\n", err);
 			status = EXIT_JIT;
 			goto out;
@@ -285,10 +299,12 @@ int main(int argc, char **argv)
 		tj_publish_describe(pub, ch, sizeof ch);
 		fprintf(stderr,
 			"tinyjit stats: %u instructions, %u functions; load %.3f ms, compile %.3f ms "
-			"(%zu bytes, stencils %s, %u with a frame), publish %.3f ms [%s], run %.3f ms\n",
+			"(%zu bytes, stencils %s, %u with a frame, %zu calls inlined), publish %.3f ms [%s], "
+			"run %.3f ms\n",
 			p->n_insns, p->n_funcs, (t1 - t0) * 1e3, (t2 - t1) * 1e3,
 			jit ? tj_jit_code_bytes(jit) : 0, jit ? tj_jit_stencils(jit)->name : "-",
-			jit ? tj_jit_stencils(jit)->n_with_frame : 0, (t3 - t2) * 1e3, ch, (t4 - t3) * 1e3);
+			jit ? tj_jit_stencils(jit)->n_with_frame : 0, jit ? tj_jit_inlined(jit) : 0,
+			(t3 - t2) * 1e3, ch, (t4 - t3) * 1e3);
 	}
 out:
 	fflush(stdout);

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "../vm/ops.h"
+#include "inline.h"
 #include "jit.h"
 #include "patch.h"
 
@@ -53,6 +54,13 @@ struct tj_jit {
 	void **entries;
 	tj_line *lines;
 	tj_cfi_range *cfi;
+	tj_jit_inline *inlines;
+	/* the units copied (inline.h): function fi's are [fn_unit[fi],
+	 * fn_unit[fi + 1]) and its instances [fn_inst[fi], fn_inst[fi + 1]);
+	 * off[u] is where unit u's code goes, off[n_units] the end */
+	tj_expansion x;
+	uint32_t *fn_unit, *fn_inst, *off, *tramp;
+	unsigned *uses;
 };
 
 /* The shim is preserve_none (shim.c); C code here only needs its address. */
@@ -80,6 +88,10 @@ size_t tj_jit_code_bytes(const tj_jit *j)
 {
 	return j->code_bytes;
 }
+size_t tj_jit_inlined(const tj_jit *j)
+{
+	return j->x.n_insts - j->n_funcs;
+}
 
 void tj_jit_free(tj_jit *j)
 {
@@ -93,6 +105,13 @@ void tj_jit_free(tj_jit *j)
 	free(j->entries);
 	free(j->lines);
 	free(j->cfi);
+	free(j->inlines);
+	tj_expansion_free(&j->x);
+	free(j->fn_unit);
+	free(j->fn_inst);
+	free(j->off);
+	free(j->tramp);
+	free(j->uses);
 	free(j);
 }
 
@@ -113,15 +132,6 @@ static size_t align_up(size_t x, size_t a)
 	return (x + a - 1) & ~(a - 1);
 }
 
-/* The trampolines a function needs: the externs its stencils call. */
-static unsigned func_uses(const tj_program *p, const tj_func *f, const tj_stencil_set *set)
-{
-	unsigned uses = 0;
-	for (uint32_t i = f->first; i < f->first + f->count; i++)
-		uses |= set->ops[p->insns[i].op].uses_ext;
-	return uses;
-}
-
 static unsigned popcount(unsigned x)
 {
 	return (unsigned)__builtin_popcount(x);
@@ -131,33 +141,39 @@ static unsigned popcount(unsigned x)
  * function in either CFI mode: header, CIE and FDE (~100 bytes), plus each
  * stencil's instructions and the few bytes that reset the state between
  * stencils in exact mode. */
-static size_t unwind_room(const tj_program *p, const tj_func *f, const tj_stencil_set *set)
+static size_t unwind_room(const tj_jit *j, uint32_t fi)
 {
 	size_t room = 128;
-	for (uint32_t i = f->first; i < f->first + f->count; i++)
-		room += set->ops[p->insns[i].op].cfi_len + 16;
+	for (uint32_t u = j->fn_unit[fi]; u < j->fn_unit[fi + 1]; u++)
+		room += j->set->ops[j->x.units[u].op].cfi_len + 16;
 	return room;
 }
 
-/* Where each instruction's code goes.  off[i] is the offset in the mapping
- * of instruction i; tramp[f] the offset of function f's trampolines. */
-static size_t plan(const tj_program *p, const tj_stencil_set *set, uint32_t *off, uint32_t *tramp,
-		   unsigned *uses)
+/* Where each unit's code goes (j->off), each function's trampolines
+ * (j->tramp) and which externs they reach (j->uses).  Returns the bytes
+ * needed. */
+static size_t plan(tj_jit *j)
 {
 	size_t at = 0;
-	for (uint32_t fi = 0; fi < p->n_funcs; fi++) {
-		const tj_func *f = &p->funcs[fi];
+	for (uint32_t fi = 0; fi < j->n_funcs; fi++) {
 		at = align_up(at, 16);
-		for (uint32_t i = f->first; i < f->first + f->count; i++) {
-			off[i] = (uint32_t)at;
-			at += set->ops[p->insns[i].op].size;
+		j->uses[fi] = 0;
+		for (uint32_t u = j->fn_unit[fi]; u < j->fn_unit[fi + 1]; u++) {
+			const tj_stencil *s = &j->set->ops[j->x.units[u].op];
+			j->off[u] = (uint32_t)at;
+			at += s->size;
+			j->uses[fi] |= s->uses_ext;
+			if (at > UINT32_MAX)
+				return at;
 		}
-		uses[fi] = func_uses(p, f, set);
 		at = align_up(at, 8);
-		tramp[fi] = (uint32_t)at;
-		at += popcount(uses[fi]) * TJ_TRAMPOLINE_SIZE;
-		at += unwind_room(p, f, set);
+		j->tramp[fi] = (uint32_t)at;
+		at += popcount(j->uses[fi]) * TJ_TRAMPOLINE_SIZE;
+		at += unwind_room(j, fi);
+		if (at > UINT32_MAX)
+			return at;
 	}
+	j->off[j->x.n_units] = (uint32_t)at;
 	return at;
 }
 
@@ -196,22 +212,43 @@ static void write_trampolines(const tj_stencil_set *set, uint8_t *at, const uint
 	}
 }
 
-/* The values of an instruction's holes (see stencils/stencils.c). */
-static void hole_values(const tj_program *p, uint32_t i, const uint8_t *mem, const uint32_t *off,
-			uint64_t v[TJ_HOLE_NVALUES])
+/* Where unit u's code runs. */
+static uint64_t run_addr(const tj_jit *j, uint32_t u)
 {
-	const tj_insn *in = &p->insns[i];
+	return (uint64_t)(uintptr_t)(j->mem + j->off[u]);
+}
+
+/* An inlined callee's POP_FRAME: the caller's locals lie that many bytes
+ * below the callee's (see stencils.c), and the caller goes on after the
+ * call. */
+static void pop_frame_values(const tj_jit *j, const tj_program *p, uint32_t inst, uint64_t v[TJ_HOLE_NVALUES])
+{
+	const tj_inst *in = &j->x.insts[inst];
+	const tj_insn *call = &p->insns[in->call_insn];
+	const tj_func *caller = &p->funcs[j->x.insts[in->parent].fn];
+	v[TJ_HOLE_OPARG] =
+		((uint64_t)caller->nslots + (uint64_t)call->depth + 1 - (uint64_t)call->b) * sizeof(int64_t);
+	v[TJ_HOLE_TARGET] = run_addr(j, tj_unit_of(&j->x, p, in->parent, in->call_insn + 1));
+}
+
+/* The values of unit u's holes (see stencils/stencils.c). */
+static void hole_values(const tj_jit *j, const tj_program *p, uint32_t u, uint64_t v[TJ_HOLE_NVALUES])
+{
+	const tj_unit *un = &j->x.units[u];
+	const tj_insn *in = &p->insns[un->insn];
 	const tj_func *f;
-	v[TJ_HOLE_INSN] = i;
-	v[TJ_HOLE_CONTINUE] = (uint64_t)(uintptr_t)(mem + off[i + 1]);
-	switch (in->op) {
+	v[TJ_HOLE_INSN] = un->insn;
+	v[TJ_HOLE_CONTINUE] = run_addr(j, u + 1);
+	switch (un->op) {
 	case TJ_OP_PUSH: v[TJ_HOLE_OPERAND] = (uint64_t)in->a; break;
 	case TJ_OP_LOAD:
 	case TJ_OP_STORE: v[TJ_HOLE_OPARG] = (uint64_t)in->a * sizeof(int64_t); break;
 	case TJ_OP_FN: v[TJ_HOLE_OPARG] = (uint64_t)in->a; break;
 	case TJ_OP_JMP:
 	case TJ_OP_JZ:
-	case TJ_OP_JNZ: v[TJ_HOLE_TARGET] = (uint64_t)(uintptr_t)(mem + off[in->a]); break;
+	case TJ_OP_JNZ:
+		v[TJ_HOLE_TARGET] = run_addr(j, tj_unit_of(&j->x, p, un->inst, (uint32_t)in->a));
+		break;
 	case TJ_OP_CALL:
 		v[TJ_HOLE_OPARG] = (uint64_t)in->b * sizeof(int64_t);
 		v[TJ_HOLE_OPARG2] = (uint64_t)in->a * sizeof(void *);
@@ -226,62 +263,86 @@ static void hole_values(const tj_program *p, uint32_t i, const uint8_t *mem, con
 		v[TJ_HOLE_OPARG] = f->nargs;
 		v[TJ_HOLE_OPARG2] = f->nslots;
 		break;
+	case TJ_OP_PUSH_FRAME: v[TJ_HOLE_OPARG] = (uint64_t)in->b * sizeof(int64_t); break;
+	case TJ_OP_POP_FRAME: pop_frame_values(j, p, un->inst, v); break;
 	}
 }
 
-/* Copy and patch instruction i: written at wmem, it runs at mem. */
-static int emit_insn(const tj_program *p, const tj_stencil_set *set, uint32_t i, uint8_t *wmem,
-		     const uint8_t *mem, const uint32_t *off, const uint64_t *ext, char *err, size_t errlen)
+/* Copy and patch unit u into the RW view; its addresses are the RX
+ * view's. */
+static int emit_unit(const tj_jit *j, const tj_program *p, uint32_t u, const uint64_t *ext, char *err,
+		     size_t errlen)
 {
-	const tj_stencil *s = &set->ops[p->insns[i].op];
-	uint8_t *dst = wmem + off[i];
+	const tj_stencil *s = &j->set->ops[j->x.units[u].op];
+	uint8_t *dst = j->wmem + j->off[u];
 	memcpy(dst, s->code, s->size);
 	uint64_t v[TJ_HOLE_NVALUES] = { 0 };
-	hole_values(p, i, mem, off, v);
+	hole_values(j, p, u, v);
 	for (unsigned h = 0; h < s->n_holes; h++) {
 		const tj_hole *hole = &s->holes[h];
 		uint64_t sym = hole->value == TJ_HOLE_EXTERN ? ext[hole->ext] : v[hole->value];
-		uint64_t where = (uint64_t)(uintptr_t)(mem + off[i] + hole->offset);
+		uint64_t where = run_addr(j, u) + hole->offset;
 		int rc = tj_patch(hole->reloc, dst + hole->offset, where, sym + (uint64_t)hole->addend);
 		if (rc) {
-			const tj_insn *in = &p->insns[i];
+			const tj_insn *in = &p->insns[j->x.units[u].insn];
 			snprintf(
 				err, errlen,
 				"%s:%u:%u: cannot patch %s (hole at +0x%x): the value does not fit the field",
-				p->file, in->line, in->col, tj_opinfo_table[in->op].name, hole->offset);
+				p->file, in->line, in->col, tj_opinfo_table[j->x.units[u].op].name,
+				hole->offset);
 			return -1;
 		}
 	}
 	return 0;
 }
 
-/* Line table and CFI ranges for function fi; rows and ranges are appended
- * at *nl / *nc. */
-static void describe(tj_jit *j, const tj_program *p, uint32_t fi, const uint32_t *off, const uint32_t *tramp,
-		     unsigned uses, size_t *nl, size_t *nc)
+/* Function fi's inlined calls, in pre-order: each instance's code range,
+ * and its parent as ju_inline counts (0: the blob's own function). */
+static void describe_inlines(tj_jit *j, const tj_program *p, uint32_t fi, uint32_t base, size_t *ni)
 {
-	const tj_func *f = &p->funcs[fi];
-	uint32_t base = off[f->first];
+	tj_jit_func *jf = &j->funcs[fi];
+	uint32_t root = j->fn_inst[fi];
+	jf->inlines = j->inlines + *ni;
+	for (uint32_t k = root + 1; k < j->fn_inst[fi + 1]; k++) {
+		const tj_inst *in = &j->x.insts[k];
+		j->inlines[(*ni)++] = (tj_jit_inline){
+			.start = j->off[in->first] - base,
+			.end = j->off[in->end] - base,
+			.parent = in->parent - root,
+			.fn = in->fn,
+			.call_line = p->insns[in->call_insn].line,
+		};
+	}
+	jf->n_inlines = (size_t)(j->inlines + *ni - jf->inlines);
+}
+
+/* Line table, CFI ranges and inlines of function fi; rows, ranges and
+ * inlines are appended at *nl, *nc and *ni.  A unit's line is its
+ * instruction's, so inside inlined code the rows give the callee's lines. */
+static void describe(tj_jit *j, const tj_program *p, uint32_t fi, size_t *nl, size_t *nc, size_t *ni)
+{
+	uint32_t base = j->off[j->fn_unit[fi]];
 	tj_jit_func *jf = &j->funcs[fi];
 	jf->code = j->mem + base;
-	jf->size = tramp[fi] + popcount(uses) * TJ_TRAMPOLINE_SIZE - base;
+	jf->size = j->tramp[fi] + popcount(j->uses[fi]) * TJ_TRAMPOLINE_SIZE - base;
 	jf->lines = j->lines + *nl;
 	jf->cfi = j->cfi + *nc;
-	for (uint32_t i = f->first; i < f->first + f->count; i++) {
-		const tj_stencil *s = &j->set->ops[p->insns[i].op];
-		uint32_t start = off[i] - base;
+	for (uint32_t u = j->fn_unit[fi]; u < j->fn_unit[fi + 1]; u++) {
+		const tj_stencil *s = &j->set->ops[j->x.units[u].op];
+		uint32_t start = j->off[u] - base, line = p->insns[j->x.units[u].insn].line;
 		if (!s->size)
 			continue;
 		size_t n = (size_t)(j->lines + *nl - jf->lines);
-		if (!n || jf->lines[n - 1].line != p->insns[i].line)
-			j->lines[(*nl)++] = (tj_line){ start, p->insns[i].line };
+		if (!n || jf->lines[n - 1].line != line)
+			j->lines[(*nl)++] = (tj_line){ start, line };
 		j->cfi[(*nc)++] = (tj_cfi_range){ start, start + s->size, s->cfi, s->cfi_len };
 	}
-	if (uses)
+	if (j->uses[fi])
 		/* trampolines only jump: the function-entry rule, no instructions */
-		j->cfi[(*nc)++] = (tj_cfi_range){ tramp[fi] - base, jf->size, NULL, 0 };
+		j->cfi[(*nc)++] = (tj_cfi_range){ j->tramp[fi] - base, jf->size, NULL, 0 };
 	jf->n_lines = (size_t)(j->lines + *nl - jf->lines);
 	jf->n_cfi = (size_t)(j->cfi + *nc - jf->cfi);
+	describe_inlines(j, p, fi, base, ni);
 }
 
 /* The RW view (j->wmem) and the RX one (j->mem, still RW in TJ_WX_FLIP). */
@@ -341,46 +402,67 @@ static int seal_code(tj_jit *j, char *err, size_t errlen)
 	return 0;
 }
 
-int tj_jit_compile(const tj_program *p, enum tj_frames frames, enum tj_wx wx, tj_jit **out, char *err,
-		   size_t errlen)
+/* Expand every function (inline.h) and plan the layout. */
+static int expand_all(tj_jit *j, const tj_program *p, const tj_inline_policy *inl)
+{
+	j->fn_unit = malloc(((size_t)p->n_funcs + 1) * sizeof *j->fn_unit);
+	j->fn_inst = malloc(((size_t)p->n_funcs + 1) * sizeof *j->fn_inst);
+	j->tramp = malloc(((size_t)p->n_funcs + 1) * sizeof *j->tramp);
+	j->uses = malloc(((size_t)p->n_funcs + 1) * sizeof *j->uses);
+	if (!j->fn_unit || !j->fn_inst || !j->tramp || !j->uses ||
+	    tj_expansion_reserve(&j->x, p->n_insns, p->n_funcs))
+		return -1;
+	for (uint32_t fi = 0; fi < p->n_funcs; fi++) {
+		j->fn_unit[fi] = (uint32_t)j->x.n_units;
+		j->fn_inst[fi] = (uint32_t)j->x.n_insts;
+		if (tj_expand(&j->x, p, fi, inl))
+			return -1;
+	}
+	j->fn_unit[p->n_funcs] = (uint32_t)j->x.n_units;
+	j->fn_inst[p->n_funcs] = (uint32_t)j->x.n_insts;
+	j->off = malloc((j->x.n_units + 1) * sizeof *j->off);
+	return j->off ? 0 : -1;
+}
+
+int tj_jit_compile(const tj_program *p, enum tj_frames frames, enum tj_wx wx, const tj_inline_policy *inl,
+		   tj_jit **out, char *err, size_t errlen)
 {
 	tj_jit *j = calloc(1, sizeof *j);
-	uint32_t *off = malloc(((size_t)p->n_insns + 1) * sizeof *off);
-	uint32_t *tramp = malloc(((size_t)p->n_funcs + 1) * sizeof *tramp);
-	unsigned *uses = malloc(((size_t)p->n_funcs + 1) * sizeof *uses);
 	int rc = -1;
-	if (!j || !off || !tramp || !uses)
+	if (!j)
 		goto oom;
 	j->set = frames == TJ_FRAMES_NOFP ? &tj_stencils_nofp : &tj_stencils_fp;
 	j->n_funcs = p->n_funcs;
-	size_t total = plan(p, j->set, off, tramp, uses);
+	if (expand_all(j, p, inl))
+		goto oom;
+	size_t total = plan(j);
 	if (total > UINT32_MAX) {
 		snprintf(err, errlen, "%s: program too large for the JIT (%zu bytes of code)", p->file,
 			 total);
 		goto out;
 	}
-	off[p->n_insns] = (uint32_t)total;
 	j->code_bytes = total;
 	j->mem_size = align_up(total ? total : 1, (size_t)sysconf(_SC_PAGESIZE));
 	if (map_code(j, wx, err, errlen))
 		goto out;
+	size_t nu = j->x.n_units, ni = j->x.n_insts;
 	j->funcs = calloc(p->n_funcs ? p->n_funcs : 1, sizeof *j->funcs);
 	j->entries = calloc(p->n_funcs ? p->n_funcs : 1, sizeof *j->entries);
-	j->lines = malloc(((size_t)p->n_insns + 1) * sizeof *j->lines);
-	j->cfi = malloc(((size_t)p->n_insns + p->n_funcs + 1) * sizeof *j->cfi);
-	if (!j->funcs || !j->entries || !j->lines || !j->cfi)
+	j->lines = malloc((nu + 1) * sizeof *j->lines);
+	j->cfi = malloc((nu + p->n_funcs + 1) * sizeof *j->cfi);
+	j->inlines = malloc((ni + 1) * sizeof *j->inlines);
+	if (!j->funcs || !j->entries || !j->lines || !j->cfi || !j->inlines)
 		goto oom;
 
-	size_t nl = 0, nc = 0;
+	size_t nl = 0, nc = 0, nin = 0;
 	for (uint32_t fi = 0; fi < p->n_funcs; fi++) {
-		const tj_func *f = &p->funcs[fi];
 		uint64_t ext[TJ_EXT_COUNT] = { 0 };
-		write_trampolines(j->set, j->wmem + tramp[fi], j->mem + tramp[fi], uses[fi], ext);
-		for (uint32_t i = f->first; i < f->first + f->count; i++)
-			if (emit_insn(p, j->set, i, j->wmem, j->mem, off, ext, err, errlen))
+		write_trampolines(j->set, j->wmem + j->tramp[fi], j->mem + j->tramp[fi], j->uses[fi], ext);
+		for (uint32_t u = j->fn_unit[fi]; u < j->fn_unit[fi + 1]; u++)
+			if (emit_unit(j, p, u, ext, err, errlen))
 				goto out;
-		j->entries[fi] = j->mem + off[f->first];
-		describe(j, p, fi, off, tramp, uses[fi], &nl, &nc);
+		j->entries[fi] = j->mem + j->off[j->fn_unit[fi]];
+		describe(j, p, fi, &nl, &nc, &nin);
 	}
 	if (seal_code(j, err, errlen))
 		goto out;
@@ -392,8 +474,5 @@ oom:
 	snprintf(err, errlen, "out of memory while compiling %s", p->file);
 out:
 	tj_jit_free(j);
-	free(off);
-	free(tramp);
-	free(uses);
 	return rc;
 }

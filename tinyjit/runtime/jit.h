@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "../vm/vm.h"
+#include "inline.h"
 #include "stencil.h"
 
 enum tj_frames { TJ_FRAMES_FP, TJ_FRAMES_NOFP };
@@ -40,21 +41,35 @@ typedef struct tj_cfi_range {
 	size_t len;
 } tj_cfi_range;
 
+/* A call inlined into a function's code: callee fn runs in [start, end),
+ * called at .tj line call_line of its parent (0: the function itself,
+ * k: the function's inlines[k - 1]).  A function's inlines are in
+ * pre-order, as ju_inline wants them. */
+typedef struct tj_jit_inline {
+	uint32_t start, end;
+	uint32_t parent;
+	uint32_t fn;
+	uint32_t call_line;
+} tj_jit_inline;
+
 typedef struct tj_jit_func {
 	const uint8_t *code;
 	uint32_t size;
-	const tj_line *lines;
+	const tj_line *lines; /* inside inlined code, the callee's lines */
 	size_t n_lines;
 	const tj_cfi_range *cfi; /* every stencil and the trampolines, in order */
 	size_t n_cfi;
+	const tj_jit_inline *inlines;
+	size_t n_inlines;
 } tj_jit_func;
 
 typedef struct tj_jit tj_jit;
 
-/* Compile every function of p.  Returns 0, or -1 with a message.  The
- * code addresses it gives (tj_jit_func.code) are where the code runs. */
-int tj_jit_compile(const tj_program *p, enum tj_frames frames, enum tj_wx wx, tj_jit **out, char *err,
-		   size_t errlen);
+/* Compile every function of p, inlining calls as `inl` allows (NULL: no
+ * inlining; inline.h).  Returns 0, or -1 with a message.  The code
+ * addresses it gives (tj_jit_func.code) are where the code runs. */
+int tj_jit_compile(const tj_program *p, enum tj_frames frames, enum tj_wx wx, const tj_inline_policy *inl,
+		   tj_jit **out, char *err, size_t errlen);
 void tj_jit_free(tj_jit *j);
 
 /* Let vm run p's functions as JIT code: vm->run becomes tj_jit_run. */
@@ -64,6 +79,8 @@ const tj_stencil_set *tj_jit_stencils(const tj_jit *j);
 uint32_t tj_jit_nfuncs(const tj_jit *j);
 const tj_jit_func *tj_jit_func_info(const tj_jit *j, uint32_t fn);
 size_t tj_jit_code_bytes(const tj_jit *j);
+/* The calls inlined, over all functions. */
+size_t tj_jit_inlined(const tj_jit *j);
 
 /* Run function fn (frame at locals, arguments in place) as JIT code; the
  * VM calls it through vm->run.  The probe's expected frames name it

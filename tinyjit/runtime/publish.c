@@ -9,6 +9,11 @@
  *           valid at every instruction, frame pointer or not.
  * All functions go in one ju_publish_batch: libgcc <= 12 walks a list of
  * registered objects on every unwind, so fewer objects is faster.
+ * The calls the JIT inlined (--inline) are the blob's guest frames
+ * (ju_blob.inlines): each inlined callee, "tj:<callee>" over the code
+ * copied for it, called at the caller's .tj line; the line rows inside it
+ * are the callee's own, so debuggers show each as an inline frame at its
+ * line.
  *
  * Built with -DTJ_NO_PUBLISH when libjitunwind is not available: then
  * nothing is published and asking for a channel is an error.
@@ -62,6 +67,7 @@ struct tj_publisher {
 	char **names;
 	ju_line *lines;
 	ju_cfi_range *cfi;
+	ju_inline *inlines;
 	size_t n_names;
 };
 
@@ -138,9 +144,11 @@ static void free_blobs(tj_publisher *pub)
 	free(pub->names);
 	free(pub->lines);
 	free(pub->cfi);
+	free(pub->inlines);
 	pub->names = NULL;
 	pub->lines = NULL;
 	pub->cfi = NULL;
+	pub->inlines = NULL;
 	pub->n_names = 0;
 }
 
@@ -150,25 +158,23 @@ int tj_publish_program(tj_publisher *pub, const tj_jit *j, const tj_program *p, 
 	if (!pub)
 		return 0;
 	uint32_t n = tj_jit_nfuncs(j);
-	size_t nl = 0, nc = 0;
+	size_t nl = 0, nc = 0, ni = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		nl += tj_jit_func_info(j, i)->n_lines;
 		nc += tj_jit_func_info(j, i)->n_cfi;
+		ni += tj_jit_func_info(j, i)->n_inlines;
 	}
 	ju_blob *blobs = calloc(n ? n : 1, sizeof *blobs);
 	pub->names = calloc(n ? n : 1, sizeof *pub->names);
 	pub->lines = malloc((nl ? nl : 1) * sizeof *pub->lines);
 	pub->cfi = cfi == TJ_CFI_EXACT ? malloc((nc ? nc : 1) * sizeof *pub->cfi) : NULL;
-	if (!blobs || !pub->names || !pub->lines || (cfi == TJ_CFI_EXACT && !pub->cfi)) {
+	pub->inlines = malloc((ni ? ni : 1) * sizeof *pub->inlines);
+	if (!blobs || !pub->names || !pub->lines || (cfi == TJ_CFI_EXACT && !pub->cfi) || !pub->inlines) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	const tj_stencil_set *set = tj_jit_stencils(j);
-	ju_line *lines = pub->lines;
-	ju_cfi_range *ranges = pub->cfi;
+	/* every name first: an inline names its callee's blob name */
 	for (uint32_t i = 0; i < n; i++) {
-		const tj_jit_func *f = tj_jit_func_info(j, i);
-		ju_blob *b = &blobs[i];
 		size_t len = strlen(p->funcs[i].name) + 4;
 		if (!(pub->names[i] = malloc(len))) {
 			snprintf(err, errlen, "out of memory");
@@ -176,6 +182,14 @@ int tj_publish_program(tj_publisher *pub, const tj_jit *j, const tj_program *p, 
 		}
 		pub->n_names++;
 		snprintf(pub->names[i], len, "tj:%s", p->funcs[i].name);
+	}
+	const tj_stencil_set *set = tj_jit_stencils(j);
+	ju_line *lines = pub->lines;
+	ju_cfi_range *ranges = pub->cfi;
+	ju_inline *inl = pub->inlines;
+	for (uint32_t i = 0; i < n; i++) {
+		const tj_jit_func *f = tj_jit_func_info(j, i);
+		ju_blob *b = &blobs[i];
 		b->sz = sizeof *b;
 		b->start = f->code;
 		b->size = f->size;
@@ -185,6 +199,17 @@ int tj_publish_program(tj_publisher *pub, const tj_jit *j, const tj_program *p, 
 		b->n_lines = f->n_lines;
 		for (size_t k = 0; k < f->n_lines; k++)
 			*lines++ = (ju_line){ f->lines[k].offset, f->lines[k].line };
+		b->inlines = f->n_inlines ? inl : NULL;
+		b->n_inlines = f->n_inlines;
+		for (size_t k = 0; k < f->n_inlines; k++) {
+			const tj_jit_inline *in = &f->inlines[k];
+			/* file and call_file NULL: the blob's, the one .tj file */
+			*inl++ = (ju_inline){ .start = in->start,
+					      .end = in->end,
+					      .parent = in->parent,
+					      .call_line = in->call_line,
+					      .name = pub->names[in->fn] };
+		}
 		if (cfi == TJ_CFI_REGION) {
 			b->frame.kind = JU_FRAME_REGION;
 			b->frame.u.region.cfa_offset = set->region_cfa_offset;

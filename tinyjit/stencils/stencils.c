@@ -183,3 +183,31 @@ STENCIL(ENTER)
 	sp = locals + OPARG2;
 	CONTINUE();
 }
+
+/* ---- guest frames of an inlined call (runtime/inline.c) ----
+ * Where the JIT inlines `call f`, it copies PUSH_FRAME, then f's own code
+ * (its ENTER, which makes the same depth and room checks as a called f),
+ * with each of f's RETs copied as POP_FRAME.  The guest frame lives on the
+ * value stack exactly where CALL would put it, but no native call is made:
+ * the caller's native frame runs the callee. */
+
+/* OPARG = argc * sizeof(int64_t): the callee's locals start at its
+ * arguments, as CALL's do; the ENTER that follows sets sp. */
+STENCIL(PUSH_FRAME)
+{
+	*sp = tos;
+	locals = (int64_t *)((char *)(sp + 1) - OPARG);
+	CONTINUE();
+}
+
+/* The callee returns tos.  The caller's operand stack goes on where its
+ * arguments were (CALL's sp = args), and its locals are OPARG bytes below
+ * the callee's: the verifier's depth at the call fixes that distance.
+ * _JIT_TARGET is the code after the inlined call. */
+STENCIL(POP_FRAME)
+{
+	vm->depth--;
+	sp = locals;
+	locals = (int64_t *)((char *)locals - OPARG);
+	JUMP();
+}

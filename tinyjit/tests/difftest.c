@@ -2,11 +2,13 @@
  * the JIT, with both stencil sets, must agree on every generated program:
  * same result, or the same error at the same instruction.
  *
- *   difftest [--seeds N] [--start S] [--verbose]
+ *   difftest [--seeds N] [--start S] [--inline] [--verbose]
  *
  * Every fourth program runs with a call depth limit of 3, so depth errors
- * are compared too.  On a mismatch the program is printed to stderr.
- * Ends with the line "difftest: N passed, N failed".
+ * are compared too.  With --inline the JIT inlines every call it may (no
+ * size bound, the budget of --inline) 1 to 4 levels deep, changing with
+ * the seed, so errors and depth limits are met inside inlined callees.  On a mismatch the program is printed
+ * to stderr. Ends with the line "difftest: N passed, N failed".
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -46,22 +48,24 @@ static int same(outcome a, outcome b)
 int main(int argc, char **argv)
 {
 	uint64_t seeds = 1000, start = 1;
-	int verbose = 0;
+	int verbose = 0, inline_calls = 0;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--seeds") && i + 1 < argc)
 			seeds = strtoull(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--start") && i + 1 < argc)
 			start = strtoull(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--inline"))
+			inline_calls = 1;
 		else if (!strcmp(argv[i], "--verbose"))
 			verbose = 1;
 		else {
-			fprintf(stderr, "usage: difftest [--seeds N] [--start S] [--verbose]\n");
+			fprintf(stderr, "usage: difftest [--seeds N] [--start S] [--inline] [--verbose]\n");
 			return 2;
 		}
 	}
 	static char text[1 << 20];
 	unsigned long passed = 0, failed = 0, errors[8] = { 0 };
-	uint64_t insns = 0;
+	uint64_t insns = 0, inlined = 0;
 	int anon_views = 1;
 	for (uint64_t seed = start; seed < start + seeds; seed++) {
 		size_t len = tj_progen(seed, text, sizeof text);
@@ -84,17 +88,19 @@ int main(int argc, char **argv)
 		enum tj_wx wx = (enum tj_wx)(seed % 3);
 		if (wx == TJ_WX_DUAL_ANON && !anon_views)
 			wx = TJ_WX_DUAL;
+		tj_inline_policy inl = { 1 + (uint32_t)(seed / 4 % 4), UINT32_MAX, TJ_INLINE_BUDGET };
+		const tj_inline_policy *pol = inline_calls ? &inl : NULL;
 		for (int f = 0; f < 2 && ok; f++) {
 			tj_jit *jit;
 			char err[256];
-			int rc = tj_jit_compile(p, f ? TJ_FRAMES_NOFP : TJ_FRAMES_FP, wx, &jit, err,
+			int rc = tj_jit_compile(p, f ? TJ_FRAMES_NOFP : TJ_FRAMES_FP, wx, pol, &jit, err,
 						sizeof err);
 			if (rc && wx == TJ_WX_DUAL_ANON && strstr(err, "mremap")) {
 				/* valgrind and qemu-user cannot make the second view */
 				printf("difftest: no --wx=dual-anon here (%s); those seeds run dual\n", err);
 				anon_views = 0;
 				wx = TJ_WX_DUAL;
-				rc = tj_jit_compile(p, f ? TJ_FRAMES_NOFP : TJ_FRAMES_FP, wx, &jit, err,
+				rc = tj_jit_compile(p, f ? TJ_FRAMES_NOFP : TJ_FRAMES_FP, wx, pol, &jit, err,
 						    sizeof err);
 			}
 			if (rc) {
@@ -102,15 +108,18 @@ int main(int argc, char **argv)
 				ok = 0;
 				break;
 			}
+			inlined += tj_jit_inlined(jit);
 			outcome got = run(p, jit, args, depth);
 			tj_jit_free(jit);
 			if (!same(want, got)) {
 				fprintf(stderr,
-					"seed %" PRIu64 " frames=%s wx=%d: interpreter status %" PRId64
+					"seed %" PRIu64
+					" frames=%s wx=%d inline=%u: interpreter status %" PRId64
 					" value %" PRId64 " err %d at %u; JIT status %" PRId64
 					" value %" PRId64 " err %d at %u\n%s",
-					seed, f ? "nofp" : "fp", (int)wx, want.status, want.value, want.err,
-					want.insn, got.status, got.value, got.err, got.insn, text);
+					seed, f ? "nofp" : "fp", (int)wx, pol ? pol->depth : 0, want.status,
+					want.value, want.err, want.insn, got.status, got.value, got.err,
+					got.insn, text);
 				ok = 0;
 			}
 		}
@@ -124,6 +133,8 @@ int main(int argc, char **argv)
 	printf("difftest: %" PRIu64 " instructions; outcomes: %lu values, %lu division by zero, "
 	       "%lu call depth\n",
 	       insns, errors[TJ_OK], errors[TJ_ERR_DIV0], errors[TJ_ERR_DEPTH]);
+	if (inline_calls)
+		printf("difftest: %llu calls inlined\n", (unsigned long long)inlined);
 	printf("difftest: %lu passed, %lu failed\n", passed, failed);
 	return failed != 0;
 }

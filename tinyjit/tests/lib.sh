@@ -46,12 +46,17 @@ publish_spec() {
 	if "$1" --publish=unwinder,gdb "$EX/fib.tj" 1 >/dev/null 2>&1; then echo unwinder,gdb; else echo none; fi
 }
 
-# The JIT configurations every program is run in.
+# The JIT configurations every program is run in: each one with calls
+# inlined (--inline, the default depth) and without.
 MODES="--jit=off
 --jit=on --frames=fp --cfi=region
 --jit=on --frames=fp --cfi=exact
 --jit=on --frames=nofp --cfi=region
---jit=on --frames=nofp --cfi=exact"
+--jit=on --frames=nofp --cfi=exact
+--jit=on --frames=fp --cfi=region --inline
+--jit=on --frames=fp --cfi=exact --inline
+--jit=on --frames=nofp --cfi=region --inline
+--jit=on --frames=nofp --cfi=exact --inline"
 
 # AArch64 (tinyjit/aarch64.mk): the cross-built tinyjit runs under
 # qemu-user with the cross libc.  need_aarch64 skips the driver, saying

@@ -1,12 +1,13 @@
 #!/bin/sh
-# run-san.sh - the examples, the bad programs and a differential run under
-# AddressSanitizer + UBSan (tinyjit built with clang -fsanitize=address,
-# undefined; the stencils themselves are not instrumented).
+# run-san.sh - the examples, the bad programs and a differential run, with
+# and without inlining, under AddressSanitizer + UBSan (tinyjit built with
+# clang -fsanitize=address,undefined; the stencils themselves are not
+# instrumented).
 . "$(dirname "$0")/lib.sh"
 SAN=$TJ_TEST_B/san
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 pub=$(publish_spec "$SAN/tinyjit")
-for mode in --jit=off --jit=on; do
+for mode in --jit=off --jit=on "--jit=on --inline"; do
 	for run in "fib.tj 18" "ackermann.tj 2 3" "loops.tj 40" "collatz.tj 300" "mutual.tj 101" "probe.tj 0 9"; do
 		set -- $run
 		prog=$1
@@ -20,6 +21,8 @@ for mode in --jit=off --jit=on; do
 			fail "$f [$mode]: $(head -n 20 "$TJ_TEST_B/san.err")"; else pass; fi
 	done
 done
-if "$SAN/difftest" --seeds 300 >"$TJ_TEST_B/san.err" 2>&1; then pass; else
-	fail "difftest under sanitizers: $(tail -n 20 "$TJ_TEST_B/san.err")"; fi
+for how in "" --inline; do
+	if "$SAN/difftest" --seeds 300 $how >"$TJ_TEST_B/san.err" 2>&1; then pass; else
+		fail "difftest $how under sanitizers: $(tail -n 20 "$TJ_TEST_B/san.err")"; fi
+done
 finish

@@ -77,9 +77,12 @@ tj_res tj_interp(tj_vm *vm, uint32_t fn, int64_t *locals)
 			break;
 		case TJ_OP_RET: vm->depth--; return (tj_res){ sp[-1], 0 };
 		case TJ_OP_ENTER:
+		case TJ_OP_PUSH_FRAME:
+		case TJ_OP_POP_FRAME:
 		case TJ_OP_COUNT:
 			/* the loader puts ENTER only first; the verifier never lets
-			 * execution reach it again */
+			 * execution reach it again; no program holds the JIT's
+			 * frame opcodes */
 			return tj_vm_fail(vm, TJ_ERR_HOST, pc - 1, "internal: bad instruction");
 		}
 	}

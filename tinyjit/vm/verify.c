@@ -6,7 +6,8 @@
  * (overflow), two paths joining with different depths, and paths that run
  * off the end of the function.  Its result, max_stack, lets the interpreter
  * and the JIT check the whole frame's room once per call instead of on
- * every push.
+ * every push; the depth it records at each instruction tells the JIT where
+ * an inlined call's frame starts.
  */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -120,6 +121,8 @@ static int verify_func(const tj_program *p, tj_func *f, tj_diag *d)
 		}
 	}
 	f->max_stack = (uint32_t)max;
+	for (uint32_t i = 0; i < f->count; i++)
+		p->insns[f->first + i].depth = depths[i];
 	rc = 0;
 out:
 	free(depths);

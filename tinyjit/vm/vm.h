@@ -46,6 +46,7 @@ extern const tj_opinfo tj_opinfo_table[TJ_OP_COUNT];
  *   ENTER a=function index. */
 typedef struct tj_insn {
 	uint8_t op;
+	int32_t depth; /* operand stack depth before it (the verifier's); -1: unreachable */
 	int64_t a, b;
 	uint32_t line, col;
 } tj_insn;
