@@ -73,7 +73,38 @@ def unnamed_jit(frames, expect):
                for i, (a, n) in enumerate(frames))
 
 
+def judge_guest_samples(chains, expect, lines):
+    """Each sample's guest frames (perf map chains): SAMPLE_SHARE of the
+    samples that hold JIT code must show all the workload's, in order."""
+    relevant = [c for c in chains if c]
+    good, bad_why = 0, None
+    for c in relevant:
+        ok, why = J.judge_guests(c, expect, lines)
+        good += ok
+        bad_why = bad_why or (None if ok else why)
+    if len(relevant) < MIN_SAMPLES:
+        return False, "only %d samples hold JIT frames" % len(relevant)
+    ok = good >= SAMPLE_SHARE * len(relevant)
+    why = "%d of %d samples show the guest frames in order" % (good, len(relevant))
+    return ok, why if ok or not bad_why else why + "; e.g. " + bad_why
+
+
 def verdict(outcome, fp_only=False):
+    """The native frames' verdict and, in an inline column, the guest
+    frames' (both must pass)."""
+    ok, why = native_verdict(outcome, fp_only)
+    if outcome.guests is None or fp_only:
+        return ok, why
+    if outcome.samples is not None:
+        g_ok, g_why = judge_guest_samples(outcome.guests, outcome.expect, outcome.guest_lines)
+    else:
+        g_ok, g_why = J.judge_guests(outcome.guests, outcome.expect, outcome.guest_lines)
+        if not g_ok:
+            g_why += " [got: %s]" % " ".join("%s@%s" % g if g[1] else g[0] for g in outcome.guests)
+    return ok and g_ok, "%s; guests: %s" % (why, g_why)
+
+
+def native_verdict(outcome, fp_only=False):
     if outcome.verdict is not None:
         return outcome.verdict, outcome.note
     if outcome.samples is not None:
@@ -296,8 +327,28 @@ def markdown(doc):
         L.append("| `%s` | %s |" % (c["id"], c["label"]))
     L += ["", "The probe is `tinyjit/examples/probe.tj` at depth %d: main → JIT → shim → JIT → host C → "
           "JIT → … → `probe()` in C, ~40 native frames. The child is `tests/child.c` (hand-written "
-          "fp, cfi and region blobs) at depth 2." % doc["probe_depth"], "",
-          "## The matrix", "",
+          "fp, cfi and region blobs) at depth 2." % doc["probe_depth"], ""]
+    if any(c["id"].startswith("inline-") for c in cols):
+        L += ["**Guest frames.** In the `inline-*` columns tinyjit inlines the probe's direct guest "
+              "calls (`--inline`): each of `descend`'s direct calls, and `main`'s, runs in its caller's "
+              "native frame and is published as an inline tree (docs/API.md, \"Guest frames\"). The "
+              "probe's expect file then also lists the VM's frames, innermost first, each at its `.tj` "
+              "line and marked where it runs inlined, from the VM's own transitions and the inline tree "
+              "the JIT compiled (`tinyjit/host/hostfns.c`). The rows that can show inline frames pass "
+              "only if they show every one of those guest frames, in order, at its line, and the "
+              "native frames as everywhere: gdb and lldb (live and core), libdwfl with the GDB JIT "
+              "images (`mx-dwfl --inline`: libdw's scopes at each pc, as `eu-stack -i` walks them) and "
+              "jitstack (live and core). perf `-g` and bpftrace name JIT code from the perf map, whose "
+              "lines for guest code are named by their chain of guest functions: they must show every "
+              "guest function in order, with no lines (the perf map has none). The other rows have no "
+              "notion of inline frames and are judged on the native frames: the in-process unwinders, "
+              "C++ exceptions and the profilers that print one name per pc; eu-stack, which reads no JIT "
+              "registration and so cannot name JIT code, `-i` or not; libunwind-ptrace, which takes "
+              "only the images' FDEs; and perf with the jitdump, whose format has no inline records "
+              "(the innermost guest line is in its `DEBUG_INFO`, docs/API.md). With the direct calls "
+              "inlined, no CALL stencil is on this stack, so `inline-nofp-exact` keeps the frame-pointer "
+              "chain that `nofp-exact` loses: the frame-pointer walkers pass there.", ""]
+    L += ["## The matrix", "",
           "| unwinder | " + " | ".join("`%s`" % c["id"] for c in cols) + " |",
           "|---|" + "---|" * len(cols)]
     for m in doc["methods"]:

@@ -33,8 +33,8 @@ static int cmp_i64(const void *a, const void *b)
 static int usage(void)
 {
 	fprintf(stderr,
-		"usage: %s -p PID [--jit] [--repeat N]\n"
-		"       %s --core FILE --exe PATH [--jit] [--repeat N]\n",
+		"usage: %s -p PID [--jit] [--inline] [--repeat N]\n"
+		"       %s --core FILE --exe PATH [--jit] [--inline] [--repeat N]\n",
 		mx_remote_name, mx_remote_name);
 	return 2;
 }
@@ -54,6 +54,8 @@ int main(int argc, char **argv)
 			exe = argv[++i];
 		else if (!strcmp(argv[i], "--jit"))
 			flags |= MX_JIT_IMAGES;
+		else if (!strcmp(argv[i], "--inline"))
+			flags |= MX_INLINE;
 		else if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
 			repeat = atol(argv[++i]);
 		else
@@ -95,7 +97,8 @@ int main(int argc, char **argv)
 		}
 	}
 	for (int i = 0; i < n; i++)
-		printf("%#lx %s\n", (unsigned long)frames[i].pc, frames[i].name[0] ? frames[i].name : "??");
+		printf("%s%#lx %s%s\n", frames[i].inlined, (unsigned long)frames[i].pc,
+		       frames[i].name[0] ? frames[i].name : "??", frames[i].where);
 	mx_close(r);
 	return 0;
 }

@@ -34,9 +34,13 @@ class Expect:
     """The expected frames, innermost first, and the published blobs
     {name: (lo, hi, trampolines_lo)}."""
 
-    def __init__(self, frames, blobs, exe=None, base=0):
+    def __init__(self, frames, blobs, exe=None, base=0, guests=None):
         self.frames, self.blobs = frames, blobs
         self.exe, self.base = exe, base
+        # the VM's frames, innermost first: (name, "FILE:LINE" with the
+        # file's base name, inlined into its caller's code?); None when
+        # the workload could not say
+        self.guests = guests
 
     def c(self, name, opt=False):
         """The Spec of the executable's C function `name`."""
@@ -98,7 +102,7 @@ def read_blobs(path):
 def load_probe_expect(path, exe):
     """The probe's expect file (format: hostfns.c, write_expect)."""
     syms, pie = symtab(exe)
-    base, frames = 0, []
+    base, frames, guests = 0, [], []
     blobs = read_blobs(path)
     with open(path) as f:
         for line in f:
@@ -109,6 +113,8 @@ def load_probe_expect(path, exe):
                 base = int(p[1], 16) if pie else 0
             elif p[0] == "frame":
                 frames.append(p[1:])
+            elif p[0] == "guest":
+                guests.append((p[1], short_line(p[2]), "inline" in p[3:]))
     specs = []
     for name, kind, *flags in frames:
         opt = "opt" in flags
@@ -120,7 +126,7 @@ def load_probe_expect(path, exe):
             value, size = syms[name]
             lo, hi = base + value, base + value + max(size, 1)
         specs.append(Spec(name, lo, hi, kind, opt))
-    return Expect(specs, blobs, exe, base)
+    return Expect(specs, blobs, exe, base, guests or None)
 
 
 def load_child_expect(path):
@@ -214,6 +220,29 @@ def judge(frames, expect, names_jit=False, first_only=False, fp_only=False, inli
     return True, "%d frames match" % (k - start)
 
 
+def short_line(where):
+    """"/path/to/probe.tj:28" -> "probe.tj:28": tools print the file as
+    given, as compiled or as a base name."""
+    return os.path.basename(where) if where else where
+
+
+def judge_guests(got, expect, lines=True):
+    """(ok, why): does a tool's sequence of guest frames, innermost first,
+    (name, "FILE:LINE" or None) for each JIT function it shows, inlined or
+    not, equal the workload's?  lines=False: the tool shows no lines (a
+    perf map), so only the names and their order are judged."""
+    want = [(n, w if lines else None) for n, w, _ in expect.guests]
+    have = [(n, short_line(w) if lines else None) for n, w in got]
+    if have == want:
+        return True, "%d guest frames at their lines" % len(want) if lines else \
+            "%d guest frames in order" % len(want)
+    for i, (h, w) in enumerate(zip(have, want)):
+        if h != w:
+            return False, "guest frame %d is %s, expected %s" % (
+                i, " ".join(x for x in h if x), " ".join(x for x in w if x))
+    return False, "%d guest frames, expected %d" % (len(have), len(want))
+
+
 def describe(frames, expect):
     return " ".join(label(f, i, expect, True) for i, f in enumerate(frames))
 
@@ -304,12 +333,38 @@ def parse_bpftrace(text):
             samples += [cur] * int(m.group(1))
             cur = None
             continue
-        m = cur is not None and re.match(r"\s+([0-9a-f]+) (\S+?)(?:\+\d+)? \(", line)
+        m = cur is not None and re.match(r"\s+([0-9a-f]+) (.+?)(?:\+\d+)? \(", line)
         if m:
             # an unknown symbol is printed as its address: no name
             name = None if m.group(2) in UNNAMED or m.group(2).startswith("0x") else m.group(2)
-            cur.append((int(m.group(1), 16), name))
+            cur.append((int(m.group(1), 16), native_name(name)))
     return samples
+
+
+def bpftrace_chains(text):
+    """Each bpftrace stack's JIT functions, from the perf map's chains of
+    guest names, one list a sample (as parse_bpftrace counts them)."""
+    out, cur = [], None
+    for line in text.splitlines():
+        if line.startswith("@["):
+            cur = []
+            continue
+        m = re.match(r"\]: (\d+)", line)
+        if m and cur is not None:
+            out += [cur] * int(m.group(1))
+            cur = None
+            continue
+        m = cur is not None and re.match(r"\s+[0-9a-f]+ (tj:.+?)(?:\+\d+)? \(", line)
+        if m:
+            cur.extend((n, None) for n in m.group(1).split(" <- "))
+    return out
+
+
+def native_name(name):
+    """A perf map line for guest code is named by its chain of guest
+    functions, innermost first ("tj:leaf <- tj:run"): the native frame is
+    the blob's, the last of them."""
+    return name.rsplit(" <- ", 1)[-1] if name else name
 
 
 def parse_heaptrack(text):
@@ -371,13 +426,24 @@ def parse_cpuprofile(path):
 
 
 def parse_addr_name(text):
-    """mx-dwfl, mx-unw-ptrace: "0xPC NAME" a line."""
+    """mx-dwfl, mx-unw-ptrace: "0xPC NAME[ at FILE:LINE]" a line.  mx-dwfl
+    --inline puts the functions inlined at a frame's pc before it, each
+    "... inlined": the native frame is the line that follows them."""
     frames = []
     for line in text.splitlines():
+        if line.endswith(" inlined"):
+            continue
         p = line.split(None, 1)
         if p and p[0].startswith("0x"):
-            frames.append((int(p[0], 16), p[1].strip() if len(p) > 1 else None))
+            name = re.sub(r" at \S+:\d+$", "", p[1].strip()) if len(p) > 1 else None
+            frames.append((int(p[0], 16), name))
     return frames
+
+
+def guests_addr_name(text):
+    """The JIT functions of mx-dwfl --inline, inline frames included."""
+    return [(m.group(1), m.group(2))
+            for m in re.finditer(r"^0x[0-9a-f]+ (tj:\S+) at (\S+:\d+)(?: inlined)?$", text, re.M)]
 
 
 def parse_samples(text):
@@ -409,19 +475,45 @@ def parse_gdb(text):
     return frames
 
 
+def guests_gdb(text):
+    """The JIT functions of gdb's bt, inline frames included: "#N  [0xADDR
+    in ]tj:NAME (...) at FILE:LINE"."""
+    return [(m.group(1), "%s:%s" % (m.group(2), m.group(3)))
+            for m in re.finditer(r"^#\d+\s+(?:0x[0-9a-f]+ in )?(tj:\S+) \(.*\) at (\S+):(\d+)$",
+                                 text, re.M)]
+
+
 def parse_lldb(text):
     """lldb's "frame #N: 0xADDR MODULE`NAME + OFF at FILE:LINE" (or just the
     address).  lldb shows frame #0 when it attaches and again in `bt`: the
     last listing counts."""
-    frames = []
+    frames, fold = [], False
     for line in text.splitlines():
         m = re.search(r"frame #(\d+): (0x[0-9a-f]+)(?: \S+?`([^\s(]+))?", line)
         if not m:
             continue
         if m.group(1) == "0":
-            frames = []
-        frames.append((int(m.group(2), 16), m.group(3)))
+            frames, fold = [], False
+        if fold:
+            # the function the frame above was inlined into: the same
+            # native frame (lldb gives it the inlined range's address)
+            frames[-1] = (frames[-1][0], m.group(3))
+        else:
+            frames.append((int(m.group(2), 16), m.group(3)))
+        fold = " [inlined] " in line
     return frames
+
+
+def guests_lldb(text):
+    """The JIT functions of lldb's last bt, inline frames included:
+    "`tj:OUTER [inlined] tj:NAME at FILE:LINE" or "`tj:NAME at FILE:LINE"."""
+    listing = text[text.rfind("frame #0:"):] if "frame #0:" in text else text
+    out = []
+    for line in listing.splitlines():
+        m = re.search(r"`(tj:\S+)(?: \[inlined\] (tj:\S+))? at (\S+?):(\d+)", line)
+        if m:
+            out.append((m.group(2) or m.group(1), "%s:%s" % (m.group(3), m.group(4))))
+    return out
 
 
 def parse_eu_stack(text, tid=None):
@@ -456,7 +548,7 @@ def parse_valgrind(text):
     return frames
 
 
-def parse_perf(text, pid=None):
+def parse_perf(text, pid=None, chains=False):
     """`perf script -F pid,ip,sym`: one sample a block, "PID" then "ADDR SYM"
     lines.  perf prints addresses relative to their file, so a named frame
     is judged by its name; an unnamed one ([unknown], anonymous JIT code) by
@@ -481,8 +573,35 @@ def parse_perf(text, pid=None):
         if sym in UNNAMED:
             cur.append((int(p[0], 16), None))
         else:
-            cur.append((None, re.sub(r"\+0x[0-9a-f]+$", "", sym)))
+            sym = re.sub(r"\+0x[0-9a-f]+$", "", sym)
+            cur.append((None, sym if chains else native_name(sym)))
     return samples
+
+
+def guests_jitstack(text):
+    """The JIT functions of jitstack --json's first thread, inline frames
+    included, at their lines."""
+    import json
+    try:
+        frames = json.loads(text)["threads"][0]["frames"]
+    except (ValueError, KeyError, IndexError, TypeError):
+        return []
+    return [(f["function"], "%s:%s" % (f.get("file"), f.get("line")))
+            for f in frames if str(f.get("function", "")).startswith("tj:")]
+
+
+def perf_chains(text, pid=None):
+    """`perf script -F pid,ip,sym`, each sample's JIT functions in order:
+    a perf map line for guest code is named by its chain, innermost first,
+    "tj:leaf <- tj:mid <- tj:run" (docs/API.md, "Guest frames")."""
+    out = []
+    for frames in parse_perf(text, pid, chains=True):
+        names = []
+        for _, name in frames:
+            if name and name.startswith("tj:"):
+                names.extend((n, None) for n in name.split(" <- "))
+        out.append(names)
+    return out
 
 
 def parse_jitstack(text):

@@ -34,10 +34,14 @@ LIBPROFILER = "/usr/lib/%s-linux-gnu/libprofiler.so.0" % os.uname().machine
 
 
 class Column:
-    def __init__(self, id, label, workload, tj_args=(), env=None, publishes=False, arch="x86-64"):
+    """inline: the JIT inlines guest calls (tinyjit --inline), so the rows
+    that can show inline frames are judged on the guest frames too."""
+
+    def __init__(self, id, label, workload, tj_args=(), env=None, publishes=False, arch="x86-64",
+                 inline=False):
         self.id, self.label, self.workload = id, label, workload
         self.tj_args, self.env = list(tj_args), dict(env or {})
-        self.publishes, self.arch = publishes, arch
+        self.publishes, self.arch, self.inline = publishes, arch, inline
 
 
 COLUMNS = [
@@ -57,6 +61,14 @@ COLUMNS = [
            "probe", ["--frames=fp", "--cfi=exact", "--publish=all", "--wx=dual"], publishes=True),
     Column("wx-dual-anon", "the same, the RX view a second mapping of anonymous shared memory", "probe",
            ["--frames=fp", "--cfi=exact", "--publish=all", "--wx=dual-anon"], publishes=True),
+    # guest calls inlined (tinyjit --inline): one native frame runs two VM
+    # frames, published as an inline tree (docs/API.md, "Guest frames")
+    Column("inline-fp-exact", "FP + exact CFI + all channels, small guest calls inlined (--inline)",
+           "probe", ["--frames=fp", "--cfi=exact", "--publish=all", "--inline"], publishes=True,
+           inline=True),
+    Column("inline-nofp-exact", "no-FP + exact CFI + all channels, small guest calls inlined",
+           "probe", ["--frames=nofp", "--cfi=exact", "--publish=all", "--inline"], publishes=True,
+           inline=True),
     Column("child-all", "the library's child: hand-written blobs, all channels", "child",
            env={"JITUNWIND": "all"}, publishes=True),
     Column("child-none", "the library's child, nothing published", "child",
@@ -112,10 +124,14 @@ class Outcome:
     or a verdict of its own."""
 
     def __init__(self, expect, frames=None, samples=None, verdict=None, names_jit=False,
-                 inline_dups=False, note="", stacks=None):
+                 inline_dups=False, note="", stacks=None, guests=None, guest_lines=True):
         self.expect, self.frames, self.samples, self.verdict = expect, frames, samples, verdict
         self.names_jit, self.inline_dups, self.note = names_jit, inline_dups, note
         self.stacks = stacks
+        # in an inline column, from a tool that shows inline frames: its
+        # guest frames [(name, "FILE:LINE" or None)] (for samples, one such
+        # list a sample); guest_lines False: it shows no lines
+        self.guests, self.guest_lines = guests, guest_lines
 
 
 # ---- workloads -------------------------------------------------------------------
@@ -246,7 +262,17 @@ def cxx_exception(ctx, col, cell):
 
 # ---- tools on a live process -----------------------------------------------------
 
-def live_tool(make_cmd, parse, names=False, inline_dups=False, flavor="plain"):
+def guests_of(col, expect, guests, out):
+    """The guest frames a tool showed, where the column inlines and the
+    tool can show inline frames (guests: its parser)."""
+    if not (col.inline and guests):
+        return None
+    if not expect.guests:
+        raise RuntimeError("the workload wrote no guest frames")
+    return guests(out)
+
+
+def live_tool(make_cmd, parse, names=False, inline_dups=False, flavor="plain", guests=None):
     def run(ctx, col, cell):
         cmd_of = make_cmd(ctx)
         proc, pid, exe, expect = start_waiting(ctx, col, cell, flavor=flavor)
@@ -255,17 +281,19 @@ def live_tool(make_cmd, parse, names=False, inline_dups=False, flavor="plain"):
         finally:
             cell.stop(proc)
         return Outcome(expect, frames=parse(out), names_jit=names and col.publishes,
-                       inline_dups=inline_dups, note="" if rc == 0 else "exit %d" % rc)
+                       inline_dups=inline_dups, note="" if rc == 0 else "exit %d" % rc,
+                       guests=guests_of(col, expect, guests, out))
     return run
 
 
-def core_tool(make_cmd, parse, names=False, inline_dups=False):
+def core_tool(make_cmd, parse, names=False, inline_dups=False, guests=None):
     def run(ctx, col, cell):
         cmd_of = make_cmd(ctx)
         core, exe, expect = make_core(ctx, col, cell)
         rc, out = cell.run(cmd_of(core, exe), timeout=TOOL_TIMEOUT)
         return Outcome(expect, frames=parse(out), names_jit=names and col.publishes,
-                       inline_dups=inline_dups, note="" if rc == 0 else "exit %d" % rc)
+                       inline_dups=inline_dups, note="" if rc == 0 else "exit %d" % rc,
+                       guests=guests_of(col, expect, guests, out))
     return run
 
 
@@ -356,7 +384,9 @@ def perf_env(cell):
     return cell.env({"HOME": cell.dir})
 
 
-def perf_samples(cell, data, pid):
+def perf_samples(cell, data, pid, chains=False):
+    """The samples of perf script; chains: also each sample's JIT functions
+    from the perf map's chains of guest names."""
     rc, text = cell.run(["perf", "script", "-i", data, "-F", "pid,ip,sym"], env=perf_env(cell),
                         timeout=TOOL_TIMEOUT, name="perf-script")
     if pid is None:
@@ -364,6 +394,8 @@ def perf_samples(cell, data, pid):
         pid = int(m.group(1)) if m else None
     if pid:
         cell.pids.add(pid)
+    if chains:
+        return J.parse_perf(text, pid), J.perf_chains(text, pid)
     return J.parse_perf(text, pid)
 
 
@@ -381,8 +413,10 @@ def perf_fp(ctx, col, cell):
     need_cmd("perf", "linux-perf")
     cmd, env, exe = workload(ctx, col, cell, "spin")
     pid = perf_record(cell, ["-g", "-F", "999"], cmd, env)
-    samples = perf_samples(cell, cell.path("perf.data"), pid)
-    return Outcome(load_expect(col, cell, exe), samples=samples, names_jit=col.publishes)
+    samples, chains = perf_samples(cell, cell.path("perf.data"), pid, chains=True)
+    expect = load_expect(col, cell, exe)
+    return Outcome(expect, samples=samples, names_jit=col.publishes,
+                   guests=guests_of(col, expect, lambda _: chains, None), guest_lines=False)
 
 
 def perf_dwarf(ctx, col, cell):
@@ -415,7 +449,9 @@ def bpftrace(ctx, col, cell):
         cell.stop(proc)
     if rc != 0 and "Attaching" not in out:
         raise Skip("bpftrace cannot attach here (exit %d): %s" % (rc, out.strip().splitlines()[-1:]))
-    return Outcome(load_expect(col, cell, exe), samples=J.parse_bpftrace(out), names_jit=col.publishes)
+    expect = load_expect(col, cell, exe)
+    return Outcome(expect, samples=J.parse_bpftrace(out), names_jit=col.publishes,
+                   guests=guests_of(col, expect, J.bpftrace_chains, out), guest_lines=False)
 
 
 def heaptrack(ctx, col, cell):
@@ -507,21 +543,28 @@ METHODS = [
            live_tool(mx_cmd("mx-unw-ptrace", "--jit"), J.parse_addr_name, names=True),
            "mx-unw-ptrace -p PID --jit: FDEs of the GDB JIT images through find_proc_info"),
     Method("dwfl-live", "libdwfl live + GDB JIT images",
-           live_tool(mx_cmd("mx-dwfl", "--jit"), J.parse_addr_name, names=True),
-           "mx-dwfl -p PID --jit: ptrace attach, images as modules"),
+           live_tool(mx_cmd("mx-dwfl", "--jit", "--inline"), J.parse_addr_name, names=True,
+                     guests=J.guests_addr_name),
+           "mx-dwfl -p PID --jit --inline: ptrace attach, images as modules; inline frames from "
+           "libdw's scopes, as eu-stack -i"),
     Method("dwfl-core", "libdwfl core + GDB JIT images",
-           core_tool(mx_core_cmd("mx-dwfl", "--jit"), J.parse_addr_name, names=True),
-           "mx-dwfl --core --jit: images read from the core"),
+           core_tool(mx_core_cmd("mx-dwfl", "--jit", "--inline"), J.parse_addr_name, names=True,
+                     guests=J.guests_addr_name),
+           "mx-dwfl --core --jit --inline: images read from the core"),
     Method("eu-stack-live", "eu-stack live", live_tool(eu_stack_cmd, J.parse_eu_stack), "eu-stack -p PID"),
     Method("eu-stack-core", "eu-stack core", core_tool(eu_stack_core_cmd, J.parse_eu_stack),
            "eu-stack --core"),
-    Method("gdb-live", "gdb live", live_tool(gdb_cmd, J.parse_gdb, names=True, inline_dups=True),
+    Method("gdb-live", "gdb live", live_tool(gdb_cmd, J.parse_gdb, names=True, inline_dups=True,
+                                             guests=J.guests_gdb),
            "gdb -batch -p PID -ex bt"),
-    Method("gdb-core", "gdb core", core_tool(gdb_core_cmd, J.parse_gdb, names=True, inline_dups=True),
+    Method("gdb-core", "gdb core", core_tool(gdb_core_cmd, J.parse_gdb, names=True, inline_dups=True,
+                                             guests=J.guests_gdb),
            "gdb -batch EXE CORE -ex bt"),
-    Method("lldb-live", "lldb live", live_tool(lldb_cmd, J.parse_lldb, names=True, inline_dups=True),
+    Method("lldb-live", "lldb live", live_tool(lldb_cmd, J.parse_lldb, names=True, inline_dups=True,
+                                               guests=J.guests_lldb),
            "lldb-16 -b -p PID -o bt"),
-    Method("lldb-core", "lldb core", core_tool(lldb_core_cmd, J.parse_lldb, names=True, inline_dups=True),
+    Method("lldb-core", "lldb core", core_tool(lldb_core_cmd, J.parse_lldb, names=True, inline_dups=True,
+                                               guests=J.guests_lldb),
            "lldb-16 -b -c CORE EXE -o bt"),
     Method("perf-fp", "perf -g (frame pointers + perf map)", perf_fp,
            "perf record -g; perf script; samples in the spinning probe"),
@@ -536,8 +579,10 @@ METHODS = [
            "samples (its unwinder here: nongnu libunwind)"),
     Method("valgrind", "valgrind", valgrind,
            "valgrind --tool=none; vgdb v.info scheduler (valgrind's own unwinder)"),
-    Method("jitstack-live", "jitstack live", live_tool(jitstack_cmd, J.parse_jitstack, names=True),
+    Method("jitstack-live", "jitstack live", live_tool(jitstack_cmd, J.parse_jitstack, names=True,
+                                                       guests=J.guests_jitstack),
            "jitstack -p PID --json"),
-    Method("jitstack-core", "jitstack core", core_tool(jitstack_core_cmd, J.parse_jitstack, names=True),
+    Method("jitstack-core", "jitstack core", core_tool(jitstack_core_cmd, J.parse_jitstack, names=True,
+                                                       guests=J.guests_jitstack),
            "jitstack --core CORE --exe EXE --json"),
 ]

@@ -6,7 +6,8 @@ trusts it (`matrix.py --selftest`, part of `make matrix-check`).
    stack, an address outside the function; it accepts a missing optional
    frame and nothing else.  Of several stacks (ASan's allocation and free)
    one wrong one fails the cell; the report parsers keep one frame per pc
-   and per inlined group, and count bpftrace's samples.
+   and per inlined group, and count bpftrace's samples.  In an inline
+   column the guest frames must all be there, in order, at their lines.
 2. A tool that hangs is killed after the time limit, with what it started,
    and the cell says so; the workload's /tmp/perf-PID.map is removed and the
    scratch directory with it.
@@ -58,6 +59,55 @@ def judge_cases():
     check("fp_only skips the frames a frame-pointer walk cannot see",
           J.judge(frames, efp, fp_only=True)[0] and not J.judge(frames, efp)[0])
     parser_cases(e, good)
+    guest_cases()
+
+
+def guest_cases():
+    """In an inline column the guest frames are judged too: every VM
+    frame, inlined or not, in order, at its line; each tool's report is
+    read as that tool prints it."""
+    e = J.Expect([], {}, guests=[("tj:leaf", "p.tj:5", True), ("tj:f", "p.tj:9", False),
+                                 ("tj:main", "p.tj:2", False)])
+    ok = lambda got, lines=True: J.judge_guests(got, e, lines)[0]
+    gdb = ("#6  0x00007f0000000010 in tj:leaf () at /x/p.tj:5\n#7  tj:f () at /x/p.tj:9\n"
+           "#8  0x0000555500000010 in tj_shim_call ()\n#9  0x00007f0000000110 in tj:main () at /x/p.tj:2\n")
+    check("gdb: inline frames at their lines pass", ok(J.guests_gdb(gdb)))
+    check("gdb: the inline frame's native frame is the function it is inlined into",
+          [n for _, n in J.parse_gdb(gdb)] == ["tj:f", "tj_shim_call", "tj:main"])
+    no_tree = gdb.replace("tj:leaf () at /x/p.tj:5\n#7  tj:f () at /x/p.tj:9", "tj:f () at /x/p.tj:5")
+    check("gdb: a stack without the inline frame fails", not ok(J.guests_gdb(no_tree)))
+    check("gdb: a guest frame at another line fails", not ok(J.guests_gdb(gdb.replace("p.tj:9", "p.tj:8"))))
+    check("gdb: an extra guest frame fails", not ok(J.guests_gdb(gdb + "#10 tj:main () at /x/p.tj:2\n")))
+    lldb = ("  * frame #0: 0x0000000000000500 x`inner at x.c:1\n"
+            "    frame #6: 0x00007f0000000010 JIT(0x1)`tj:f [inlined] tj:leaf at p.tj:5\n"
+            "    frame #7: 0x00007f0000000004 JIT(0x1)`tj:f at p.tj:9\n"
+            "    frame #8: 0x00007f0000000110 JIT(0x1)`tj:main at p.tj:2\n")
+    check("lldb: inline frames at their lines pass", ok(J.guests_lldb(lldb)))
+    check("lldb: the frame after an [inlined] one is the same native frame",
+          J.parse_lldb(lldb) == [(0x500, "inner"), (0x7f0000000010, "tj:f"), (0x7f0000000110, "tj:main")])
+    dwfl = ("0x7f0000000010 tj:leaf at /x/p.tj:5 inlined\n0x7f0000000010 tj:f at /x/p.tj:9\n"
+            "0x7f0000000110 tj:main at /x/p.tj:2\n")
+    check("mx-dwfl --inline: inline frames at their lines pass", ok(J.guests_addr_name(dwfl)))
+    check("mx-dwfl --inline: an inlined line is no native frame",
+          J.parse_addr_name(dwfl) == [(0x7f0000000010, "tj:f"), (0x7f0000000110, "tj:main")])
+    js = ('{"threads": [{"frames": [{"function": "tj:leaf", "file": "/x/p.tj", "line": 5, "inlined": true},'
+          ' {"function": "tj:f", "file": "/x/p.tj", "line": 9}, {"function": "tj:main", "file": "/x/p.tj",'
+          ' "line": 2}]}]}')
+    check("jitstack: inline frames at their lines pass", ok(J.guests_jitstack(js)))
+    check("jitstack: an inline frame not shown fails",
+          not ok(J.guests_jitstack(js.replace('"tj:leaf"', '"c_fn"'))))
+    perf = "  7 \n\t7f0000000010 tj:leaf <- tj:f+0x10\n\t7f0000000110 tj:main+0x10\n\n"
+    chains = J.perf_chains(perf)
+    check("perf map chains: the guest functions in order pass (no lines)", ok(chains[0], lines=False))
+    check("perf map chains: a chain missing its inline fails",
+          not ok(J.perf_chains(perf.replace("tj:leaf <- ", ""))[0], lines=False))
+    check("perf: a chain's native frame is its last function",
+          J.parse_perf(perf)[0] == [(None, "tj:f"), (None, "tj:main")])
+    bpf = "@[\n\t7f0000000010 tj:leaf <- tj:f+16 (/tmp/perf-1.map)\n\t7f0000000110 tj:main+16 (/tmp/p.map)\n]: 2\n"
+    check("bpftrace: chains read per sample", len(J.bpftrace_chains(bpf)) == 2 and
+          ok(J.bpftrace_chains(bpf)[0], lines=False))
+    check("bpftrace: a chain's native frame is its last function",
+          J.parse_bpftrace(bpf)[0] == [(0x7f0000000010, "tj:f"), (0x7f0000000110, "tj:main")])
 
 
 def parser_cases(e, good):

@@ -17,11 +17,17 @@
 enum {
 	MX_JIT_IMAGES = 1, /* read the GDB JIT interface */
 	MX_STOPPED = 2,    /* the caller is the target's tracer and has it stopped */
+	MX_INLINE = 4,     /* name inline frames and lines (libdwfl only) */
 };
 
 typedef struct mx_frame {
 	uint64_t pc;    /* frame 0: where the thread is; others: return addresses */
 	char name[128]; /* "" when the unwinder knows no name */
+	/* with MX_INLINE: " at FILE:LINE" of the frame's own function, and
+	 * the functions inlined at its pc, innermost first, a line each:
+	 * "0xPC NAME at FILE:LINE inlined"; "" when there are none */
+	char where[256];
+	char inlined[1024];
 } mx_frame;
 
 typedef struct mx_remote mx_remote;

@@ -13,6 +13,8 @@
 #endif
 #include "remote.h"
 
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -33,6 +35,7 @@ struct mx_remote {
 	int core_fd;
 	Elf *core;
 	int n_images;
+	int flags;
 };
 
 static char *debuginfo_path;
@@ -205,6 +208,7 @@ mx_remote *mx_open_live(pid_t pid, int flags, char *err, size_t errlen)
 	r->pid = pid;
 	r->core_fd = -1;
 	r->n_images = -1;
+	r->flags = flags;
 	if (!(r->dwfl = dwfl_begin(&live_callbacks)))
 		return fail(r, err, errlen, "dwfl_begin: %s", dwfl_errmsg(-1));
 	dwfl_report_begin(r->dwfl);
@@ -235,6 +239,7 @@ mx_remote *mx_open_core(const char *core, const char *exe, int flags, char *err,
 	if (!r)
 		return fail(r, err, errlen, "out of memory");
 	r->n_images = -1;
+	r->flags = flags;
 	elf_version(EV_CURRENT);
 	if ((r->core_fd = open(core, O_RDONLY | O_CLOEXEC)) < 0)
 		return fail(r, err, errlen, "%s: %m", core);
@@ -266,7 +271,55 @@ struct collect {
 	Dwfl *dwfl;
 	mx_frame *frames;
 	int n, max;
+	int flags;
 };
+
+/* The source file numbered `index` in cu's line table, or "??". */
+static const char *file_of(Dwarf_Die *cu, Dwarf_Word index)
+{
+	Dwarf_Files *files;
+	size_t n;
+	const char *name = NULL;
+	if (dwarf_getsrcfiles(cu, &files, &n) == 0 && index < n)
+		name = dwarf_filesrc(files, index, NULL, NULL);
+	return name ? name : "??";
+}
+
+/* The functions inlined at `at` (libdw's scopes, as eu-stack -i walks
+ * them), innermost first at their lines, into f->inlined, and the line of
+ * the frame's own function into f->where. */
+static void name_inlines(Dwfl_Module *m, Dwarf_Addr at, mx_frame *f)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(m, at, &bias);
+	Dwfl_Line *l = dwfl_module_getsrc(m, at);
+	int line = 0;
+	const char *file = l ? dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL) : NULL;
+	if (!cu || !file)
+		return;
+	Dwarf_Die *scopes = NULL;
+	int n = dwarf_getscopes(cu, at - bias, &scopes);
+	size_t len = 0;
+	for (int s = 0; s < n && dwarf_tag(&scopes[s]) != DW_TAG_subprogram; s++) {
+		if (dwarf_tag(&scopes[s]) != DW_TAG_inlined_subroutine)
+			continue; /* a lexical block */
+		const char *name = dwarf_diename(&scopes[s]);
+		int w = snprintf(f->inlined + len, sizeof f->inlined - len, "%#lx %s at %s:%d inlined\n",
+				 (unsigned long)f->pc, name ? name : "??", file, line);
+		if (w < 0 || (size_t)w >= sizeof f->inlined - len)
+			break;
+		len += (size_t)w;
+		/* the caller's position: this inline's call */
+		Dwarf_Attribute a;
+		Dwarf_Word call_file = 0, call_line = 0;
+		dwarf_formudata(dwarf_attr(&scopes[s], DW_AT_call_file, &a), &call_file);
+		dwarf_formudata(dwarf_attr(&scopes[s], DW_AT_call_line, &a), &call_line);
+		file = file_of(cu, call_file);
+		line = (int)call_line;
+	}
+	free(scopes);
+	snprintf(f->where, sizeof f->where, " at %s:%d", file, line);
+}
 
 static int frame_cb(Dwfl_Frame *state, void *arg)
 {
@@ -277,19 +330,21 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 		return DWARF_CB_ABORT;
 	mx_frame *f = &c->frames[c->n++];
 	f->pc = pc;
-	f->name[0] = 0;
+	f->name[0] = f->where[0] = f->inlined[0] = 0;
 	/* a return address names the function of its call: look up pc - 1 */
 	Dwarf_Addr at = activation ? pc : pc - 1;
 	Dwfl_Module *m = dwfl_addrmodule(c->dwfl, at);
 	const char *name = m ? dwfl_module_addrname(m, at) : NULL;
 	if (name)
 		snprintf(f->name, sizeof f->name, "%s", name);
+	if (m && (c->flags & MX_INLINE))
+		name_inlines(m, at, f);
 	return DWARF_CB_OK;
 }
 
 int mx_unwind(mx_remote *r, pid_t tid, mx_frame *frames, int max, char *err, size_t errlen)
 {
-	struct collect c = { r->dwfl, frames, 0, max };
+	struct collect c = { r->dwfl, frames, 0, max, r->flags };
 	if (dwfl_getthread_frames(r->dwfl, tid ? tid : r->pid, frame_cb, &c) != 0 && c.n == 0) {
 		snprintf(err, errlen, "dwfl_getthread_frames: %s", dwfl_errmsg(-1));
 		return -1;

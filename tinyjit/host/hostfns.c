@@ -47,6 +47,7 @@
 #include <execinfo.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +104,7 @@ typedef struct transition {
 	int64_t caller; /* VM function running the HOST instruction */
 	int64_t callee; /* VM function invoked */
 	uint32_t nargs; /* through h_invoke<nargs> */
+	uint32_t at;    /* the HOST instruction */
 } transition;
 
 enum { MAX_TRANSITIONS = 256 };
@@ -120,7 +122,7 @@ static inline __attribute__((always_inline)) tj_res invoke(tj_vm *vm, const int6
 {
 	if (n_transitions < MAX_TRANSITIONS)
 		transitions[n_transitions] =
-			(transition){ vm->depth, func_of_insn(vm, vm->host_insn), a[0], n };
+			(transition){ vm->depth, func_of_insn(vm, vm->host_insn), a[0], n, vm->host_insn };
 	n_transitions++;
 	tj_res r = tj_vm_invoke(vm, a[0], a + 1, n, vm->host_insn);
 	n_transitions--;
@@ -146,14 +148,67 @@ static tj_res h_invoke3(tj_vm *vm, const int64_t *a)
 
 /* ---- the expect file ------------------------------------------------------- */
 
-/* One VM segment's JIT frames, innermost first: `bottom` (running the
- * instruction that left the segment), n-2 frames whose functions the host
- * cannot know ("*": any published function), `top` (entered from C).
- * Between JIT frames sits the shim, which the region rule and frame-pointer
- * walks fold into the frame above it and exact CFI shows: optional. */
-static void expect_segment(FILE *f, const tj_program *p, int64_t bottom, int64_t top, int64_t n)
+/* The one CALL in function `caller` that calls `callee`, or -1 when there
+ * is none or more than one (the VM keeps no return sites, so only a call
+ * the callee's identity pins down can be named). */
+static int64_t the_call(const tj_program *p, int64_t caller, int64_t callee)
 {
-	for (int64_t i = 0; i < n; i++) {
+	const tj_func *f = &p->funcs[caller];
+	int64_t at = -1;
+	for (uint32_t i = f->first; i < f->first + f->count; i++) {
+		if (p->insns[i].op != TJ_OP_CALL || p->insns[i].a != callee)
+			continue;
+		if (at >= 0)
+			return -1;
+		at = i;
+	}
+	return at;
+}
+
+/* Whether function caller's own code inlines its call at `line` of callee
+ * (an inline right under the function itself: the calls a segment of two
+ * VM frames makes). */
+static bool inlined_at(const tj_jit_func *jf, int64_t callee, uint32_t line)
+{
+	for (size_t k = 0; k < jf->n_inlines; k++)
+		if (!jf->inlines[k].parent && jf->inlines[k].fn == callee && jf->inlines[k].call_line == line)
+			return true;
+	return false;
+}
+
+/* One VM segment, innermost first: `bottom` (running the instruction `at`
+ * that left the segment), n-2 frames whose functions the host cannot know
+ * ("*": any published function), `top` (entered from C).
+ *
+ * Native frames ("frame" lines): one per VM frame, except that a call the
+ * JIT inlined runs in its caller's frame.  Between JIT frames sits the
+ * shim, which the region rule and frame-pointer walks fold into the frame
+ * above it and exact CFI shows: optional.
+ *
+ * Guest frames ("guest" lines, written to g): every VM frame at its .tj
+ * line, "inline" where it runs inside its caller's code.  Known only for
+ * segments of one or two frames whose call is pinned down (the_call);
+ * otherwise *guests_known is cleared.  With inlining on, a segment whose
+ * native frames cannot be told is an error (-1). */
+static int expect_segment(FILE *f, FILE *g, const tj_program *p, tj_jit *jit, int64_t bottom, int64_t top,
+			  int64_t n, uint32_t at, bool *guests_known)
+{
+	int64_t call = n == 2 ? the_call(p, top, bottom) : -1;
+	bool inline_on = tj_jit_inlined && tj_jit_inlined(jit);
+	if (n > 2 || (n == 2 && call < 0)) {
+		*guests_known = false;
+		if (inline_on)
+			return -1;
+	}
+	bool folded = n == 2 && call >= 0 &&
+		      inlined_at(tj_jit_func_info(jit, (uint32_t)top), bottom, p->insns[call].line);
+	if (*guests_known) {
+		fprintf(g, "guest tj:%s %s:%u%s\n", p->funcs[bottom].name, p->file, p->insns[at].line,
+			folded ? " inline" : "");
+		if (n == 2)
+			fprintf(g, "guest tj:%s %s:%u\n", p->funcs[top].name, p->file, p->insns[call].line);
+	}
+	for (int64_t i = folded ? 1 : 0; i < n; i++) {
 		int64_t fn = i == 0 ? bottom : i == n - 1 ? top : -1;
 		if (fn >= 0)
 			fprintf(f, "frame tj:%s jit\n", p->funcs[fn].name);
@@ -161,6 +216,7 @@ static void expect_segment(FILE *f, const tj_program *p, int64_t bottom, int64_t
 			fprintf(f, "frame * jit\n");
 		fprintf(f, "frame tj_shim_call c opt\n");
 	}
+	return 0;
 }
 
 /* Writes TJ_PROBE_EXPECT (if set) for a probe whose innermost frame is the
@@ -173,8 +229,14 @@ static void expect_segment(FILE *f, const tj_program *p, int64_t bottom, int64_t
  *                             main; C frames by symbol name, "opt" where
  *                             the compiler or the frame description
  *                             decides whether the frame shows
+ *   guest NAME FILE:LINE [inline]
+ *                             the VM's frames, innermost first, each at
+ *                             its line (the call it makes, or the host
+ *                             instruction running), "inline" where the
+ *                             JIT inlined it into its caller's code; all
+ *                             of them or none (expect_segment)
  * Returns 0, or -1 when the file cannot be written (or the stack is too
- * deep to describe, or holds inlined calls). */
+ * deep to describe, or holds inlined calls the file cannot place). */
 static int write_expect(tj_vm *vm, const char *action)
 {
 	const char *path = getenv("TJ_PROBE_EXPECT");
@@ -182,14 +244,18 @@ static int write_expect(tj_vm *vm, const char *action)
 		return 0;
 	if (!vm->jit || !tj_jit_func_info || n_transitions > MAX_TRANSITIONS)
 		return -1;
-	/* the file gives one native frame per VM frame: an inlined call
-	 * (--inline) runs in its caller's frame, which the VM's transitions
-	 * cannot tell */
-	if (tj_jit_inlined && tj_jit_inlined(vm->jit))
-		return -1;
 	FILE *f = fopen(path, "w");
-	if (!f)
+	char *guests = NULL;
+	size_t guests_len = 0;
+	FILE *g = open_memstream(&guests, &guests_len);
+	if (!f || !g) {
+		if (f)
+			fclose(f);
+		if (g)
+			fclose(g);
+		free(guests);
 		return -1;
+	}
 	const tj_program *p = vm->prog;
 	Dl_info dl;
 	if (dladdr((void *)tj_rt_host, &dl))
@@ -205,21 +271,30 @@ static int write_expect(tj_vm *vm, const char *action)
 	}
 	fprintf(f, "frame %s c\nframe h_probe c\nframe tj_rt_host c\n", action);
 	int64_t bottom = func_of_insn(vm, vm->host_insn), depth = vm->depth;
-	for (int t = n_transitions - 1; t >= -1; t--) {
+	uint32_t at = vm->host_insn;
+	bool guests_known = true;
+	int rc = 0;
+	for (int t = n_transitions - 1; t >= -1 && !rc; t--) {
 		int64_t top = t >= 0 ? transitions[t].callee : tj_find_func(p, "main");
 		int64_t base = t >= 0 ? transitions[t].depth : 0;
-		expect_segment(f, p, bottom, top, depth - base);
+		rc = expect_segment(f, g, p, vm->jit, bottom, top, depth - base, at, &guests_known);
 		/* tj_jit_run tail-calls tj_jit_enter at -O2: whether it shows is the
 		 * compiler's choice */
 		fprintf(f, "frame tj_jit_enter c\nframe tj_jit_run c opt\nframe tj_vm_invoke c\n");
 		if (t >= 0) {
 			fprintf(f, "frame h_invoke%u c\nframe tj_rt_host c\n", transitions[t].nargs);
 			bottom = transitions[t].caller;
+			at = transitions[t].at;
 			depth = base;
 		}
 	}
 	fprintf(f, "frame run_main c\nframe tj_cxx_guard c\nframe main c\n");
-	return fclose(f) ? -1 : 0;
+	if (fclose(g))
+		rc = -1;
+	if (!rc && guests_known && guests_len)
+		fputs(guests, f);
+	free(guests);
+	return fclose(f) || rc ? -1 : 0;
 }
 
 /* ---- the probe's actions --------------------------------------------------- */
