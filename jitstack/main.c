@@ -17,10 +17,10 @@
 static const char usage[] =
 	"usage: jitstack -p PID [--json] [-s] [--images] [--max-frames N] [--no-jit] [--no-demangle]\n"
 	"                       [--perf-map FILE | --no-perf-map] [--jitdump FILE | --no-jitdump]\n"
-	"                       [--debuginfo-path PATH] [--stats]\n"
+	"                       [--debuginfo-path PATH] [--color[=WHEN]] [--stats]\n"
 	"       jitstack --core FILE [--exe PATH] [--json] [-s] [--images] [--max-frames N] [--no-jit]\n"
 	"                       [--no-demangle] [--perf-map FILE | --no-perf-map] [--jitdump FILE | --no-jitdump]\n"
-	"                       [--debuginfo-path PATH]\n"
+	"                       [--debuginfo-path PATH] [--color[=WHEN]]\n"
 	"       jitstack record (-p PID[,PID...] | --all) [-F HZ] [-d SECONDS] [-o FILE]\n"
 	"                       [--format collapsed|pprof|svg] [--mode perf|ptrace] [--idle] [--addresses]\n"
 	"                       [--max-frames N] [--no-jit] [--no-demangle]\n"
@@ -51,6 +51,10 @@ static const char usage[] =
 	"      --no-jitdump     read no jitdump\n"
 	"      --debuginfo-path PATH  where separate debuginfo is looked for, as eu-stack's\n"
 	"                       (default :.debug:/usr/lib/debug)\n"
+	"      --color[=WHEN]   colour function names by kind: JIT green, native yellow,\n"
+	"                       unnamed grey (as the SVG); WHEN is auto (the default: when\n"
+	"                       stdout is a terminal and NO_COLOR is unset), always (also\n"
+	"                       --color alone) or never\n"
 	"      --stats          timings and counters on stderr\n"
 	"  record:\n"
 	"  -p, --pid PID,PID... the processes to sample, in one profile (a PID that cannot\n"
@@ -95,6 +99,7 @@ enum {
 	O_DEBUGINFO_PATH,
 	O_MODE,
 	O_ALL,
+	O_COLOR,
 	O_VERSION
 };
 
@@ -122,6 +127,7 @@ static const struct option long_opts[] = {
 	{ "mode", required_argument, NULL, O_MODE },
 	{ "all", no_argument, NULL, O_ALL },
 	{ "addresses", no_argument, NULL, O_ADDRESSES },
+	{ "color", optional_argument, NULL, O_COLOR },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, O_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -194,7 +200,7 @@ int main(int argc, char **argv)
 	js_dump_opts d = { 0 };
 	js_record_opts r = { .hz = 99, .format = FMT_COLLAPSED };
 	const char *pid_arg = NULL, *format = NULL, *mode = NULL;
-	bool hz_given = false, all = false;
+	bool hz_given = false, all = false, color_given = false;
 	int c;
 	long v;
 	while ((c = getopt_long(argc, argv, "p:sF:d:o:h", long_opts, NULL)) != -1) {
@@ -234,6 +240,13 @@ int main(int argc, char **argv)
 		case O_MODE: mode = optarg; break;
 		case O_ALL: all = true; break;
 		case O_ADDRESSES: r.addresses = true; break;
+		case O_COLOR:
+			if (!optarg)
+				d.color = JS_COLOR_ALWAYS;
+			else if (!js_color_parse(optarg, &d.color))
+				return bad_usage("--color: expected auto, always or never, got '%s'", optarg);
+			color_given = true;
+			break;
 		case 'h': printf(usage, JS_DEFAULT_MAX_FRAMES, JS_MAX_FRAMES); return 0;
 		case O_VERSION: printf("jitstack %s\n", JS_VERSION); return 0;
 		default: fprintf(stderr, "Try 'jitstack --help'.\n"); return JS_EXIT_USAGE;
@@ -255,8 +268,9 @@ int main(int argc, char **argv)
 			return bad_usage("%s", all ? "record takes -p PID,... or --all, not both"
 						   : "record needs -p PID[,PID...] or --all");
 
-		if (d.core || d.json || d.images)
-			return bad_usage("%s", "record takes -p only (no --core, --json or --images)");
+		if (d.core || d.json || d.images || color_given)
+			return bad_usage("%s",
+					 "record takes -p only (no --core, --json, --images or --color)");
 		if (format && strcmp(format, "collapsed") && strcmp(format, "pprof") && strcmp(format, "svg"))
 			return bad_usage("--format: expected collapsed, pprof or svg, got '%s'", format);
 		r.format = !format                    ? FMT_COLLAPSED
