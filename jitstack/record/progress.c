@@ -59,9 +59,9 @@ static void draw_line(js_ticker *k, uint64_t now)
 	else
 		snprintf(procs, sizeof procs, "%zu of %zu processes", alive, n);
 	char buf[256];
-	int len = snprintf(buf, sizeof buf, "jitstack: recording %.1f s, %s: %llu samples, %.0f/s, %llu lost, %s",
-			   secs, left, (unsigned long long)k->prof->total,
-			   secs > 0 ? (double)k->prof->total / secs : 0.0,
+	int len = snprintf(buf, sizeof buf,
+			   "jitstack: recording %.1f s, %s: %llu samples, %.0f/s, %llu lost, %s", secs, left,
+			   (unsigned long long)k->prof->total, secs > 0 ? (double)k->prof->total / secs : 0.0,
 			   (unsigned long long)js_targets_lost(k->ts), procs);
 	size_t width = columns() - 1;
 	if (len > 0 && (size_t)len > width)
