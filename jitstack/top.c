@@ -133,8 +133,9 @@ static void draw(top *t)
 	snprintf(line, sizeof line, "samples: %llu in 1 s, %llu in %u s; %llu lost   %s%s",
 		 (unsigned long long)js_window_samples(&t->w, false),
 		 (unsigned long long)js_window_samples(&t->w, true),
-		 t->w.steps < JS_WIN_SLOTS ? t->w.steps : JS_WIN_SLOTS, (unsigned long long)js_targets_lost(t->ts),
-		 t->view == JW_THREADS         ? "threads by share"
+		 t->w.steps < JS_WIN_SLOTS ? t->w.steps : JS_WIN_SLOTS,
+		 (unsigned long long)js_targets_lost(t->ts),
+		 t->view == JW_THREADS   ? "threads by share"
 		 : t->sort == JW_BY_SELF ? "functions by self"
 					 : "functions by total",
 		 t->paused ? "   [paused]" : "");
@@ -153,7 +154,8 @@ static void draw(top *t)
 	unsigned n = js_window_print(&t->w, f, &show);
 	for (; n < table; n++)
 		fputs(eol, f);
-	snprintf(line, sizeof line, "s: by self  t: by total  v: %s  p: %s  q: quit    J: JIT code  i: inlined",
+	snprintf(line, sizeof line,
+		 "s: by self  t: by total  v: %s  p: %s  q: quit    J: JIT code  i: inlined",
 		 t->view == JW_THREADS ? "functions" : "threads", t->paused ? "resume" : "pause");
 	put_line(f, t, line, "\033[K\033[J");
 	if (fclose(f) == 0) {
@@ -226,8 +228,8 @@ static int done(void *arg, js_targets *ts, js_profile *prof)
 	char line[512], span[32];
 	describe(t, line, sizeof line);
 	snprintf(span, sizeof span, "%.1fs", prof->duration_ns / 1e9);
-	printf("%s; %s: %llu samples, %llu lost\n", line, span, (unsigned long long)js_window_samples(&t->w, false),
-	       (unsigned long long)js_targets_lost(ts));
+	printf("%s; %s: %llu samples, %llu lost\n", line, span,
+	       (unsigned long long)js_window_samples(&t->w, false), (unsigned long long)js_targets_lost(ts));
 	bool tty = isatty(STDOUT_FILENO);
 	if (tty)
 		read_size(t);
@@ -249,7 +251,9 @@ int js_top(js_top_opts *o)
 	t.color = js_color_wanted(o->color, STDOUT_FILENO);
 	if (!t.live && !o->r.secs)
 		o->r.secs = ONCE_SECS;
-	js_record_view view = { .tick_ns = TICK_NS, .tick = tick, .stop = screen_leave, .done = done, .arg = &t };
+	js_record_view view = {
+		.tick_ns = TICK_NS, .tick = tick, .stop = screen_leave, .done = done, .arg = &t
+	};
 	o->r.view = &view;
 	js_window_init(&t.w, NULL); /* (it reads the profile record fills: tick and done give it) */
 	int rc = js_record(&o->r);

@@ -259,18 +259,21 @@ static unsigned print_functions(const js_window *w, FILE *f, const jw_show *o, k
 		const uint32_t *by = o->sort == JW_BY_SELF ? r->self : r->total;
 		if (!sum(r->total, w, !o->one))
 			continue;
-		v[n++] = (keyed){ (uint32_t)i, { sum(by, w, !o->one), sum(by, w, false) }, function_name(w, r->fn) };
+		v[n++] = (keyed){ (uint32_t)i,
+				  { sum(by, w, !o->one), sum(by, w, false) },
+				  function_name(w, r->fn) };
 	}
 	qsort(v, n, sizeof *v, cmp_keyed);
 	char head[256];
 	if (o->one) {
-		snprintf(head, sizeof head, "%9s %9s  %-8s %-2s %s", "SELF", "TOTAL", "SOURCE", "", "FUNCTION");
+		snprintf(head, sizeof head, "%9s %9s  %-8s %-2s %s", "SELF", "TOTAL", "SOURCE", "",
+			 "FUNCTION");
 	} else {
 		char a[24], b[24];
 		snprintf(a, sizeof a, "SELF %s", o->span);
 		snprintf(b, sizeof b, "TOTAL %s", o->span);
-		snprintf(head, sizeof head, "%9s %9s %9s %9s  %-8s %-2s %s", a, "SELF 10s", b, "TOTAL 10s", "SOURCE",
-			 "", "FUNCTION");
+		snprintf(head, sizeof head, "%9s %9s %9s %9s  %-8s %-2s %s", a, "SELF 10s", b, "TOTAL 10s",
+			 "SOURCE", "", "FUNCTION");
 	}
 	put_header(f, o, head);
 	unsigned lines = 1;
@@ -310,14 +313,16 @@ static unsigned print_threads(const js_window *w, FILE *f, const jw_show *o, key
 	for (size_t i = 0; i < w->n_th; i++) {
 		const jw_row *r = &w->th[i];
 		if (sum(r->total, w, !o->one))
-			v[n++] = (keyed){ (uint32_t)i, { sum(r->total, w, !o->one), sum(r->total, w, false) },
+			v[n++] = (keyed){ (uint32_t)i,
+					  { sum(r->total, w, !o->one), sum(r->total, w, false) },
 					  thread_name(w, r) };
 	}
 	qsort(v, n, sizeof *v, cmp_keyed);
 	char head[256], a[24];
 	snprintf(a, sizeof a, "SHARE %s", o->span);
 	if (o->one)
-		snprintf(head, sizeof head, "%9s %8s  %-16s %s", "SHARE", "PID", "THREAD", "HOTTEST FUNCTION");
+		snprintf(head, sizeof head, "%9s %8s  %-16s %s", "SHARE", "PID", "THREAD",
+			 "HOTTEST FUNCTION");
 	else
 		snprintf(head, sizeof head, "%9s %9s %8s  %-16s %s", a, "SHARE 10s", "PID", "THREAD",
 			 "HOTTEST FUNCTION (10 s)");
@@ -336,7 +341,8 @@ static unsigned print_threads(const js_window *w, FILE *f, const jw_show *o, key
 		fputc(' ', f);
 		int used = (o->one ? 9 : 19) + 1 + 8 + 2 + 16 + 1;
 		if (best[v[i].row])
-			put_function(f, w, &w->fn[w->pair[best[v[i].row] - 1].fn], (int)o->width - used, o->color);
+			put_function(f, w, &w->fn[w->pair[best[v[i].row] - 1].fn], (int)o->width - used,
+				     o->color);
 		fputs(o->eol, f);
 	}
 	free(best);

@@ -29,9 +29,9 @@
 /* A row of the table: a function, or a thread (proc, thread). */
 typedef struct jw_row {
 	uint32_t fn; /* functions: profile function index + 1, 0 unnamed; threads: the hottest (below) */
-	uint32_t proc, thread;     /* threads: process index and thread name (string index) */
-	uint8_t source;            /* js_name_source, as first seen */
-	bool jit, inlined;         /* named from JIT data; seen as an inlined frame */
+	uint32_t proc, thread; /* threads: process index and thread name (string index) */
+	uint8_t source;        /* js_name_source, as first seen */
+	bool jit, inlined;     /* named from JIT data; seen as an inlined frame */
 	uint32_t self[JS_WIN_SLOTS], total[JS_WIN_SLOTS];
 } jw_row;
 
@@ -63,9 +63,9 @@ typedef enum { JW_BY_SELF, JW_BY_TOTAL } jw_sort;
 typedef struct jw_show {
 	jw_view view;
 	jw_sort sort;
-	unsigned width; /* columns: every line is cut to fit */
-	unsigned rows;  /* table rows at most (0: all) */
-	bool one;       /* one window (top --once): the newest slot only, its length said by span */
+	unsigned width;   /* columns: every line is cut to fit */
+	unsigned rows;    /* table rows at most (0: all) */
+	bool one;         /* one window (top --once): the newest slot only, its length said by span */
 	const char *span; /* the short window's name ("1 s"; --once: "2.0 s") */
 	bool color;       /* names coloured by kind (color.h), the column header in reverse video */
 	const char *eol;  /* ends each line: "\n", or with an erase for a screen */
