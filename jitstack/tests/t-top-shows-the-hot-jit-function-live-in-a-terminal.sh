@@ -7,7 +7,8 @@
 # then a larger window are redrawn to their size (the footer on the last
 # row, no line wider); `q` exits 0, and so
 # does ^C.  In every record mode.  Without a terminal (a pipe) it prints
-# one table without escape codes, tj:hot first.
+# one table without escape codes, tj:hot first; what it does not take is
+# refused with exit 2.
 . "$(dirname "$0")/lib.sh"
 need_file "$TJ" "make tinyjit"
 need_tmux
@@ -89,4 +90,7 @@ cp once.txt screen.txt
 [ "$(top_row)" = "gdb-jit J tj:hot" ] || { cat once.txt; fail "top in a pipe: tj:hot is not the first row"; }
 if grep -q "$ESC" once.txt; then cat -v once.txt; fail "escape codes in top's table in a pipe"; fi
 [ "$(grep -c SOURCE once.txt)" -eq 1 ] || { cat once.txt; fail "top in a pipe: not one table"; }
+expect_exit 2 'top needs -p PID' "$JS" top
+expect_exit 2 "belong to 'jitstack record'" "$JS" top -p $pid -o top.txt
+expect_exit 2 "--once belongs to 'jitstack top'" "$JS" record -p $pid --once
 pass "top: tj:hot on top within 3 s, keys re-sort, switch views and pause, resizes redraw, q and ^C exit 0; one table in a pipe ($RECORD_MODES)"
