@@ -222,8 +222,13 @@ static int done(void *arg, js_targets *ts, js_profile *prof)
 {
 	top *t = arg;
 	t->ts = ts, t->prof = prof, t->w.p = prof;
-	if (t->live)
+	if (t->live) {
+		/* the screen is gone: say why it ended when nobody asked it to */
+		if (!t->quit && !js_targets_alive(ts))
+			fprintf(stderr, "jitstack: %s\n",
+				ts->n == 1 ? "the process exited" : "every process exited");
 		return 0;
+	}
 	js_window_step(&t->w);
 	char line[512], span[32];
 	describe(t, line, sizeof line);
