@@ -16,7 +16,9 @@ for _ in $(seq 100); do
 	limit 60 "$JS" -p $pid 2> /dev/null | grep -q ' tj:main+' && break
 	sleep 0.1
 done
-limit 60 "$JS" -p $pid > plain.txt 2>&1 || { cat plain.txt; fail "jitstack -p exited $?"; }
+limit 60 "$JS" -p $pid > plain.txt 2>&1
+rc=$?
+[ $rc -eq 0 ] || { cat plain.txt; fail "jitstack -p exited $rc"; }
 grep -q ' tj:main+' plain.txt || { cat plain.txt; fail "no JIT frame named in the dump"; }
 if grep -q "$ESC" plain.txt; then fail "colour codes in a pipe (--color=auto)"; fi
 

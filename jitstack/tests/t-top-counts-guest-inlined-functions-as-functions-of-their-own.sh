@@ -8,8 +8,9 @@
 need_file "$TB/guest-child" "make tests"
 
 start_ready child.out '^ready' guest-child "$TB/guest-child" wait
-limit 60 "$JS" top --once --mode ptrace --idle -p "$CHILD_PID" -d 1 > top.txt 2> top.err ||
-	{ cat top.err; fail "top --once exited $?"; }
+limit 60 "$JS" top --once --mode ptrace --idle -p "$CHILD_PID" -d 1 > top.txt 2> top.err
+rc=$?
+[ $rc -eq 0 ] || { cat top.err; fail "top --once exited $rc"; }
 n=0
 for f in $(awk '$1 ~ /^guest:/ { print $1 }' guest.expect); do
 	want="gdb-jit +Ji +$f"

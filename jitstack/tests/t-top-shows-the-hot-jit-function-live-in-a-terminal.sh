@@ -85,7 +85,9 @@ tm send-keys -t ctrlc C-c
 tmux_wait ctrlc '^exit [0-9]+' 30 || { cat screen.txt; fail "^C does not quit"; }
 grep -q '^exit 0' screen.txt || { cat screen.txt; fail "^C: top failed"; }
 
-limit 60 "$JS" top -p $pid -d 1.5 > once.txt 2> once.err || { cat once.err; fail "top in a pipe exited $?"; }
+limit 60 "$JS" top -p $pid -d 1.5 > once.txt 2> once.err
+rc=$?
+[ $rc -eq 0 ] || { cat once.err; fail "top in a pipe exited $rc"; }
 cp once.txt screen.txt
 [ "$(top_row)" = "gdb-jit J tj:hot" ] || { cat once.txt; fail "top in a pipe: tj:hot is not the first row"; }
 if grep -q "$ESC" once.txt; then cat -v once.txt; fail "escape codes in top's table in a pipe"; fi
