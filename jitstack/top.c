@@ -126,6 +126,10 @@ static void draw(top *t)
 	const char *eol = "\033[K\n";
 	char line[512];
 	fputs("\033[H", f); /* home: every line is written over */
+	if (t->rows < 6) {  /* no room for a table: say so on one line */
+		put_line(f, t, "jitstack top: the window is too small", "\033[K\033[J");
+		goto out;
+	}
 	describe(t, line, sizeof line);
 	size_t at = strlen(line);
 	snprintf(line + at, sizeof line - at, "; %.0f s", t->elapsed / 1e9);
@@ -158,6 +162,7 @@ static void draw(top *t)
 		 "s: by self  t: by total  v: %s  p: %s  q: quit    J: JIT code  i: inlined",
 		 t->view == JW_THREADS ? "functions" : "threads", t->paused ? "resume" : "pause");
 	put_line(f, t, line, "\033[K\033[J");
+out:
 	if (fclose(f) == 0) {
 		fwrite(buf, 1, len, stdout);
 		fflush(stdout);

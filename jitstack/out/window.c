@@ -201,13 +201,16 @@ static const char *thread_name(const js_window *w, const jw_row *r)
 	return w->p->str[r->thread][0] ? w->p->str[r->thread] : "?";
 }
 
-/* A share "12.3%" of n in total, in a column of 9. */
-static void put_share(FILE *f, uint64_t n, uint64_t total)
+/* A share "12.3%" of n in total, in a column of 9, at the end of the row
+ * being built (at: its length so far). */
+static int put_share(char *row, size_t len, int at, uint64_t n, uint64_t total)
 {
+	if ((size_t)at >= len)
+		return at;
 	if (total)
-		fprintf(f, "%8.1f%%", 100.0 * (double)n / (double)total);
-	else
-		fprintf(f, "%9s", "-");
+		return at +
+		       snprintf(row + at, len - (size_t)at, "%8.1f%% ", 100.0 * (double)n / (double)total);
+	return at + snprintf(row + at, len - (size_t)at, "%9s ", "-");
 }
 
 /* s on f, cut to room columns (a UTF-8 sequence counts one). */
@@ -232,6 +235,17 @@ static void put_function(FILE *f, const js_window *w, const jw_row *r, int room,
 	put_cut(f, function_name(w, r->fn), room);
 	if (color)
 		fputs(JS_COLOR_OFF, f);
+}
+
+/* A row: its columns (row), then the function's name (none when r is
+ * NULL), all cut to the width, then the end of the line. */
+static void put_row(FILE *f, const js_window *w, const jw_show *o, const char *row, const jw_row *r)
+{
+	int n = (int)strlen(row), width = (int)o->width;
+	put_cut(f, row, width);
+	if (r && width > n)
+		put_function(f, w, r, width - n, o->color);
+	fputs(o->eol, f);
 }
 
 /* The column header: its text cut to the width, in reverse video with colour. */
@@ -280,19 +294,17 @@ static unsigned print_functions(const js_window *w, FILE *f, const jw_show *o, k
 	uint64_t all1 = js_window_samples(w, false), all10 = js_window_samples(w, true);
 	for (size_t i = 0; i < n && (!o->rows || lines < o->rows); i++, lines++) {
 		const jw_row *r = &w->fn[v[i].row];
-		put_share(f, sum(r->self, w, false), all1);
+		char row[160];
+		int at = put_share(row, sizeof row, 0, sum(r->self, w, false), all1);
 		if (!o->one)
-			fputc(' ', f), put_share(f, sum(r->self, w, true), all10);
-		fputc(' ', f);
-		put_share(f, sum(r->total, w, false), all1);
+			at = put_share(row, sizeof row, at, sum(r->self, w, true), all10);
+		at = put_share(row, sizeof row, at, sum(r->total, w, false), all1);
 		if (!o->one)
-			fputc(' ', f), put_share(f, sum(r->total, w, true), all10);
+			at = put_share(row, sizeof row, at, sum(r->total, w, true), all10);
 		const char *src = js_source_name((js_name_source)r->source);
-		char mark[3] = { r->jit ? 'J' : ' ', r->inlined ? 'i' : ' ', 0 };
-		fprintf(f, "  %-8s %-2s ", src ? src : "-", mark);
-		int used = (o->one ? 2 * 9 + 1 : 4 * 9 + 3) + 2 + 8 + 1 + 2 + 1;
-		put_function(f, w, r, (int)o->width - used, o->color);
-		fputs(o->eol, f);
+		snprintf(row + at, sizeof row - (size_t)at, " %-8s %c%c ", src ? src : "-",
+			 r->jit ? 'J' : ' ', r->inlined ? 'i' : ' ');
+		put_row(f, w, o, row, r);
 	}
 	return lines;
 }
@@ -331,19 +343,14 @@ static unsigned print_threads(const js_window *w, FILE *f, const jw_show *o, key
 	uint64_t all1 = js_window_samples(w, false), all10 = js_window_samples(w, true);
 	for (size_t i = 0; i < n && (!o->rows || lines < o->rows); i++, lines++) {
 		const jw_row *r = &w->th[v[i].row];
-		put_share(f, sum(r->total, w, false), all1);
+		char row[160];
+		int at = put_share(row, sizeof row, 0, sum(r->total, w, false), all1);
 		if (!o->one)
-			fputc(' ', f), put_share(f, sum(r->total, w, true), all10);
-		fprintf(f, " %8lld  ", r->proc < w->p->n_proc ? (long long)w->p->proc[r->proc].pid : -1LL);
-		char name[17];
-		snprintf(name, sizeof name, "%-16s", thread_name(w, r));
-		put_cut(f, name, 16);
-		fputc(' ', f);
-		int used = (o->one ? 9 : 19) + 1 + 8 + 2 + 16 + 1;
-		if (best[v[i].row])
-			put_function(f, w, &w->fn[w->pair[best[v[i].row] - 1].fn], (int)o->width - used,
-				     o->color);
-		fputs(o->eol, f);
+			at = put_share(row, sizeof row, at, sum(r->total, w, true), all10);
+		snprintf(row + at, sizeof row - (size_t)at, "%8lld  %-16.16s ",
+			 r->proc < w->p->n_proc ? (long long)w->p->proc[r->proc].pid : -1LL,
+			 thread_name(w, r));
+		put_row(f, w, o, row, best[v[i].row] ? &w->fn[w->pair[best[v[i].row] - 1].fn] : NULL);
 	}
 	free(best);
 	return lines;
