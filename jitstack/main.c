@@ -81,6 +81,8 @@ static const char usage[] =
 	"                       ptrace: each sample stops the thread for its registers and stack\n"
 	"      --idle           also count threads blocked in a system call (--mode ptrace)\n"
 	"      --addresses      collapsed: frames with their addresses (one line per pc stack)\n"
+	"  record shows its progress on stderr, in one line rewritten in place, when that is\n"
+	"  a terminal (never in a pipe or a file)\n"
 	"  top: record's options, and\n"
 	"      --once           sample for -d seconds (default 2), print one table, exit (also\n"
 	"                       when stdout is not a terminal)\n"
