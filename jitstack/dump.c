@@ -150,7 +150,9 @@ int js_dump(const js_dump_opts *d)
 {
 	js_session s;
 	int rc = d->core ? js_open_core(&s, d->core, d->exe, &d->opt) : js_open_live(&s, d->pid, &d->opt);
-	js_out o = { .f = stdout, .json = d->json };
+	js_out o = { .f = stdout,
+		     .json = d->json,
+		     .color = !d->json && js_color_wanted(d->color, STDOUT_FILENO) };
 	if (!rc)
 		rc = d->core ? dump_core(&s, d, &o) : dump_live(&s, d, &o);
 	/* what was printed must have been written (a full disk, a closed pipe) */

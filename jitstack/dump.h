@@ -2,6 +2,7 @@
 #ifndef JS_DUMP_H
 #define JS_DUMP_H
 
+#include "out/color.h"
 #include "unwind/session.h"
 
 typedef struct js_dump_opts {
@@ -11,6 +12,7 @@ typedef struct js_dump_opts {
 	const char *exe;
 	bool json;
 	bool images; /* list the JIT images instead of the stacks */
+	js_color_when color;
 } js_dump_opts;
 
 /* Returns a js_exit code; messages go to stderr. */

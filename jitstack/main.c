@@ -4,6 +4,7 @@
 #include "dump.h"
 #include "base/bounds.h"
 #include "record/record.h"
+#include "top.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -17,20 +18,25 @@
 static const char usage[] =
 	"usage: jitstack -p PID [--json] [-s] [--images] [--max-frames N] [--no-jit] [--no-demangle]\n"
 	"                       [--perf-map FILE | --no-perf-map] [--jitdump FILE | --no-jitdump]\n"
-	"                       [--debuginfo-path PATH] [--stats]\n"
+	"                       [--debuginfo-path PATH] [--color[=WHEN]] [--stats]\n"
 	"       jitstack --core FILE [--exe PATH] [--json] [-s] [--images] [--max-frames N] [--no-jit]\n"
 	"                       [--no-demangle] [--perf-map FILE | --no-perf-map] [--jitdump FILE | --no-jitdump]\n"
-	"                       [--debuginfo-path PATH]\n"
+	"                       [--debuginfo-path PATH] [--color[=WHEN]]\n"
 	"       jitstack record (-p PID[,PID...] | --all) [-F HZ] [-d SECONDS] [-o FILE]\n"
 	"                       [--format collapsed|pprof|svg] [--mode perf|ptrace] [--idle] [--addresses]\n"
 	"                       [--max-frames N] [--no-jit] [--no-demangle]\n"
 	"                       [--perf-map FILE | --no-perf-map] [--jitdump FILE | --no-jitdump]\n"
 	"                       [--debuginfo-path PATH] [--stats]\n"
+	"       jitstack top (-p PID[,PID...] | --all) [--once] [-F HZ] [-d SECONDS] [--mode perf|ptrace]\n"
+	"                       [--idle] [--color[=WHEN]] [--max-frames N] [--no-jit] [--no-demangle]\n"
+	"                       [--perf-map FILE | --no-perf-map] [--jitdump FILE | --no-jitdump]\n"
+	"                       [--debuginfo-path PATH]\n"
 	"\n"
 	"Print the stack of every thread of a live process or a core file, through JIT\n"
 	"code registered with the GDB JIT interface (named, with source lines, unwound\n"
 	"with the JIT's own CFI) or listed in its perf map (named); or sample a\n"
-	"process's (or several processes') stacks into a profile.\n"
+	"process's (or several processes') stacks into a profile, or watch the hottest\n"
+	"functions live (top).\n"
 	"\n"
 	"  -p, --pid PID        the process to read (ptrace: same user or root)\n"
 	"      --core FILE      a core file instead of a process\n"
@@ -51,6 +57,10 @@ static const char usage[] =
 	"      --no-jitdump     read no jitdump\n"
 	"      --debuginfo-path PATH  where separate debuginfo is looked for, as eu-stack's\n"
 	"                       (default :.debug:/usr/lib/debug)\n"
+	"      --color[=WHEN]   colour function names by kind: JIT green, native yellow,\n"
+	"                       unnamed grey (as the SVG); WHEN is auto (the default: when\n"
+	"                       stdout is a terminal and NO_COLOR is unset), always (also\n"
+	"                       --color alone) or never\n"
 	"      --stats          timings and counters on stderr\n"
 	"  record:\n"
 	"  -p, --pid PID,PID... the processes to sample, in one profile (a PID that cannot\n"
@@ -71,6 +81,14 @@ static const char usage[] =
 	"                       ptrace: each sample stops the thread for its registers and stack\n"
 	"      --idle           also count threads blocked in a system call (--mode ptrace)\n"
 	"      --addresses      collapsed: frames with their addresses (one line per pc stack)\n"
+	"  record shows its progress on stderr, in one line rewritten in place, when that is\n"
+	"  a terminal (never in a pipe or a file)\n"
+	"  top: record's options, and\n"
+	"      --once           sample for -d seconds (default 2), print one table, exit (also\n"
+	"                       when stdout is not a terminal)\n"
+	"                       On a terminal: the hottest functions over the last 1 s and\n"
+	"                       10 s, self and total, refreshed every second.  Keys: s sort by\n"
+	"                       self, t by total, v functions/threads, p pause, q (or ^C) quit\n"
 	"  -h, --help           this text;  --version  the version\n"
 	"\n"
 	"Exit status: 0 success, 1 failure, 2 usage, 3 no such process (or it exited),\n"
@@ -95,6 +113,8 @@ enum {
 	O_DEBUGINFO_PATH,
 	O_MODE,
 	O_ALL,
+	O_COLOR,
+	O_ONCE,
 	O_VERSION
 };
 
@@ -122,6 +142,8 @@ static const struct option long_opts[] = {
 	{ "mode", required_argument, NULL, O_MODE },
 	{ "all", no_argument, NULL, O_ALL },
 	{ "addresses", no_argument, NULL, O_ADDRESSES },
+	{ "color", optional_argument, NULL, O_COLOR },
+	{ "once", no_argument, NULL, O_ONCE },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, O_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -186,7 +208,9 @@ static bool parse_double(const char *s, double lo, double hi, double *out)
 
 int main(int argc, char **argv)
 {
-	bool record = argc > 1 && !strcmp(argv[1], "record");
+	bool top = argc > 1 && !strcmp(argv[1], "top");
+	bool record = top || (argc > 1 && !strcmp(argv[1], "record"));
+	const char *cmd = top ? "top" : "record";
 	if (record) {
 		argv++;
 		argc--;
@@ -194,7 +218,7 @@ int main(int argc, char **argv)
 	js_dump_opts d = { 0 };
 	js_record_opts r = { .hz = 99, .format = FMT_COLLAPSED };
 	const char *pid_arg = NULL, *format = NULL, *mode = NULL;
-	bool hz_given = false, all = false;
+	bool hz_given = false, all = false, color_given = false, once = false;
 	int c;
 	long v;
 	while ((c = getopt_long(argc, argv, "p:sF:d:o:h", long_opts, NULL)) != -1) {
@@ -234,6 +258,14 @@ int main(int argc, char **argv)
 		case O_MODE: mode = optarg; break;
 		case O_ALL: all = true; break;
 		case O_ADDRESSES: r.addresses = true; break;
+		case O_COLOR:
+			if (!optarg)
+				d.color = JS_COLOR_ALWAYS;
+			else if (!js_color_parse(optarg, &d.color))
+				return bad_usage("--color: expected auto, always or never, got '%s'", optarg);
+			color_given = true;
+			break;
+		case O_ONCE: once = true; break;
 		case 'h': printf(usage, JS_DEFAULT_MAX_FRAMES, JS_MAX_FRAMES); return 0;
 		case O_VERSION: printf("jitstack %s\n", JS_VERSION); return 0;
 		default: fprintf(stderr, "Try 'jitstack --help'.\n"); return JS_EXIT_USAGE;
@@ -249,14 +281,20 @@ int main(int argc, char **argv)
 	if (d.opt.jitdump && d.opt.no_jitdump)
 		return bad_usage("%s", "--jitdump FILE and --no-jitdump exclude each other");
 	if (all && !record)
-		return bad_usage("%s", "--all belongs to 'jitstack record'");
+		return bad_usage("%s", "--all belongs to 'jitstack record' and 'jitstack top'");
+	if (once && !top)
+		return bad_usage("%s", "--once belongs to 'jitstack top'");
 	if (record) {
 		if (!pid_arg == !all)
-			return bad_usage("%s", all ? "record takes -p PID,... or --all, not both"
-						   : "record needs -p PID[,PID...] or --all");
-
+			return bad_usage(all ? "%s takes -p PID,... or --all, not both"
+					     : "%s needs -p PID[,PID...] or --all",
+					 cmd);
 		if (d.core || d.json || d.images)
-			return bad_usage("%s", "record takes -p only (no --core, --json or --images)");
+			return bad_usage("%s takes -p only (no --core, --json or --images)", cmd);
+		if (!top && color_given)
+			return bad_usage("%s", "--color belongs to the stack dump and 'jitstack top'");
+		if (top && (format || r.out || r.addresses))
+			return bad_usage("%s", "-o, --format and --addresses belong to 'jitstack record'");
 		if (format && strcmp(format, "collapsed") && strcmp(format, "pprof") && strcmp(format, "svg"))
 			return bad_usage("--format: expected collapsed, pprof or svg, got '%s'", format);
 		r.format = !format                    ? FMT_COLLAPSED
@@ -278,7 +316,8 @@ int main(int argc, char **argv)
 		r.opt = d.opt;
 		r.pids = pids;
 		r.all = all;
-		int rc = js_record(&r);
+		js_top_opts t = { .r = r, .once = once, .color = d.color };
+		int rc = top ? js_top(&t) : js_record(&r);
 		free(pids);
 		return rc;
 	}

@@ -1,6 +1,7 @@
 /* output.c - text and JSON output of stacks and JIT images (output.h). */
 #include "out/output.h"
 #include "base/bounds.h"
+#include "out/color.h"
 #include "formats/utf8.h"
 
 #include <gelf.h>
@@ -158,10 +159,27 @@ static void text_module(FILE *f, const js_sym *y)
 		fprintf(f, " (%s)", y->jit ? y->module : base_name(y->module));
 }
 
-/* A function inlined at the frame's pc: its own line, at the same pc. */
+/* A frame's function name, coloured by its kind when o->color. */
+static void text_name(js_out *o, js_frame_kind kind, const char *func, uint64_t off, bool with_off)
+{
+	if (o->color)
+		fputs(js_color_of(kind), o->f);
+	if (!func)
+		fputs("??", o->f);
+	else if (with_off)
+		fprintf(o->f, "%s+%#" PRIx64, func, off);
+	else
+		fputs(func, o->f);
+	if (o->color)
+		fputs(JS_COLOR_OFF, o->f);
+}
+
+/* A function inlined at the frame's pc: its own line, at the same pc, of
+ * the kind of the frame it was inlined into. */
 static void text_inlined(js_out *o, size_t k, const js_frame *fr, const js_sym *y, const js_inline *in)
 {
-	fprintf(o->f, "#%-3zu 0x%016" PRIx64 " %s", k, fr->pc, in->func ? in->func : "??");
+	fprintf(o->f, "#%-3zu 0x%016" PRIx64 " ", k, fr->pc);
+	text_name(o, in->func ? js_sym_kind(y) : JS_KIND_UNNAMED, in->func, 0, false);
 	text_module(o->f, y);
 	if (in->file)
 		fprintf(o->f, " at %s:%d", in->file, in->line);
@@ -177,10 +195,7 @@ static size_t text_frame(js_out *o, size_t k, const js_frame *fr, const js_sym *
 	for (uint32_t j = 0; j < y.n_inl; j++)
 		text_inlined(o, k++, fr, &y, &y.inl[j]);
 	fprintf(o->f, "#%-3zu 0x%016" PRIx64 " ", k, fr->pc);
-	if (y.func)
-		fprintf(o->f, "%s+%#" PRIx64, y.func, y.func_off);
-	else
-		fputs("??", o->f);
+	text_name(o, js_sym_kind(&y), y.func, y.func_off, true);
 	text_module(o->f, &y);
 	if (y.file)
 		fprintf(o->f, " at %s:%d", y.file, y.line);

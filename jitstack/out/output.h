@@ -7,8 +7,10 @@
  * named from the target's perf map.  A function inlined at a frame's pc
  * comes before it, at the same pc, numbered as gdb numbers it:
  *   #N  0xPC FUNCTION (MODULE) at FILE:LINE [inlined]
- * The JSON shape (one object per frame, inline frames too, with
- * "inlined") is documented in jitstack(1).
+ * With color, each FUNCTION is coloured by its kind (color.h: JIT,
+ * native, unnamed).  The JSON shape (one object per frame, inline frames
+ * too, with "inlined") is documented in jitstack(1); JSON is never
+ * coloured.
  */
 #ifndef JS_OUTPUT_H
 #define JS_OUTPUT_H
@@ -20,6 +22,7 @@
 typedef struct js_out {
 	FILE *f;
 	bool json;
+	bool color; /* text: function names coloured by kind (color.h) */
 	size_t threads;
 	bool any_fp;
 	bool any_perfmap;

@@ -176,7 +176,8 @@ __attribute__((noinline)) static uint32_t new_location(js_profile *p, pr_process
 			    .mapping = mapping_of(p, proc, s, &y, f->pc),
 			    .function = function_of(p, y.func, y.file),
 			    .line = y.line,
-			    .jit = jit };
+			    .jit = jit,
+			    .source = (uint8_t)y.source };
 	if (!loc.function && y.module) {
 		/* no symbol: name it after its module and offset, as perf does */
 		char buf[300];

@@ -35,6 +35,7 @@ typedef struct pr_location {
 	uint32_t inl;      /* the functions inlined at address: p->inl[inl .. inl + n_inl), */
 	uint32_t n_inl;    /* innermost first */
 	bool jit;          /* named from JIT data (an image, the perf map) */
+	uint8_t source;    /* where its name came from: js_name_source */
 } pr_location;
 
 typedef struct pr_function {

@@ -23,6 +23,7 @@
  */
 #include "formats/clock.h"
 #include "record/perfrecord.h"
+#include "record/progress.h"
 #include "unwind/stack.h"
 #include "record/targets.h"
 
@@ -454,6 +455,8 @@ int js_record_perf(js_targets *ts, const js_record_opts *r, js_profile *prof, co
 	uint64_t end = r->secs ? start + (uint64_t)(r->secs * 1e9) : UINT64_MAX;
 	for (size_t i = 0; i < ts->n; i++)
 		ts->t[i]->last_scan = ts->t[i]->last_plain = start;
+	js_ticker k;
+	js_ticker_start(&k, r, ts, prof, start, end);
 	while (!js_targets_done(ts)) {
 		uint64_t now = now_ns();
 		if (now >= end)
@@ -471,9 +474,10 @@ int js_record_perf(js_targets *ts, const js_record_opts *r, js_profile *prof, co
 				signalled |= si.ssi_signo != SIGCHLD;
 		}
 		round_once(&c, start);
-		if (signalled)
+		if (signalled || js_ticker_tick(&k, now_ns()))
 			break;
 	}
+	js_ticker_end(&k);
 	last_drain(&c);
 	close(sfd);
 	prof->duration_ns = now_ns() - start;

@@ -17,6 +17,7 @@
  */
 #include "formats/clock.h"
 #include "record/perfrecord.h"
+#include "record/progress.h"
 #include "out/profile.h"
 #include "record/record.h"
 #include "out/svg.h"
@@ -301,8 +302,16 @@ static int sample_ptrace(js_targets *ts, const js_record_opts *r, const sigset_t
 	uint64_t end = r->secs ? start + (uint64_t)(r->secs * 1e9) : UINT64_MAX;
 	for (size_t i = 0; i < ts->n; i++)
 		ts->t[i]->last_scan = ts->t[i]->last_plain = start;
+	js_ticker k;
+	js_ticker_start(&k, r, ts, prof, start, end);
 	while (!js_targets_done(ts)) {
-		if (wait_until(ts, procs, set, next < end ? next : end) || now_ns() >= end)
+		/* a round when one is due; a tick may come between two */
+		uint64_t due = next < end ? next : end;
+		if (wait_until(ts, procs, set, due < k.next ? due : k.next) || js_ticker_tick(&k, now_ns()))
+			break;
+		if (now_ns() < due)
+			continue;
+		if (now_ns() >= end)
 			break;
 		poll_all(ts, procs);
 		for (size_t i = 0; i < ts->n; i++)
@@ -312,6 +321,7 @@ static int sample_ptrace(js_targets *ts, const js_record_opts *r, const sigset_t
 		if (next <= now_ns()) /* fell behind: skip, never burst */
 			next = now_ns() + prof->period_ns;
 	}
+	js_ticker_end(&k);
 	prof->duration_ns = now_ns() - start;
 	js_stack_free(&st);
 	if (ts->opt.stats)
@@ -363,10 +373,13 @@ static int record(js_targets *ts, const js_record_opts *r, const sigset_t *set, 
 	prof->main_exe = ts->t[0]->s.exe_path;
 	prof->by_process = ts->multi;
 	int rc = ts->perf ? js_record_perf(ts, r, prof, set) : sample_ptrace(ts, r, set, prof);
-	if (!rc)
-		rc = prof->oom ? js_fail(&ts->first, JS_EXIT_FAILURE, ENOMEM, "out of memory for the profile")
-			       : write_profile(ts, r, prof);
+	if (!rc && prof->oom)
+		rc = js_fail(&ts->first, JS_EXIT_FAILURE, ENOMEM, "out of memory for the profile");
+	else if (!rc)
+		rc = r->view ? r->view->done(r->view->arg, ts, prof) : write_profile(ts, r, prof);
 	print_warnings(ts);
+	if (r->view)
+		return rc;
 	char gone[96];
 	exit_note(ts, gone, sizeof gone);
 	fprintf(stderr, "jitstack: %llu samples in %.2f s%s%s\n", (unsigned long long)prof->total,

@@ -134,3 +134,41 @@ need_chromium() {
 	CHROMIUM=$(command -v chromium || true)
 	[ -n "$CHROMIUM" ] || skip "chromium is not installed"
 }
+
+# A terminal for the tests that need one: tmux, on a server of the test's
+# own (its socket in $T, no configuration file read), which cleanup ends
+# with everything running in it.  need_tmux skips without tmux
+# (scripts/install-deps.sh installs it: jitstack/PACKAGES).
+need_tmux() {
+	command -v tmux >/dev/null 2>&1 || skip "tmux is not installed (scripts/install-deps.sh test installs it)"
+	unset TMUX
+}
+tm() { tmux -S "$T/tmux.sock" -f /dev/null "$@"; }
+# Run a shell command line in a new window of WIDTH x HEIGHT (session NAME);
+# when it ends, the window shows "exit N" (its status) and stays.
+# Usage: tmux_start NAME WIDTH HEIGHT COMMAND-LINE
+tmux_start() {
+	ts_name=$1 ts_w=$2 ts_h=$3; shift 3
+	if tm has-session 2>/dev/null; then
+		tm new-session -d -s "$ts_name" -x "$ts_w" -y "$ts_h" "$*; echo \"exit \$?\"; exec sleep 600"
+	else
+		tm new-session -d -s "$ts_name" -x "$ts_w" -y "$ts_h" "$*; echo \"exit \$?\"; exec sleep 600" ||
+			fail "tmux cannot start a session"
+		CLEANUP_PIDS="${CLEANUP_PIDS:-} $(tm display-message -p '#{pid}')"
+	fi
+}
+# The screen of session NAME as text (tmux capture-pane; -e: with its
+# colours as escape sequences).  Usage: tmux_screen NAME [-e]
+tmux_screen() { tm capture-pane -p -t "$1" ${2:-}; }
+# Wait (polling, SECONDS at most) until the screen of NAME has a line
+# matching the extended regular expression RE; the screen is left in
+# screen.txt.  Usage: tmux_wait NAME RE SECONDS [-e]
+tmux_wait() {
+	tw_end=$(($(date +%s%N) / 1000000 + $3 * 1000))
+	while :; do
+		tmux_screen "$1" ${4:-} > screen.txt 2>/dev/null
+		grep -qE -e "$2" screen.txt && return 0
+		[ $(($(date +%s%N) / 1000000)) -lt $tw_end ] || return 1
+		sleep 0.1
+	done
+}
