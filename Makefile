@@ -208,7 +208,7 @@ check-run: lib tests $(CHECK_BUILD)
 check-fresh: fresh-deps test-tools
 	@sh scripts/check-fresh.sh
 
-demo: test-deps lib examples
+demo: test-deps lib examples tinyjit
 	@examples/demo.sh $(BUILD)
 
 # Longer fuzzing runs of every part (libFuzzer, clang-19); check runs short ones.

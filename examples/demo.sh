@@ -1,8 +1,9 @@
 #!/bin/sh
 # demo.sh BUILD - what `make demo` shows: JIT code that glibc backtrace() and
 # gdb see through once it is published (hello-jit), the perf files it writes
-# only when asked (JITUNWIND=perf), then the unwind matrix in
-# its quick form: every unwinder on tinyjit's probe in three modes, each cell
+# only when asked (JITUNWIND=perf), guest functions tinyjit inlined shown by
+# gdb as frames of their own, then the unwind matrix in its quick form: every
+# unwinder on tinyjit's probe in four modes, each cell
 # judged against the frames the workload says it has (`make matrix` runs all
 # of it and writes docs/MATRIX.md).
 BUILD=${1:-build}
@@ -37,6 +38,17 @@ grep channels "$W/perf.out"
 echo "$MAP:"
 sed 's/^/  /' "$MAP"
 find "$W" -name "jit-$pid.dump" -printf '%P: %s bytes (for perf inject --jit)\n'
+
+say "guest frames: tinyjit --inline compiles descend's direct call into its caller's code; gdb shows both"
+TJ=$B/tinyjit/tinyjit
+if command -v gdb >/dev/null 2>&1; then
+	# probe.tj at depth 2, probe mode 9: SIGTRAP at the bottom, for gdb
+	timeout 60 gdb -q -batch -nx -ex 'set style enabled off' -ex run -ex bt \
+		--args "$TJ" --inline "$ROOT/tinyjit/examples/probe.tj" 9 2 2>&1 |
+		grep -E '^#([3-9]|1[0-9]) ' | sed -E 's/ \((vm|arg|body|argc|n)=.*\)( at |$)/ (...)\2/' | cut -c1-100
+else
+	echo "(gdb is not installed: skipped)"
+fi
 
 say "the unwind matrix, quick form (make matrix: every mode, docs/MATRIX.md)"
 ${MAKE:-make} -s --no-print-directory -C "$ROOT" BUILD="$BUILD" matrix-quick

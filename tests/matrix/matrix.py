@@ -43,9 +43,10 @@ MIN_SAMPLES = 10
 SAMPLE_SHARE = 0.9
 
 # The quick form (`make demo`): every unwinder in the default mode and in
-# the two modes that tell most (frame pointers only; no frame pointers with
-# exact CFI), the every-instruction test in one exact mode.
-QUICK_COLUMNS = ["fp-none", "fp-region", "nofp-exact"]
+# the modes that tell most (frame pointers only; no frame pointers with
+# exact CFI; guest calls inlined), the every-instruction test in one exact
+# mode.
+QUICK_COLUMNS = ["fp-none", "fp-region", "nofp-exact", "inline-fp-exact"]
 QUICK_STEPS = ["nofp-exact"]
 
 
