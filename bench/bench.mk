@@ -1,6 +1,8 @@
 # bench.mk - benchmarks (included by the top-level Makefile).
 #   make bench        build them and run the quick set
 #   make bench-full   with 1M blobs already published (a few minutes)
+#   make bench-scale  jitstack against eu-stack and gdb on JIT processes of
+#                     1k to 1M functions (bench/scale/run.sh; SCALE_RUNS, SCALE_NS)
 
 BENCH_DIR := $(BUILD)/bench
 
@@ -21,6 +23,21 @@ $(BENCH_DIR)/bench-libunwind: bench/bench-libunwind.c $(LIB_A)
 $(BENCH_DIR)/bench-anchor: bench/bench-anchor.c $(LIB_INTERNAL)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -O2 -I. -o $@ $< $(LIB_INTERNAL)
+
+# The scale targets: N functions published through the library, or in
+# single-function images under the process's own descriptor (LLVM ORC's way).
+$(BENCH_DIR)/scalejit: bench/scale/scalejit.c $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -O2 -fno-omit-frame-pointer -Iinclude -o $@ $< $(LIB_A) -ldl -pthread
+
+$(BENCH_DIR)/orcjit: bench/scale/orcjit.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -O2 -fno-omit-frame-pointer -o $@ $<
+
+.PHONY: bench-scale bench-scale-build
+bench-scale-build: $(BENCH_DIR)/scalejit $(BENCH_DIR)/orcjit
+bench-scale: bench-scale-build jitstack
+	sh bench/scale/run.sh $(BUILD)
 
 .PHONY: bench bench-full bench-build
 bench-build: $(BENCH_DIR)/bench-publish $(BENCH_DIR)/bench-libunwind $(BENCH_DIR)/bench-anchor \

@@ -149,7 +149,9 @@ static int dump_core(js_session *s, const js_dump_opts *d, js_out *o)
 int js_dump(const js_dump_opts *d)
 {
 	js_session s;
-	int rc = d->core ? js_open_core(&s, d->core, d->exe, &d->opt) : js_open_live(&s, d->pid, &d->opt);
+	js_opts opt = d->opt;
+	opt.all_images |= d->images; /* --images lists them all */
+	int rc = d->core ? js_open_core(&s, d->core, d->exe, &opt) : js_open_live(&s, d->pid, &opt);
 	js_out o = { .f = stdout,
 		     .json = d->json,
 		     .color = !d->json && js_color_wanted(d->color, STDOUT_FILENO) };

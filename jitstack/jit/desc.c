@@ -87,6 +87,7 @@ static int walk(js_mem *m, js_desc *d, uint64_t first, size_t max, bool ext)
 	aset seen = { 0 };
 	int rc = WALK_OK;
 	d->n = 0;
+	js_mem_flush(m); /* entries sit close together: read them by pages, as they are now */
 	for (uint64_t p = first; p;) {
 		if (d->n >= max) {
 			dnote(d, "the entry list is longer than %zu entries: read up to there", max);
@@ -105,7 +106,7 @@ static int walk(js_mem *m, js_desc *d, uint64_t first, size_t max, bool ext)
 		}
 		gdbjit_entry e;
 		memset(&e, 0, sizeof e);
-		if (js_mem_read(m, p, &e, ext ? sizeof e : GDBJIT_STD_ENTRY_SIZE)) {
+		if (js_mem_read_cached(m, p, &e, ext ? sizeof e : GDBJIT_STD_ENTRY_SIZE)) {
 			dnote(d, "entry at %#" PRIx64 " is unreadable: read up to there", p);
 			rc = WALK_TORN;
 			break;

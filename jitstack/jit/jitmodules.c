@@ -5,6 +5,7 @@
 #include "jit/elfin.h"
 #include "target/symfind.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -24,6 +25,8 @@ void js_jit_free(js_jit *j)
 	js_jit_reap(j);
 	free(j->img);
 	free(j->dead);
+	free(j->defer);
+	free(j->defer_hi);
 	for (size_t i = 0; i < j->n_desc; i++)
 		js_desc_free(&j->desc[i]);
 	memset(j, 0, sizeof *j);
@@ -408,6 +411,9 @@ static bool rewrite_pending(js_jit *j, size_t first_fresh)
 typedef struct batch {
 	js_image **v;
 	size_t n, cap;
+	js_deferred *d; /* the deferred entries of this read, old and new */
+	size_t nd, capd;
+	bool d_new; /* one of them was not deferred before */
 } batch;
 
 static void batch_free(batch *b)
@@ -415,6 +421,7 @@ static void batch_free(batch *b)
 	for (size_t i = 0; i < b->n; i++)
 		js_image_free(b->v[i]);
 	free(b->v);
+	free(b->d);
 	*b = (batch){ 0 };
 }
 
@@ -446,6 +453,156 @@ static int read_lists(js_jit *j, js_mem *m, read_mode mode, js_err *err)
 	return 0;
 }
 
+/* ---- deferred entries ------------------------------------------------------------ */
+
+/* The hull of the code an entry's image describes, read from its ELF and
+ * section headers alone: its SHF_EXECINSTR sections with an address
+ * (in-memory images give .text the code's address, as gdb needs).  Two
+ * bounded reads, or one when the headers sit in the image's first bytes.
+ * False when it cannot be told so (not a 64-bit ELF, extended numbering,
+ * headers out of bounds, no code section with an address): then the
+ * image is copied and read in full. */
+static bool peek_range(js_mem *m, const js_entry *e, uint64_t *lo, uint64_t *hi)
+{
+	enum { FIRST = 1024 };
+	uint8_t first[FIRST];
+	size_t got = e->symfile_size < FIRST ? (size_t)e->symfile_size : FIRST;
+	Elf64_Ehdr eh;
+	if (got < sizeof eh || js_mem_read_cached(m, e->symfile_addr, first, got))
+		return false;
+	memcpy(&eh, first, sizeof eh);
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shnum == 0 ||
+	    eh.e_shnum > JS_MAX_SECTIONS || eh.e_shoff > e->symfile_size ||
+	    (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr) > e->symfile_size - eh.e_shoff)
+		return false;
+	size_t bytes = (size_t)eh.e_shnum * sizeof(Elf64_Shdr);
+	Elf64_Shdr *sh = malloc(bytes);
+	if (!sh)
+		return false;
+	if (eh.e_shoff + bytes <= got)
+		memcpy(sh, first + eh.e_shoff, bytes);
+	else if (js_mem_read_cached(m, e->symfile_addr + eh.e_shoff, sh, bytes)) {
+		free(sh);
+		return false;
+	}
+	uint64_t a = UINT64_MAX, b = 0;
+	for (size_t i = 0; i < eh.e_shnum; i++) {
+		if (!(sh[i].sh_flags & SHF_EXECINSTR) || !sh[i].sh_addr || !sh[i].sh_size ||
+		    sh[i].sh_addr + sh[i].sh_size < sh[i].sh_addr)
+			continue;
+		a = sh[i].sh_addr < a ? sh[i].sh_addr : a;
+		b = sh[i].sh_addr + sh[i].sh_size > b ? sh[i].sh_addr + sh[i].sh_size : b;
+	}
+	free(sh);
+	if (a >= b || b - a > JS_MAX_CODE_SPAN)
+		return false;
+	*lo = a;
+	*hi = b;
+	return true;
+}
+
+/* The range of an entry's code without copying its image, or false. */
+static bool entry_range(js_jit *j, js_mem *m, const js_entry *e, uint64_t *lo, uint64_t *hi)
+{
+	if (e->ext && e->code_lo < e->code_hi && e->code_hi - e->code_lo <= JS_MAX_CODE_SPAN) {
+		*lo = e->code_lo;
+		*hi = e->code_hi;
+		return true;
+	}
+	if (e->ext)
+		return false;
+	j->peeks++;
+	return peek_range(m, e, lo, hi);
+}
+
+static bool same_entry(const js_entry *a, const js_entry *b)
+{
+	return a->addr == b->addr && a->ext == b->ext && a->reg_seq == b->reg_seq &&
+	       a->symfile_addr == b->symfile_addr && a->symfile_size == b->symfile_size;
+}
+
+/* The deferred entries of the last read by entry address. */
+typedef struct dmap {
+	js_deferred **v;
+	size_t cap;
+} dmap;
+
+static int dmap_init(dmap *m, js_jit *j)
+{
+	*m = (dmap){ 0 };
+	if (!j->n_defer)
+		return 0;
+	m->cap = 64;
+	while (m->cap < 2 * j->n_defer + 2)
+		m->cap *= 2;
+	if (!(m->v = calloc(m->cap, sizeof *m->v)))
+		return -1;
+	for (size_t i = 0; i < j->n_defer; i++) {
+		js_deferred *d = &j->defer[i];
+		if (d->taken)
+			continue;
+		size_t k = imap_slot(d->e.addr, m->cap);
+		while (m->v[k])
+			k = (k + 1) & (m->cap - 1);
+		m->v[k] = d;
+	}
+	return 0;
+}
+
+static const js_deferred *dmap_get(const dmap *m, const js_entry *e)
+{
+	if (!m->cap)
+		return NULL;
+	for (size_t k = imap_slot(e->addr, m->cap); m->v[k]; k = (k + 1) & (m->cap - 1))
+		if (same_entry(&m->v[k]->e, e))
+			return m->v[k];
+	return NULL;
+}
+
+/* Defer an entry whose range is known (old: as the last read had it). */
+static int defer(batch *b, const js_entry *e, unsigned desc, uint64_t lo, uint64_t hi, bool old)
+{
+	if (!js_grow(&b->d, &b->capd, b->nd, sizeof *b->d))
+		return -1;
+	b->d[b->nd++] = (js_deferred){ lo, hi, *e, desc, false };
+	b->d_new |= !old;
+	return 0;
+}
+
+static int deferred_by_lo(const void *a, const void *b)
+{
+	const js_deferred *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The deferred entries of a read replace those of the last; -1 when out
+ * of memory (then none is kept: their images are not copied, and their
+ * frames found by frame pointers). */
+static int install_deferred(js_jit *j, batch *b)
+{
+	free(j->defer);
+	free(j->defer_hi);
+	j->defer = b->d;
+	j->n_defer = j->n_defer_left = b->nd;
+	j->defer_hi = NULL;
+	b->d = NULL;
+	b->nd = b->capd = 0;
+	if (!j->n_defer)
+		return 0;
+	qsort(j->defer, j->n_defer, sizeof *j->defer, deferred_by_lo);
+	if (!(j->defer_hi = malloc(j->n_defer * sizeof *j->defer_hi))) {
+		free(j->defer);
+		j->defer = NULL;
+		j->n_defer = j->n_defer_left = 0;
+		return -1;
+	}
+	uint64_t top = 0;
+	for (size_t i = 0; i < j->n_defer; i++)
+		j->defer_hi[i] = top = j->defer[i].hi > top ? j->defer[i].hi : top;
+	return 0;
+}
+
 /* The cached images by entry address, each marked not listed until the
  * walk of the lists finds it; -1 when out of memory. */
 static int map_images(js_jit *j, imap *map)
@@ -465,7 +622,7 @@ static int map_images(js_jit *j, imap *map)
 /* Walk the lists: mark the cached images they hold, copy and rewrite the
  * others into *fresh (bounded by JS_MAX_IMAGES and JS_MAX_IMAGES_TOTAL).
  * -1 when out of memory. */
-static int copy_new(js_jit *j, js_mem *m, imap *map, batch *fresh)
+static int copy_new(js_jit *j, js_mem *m, imap *map, const dmap *old, batch *fresh)
 {
 	size_t budget = JS_MAX_IMAGES_TOTAL;
 	j->empty = j->over_limit = 0;
@@ -477,6 +634,18 @@ static int copy_new(js_jit *j, js_mem *m, imap *map, batch *fresh)
 				continue;
 			}
 			js_image *im = imap_get(map, e);
+			const js_deferred *was = im ? NULL : dmap_get(old, e);
+			uint64_t lo, hi;
+			if (was) {
+				if (defer(fresh, e, (unsigned)d, was->lo, was->hi, true))
+					return -1;
+				continue;
+			}
+			if (!im && j->lazy && entry_range(j, m, e, &lo, &hi)) {
+				if (defer(fresh, e, (unsigned)d, lo, hi, false))
+					return -1;
+				continue;
+			}
 			if (!im && j->n_img + fresh->n >= JS_MAX_IMAGES) {
 				j->over_limit++;
 				continue;
@@ -502,10 +671,16 @@ static int read_snapshot(js_jit *j, js_mem *m, read_mode mode, batch *fresh, js_
 	if (rc)
 		return rc;
 	imap map;
+	dmap old;
 	if (map_images(j, &map))
 		return out_of_memory(err);
-	rc = copy_new(j, m, &map, fresh) ? out_of_memory(err) : 0;
+	if (dmap_init(&old, j)) {
+		free(map.v);
+		return out_of_memory(err);
+	}
+	rc = copy_new(j, m, &map, &old, fresh) ? out_of_memory(err) : 0;
 	free(map.v);
+	free(old.v);
 	return rc;
 }
 
@@ -522,7 +697,9 @@ static bool copies_valid(js_jit *j, js_mem *m)
  * into it), add what is new; a change is counted in j->changes. */
 static void commit(js_jit *j, batch *fresh)
 {
-	bool changed = fresh->n > 0;
+	/* an entry deferred or no longer listed changes what covers a pc */
+	bool changed = fresh->n > 0 || fresh->d_new || fresh->nd != j->n_defer_left;
+	(void)install_deferred(j, fresh);
 	size_t w = 0;
 	for (size_t i = 0; i < j->n_img; i++) {
 		if (j->img[i]->live) {
@@ -538,6 +715,7 @@ static void commit(js_jit *j, batch *fresh)
 		if (keep(&j->img, &j->n_img, &j->cap_img, fresh->v[f]))
 			js_image_free(fresh->v[f]);
 	free(fresh->v);
+	free(fresh->d);
 	*fresh = (batch){ 0 };
 	changed |= rewrite_pending(j, w);
 	if (changed)
@@ -562,6 +740,82 @@ int js_jit_refresh(js_jit *j, js_mem *m, read_mode mode, js_err *err)
 		commit(j, &fresh);
 		return 0;
 	}
+}
+
+/* Copy every deferred entry's image (for its exports: an image that
+ * relocates against symbols of others, as lazy ORC's do, needs them all). */
+static int take_all(js_jit *j, js_mem *m)
+{
+	size_t budget = JS_MAX_IMAGES_TOTAL;
+	for (size_t i = 0; i < j->n_defer; i++) {
+		js_deferred *d = &j->defer[i];
+		if (d->taken)
+			continue;
+		d->taken = true;
+		j->n_defer_left--;
+		if (j->n_img >= JS_MAX_IMAGES) {
+			j->over_limit++;
+			continue;
+		}
+		js_image *im = load_image(j, m, &d->e, d->desc, &budget);
+		if (!im || keep(&j->img, &j->n_img, &j->cap_img, im)) {
+			js_image_free(im);
+			return -1;
+		}
+		im->live = true;
+	}
+	return 0;
+}
+
+int js_jit_load_at(js_jit *j, js_mem *m, uint64_t pc)
+{
+	if (!j->n_defer_left)
+		return 0;
+	size_t a = 0, b = j->n_defer; /* the first deferred entry starting above pc */
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+		if (j->defer[mid].lo <= pc)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	size_t first = j->n_img, budget = JS_MAX_IMAGES_TOTAL;
+	for (size_t i = a; i-- > 0 && j->defer_hi[i] > pc;) {
+		js_deferred *d = &j->defer[i];
+		if (d->taken || pc >= d->hi)
+			continue;
+		if (j->n_img >= JS_MAX_IMAGES) {
+			j->over_limit++;
+			break;
+		}
+		js_image *im = load_image(j, m, &d->e, d->desc, &budget);
+		if (im && !js_desc_copies_valid(m, &j->desc[d->desc])) {
+			js_image_free(im); /* freed while copied: the next read of the list knows */
+			continue;
+		}
+		if (!im || keep(&j->img, &j->n_img, &j->cap_img, im)) {
+			js_image_free(im);
+			return -1;
+		}
+		im->live = true;
+		d->taken = true;
+		j->n_defer_left--;
+		j->lazy_loads++;
+	}
+	if (j->n_img == first)
+		return 0;
+	rewrite_pending(j, first);
+	bool waits = false;
+	for (size_t i = first; i < j->n_img; i++)
+		waits |= j->img[i]->raw && j->img[i]->out.n_undefined;
+	if (waits && j->n_defer_left) {
+		size_t more = j->n_img;
+		if (take_all(j, m))
+			return -1;
+		rewrite_pending(j, more);
+	}
+	j->changes++;
+	return (int)(j->n_img - first);
 }
 
 bool js_jit_seq_moved(js_jit *j, js_mem *m)

@@ -5,6 +5,14 @@
  * it (jitimage.h) and reports it to libdwfl as a module at the code's
  * address, whose ELF the find_elf callback hands over from memory.
  *
+ * A lazy reader (j->lazy, the default for dumps and record) copies no
+ * image when it reads the lists: an entry whose code range is known
+ * cheaply (the extension's code_lo/code_hi, or a foreign image's ELF and
+ * section headers, two bounded reads) is kept as a deferred entry in an
+ * index by address, and its image copied and rewritten only when a pc of a
+ * stack falls in that range (js_jit_load_at).  An entry whose range cannot
+ * be told so is copied at once, as a reader that is not lazy copies all.
+ *
  * Images are cached across reads keyed by what names an entry uniquely:
  * (entry address, reg_seq) with the extension, (entry address, image
  * address, image size) without it; a record session re-reads the list only
@@ -63,6 +71,14 @@ static inline bool js_image_usable(const js_image *im)
 
 #define JS_IMAGE_MAGIC 0x4a495449u /* "JITI" */
 
+/* A listed entry whose image is not copied yet, and its code's range. */
+typedef struct js_deferred {
+	uint64_t lo, hi;
+	js_entry e;
+	unsigned desc;
+	bool taken; /* copied since (its image is in j->img now) */
+} js_deferred;
+
 typedef struct js_jit {
 	js_desc desc[JS_MAX_DESCRIPTORS];
 	size_t n_desc;
@@ -75,6 +91,11 @@ typedef struct js_jit {
 	unsigned long empty, over_limit; /* entries with no image; entries past JS_MAX_IMAGES */
 	js_image **dead;                 /* dropped images, freed after libdwfl let go */
 	size_t n_dead, cap_dead;
+	bool lazy;          /* copy images only for the pcs that need them */
+	js_deferred *defer; /* the entries not copied, by lo */
+	uint64_t *defer_hi; /* defer_hi[i]: the highest hi of defer[0..i] */
+	size_t n_defer, n_defer_left;
+	unsigned long peeks, lazy_loads; /* headers read for a range; images copied for a pc */
 } js_jit;
 
 void js_jit_init(js_jit *j, uint16_t machine);
@@ -89,6 +110,12 @@ size_t js_jit_find_descriptors(js_jit *j, Dwfl *dwfl);
  * when the target's memory cannot be read (JS_EXIT_NO_PROCESS: it is gone)
  * or memory runs out. */
 int js_jit_refresh(js_jit *j, js_mem *m, read_mode mode, js_err *err);
+
+/* Copy, rewrite and keep the images of deferred entries whose code holds
+ * pc (reporting them is the caller's, as after js_jit_refresh).  Returns
+ * how many were added (0: none holds pc, or its copy failed a check), or
+ * -1 when out of memory. */
+int js_jit_load_at(js_jit *j, js_mem *m, uint64_t pc);
 
 /* Has any extension descriptor's seq moved since the last refresh?  (An
  * error reading it counts as moved.)  Without the extension, false. */

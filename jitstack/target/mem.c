@@ -218,6 +218,56 @@ static const uint8_t *cached_page(js_mem *m, uint64_t page)
 	return c->bytes;
 }
 
+/* A missed page with the pages around it, in one process_vm_readv: the
+ * aligned run of AHEAD pages holding it, which fall in distinct slots.
+ * The readable prefix of the run is cached; NULL when it does not reach
+ * the page (then the page alone is read). */
+enum { AHEAD = 16 };
+static const uint8_t *cached_run(js_mem *m, uint64_t page)
+{
+	cpage *c = &m->cache[(page / PAGE) % CACHE_PAGES];
+	if (c->gen == m->gen && c->tag == page)
+		return c->bytes;
+	uint64_t first = page & ~(uint64_t)(AHEAD * PAGE - 1);
+	struct iovec local[AHEAD], remote[AHEAD];
+	for (size_t i = 0; i < AHEAD; i++) {
+		cpage *slot = &m->cache[((first / PAGE) + i) % CACHE_PAGES];
+		slot->gen = 0;
+		local[i] = (struct iovec){ slot->bytes, PAGE };
+		remote[i] = (struct iovec){ (void *)(uintptr_t)(first + i * PAGE), PAGE };
+	}
+	m->syscalls++;
+	ssize_t got = process_vm_readv(m->pid, local, AHEAD, remote, AHEAD, 0);
+	size_t whole = got > 0 ? (size_t)got / PAGE : 0;
+	for (size_t i = 0; i < whole; i++) {
+		cpage *slot = &m->cache[((first / PAGE) + i) % CACHE_PAGES];
+		slot->tag = first + i * PAGE;
+		slot->gen = m->gen;
+	}
+	return page < first + whole * PAGE ? c->bytes : cached_page(m, page);
+}
+
+int js_mem_read_cached(js_mem *m, uint64_t addr, void *buf, size_t len)
+{
+	if (len && addr + len < addr)
+		return EFAULT;
+	if (m->core)
+		return core_read(m, addr, buf, len);
+	uint8_t *out = buf;
+	while (len) {
+		uint64_t page = addr & ~(uint64_t)(PAGE - 1);
+		size_t off = (size_t)(addr - page), chunk = PAGE - off < len ? PAGE - off : len;
+		const uint8_t *p = cached_run(m, page);
+		if (!p) /* a page not readable whole: the exact bytes, and why not */
+			return live_read(m, addr, out, len);
+		memcpy(out, p + off, chunk);
+		out += chunk;
+		addr += chunk;
+		len -= chunk;
+	}
+	return 0;
+}
+
 size_t js_mem_snapshot(js_mem *m, uint64_t addr, size_t len)
 {
 	m->snap_len = 0;

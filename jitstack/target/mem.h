@@ -34,6 +34,10 @@ bool js_mem_is_core(const js_mem *m);
 /* 0, or the errno value of the failure (errno itself is not set). */
 int js_mem_read(js_mem *m, uint64_t addr, void *buf, size_t len);
 int js_mem_read_u64(js_mem *m, uint64_t addr, uint64_t *v);
+/* js_mem_read through the page cache: for many small reads close together
+ * (a list's entries, images' headers).  The caller flushes the cache
+ * (js_mem_flush) when what it reads may have changed since. */
+int js_mem_read_cached(js_mem *m, uint64_t addr, void *buf, size_t len);
 /* An 8-byte read through the page cache (live) or the core's bytes. */
 bool js_mem_word(js_mem *m, uint64_t addr, uint64_t *v);
 /* Copy up to `len` bytes of the target from `addr` (a stopped thread's

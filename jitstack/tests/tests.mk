@@ -10,7 +10,7 @@ JS_FUZZ_TIME ?= 300
 JS_TEST_CFLAGS = -std=gnu11 $(JS_WARN) -O1 -g -fno-omit-frame-pointer $(SANFLAGS)
 
 JS_TEST_PROGS := $(addprefix $(JS_TB)/,foreignjit jitobj.o jitobj-df.o jitobj-clang.o cxxwait hostile threads tomb churnjit pprofdump perfmap_check jitdump_check \
-	child-localdesc relocs_check latethread noperf hostilestack inl)
+	child-localdesc relocs_check latethread noperf hostilestack inl) $(BUILD)/bench/scalejit $(BUILD)/bench/orcjit
 
 # A foreign JIT and the objects it loads (LLVM-style): the objects keep no
 # frame pointer, so only their CFI (.eh_frame, or .debug_frame) unwinds them.

@@ -284,6 +284,7 @@ static int check_arch(js_session *s, Elf *elf, const char *what)
 static int read_jit_descriptors(js_session *s)
 {
 	js_jit_init(&s->jit, s->machine);
+	s->jit.lazy = !s->opt->all_images;
 	if (!s->opt->no_jit)
 		js_jit_find_descriptors(&s->jit, s->dwfl);
 	return 0;
@@ -324,6 +325,19 @@ int js_refresh_modules(js_session *s)
 	return rc;
 }
 
+/* Report the images added since the last report, keeping every module
+ * as it is, unless a new image took an old one's place (then the old
+ * module must go: everything is reported again). */
+static int report_added(js_session *s)
+{
+	dwfl_report_begin_add(s->dwfl);
+	bool lost = js_jit_report(&s->jit, s->dwfl);
+	if (s->jd_on)
+		lost |= js_jitdump_report(&s->jd, &s->jit, s->dwfl);
+	dwfl_report_end(s->dwfl, NULL, NULL);
+	return lost ? js_refresh_modules(s) : 0;
+}
+
 int js_refresh_jit(js_session *s, read_mode mode)
 {
 	if (!s->jit.n_desc)
@@ -339,17 +353,24 @@ int js_refresh_jit(js_session *s, read_mode mode)
 			why.msg);
 	if (rc || s->jit.changes == before)
 		return 0;
-	if (!s->jit.n_dead) { /* only additions: keep every module as it is */
-		dwfl_report_begin_add(s->dwfl);
-		bool lost = js_jit_report(&s->jit, s->dwfl);
-		if (s->jd_on)
-			lost |= js_jitdump_report(&s->jd, &s->jit, s->dwfl);
-		dwfl_report_end(s->dwfl, NULL, NULL);
-		if (!lost)
-			return 0;
-		/* a new image took an old one's place: the old module must go */
+	return s->jit.n_dead ? js_refresh_modules(s) : report_added(s);
+}
+
+size_t js_load_jit_for(js_session *s, const uint64_t *pcs, size_t n)
+{
+	size_t added = 0;
+	for (size_t i = 0; i < n && s->jit.n_defer_left; i++) {
+		int k = js_jit_load_at(&s->jit, s->mem, pcs[i]);
+		if (k < 0) {
+			js_warn(s,
+				"out of memory copying a JIT image: its frames are found by frame pointers");
+			break;
+		}
+		added += (size_t)k;
 	}
-	return js_refresh_modules(s);
+	if (added)
+		report_added(s);
+	return added;
 }
 
 int js_refresh_jit_stopped(js_session *s)

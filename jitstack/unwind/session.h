@@ -34,6 +34,7 @@ typedef struct js_opts {
 	bool stats;
 	const char *debuginfo_path; /* --debuginfo-path: where separate debuginfo is looked for */
 	bool no_ptrace;             /* list the threads, do not seize them (perf event sampling) */
+	bool all_images;            /* copy every JIT image, not only those holding pcs of the stacks */
 } js_opts;
 
 typedef struct js_session {
@@ -98,6 +99,11 @@ int js_refresh_jit(js_session *s, read_mode mode);
  * stopped), also for a session that does not keep its threads seized
  * (perf events): seize, stop, read, detach.  Returns js_refresh_jit's code. */
 int js_refresh_jit_stopped(js_session *s);
+/* Copy the JIT images (deferred by the lazy reader, jitmodules.h) whose
+ * code holds any of the n pcs, and report them.  Returns how many were
+ * added: the stacks these pcs came from must then be unwound again. */
+size_t js_load_jit_for(js_session *s, const uint64_t *pcs, size_t n);
+
 /* Report the native modules again (after the target mapped new files). */
 int js_refresh_modules(js_session *s);
 

@@ -134,13 +134,50 @@ static walk walk_for(js_session *s, js_stack *st)
 	return (walk){ s, st, max_frames(s), 0, 0, a ? a->sp_reg : -1, s->machine == EM_AARCH64 };
 }
 
-int js_unwind_live(js_session *s, js_thread *t, js_stack *st)
+/* The JIT images deferred by the lazy reader (jitmodules.h) that hold pcs
+ * of this stack are read now; true when one was, and the stack must be
+ * unwound again with it (the frames below a JIT frame depend on its CFI). */
+static bool load_for_stack(js_session *s, const js_stack *st)
+{
+	size_t added = 0;
+	for (size_t i = 0; i < st->n && s->jit.n_defer_left; i++) {
+		uint64_t pc = js_lookup_pc(&st->f[i]);
+		added += js_load_jit_for(s, &pc, 1);
+	}
+	return added > 0;
+}
+
+/* Each unwind that reads an image finds at least one more frame's; a stack
+ * of many JIT frames without frame pointers takes a round per frame. */
+enum { MAX_LOAD_ROUNDS = 256 };
+
+static void start_over(js_stack *st)
 {
 	st->n = 0;
 	st->truncated = false;
 	st->end[0] = 0;
 	st->loop_pc = 0;
 	st->max_sp = 0;
+}
+
+/* Unwind a thread by its tid (a live one, or a core's), reading the JIT
+ * images its pcs need. */
+static void unwind_tid(js_session *s, js_stack *st)
+{
+	for (unsigned round = 0;; round++) {
+		start_over(st);
+		walk w = walk_for(s, st);
+		int rc = dwfl_getthread_frames(s->dwfl, st->tid, on_frame, &w);
+		if (rc == -1 && !st->end[0])
+			snprintf(st->end, sizeof st->end, "%s", dwfl_errmsg(-1));
+		if (round == MAX_LOAD_ROUNDS || !load_for_stack(s, st))
+			return;
+	}
+}
+
+int js_unwind_live(js_session *s, js_thread *t, js_stack *st)
+{
+	start_over(st);
 	st->skipped = NULL;
 	st->tid = t->tid;
 	st->idle = t->idle;
@@ -150,10 +187,7 @@ int js_unwind_live(js_session *s, js_thread *t, js_stack *st)
 		return -1;
 	}
 	js_mem_flush(s->mem); /* the thread ran since the cached pages were read */
-	walk w = walk_for(s, st);
-	int rc = dwfl_getthread_frames(s->dwfl, t->tid, on_frame, &w);
-	if (rc == -1 && !st->end[0])
-		snprintf(st->end, sizeof st->end, "%s", dwfl_errmsg(-1));
+	unwind_tid(s, st);
 	return 0;
 }
 
@@ -170,9 +204,14 @@ static int on_core_thread(Dwfl_Thread *th, void *arg)
 	js_stack st = { 0 };
 	st.tid = dwfl_thread_tid(th);
 	snprintf(st.comm, sizeof st.comm, "%s", c->s->comm);
-	walk w = walk_for(c->s, &st);
-	if (dwfl_thread_getframes(th, on_frame, &w) == -1 && !st.end[0])
-		snprintf(st.end, sizeof st.end, "%s", dwfl_errmsg(-1));
+	for (unsigned round = 0;; round++) {
+		start_over(&st);
+		walk w = walk_for(c->s, &st);
+		if (dwfl_thread_getframes(th, on_frame, &w) == -1 && !st.end[0])
+			snprintf(st.end, sizeof st.end, "%s", dwfl_errmsg(-1));
+		if (round == MAX_LOAD_ROUNDS || !load_for_stack(c->s, &st))
+			break;
+	}
 	c->cb(&st, c->arg);
 	js_stack_free(&st);
 	return ++c->count < JS_MAX_THREADS ? DWARF_CB_OK : DWARF_CB_ABORT;
@@ -187,13 +226,7 @@ size_t js_unwind_core(js_session *s, void (*cb)(js_stack *st, void *arg), void *
 
 void js_unwind_core_tid(js_session *s, js_stack *st)
 {
-	st->n = 0;
-	st->truncated = false;
-	st->end[0] = 0;
-	st->loop_pc = 0;
-	walk w = walk_for(s, st);
-	if (dwfl_getthread_frames(s->dwfl, st->tid, on_frame, &w) == -1 && !st->end[0])
-		snprintf(st->end, sizeof st->end, "%s", dwfl_errmsg(-1));
+	unwind_tid(s, st);
 }
 
 size_t js_fix_loops(js_session *s, js_stack *st, size_t n)

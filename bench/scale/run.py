@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""run.py BUILD - jitstack against eu-stack and gdb on JIT processes of
+1k to 1M functions (make bench-scale; docs/BENCHMARKS.md, "jitstack at
+scale").
+
+Targets (built by make bench-scale-build):
+  gdb      scalejit gdb N: N functions published through the library
+           (default channels: GDB images of 64 blobs, the outside-reader
+           extension)
+  perfmap  scalejit perfmap N: the same code named by an N-line perf map
+  jitdump  scalejit jitdump N: by an N-record jitdump
+  orc      orcjit N: N single-function images under the process's own plain
+           descriptor, registered as LLVM ORC registers them
+Each parks its main thread under function N/2.  For each target every
+tool runs SCALE_RUNS times (default 10), the tools interleaved, gdb
+SCALE_GDB_RUNS times (default 3) and only while a run of it finishes
+within SCALE_GDB_MAX_S (default 60) seconds.  Prints the median, p90 and
+the largest peak RSS of each, and whether jitstack named the JIT frame.
+Knobs: SCALE_NS="1000 10000 100000 1000000", SCALE_KINDS="gdb perfmap
+jitdump orc".
+"""
+import os, re, shutil, signal, statistics, subprocess, sys, tempfile, time
+
+BUILD = sys.argv[1] if len(sys.argv) > 1 else "build"
+RUNS = int(os.environ.get("SCALE_RUNS", "10"))
+GDB_RUNS = int(os.environ.get("SCALE_GDB_RUNS", "3"))
+GDB_MAX = float(os.environ.get("SCALE_GDB_MAX_S", "60"))
+NS = [int(x) for x in os.environ.get("SCALE_NS", "1000 10000 100000 1000000").split()]
+KINDS = os.environ.get("SCALE_KINDS", "gdb perfmap jitdump orc").split()
+JS = os.path.join(BUILD, "jitstack", "jitstack")
+BENCH = os.path.join(BUILD, "bench")
+
+
+def start(kind, n, cwd):
+    cmd = [os.path.abspath(os.path.join(BENCH, "orcjit")), str(n)] if kind == "orc" else \
+        [os.path.abspath(os.path.join(BENCH, "scalejit")), kind, str(n)]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, cwd=cwd, text=True)
+    line = p.stdout.readline().split()
+    if len(line) < 3 or line[0] != "ready":
+        p.kill()
+        raise SystemExit("%s did not start" % cmd)
+    return p, int(line[1])
+
+
+def run(cmd, limit):
+    """Wall seconds, peak RSS in KiB and output of one run (None on timeout).
+    The RSS comes from /usr/bin/time, which forks from a small process: a
+    child forked by Python would start with Python's peak."""
+    fd, rssf = tempfile.mkstemp(prefix="scale-rss-")
+    os.close(fd)
+    t0 = time.perf_counter()
+    p = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", rssf] + cmd, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        out, _ = p.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        os.unlink(rssf)
+        return None, None, ""
+    wall = time.perf_counter() - t0
+    with open(rssf) as f:
+        lines = f.read().split()
+    os.unlink(rssf)
+    return wall, int(lines[-1]) if lines else 0, out.decode(errors="replace")
+
+
+def pct(v, q):
+    v = sorted(v)
+    return v[min(len(v) - 1, int(round(q * (len(v) - 1))))]
+
+
+def ms(x):
+    return "%.1f" % (x * 1000) if x is not None else "-"
+
+
+def main():
+    for tool in ("eu-stack", "gdb"):
+        if not shutil.which(tool):
+            print("note: %s not found: its columns stay empty" % tool)
+    print("| target | N | jitstack median / p90 (ms) | RSS (MB) | eu-stack median / p90 (ms) | RSS (MB) "
+          "| jitstack / eu-stack | gdb median (ms) | RSS (MB) | JIT frame named |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    gdb_ok = {k: bool(shutil.which("gdb")) for k in KINDS}
+    for kind in KINDS:
+        for n in NS:
+            cwd = tempfile.mkdtemp(prefix="scale-")
+            p, pid = start(kind, n, cwd)
+            want = ("orc_fn_%d" if kind == "orc" else "scale_fn_%d") % (n // 2)
+            res = {"js": [], "eu": [], "gdb": []}
+            rss = {"js": 0, "eu": 0, "gdb": 0}
+            named = True
+            tools = [("js", [JS, "-p", str(pid)], RUNS), ("eu", ["eu-stack", "-p", str(pid)], RUNS),
+                     ("gdb", ["gdb", "-nx", "-batch", "-ex", "bt", "-p", str(pid)], GDB_RUNS)]
+            for r in range(RUNS):
+                for key, cmd, runs in tools:
+                    if r >= runs or (key == "gdb" and not gdb_ok[kind]) or (key == "eu" and not shutil.which("eu-stack")):
+                        continue
+                    wall, peak, out = run(cmd, GDB_MAX if key == "gdb" else 600)
+                    if wall is None:
+                        gdb_ok[kind] = False
+                        res[key].append(None)
+                        continue
+                    res[key].append(wall)
+                    rss[key] = max(rss[key], peak)
+                    if key == "js":
+                        named &= bool(re.search(r"\b%s\b" % want, out)) and " main+" in out
+            p.kill()
+            p.wait()
+            try:
+                os.unlink("/tmp/perf-%d.map" % pid)
+            except OSError:
+                pass
+            shutil.rmtree(cwd, ignore_errors=True)
+
+            def col(key):
+                v = [x for x in res[key] if x is not None]
+                if None in res[key]:
+                    return "> %d s" % GDB_MAX, "-"
+                if not v:
+                    return "-", "-"
+                return "%s / %s" % (ms(statistics.median(v)), ms(pct(v, 0.9))), "%.0f" % (rss[key] / 1024)
+
+            js, jr = col("js")
+            eu, er = col("eu")
+            gd, gr = col("gdb")
+            if gd != "-" and "/" in gd:
+                gd = gd.split(" / ")[0]
+            ratio = "-"
+            if res["js"] and res["eu"] and None not in res["eu"]:
+                ratio = "%.2f×" % (statistics.median(res["js"]) / statistics.median(res["eu"]))
+            print("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |" %
+                  (kind, n, js, jr, eu, er, ratio, gd, gr, "yes" if named else "**no**"), flush=True)
+
+
+main()
