@@ -11,8 +11,10 @@
 #       and those stencils are taken from that build after tj_validate checks
 #       they write rbp only in the standard prologue/epilogue.  Any other rbp
 #       write fails the build.
-# nofp: compile SRC with -fomit-frame-pointer; stencils may use rbp freely
-#       (the comparison build for cost and failure measurements).
+# nofp: compile SRC with -fomit-frame-pointer and -DTJ_STENCILS_NOFP;
+#       stencils may use rbp freely, and the ones shaped to keep it free take
+#       their plain shape (the comparison build for cost and failure
+#       measurements).
 #
 # Environment: TJ_CLANG, TJ_OBJDUMP, TJ_VALIDATE, TJ_GEN, TJ_STENCIL_CFLAGS,
 # TJ_RESERVED_FLAG (may be empty).
@@ -27,6 +29,8 @@ fp)
 	# shellcheck disable=SC2086
 	$TJ_CLANG $cflags -fomit-frame-pointer ${TJ_RESERVED_FLAG:-} -c "$src" -o "$out/omit.o"
 	$TJ_VALIDATE list "$out/omit.o" >"$out/needs-frame.txt"
+	# a framed rebuild left by an earlier build must not pass for this one's
+	rm -f "$out/frame.o" "$out/frame.dis"
 	frame_args=
 	if [ -s "$out/needs-frame.txt" ]; then
 		echo "build-stencils: rebuilding with a frame pointer: $(tr '\n' ' ' <"$out/needs-frame.txt")" >&2
@@ -40,7 +44,7 @@ fp)
 	;;
 nofp)
 	# shellcheck disable=SC2086
-	$TJ_CLANG $cflags -fomit-frame-pointer -c "$src" -o "$out/omit.o"
+	$TJ_CLANG $cflags -fomit-frame-pointer -DTJ_STENCILS_NOFP -c "$src" -o "$out/omit.o"
 	frame_args= check=
 	;;
 *)

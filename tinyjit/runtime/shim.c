@@ -11,7 +11,8 @@
  * no registers: the region rule skips its frame, and any register it saved
  * would not be restored by an unwinder (a C++ exception would then reach its
  * handler with corrupted callee-saved registers).  The JIT code that calls
- * it (the CALL stencil) keeps its own live values.
+ * it (the CALL stencil) keeps its own live values, on its own stack and not
+ * in rbp (stencils/stencils.c).
  *
  * tj_jit_enter is the C-ABI entry from host code: it saves the C
  * callee-saved registers that JIT code clobbers, described by its own CFI

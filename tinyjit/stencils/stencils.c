@@ -133,16 +133,44 @@ STENCIL(JNZ)
 /* The arguments are the top argc values: spill tos and point at the first.
  * OPARG = argc * sizeof(int64_t), OPARG2 = callee index *
  * sizeof(void *).  The callee is entered through the shim, the one frame
- * that sets rbp. */
+ * that sets rbp.
+ *
+ * The preserve_none shim keeps only rsp and rbp, so whatever CALL needs
+ * after it (the caller's locals, the arguments' address, vm) must either be
+ * on the native stack or in rbp.  Left to itself clang keeps one value in
+ * rbp, which the frame-pointer rule forbids unless CALL pays for a frame
+ * (`mov %rsp,%rbp`, on AArch64 a frame record).  So CALL keeps the three
+ * in a save area on its own stack and hands the area's address to the
+ * callee as its tos: the value a function is entered with is never read
+ * (ENTER leaves it to be spilled into the frame's scratch slot), and
+ * once the address has escaped into the call, clang must reload the three
+ * from memory afterwards, with nothing left to keep in rbp or x29.
+ *
+ * The nofp set (TJ_STENCILS_NOFP) keeps the plain shape, where clang uses
+ * rbp as a general register: the comparison build for what the rule costs
+ * and what unwinders lose without it. */
 STENCIL(CALL)
 {
 	*sp = tos;
 	int64_t *args = (int64_t *)((char *)(sp + 1) - OPARG);
 	void *callee = *(void **)((char *)vm->entries + OPARG2);
+#ifdef TJ_STENCILS_NOFP
 	tj_res r = tj_shim_call(args, args, 0, vm, callee);
 	if (r.status)
 		return r;
 	sp = args;
+#else
+	struct {
+		int64_t *locals, *args;
+		tj_vm *vm;
+	} keep = { locals, args, vm };
+	tj_res r = tj_shim_call(args, args, (int64_t)(intptr_t)&keep, vm, callee);
+	if (r.status)
+		return r;
+	locals = keep.locals;
+	sp = keep.args;
+	vm = keep.vm;
+#endif
 	tos = r.value;
 	CONTINUE();
 }

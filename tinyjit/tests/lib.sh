@@ -58,6 +58,40 @@ MODES="--jit=off
 --jit=on --frames=nofp --cfi=region --inline
 --jit=on --frames=nofp --cfi=exact --inline"
 
+# frame_cost DIR: "NAME FP NOFP" for each stencil of the two sets built
+# under DIR/stencils (build-stencils.sh's fp and nofp directories): its
+# instructions in each set, counted in the objdump listings (relocation
+# lines left out), the fp count from the framed rebuild for the stencils
+# that needed one.
+frame_cost() {
+	fc_d=$1/stencils
+	fc_frame=
+	[ -s "$fc_d/fp/needs-frame.txt" ] && fc_frame=$fc_d/fp/frame.dis
+	awk -v needs="$fc_d/fp/needs-frame.txt" -v omit="$fc_d/fp/omit.dis" -v frame="$fc_frame" \
+		-v nofp="$fc_d/nofp/omit.dis" '
+		function count(file, into, name, line, w) {
+			name = ""
+			while ((getline line <file) > 0) {
+				if (line ~ /^[0-9a-f]+ <tj_op_[A-Za-z0-9_]*>:$/) {
+					split(line, w, " ")
+					name = substr(w[2], 8, length(w[2]) - 9)
+				} else if (name != "" && line ~ /^ +[0-9a-f]+:/)
+					into[name]++
+			}
+			close(file)
+		}
+		BEGIN {
+			while ((getline line <needs) > 0)
+				framed[substr(line, 7)] = 1
+			count(omit, o)
+			if (frame != "")
+				count(frame, f)
+			count(nofp, n)
+			for (s in n)
+				print s, ((s in framed) ? f[s] : o[s]), n[s]
+		}' | sort
+}
+
 # AArch64 (tinyjit/aarch64.mk): the cross-built tinyjit runs under
 # qemu-user with the cross libc.  need_aarch64 skips the driver, saying
 # why, where the cross tools or qemu are missing; a64 runs a program of

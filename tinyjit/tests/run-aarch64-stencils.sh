@@ -9,6 +9,8 @@
 #    ignored, -ffixed-x29 rejected), so the build uses neither;
 #  - the generated headers hold AArch64 code and only AArch64 holes, and
 #    record how many stencils needed a frame;
+#  - the rule costs no stencil an instruction (fp set against nofp set),
+#    and CALL needs no frame while its plain shape keeps a value in x29;
 #  - a relocation the runtime cannot apply fails the build.
 # Needs no qemu: it checks the build, not the run.
 . "$(dirname "$0")/lib.sh"
@@ -87,10 +89,13 @@ check holes_carry_their_disassembly grep -q 'R_AARCH64_MOVW_UABS_G3 _JIT_OPERAND
 check calls_out_go_through_an_extern_hole grep -q 'TJ_R_AARCH64_CALL26, TJ_HOLE_EXTERN, [0-9], 0 }' "$H"
 want=$(sed -n '/<tj_op_CALL>:/,/^$/p' "$DIS" | grep -c 'R_AARCH64_')
 got=$(sed -n '/^static const tj_hole tj_fp_CALL_holes/,/^};/p' "$H" | grep -c '^	{ ')
-# the fp set's CALL is the framed rebuild: compare with that object's relocations
-wantf=$(sed -n '/<tj_op_CALL>:/,/^$/p' "$TJ_A64_B/stencils/fp/frame.dis" | grep -c 'R_AARCH64_')
-expect_eq framed_call_keeps_every_relocation_but_the_final_jump "$((wantf - 1))" "$got"
-echo "CALL: $want relocations without a frame, $wantf with; $got holes in the header"
+# the fp set's CALL is the framed rebuild if it needed a frame: compare with
+# the relocations of the object it was taken from
+fpdis=$DIS
+grep -qx tj_op_CALL "$TJ_A64_B/stencils/fp/needs-frame.txt" && fpdis=$TJ_A64_B/stencils/fp/frame.dis
+wantf=$(sed -n '/<tj_op_CALL>:/,/^$/p' "$fpdis" | grep -c 'R_AARCH64_')
+expect_eq fp_call_keeps_every_relocation_but_the_final_jump "$((wantf - 1))" "$got"
+echo "CALL: $want relocations, $wantf in the object the fp set took it from; $got holes in the header"
 
 # a relocation the runtime cannot apply is a build error naming it, never a
 # silent hole: -fpic turns the holes into GOT loads (ADR_GOT_PAGE = 311)
@@ -113,4 +118,13 @@ listed=$(grep -c . "$TJ_A64_B/stencils/fp/needs-frame.txt")
 header=$(sed -n 's/^ \* Stencils rebuilt with a frame pointer: \([0-9]*\) of.*/\1/p' "$TJ_A64_B/stencils_fp.h")
 expect_eq generated_header_counts_the_framed_stencils "$listed" "$header"
 echo "AArch64 stencils needing a frame: $listed of $(sed -n 's/^ \* Stencils rebuilt with a frame pointer: [0-9]* of \([0-9]*\).*/\1/p' "$TJ_A64_B/stencils_fp.h") ($(tr '\n' ' ' <"$TJ_A64_B/stencils/fp/needs-frame.txt"))"
+
+frame_cost "$TJ_A64_B" >"$OUT/cost"
+total=$(sed -n 's/^ \* Stencils rebuilt with a frame pointer: [0-9]* of \([0-9]*\)\..*/\1/p' "$TJ_A64_B/stencils_fp.h")
+expect_eq every_stencil_is_counted_in_both_sets "$total" "$(grep -c . "$OUT/cost")"
+check frame_pointer_rule_costs_no_stencil_an_instruction awk '$2 > $3 {
+	print "  " $1 ": " $2 " instructions in fp, " $3 " in nofp" >"/dev/stderr"; bad = 1 } END { exit bad }' "$OUT/cost"
+check call_needs_no_frame sh -c "! grep -qx tj_op_CALL '$TJ_A64_B/stencils/fp/needs-frame.txt'"
+check nofp_call_keeps_a_value_in_x29 sh -c "'$VALIDATE' list '$TJ_A64_B/stencils/nofp/omit.o' 2>/dev/null | grep -qx tj_op_CALL"
+echo "CALL: $(awk '$1 == "CALL" {print $2 " instructions in fp, " $3 " in nofp"}' "$OUT/cost")"
 finish

@@ -4,7 +4,10 @@
 #  - a stencil that writes rbp outside a frame prologue must fail the build;
 #  - a stencil that uses rbp under register pressure is flagged and its
 #    frame-pointer rebuild accepted;
-#  - the real stencil set records how many stencils needed a frame.
+#  - the real stencil set records how many stencils needed a frame;
+#  - the rule costs no stencil an instruction: none has more in the fp set
+#    than in the nofp set, and CALL, shaped to keep rbp free, needs no
+#    frame while its plain shape (the nofp set's) keeps a value in rbp.
 # Needs the TJ_STENCIL_ENV variables exported by tests.mk.
 . "$(dirname "$0")/lib.sh"
 OUT=$TJ_TEST_B/validator
@@ -36,4 +39,13 @@ listed=$(grep -c . "$TJ_TEST_B/../stencils/fp/needs-frame.txt")
 header=$(sed -n 's/^ \* Stencils rebuilt with a frame pointer: \([0-9]*\) of.*/\1/p' "$TJ_TEST_B/../stencils_fp.h")
 expect_eq generated_header_counts_the_framed_stencils "$listed" "$header"
 echo "stencils needing a frame: $listed ($(tr '\n' ' ' <"$TJ_TEST_B/../stencils/fp/needs-frame.txt"))"
+
+frame_cost "$TJ_TEST_B/.." >"$OUT/cost"
+total=$(sed -n 's/^ \* Stencils rebuilt with a frame pointer: [0-9]* of \([0-9]*\)\..*/\1/p' "$TJ_TEST_B/../stencils_fp.h")
+expect_eq every_stencil_is_counted_in_both_sets "$total" "$(grep -c . "$OUT/cost")"
+check frame_pointer_rule_costs_no_stencil_an_instruction awk '$2 > $3 {
+	print "  " $1 ": " $2 " instructions in fp, " $3 " in nofp" >"/dev/stderr"; bad = 1 } END { exit bad }' "$OUT/cost"
+check call_needs_no_frame sh -c "! grep -qx tj_op_CALL '$TJ_TEST_B/../stencils/fp/needs-frame.txt'"
+check nofp_call_keeps_a_value_in_rbp sh -c "'$TJ_TEST_B/../gen/tj_validate' list '$TJ_TEST_B/../stencils/nofp/omit.o' 2>/dev/null | grep -qx tj_op_CALL"
+echo "CALL: $(awk '$1 == "CALL" {print $2 " instructions in fp, " $3 " in nofp"}' "$OUT/cost")"
 finish
