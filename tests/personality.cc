@@ -121,7 +121,8 @@ static std::vector<uint8_t> caller_blob(const void *target, ju_range *epilogue)
 	return p;
 }
 
-static ju_blob fp_blob(const uint8_t *at, size_t size, const char *name, const ju_range *epilogues, size_t n_ep)
+static ju_blob fp_blob(const uint8_t *at, size_t size, const char *name, const ju_range *epilogues,
+		       size_t n_ep)
 {
 	ju_blob b = {};
 	b.sz = sizeof b;
@@ -195,7 +196,8 @@ static int publish_chain(ju_ctx *ctx, bool none, bool swapped)
 
 static bool chain_code(void)
 {
-	return place(OUTER, caller_blob(code + MIDDLE, &ep[0])) && place(MIDDLE, caller_blob(code + INNER, &ep[1])) &&
+	return place(OUTER, caller_blob(code + MIDDLE, &ep[0])) &&
+	       place(MIDDLE, caller_blob(code + INNER, &ep[1])) &&
 	       place(INNER, caller_blob((const void *)thrower, &ep[2]));
 }
 
@@ -236,7 +238,8 @@ static int judge_chain(const char *what, char inner, char outer, const void *a_l
 	}
 	for (int i = 0; i < 4; i++) {
 		const call &c = calls[i];
-		if (c.who != w[i].who || !(c.actions & w[i].phase) || c.region != w[i].region || c.lsda != w[i].lsda) {
+		if (c.who != w[i].who || !(c.actions & w[i].phase) || c.region != w[i].region ||
+		    c.lsda != w[i].lsda) {
 			std::printf("%s: call %d: want %c in the %s phase, region %#lx, lsda %#lx\n", what, i,
 				    w[i].who, w[i].phase == _UA_SEARCH_PHASE ? "search" : "cleanup",
 				    (unsigned long)w[i].region, (unsigned long)w[i].lsda);
@@ -299,12 +302,12 @@ static std::vector<uint8_t> catch_all_lsda(uint32_t cs_start, uint32_t cs_len, u
 	after_ttype.push_back(DW_EH_PE_uleb128); // call-site encoding
 	uleb(after_ttype, (uint32_t)cs.size());  // call-site table length
 	after_ttype.insert(after_ttype.end(), cs.begin(), cs.end());
-	after_ttype.push_back(1); // action record: type filter 1 (sleb)
-	after_ttype.push_back(0); //   no next record
+	after_ttype.push_back(1);                              // action record: type filter 1 (sleb)
+	after_ttype.push_back(0);                              //   no next record
 	after_ttype.insert(after_ttype.end(), { 0, 0, 0, 0 }); // type table, entry 1: null, catch (...)
-	v.push_back(DW_EH_PE_omit);   // LPStart: the region start
-	v.push_back(DW_EH_PE_udata4); // type table encoding
-	uleb(v, (uint32_t)after_ttype.size()); // type table base, from after this field
+	v.push_back(DW_EH_PE_omit);                            // LPStart: the region start
+	v.push_back(DW_EH_PE_udata4);                          // type table encoding
+	uleb(v, (uint32_t)after_ttype.size());                 // type table base, from after this field
 	v.insert(v.end(), after_ttype.begin(), after_ttype.end());
 	return v;
 }
@@ -393,13 +396,15 @@ static int dump(const char *dir)
 	for (const jit_code_entry *e = __jit_debug_descriptor.first_entry; e; e = e->next_entry) {
 		std::string path = std::string(dir) + "/image-" + std::to_string(n++) + ".o";
 		FILE *f = std::fopen(path.c_str(), "wb");
-		if (!f || std::fwrite(e->symfile_addr, 1, e->symfile_size, f) != e->symfile_size || std::fclose(f))
+		if (!f || std::fwrite(e->symfile_addr, 1, e->symfile_size, f) != e->symfile_size ||
+		    std::fclose(f))
 			return 2;
 	}
-	std::printf("images %d\npersonality_a %#lx\npersonality_b %#lx\nlsda_a %#lx\nouter %#lx\ninner %#lx\n",
-		    n, (unsigned long)(uintptr_t)personality_a, (unsigned long)(uintptr_t)personality_b,
-		    (unsigned long)(uintptr_t)lsda_of_a, (unsigned long)(uintptr_t)(code + OUTER),
-		    (unsigned long)(uintptr_t)(code + INNER));
+	std::printf(
+		"images %d\npersonality_a %#lx\npersonality_b %#lx\nlsda_a %#lx\nouter %#lx\ninner %#lx\n", n,
+		(unsigned long)(uintptr_t)personality_a, (unsigned long)(uintptr_t)personality_b,
+		(unsigned long)(uintptr_t)lsda_of_a, (unsigned long)(uintptr_t)(code + OUTER),
+		(unsigned long)(uintptr_t)(code + INNER));
 	ju_unpublish_all(ctx);
 	ju_close(ctx);
 	return n ? 0 : 2;
