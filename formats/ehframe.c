@@ -7,19 +7,35 @@
 size_t eh_cie_begin(byte_buf *b, const eh_cie *c)
 {
 	bool v1 = c->ra_reg < 256;
+	char aug[8], *q = aug; /* the letters in GCC's order; their data follows in it */
+	*q++ = 'z';
+	if (c->personality)
+		*q++ = 'P';
+	if (c->lsda)
+		*q++ = 'L';
+	*q++ = 'R';
+	if (c->signal)
+		*q++ = 'S';
+	*q = 0;
 	size_t cie = b->len;
 	buf_len32_begin(b);
-	buf_u32(b, EH_CIE_ID);                /* CIE id */
-	buf_u8(b, v1 ? 1 : 3);                /* version */
-	buf_str(b, c->signal ? "zRS" : "zR"); /* z: augmentation data follows; R: FDE pointer encoding */
-	buf_uleb(b, c->code_align);           /* code alignment factor */
-	buf_sleb(b, c->data_align);           /* data alignment factor */
+	buf_u32(b, EH_CIE_ID);      /* CIE id */
+	buf_u8(b, v1 ? 1 : 3);      /* version */
+	buf_str(b, aug);            /* z: augmentation data follows; P, L, R, S: see eh_cie */
+	buf_uleb(b, c->code_align); /* code alignment factor */
+	buf_sleb(b, c->data_align); /* data alignment factor */
 	if (v1)
 		buf_u8(b, (uint8_t)c->ra_reg); /* return address column */
 	else
 		buf_uleb(b, c->ra_reg);
-	buf_uleb(b, 1);        /* augmentation data length */
-	buf_u8(b, c->fde_enc); /* 'R': FDE pc_begin encoding */
+	buf_uleb(b, (c->personality ? 1 + 8 : 0) + (c->lsda ? 1 : 0) + 1); /* augmentation data length */
+	if (c->personality) {
+		buf_u8(b, DW_EH_PE_absptr); /* 'P': personality pointer encoding */
+		buf_u64(b, c->personality); /*      and the pointer */
+	}
+	if (c->lsda)
+		buf_u8(b, DW_EH_PE_absptr); /* 'L': the FDEs' LSDA pointer encoding */
+	buf_u8(b, c->fde_enc);              /* 'R': FDE pc_begin encoding */
 	return cie;
 }
 
@@ -28,7 +44,8 @@ size_t eh_fde_header_size(uint8_t enc)
 	return enc == DW_EH_PE_absptr ? 4 + 4 + 8 + 8 + 1 : 4 + 4 + 4 + 4 + 1;
 }
 
-size_t eh_fde_begin(byte_buf *b, size_t cie_off, uint8_t enc, uint64_t base, uint64_t pc, uint64_t range)
+size_t eh_fde_begin_lsda(byte_buf *b, size_t cie_off, uint8_t enc, uint64_t base, uint64_t pc, uint64_t range,
+			 const uint64_t *lsda)
 {
 	size_t entry = b->len;
 	buf_len32_begin(b);
@@ -43,8 +60,18 @@ size_t eh_fde_begin(byte_buf *b, size_t cie_off, uint8_t enc, uint64_t base, uin
 		buf_u32(b, (uint32_t)(int32_t)rel); /* pc_begin, pc-relative */
 		buf_u32(b, (uint32_t)range);        /* pc_range */
 	}
-	buf_uleb(b, 0); /* augmentation data length */
+	if (lsda) {
+		buf_uleb(b, EH_FDE_LSDA_LEN); /* augmentation data length */
+		buf_u64(b, *lsda);            /* 'L': the LSDA, absolute */
+	} else {
+		buf_uleb(b, 0); /* augmentation data length */
+	}
 	return entry;
+}
+
+size_t eh_fde_begin(byte_buf *b, size_t cie_off, uint8_t enc, uint64_t base, uint64_t pc, uint64_t range)
+{
+	return eh_fde_begin_lsda(b, cie_off, enc, base, pc, range, NULL);
 }
 
 void eh_entry_end(byte_buf *b, size_t entry)
@@ -121,15 +148,16 @@ bool eh_augmentation_read(const char *aug, const uint8_t *data, size_t len, eh_c
 {
 	byte_rd a = rd_make(data, len);
 	for (const char *q = aug + 1; *q; q++) {
-		uint64_t ignored;
 		uint8_t pe;
 		switch (*q) {
 		case 'R': c->fde_enc = rd_u8(&a); break;
 		case 'L': c->lsda_enc = rd_u8(&a); break;
 		case 'P': /* the personality routine: its encoding, then the pointer */
 			pe = rd_u8(&a);
-			if ((pe & 0x70) == DW_EH_PE_aligned || !rd_eh_value(&a, pe, &ignored))
+			c->pers_field = a.p;
+			if ((pe & 0x70) == DW_EH_PE_aligned || !rd_eh_value(&a, pe, &c->pers_raw))
 				return false;
+			c->pers_enc = pe;
 			break;
 		case 'S': c->signal = true; break;
 		case 'B': /* AArch64 BTI */
@@ -176,7 +204,9 @@ bool eh_cie_read(const eh_section *s, size_t off, eh_cie_info *c)
 	if (off == EH_NO_CIE || eh_next(s, &at, &rec) != 1 || !rec.is_cie)
 		return false;
 	byte_rd r = rd_make(s->data + rec.id_off + 4, rec.end - rec.id_off - 4);
-	*c = (eh_cie_info){ .fde_enc = DW_EH_PE_absptr, .lsda_enc = DW_EH_PE_omit };
+	*c = (eh_cie_info){ .fde_enc = DW_EH_PE_absptr,
+			    .lsda_enc = DW_EH_PE_omit,
+			    .pers_enc = DW_EH_PE_omit };
 	c->version = rd_u8(&r);
 	c->aug = rd_cstr(&r, EH_MAX_AUG);
 	c->code_align = rd_uleb(&r);
@@ -210,6 +240,25 @@ static bool apply_base(const eh_section *s, uint8_t enc, size_t field, uint64_t 
 	}
 }
 
+bool eh_cie_personality(const eh_section *s, const eh_cie_info *c, uint64_t *addr, bool *indirect)
+{
+	if (c->pers_enc == DW_EH_PE_omit || !c->pers_field || c->pers_field < s->data ||
+	    c->pers_field > s->data + s->size)
+		return false;
+	*addr = c->pers_raw;
+	*indirect = c->pers_enc & DW_EH_PE_indirect;
+	return apply_base(s, c->pers_enc, (size_t)(c->pers_field - s->data), addr);
+}
+
+/* The LSDA pointer of an FDE's augmentation data (CIE 'L'), at section
+ * offset `field`: 0 stays "none", whatever the base. */
+static bool rd_lsda(const eh_section *s, const eh_cie_info *c, byte_rd *a, size_t field, uint64_t *lsda)
+{
+	if (!rd_eh_value(a, c->lsda_enc, lsda))
+		return false;
+	return *lsda == 0 || apply_base(s, c->lsda_enc, field, lsda);
+}
+
 bool eh_fde_read(const eh_section *s, const eh_rec *r, const eh_cie_info *c, eh_fde_info *f)
 {
 	size_t body = r->id_off + 4;
@@ -224,7 +273,10 @@ bool eh_fde_read(const eh_section *s, const eh_rec *r, const eh_cie_info *c, eh_
 		uint64_t len = rd_uleb(&rd);
 		if (rd.failed || len > rd_left(&rd))
 			return false;
-		rd_skip(&rd, (size_t)len);
+		size_t field = body + rd_pos(&rd);
+		byte_rd aug = rd_make(rd_skip(&rd, (size_t)len), (size_t)len);
+		if (c->lsda_enc != DW_EH_PE_omit && !rd_lsda(s, c, &aug, field, &f->lsda))
+			return false;
 	}
 	f->insns = rd.p;
 	f->insns_len = rd_left(&rd);

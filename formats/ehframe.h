@@ -34,13 +34,21 @@
 /* ---- writing .eh_frame ------------------------------------------------------ */
 
 /* What a CIE we write says.  Its augmentation is "zR" ("zRS" for a signal
- * frame: libdw then does not take the pc for a return address). */
+ * frame: libdw then does not take the pc for a return address), "zPR" with a
+ * personality routine and "zPLR" when its FDEs also carry an LSDA, the
+ * letters in the order GCC writes them. */
 typedef struct eh_cie {
 	uint64_t code_align;
 	int64_t data_align;
 	uint64_t ra_reg; /* below 256: version 1, whose return address column is a byte */
 	uint8_t fde_enc; /* DW_EH_PE_absptr or DW_EH_PE_pcrel | DW_EH_PE_sdata4 */
 	bool signal;
+	/* 'P': the personality routine's address, stored DW_EH_PE_absptr (8
+	 * bytes, as LuaJIT's own CIE stores it); 0: none. */
+	uint64_t personality;
+	/* 'L': every FDE of the CIE carries an LSDA pointer, DW_EH_PE_absptr
+	 * (eh_fde_begin_lsda).  Only with a personality, which reads it. */
+	bool lsda;
 } eh_cie;
 
 /* Open a CIE at the end of b and write it up to its initial instructions,
@@ -53,6 +61,10 @@ size_t eh_cie_begin(byte_buf *b, const eh_cie *c);
  * (the base of DW_EH_PE_pcrel).  The caller writes the instructions and
  * closes it with eh_entry_end.  Returns its offset in b. */
 size_t eh_fde_begin(byte_buf *b, size_t cie_off, uint8_t enc, uint64_t base, uint64_t pc, uint64_t range);
+/* The same against a CIE with 'L': its augmentation data is the LSDA's
+ * 8-byte absolute address (NULL: none, for a CIE without 'L'). */
+size_t eh_fde_begin_lsda(byte_buf *b, size_t cie_off, uint8_t enc, uint64_t base, uint64_t pc, uint64_t range,
+			 const uint64_t *lsda);
 
 /* Pad the entry that began at `entry` with DW_CFA_nop to a multiple of 8,
  * as GCC does (so FDEs can be copied between buffers and stay aligned), and
@@ -66,8 +78,11 @@ enum {
 	FDE_ABS8_OFF_RANGE = 16,
 	FDE_PCREL4_OFF_RANGE = 12,
 };
-/* The bytes eh_fde_begin writes before the instructions. */
+/* The bytes eh_fde_begin writes before the instructions (eh_fde_begin_lsda:
+ * EH_FDE_LSDA_LEN more).  The augmentation data's length is the last of
+ * them, at eh_fde_header_size(enc) - 1. */
 size_t eh_fde_header_size(uint8_t enc);
+#define EH_FDE_LSDA_LEN 8
 
 /* ---- writing .eh_frame_hdr ---------------------------------------------------- */
 
@@ -122,17 +137,20 @@ int eh_next(const eh_section *s, size_t *off, eh_rec *r);
 
 /* A CIE's fields (LSB 10.6.1.1). */
 typedef struct eh_cie_info {
-	uint8_t version;      /* 1 or 3 */
-	const char *aug;      /* the augmentation string, in the section */
-	uint64_t code_align;  /* code alignment factor */
-	int64_t data_align;   /* data alignment factor */
-	uint64_t ra_reg;      /* return address column */
-	bool has_z;           /* 'z': augmentation data follows, in the CIE and its FDEs */
-	size_t aug_len;       /* the augmentation data's length */
-	uint8_t fde_enc;      /* 'R': how FDEs store pc_begin and pc_range; else DW_EH_PE_absptr */
-	uint8_t lsda_enc;     /* 'L': the FDEs' LSDA pointers; else DW_EH_PE_omit */
-	bool signal;          /* 'S': a signal frame, the pc is not a return address */
-	const uint8_t *insns; /* the initial instructions, to the end of the CIE (padding included) */
+	uint8_t version;           /* 1 or 3 */
+	const char *aug;           /* the augmentation string, in the section */
+	uint64_t code_align;       /* code alignment factor */
+	int64_t data_align;        /* data alignment factor */
+	uint64_t ra_reg;           /* return address column */
+	bool has_z;                /* 'z': augmentation data follows, in the CIE and its FDEs */
+	size_t aug_len;            /* the augmentation data's length */
+	uint8_t fde_enc;           /* 'R': how FDEs store pc_begin and pc_range; else DW_EH_PE_absptr */
+	uint8_t lsda_enc;          /* 'L': the FDEs' LSDA pointers; else DW_EH_PE_omit */
+	uint8_t pers_enc;          /* 'P': how the personality pointer is stored; else DW_EH_PE_omit */
+	uint64_t pers_raw;         /* 'P': the pointer as stored (eh_cie_personality resolves it) */
+	const uint8_t *pers_field; /* 'P': where it is stored, in the augmentation data */
+	bool signal;               /* 'S': a signal frame, the pc is not a return address */
+	const uint8_t *insns;      /* the initial instructions, to the end of the CIE (padding included) */
 	size_t insns_len;
 } eh_cie_info;
 
@@ -144,6 +162,14 @@ typedef struct eh_cie_info {
  * callers (Dwarf_CIE's augmentation_data). */
 bool eh_augmentation_read(const char *aug, const uint8_t *data, size_t len, eh_cie_info *c);
 
+/* The personality routine of a CIE read by eh_cie_read from s: its
+ * address, the pointer's base (pcrel, textrel) applied.  *indirect says
+ * that the address is that of a pointer to the routine (DW_EH_PE_indirect,
+ * GCC's choice for position-independent code), which the caller reads in
+ * the target's memory.  false for no 'P', or a base that cannot be applied
+ * (datarel, funcrel, aligned). */
+bool eh_cie_personality(const eh_section *s, const eh_cie_info *c, uint64_t *addr, bool *indirect);
+
 /* Read the CIE whose record starts at `off`.  false for no CIE there (an
  * FDE, a bad length, EH_NO_CIE), a version other than 1 or 3, an
  * augmentation it cannot size (a letter other than z R L P S B G, or any
@@ -152,16 +178,21 @@ bool eh_cie_read(const eh_section *s, size_t off, eh_cie_info *c);
 
 /* An FDE's fields (LSB 10.6.1.2). */
 typedef struct eh_fde_info {
-	uint64_t pc_begin;    /* resolved: absolute, pc-relative or text-relative */
-	uint64_t pc_range;    /* 0 for an unpublished tombstone (docs/OUTSIDE_READER.md) */
-	size_t pc_begin_off;  /* where pc_begin is stored (a relocatable object relocates it) */
+	uint64_t pc_begin;   /* resolved: absolute, pc-relative or text-relative */
+	uint64_t pc_range;   /* 0 for an unpublished tombstone (docs/OUTSIDE_READER.md) */
+	size_t pc_begin_off; /* where pc_begin is stored (a relocatable object relocates it) */
+	/* 'L': the LSDA's address, its base applied (an address of a pointer
+	 * to it under DW_EH_PE_indirect); 0: none (a stored 0 is "none", as
+	 * libgcc and LLVM's libunwind read it, whatever the base) */
+	uint64_t lsda;
 	const uint8_t *insns; /* the instructions, to the end of the FDE (padding included) */
 	size_t insns_len;
 } eh_fde_info;
 
 /* Read FDE r against its CIE c (eh_cie_read of r->cie_off).  false when
  * fields are cut short or pc_begin's encoding is indirect or relative to
- * anything but nothing, the field (pcrel) or s->text_addr (textrel). */
+ * anything but nothing, the field (pcrel) or s->text_addr (textrel), or the
+ * LSDA pointer (CIE 'L') cannot be read or based the same way. */
 bool eh_fde_read(const eh_section *s, const eh_rec *r, const eh_cie_info *c, eh_fde_info *f);
 
 /* One call frame instruction, decoded. */

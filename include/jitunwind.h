@@ -303,8 +303,26 @@ typedef struct ju_blob {
 	 * none. */
 	const ju_inline *inlines;
 	size_t n_inlines;
+	/* Optional personality routine and LSDA (language-specific data area)
+	 * for the blob's frames, as a compiler puts them in a function's FDE:
+	 * the unwinder calls the routine (_Unwind_Personality_Fn) when an
+	 * exception or a forced unwind reaches a frame of the blob, and hands it
+	 * `lsda` (_Unwind_GetLanguageSpecificData).  A JIT whose runtime catches
+	 * its errors in its own code (LuaJIT's err_unwind_jit), or whose code
+	 * has C++ handlers or cleanups, sets them; others leave them NULL.  The
+	 * blob's CIE then has augmentation "zPLR" ("zPR" without an LSDA), one
+	 * CIE per distinct pair, at most JU_PERSONALITY_MAX pairs a context
+	 * (JU_ERANGE past it).  `lsda` without `personality` is JU_EINVAL.
+	 * Both are addresses: they must stay valid while the blob is published.
+	 * See docs/API.md, "Exceptions: a personality routine and an LSDA". */
+	const void *personality;
+	const void *lsda;
 	/* New fields go here, at the end (see "Compatibility" above). */
 } ju_blob;
+
+/* The most distinct (personality, has an LSDA) pairs one context's blobs
+ * may use over its life. */
+#define JU_PERSONALITY_MAX 256
 
 /* A ju_blob with `sz` set and the given fields:
  *   ju_blob b = JU_BLOB(.start = code, .size = n, .name = "f",

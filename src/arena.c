@@ -296,7 +296,8 @@ static int build_comp(struct ju_ctx *ctx, comp *c, const src_rec *s, size_t n, s
 		if (cut[p + 1] == cut[p])
 			continue;
 		arena *a;
-		int err = image_build(ctx->arch, s + cut[p], cut[p + 1] - cut[p], how, &a);
+		int err = image_build(ctx->arch, &(cie_set){ ctx->cies, ctx->n_cies }, s + cut[p],
+				      cut[p + 1] - cut[p], how, &a);
 		if (err)
 			return err;
 		c->out[c->n_out++] = a;
@@ -330,12 +331,14 @@ static uint64_t staged_range(const reuse_set *rs, const blob_rec *r)
 	return load_u64(rs->stage + r->fde_off + FDE_ABS8_OFF_RANGE);
 }
 
-/* Whether a slot of the arena may take a staged record at all. */
+/* Whether a slot of the arena may take a staged record at all.  Its CIE
+ * pointer stays, so the new blob must have the freed one's CIE (the same
+ * personality, or none). */
 static bool slot_fits(const arena *a, size_t k, const blob_rec *r)
 {
 	const blob_rec *old = &a->recs[k];
-	return (old->flags & REC_DEAD) && r->fde_len <= old->fde_len && r->start >= a->lo &&
-	       r->start + r->size <= a->hi;
+	return (old->flags & REC_DEAD) && r->fde_len <= old->fde_len && r->cie == old->cie &&
+	       r->start >= a->lo && r->start + r->size <= a->hi;
 }
 
 /* The claim of item j against its neighbouring slots, in their states
@@ -524,7 +527,8 @@ static void commit_reuse(struct ju_ctx *ctx, reuse_set *rs)
 				    .line_off = 0,
 				    .line_len = r->line_len,
 				    .info_off = r->line_len,
-				    .info_len = r->info_len };
+				    .info_len = r->info_len,
+				    .cie = slot->cie };
 		free(a->side[it->k]);
 		a->side[it->k] = it->side;
 		it->side = NULL;

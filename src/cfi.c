@@ -99,13 +99,25 @@ void cfi_restore_state(byte_buf *b)
 	buf_u8(b, DW_CFA_restore_state);
 }
 
-size_t cfi_write_cie(const ju_arch *a, byte_buf *b, cfi_enc enc)
+static size_t write_cie(const ju_arch *a, byte_buf *b, const eh_cie *c)
 {
-	eh_cie c = { a->code_align, a->data_align, a->ra_reg, (uint8_t)enc, false };
-	size_t cie = eh_cie_begin(b, &c);
+	size_t cie = eh_cie_begin(b, c);
 	a->cie_initial(a, b); /* initial instructions: the entry state */
 	eh_entry_end(b, cie);
 	return cie;
+}
+
+size_t cfi_write_cie(const ju_arch *a, byte_buf *b, cfi_enc enc)
+{
+	return write_cie(a, b,
+			 &(eh_cie){ a->code_align, a->data_align, a->ra_reg, (uint8_t)enc, false, 0, false });
+}
+
+size_t cfi_write_cie_personality(const ju_arch *a, byte_buf *b, uint64_t personality, bool lsda)
+{
+	return write_cie(a, b,
+			 &(eh_cie){ a->code_align, a->data_align, a->ra_reg, (uint8_t)CFI_ENC_ABS8, false,
+				    personality, lsda });
 }
 
 static void fp_program(const ju_arch *a, byte_buf *b, const ju_frame *f, uint64_t size)
@@ -167,11 +179,12 @@ static int scan_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len
  * reset; a gap between ranges gets an undefined return address, "no unwind
  * information here", as no FDE would say. */
 static void cfi_ranges_program(const ju_arch *a, byte_buf *b, size_t cie_off, cfi_enc enc, uint64_t base,
-			       uint64_t start, const ju_frame *f)
+			       uint64_t start, const ju_frame *f, const uint64_t *lsda)
 {
 	const ju_cfi_range *r = f->u.cfi.ranges;
 	size_t n = f->u.cfi.n;
-	size_t entry = eh_fde_begin(b, cie_off, enc, base, start + r[0].start, r[n - 1].end - r[0].start);
+	size_t entry =
+		eh_fde_begin_lsda(b, cie_off, enc, base, start + r[0].start, r[n - 1].end - r[0].start, lsda);
 	uint64_t at = r[0].start; /* offset in the blob the program has reached */
 	struct insn_scan prev = { 0 };
 	char msg[160];
@@ -212,25 +225,25 @@ static void cfi_ranges_program(const ju_arch *a, byte_buf *b, size_t cie_off, cf
 }
 
 void cfi_write_blob_fdes(const ju_arch *a, byte_buf *b, size_t cie_off, cfi_enc enc, uint64_t base,
-			 uint64_t start, uint64_t size, const ju_frame *f)
+			 uint64_t start, uint64_t size, const ju_frame *f, const uint64_t *lsda)
 {
 	size_t entry;
 	switch (f->kind) {
 	case JU_FRAME_LEAF:
-		entry = eh_fde_begin(b, cie_off, enc, base, start, size);
+		entry = eh_fde_begin_lsda(b, cie_off, enc, base, start, size, lsda);
 		eh_entry_end(b, entry);
 		break;
 	case JU_FRAME_FP:
-		entry = eh_fde_begin(b, cie_off, enc, base, start, size);
+		entry = eh_fde_begin_lsda(b, cie_off, enc, base, start, size, lsda);
 		fp_program(a, b, f, size);
 		eh_entry_end(b, entry);
 		break;
 	case JU_FRAME_REGION:
-		entry = eh_fde_begin(b, cie_off, enc, base, start, size);
+		entry = eh_fde_begin_lsda(b, cie_off, enc, base, start, size, lsda);
 		region_program(a, b, f);
 		eh_entry_end(b, entry);
 		break;
-	case JU_FRAME_CFI: cfi_ranges_program(a, b, cie_off, enc, base, start, f); break;
+	case JU_FRAME_CFI: cfi_ranges_program(a, b, cie_off, enc, base, start, f, lsda); break;
 	default: b->failed = true;
 	}
 }
@@ -458,7 +471,14 @@ void cfi_reencode_fdes(byte_buf *b, size_t cie_off, uint64_t base, const uint8_t
 		const uint8_t *fde = src + at;
 		uint64_t start = load_u64(fde + FDE_OFF_PC_BEGIN);
 		uint64_t size = load_u64(fde + FDE_ABS8_OFF_RANGE);
+		/* cfi_write_blob_fdes' augmentation data: none, or an LSDA */
 		size_t hdr = eh_fde_header_size(CFI_ENC_ABS8);
+		uint8_t aug_len = fde[hdr - 1];
+		if ((aug_len != 0 && aug_len != EH_FDE_LSDA_LEN) || 4 + (size_t)len < hdr + aug_len) {
+			b->failed = true;
+			return;
+		}
+		hdr += aug_len;
 		size_t entry = eh_fde_begin(b, cie_off, CFI_ENC_PCREL4, base, start, size);
 		buf_bytes(b, fde + hdr, 4 + len - hdr);
 		eh_entry_end(b, entry);

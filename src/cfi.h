@@ -32,12 +32,17 @@ void cfi_restore_state(byte_buf *b);
 
 /* Write the architecture's CIE; returns its offset in b. */
 size_t cfi_write_cie(const ju_arch *a, byte_buf *b, cfi_enc enc);
+/* The same with a personality routine (non-zero), whose FDEs carry an LSDA
+ * pointer when `lsda`: augmentation "zPLR" or "zPR" (CFI_ENC_ABS8 only). */
+size_t cfi_write_cie_personality(const ju_arch *a, byte_buf *b, uint64_t personality, bool lsda);
 
 /* Write the FDEs of one blob at code address `start`, `size` bytes, against
  * the CIE at cie_off.  `base` is the address that offset 0 of b will have
- * (needed for CFI_ENC_PCREL4).  The frame must have passed cfi_check_frame. */
+ * (needed for CFI_ENC_PCREL4).  `lsda`: the LSDA pointer its augmentation
+ * data carries, for a CIE with 'L'; NULL otherwise.  The frame must have
+ * passed cfi_check_frame. */
 void cfi_write_blob_fdes(const ju_arch *a, byte_buf *b, size_t cie_off, cfi_enc enc, uint64_t base,
-			 uint64_t start, uint64_t size, const ju_frame *f);
+			 uint64_t start, uint64_t size, const ju_frame *f, const uint64_t *lsda);
 
 /* Validate a frame description for a blob of `size` bytes.  Returns 0 or
  * JU_ECFI with a message in msg (at least 160 bytes). */
@@ -48,8 +53,10 @@ int cfi_check_frame(const ju_arch *a, const ju_frame *f, uint64_t size, char *ms
 int cfi_check_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len, char *msg, size_t msglen);
 
 /* Rewrite FDEs written with CFI_ENC_ABS8 (a run of them, `n` bytes, in
- * `src`) to CFI_ENC_PCREL4 at the end of b, pointing at the CIE at cie_off.
- * `base` as for cfi_write_blob_fdes. */
+ * `src`) to CFI_ENC_PCREL4 at the end of b, pointing at the CIE at cie_off,
+ * without augmentation data: an LSDA pointer is left out (the CIE at
+ * cie_off has no personality: perf unwinds, it throws nothing).  `base` as
+ * for cfi_write_blob_fdes. */
 void cfi_reencode_fdes(byte_buf *b, size_t cie_off, uint64_t base, const uint8_t *src, size_t n);
 
 #endif

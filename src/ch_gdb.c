@@ -396,7 +396,8 @@ static int build_chunk(const struct ju_ctx *ctx, const arena *a, size_t c, const
 	struct gdb_chunk *g = ju__calloc(1, sizeof *g);
 	if (!g)
 		return JU_FAIL(JU_ENOMEM, "out of memory for a gdb entry");
-	int err = image_build_bytes(ctx->arch, src, n, &g->image, &g->size);
+	int err = image_build_bytes(ctx->arch, &(cie_set){ ctx->cies, ctx->n_cies }, src, n, &g->image,
+				    &g->size);
 	if (err) {
 		free(g);
 		return err;

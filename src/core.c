@@ -180,6 +180,11 @@ static int check_blob(const struct ju_ctx *ctx, const ju_blob *b, size_t i)
 	char msg[200];
 	if (cfi_check_frame(ctx->arch, &b->frame, b->size, msg, sizeof msg))
 		return JU_FAIL(JU_ECFI, "blob %zu (%s): %s", i, b->name, msg);
+	if (b->lsda && !b->personality)
+		return JU_FAIL(JU_EINVAL,
+			       "blob %zu (%s): lsda is set but personality is NULL (an LSDA is read only by "
+			       "its personality routine)",
+			       i, b->name);
 	if (b->n_lines == 0) {
 		if (b->file)
 			return JU_FAIL(JU_ELINES, "blob %zu (%s): file given without line rows", i, b->name);
@@ -261,6 +266,25 @@ static int stage_guest_frames(byte_buf *buf, const ju_blob *b, blob_rec *r)
 	return 0;
 }
 
+/* The index + 1 of the blob's CIE in ctx->cies (blob_rec.cie), added
+ * there when new; 0 for a blob without a personality.  -1 when the
+ * context's table is full (JU_ERANGE) or cannot be made. */
+static long cie_of(struct ju_ctx *ctx, const ju_blob *b)
+{
+	if (!b->personality)
+		return 0;
+	cie_key key = { (uintptr_t)b->personality, b->lsda != NULL };
+	for (size_t k = 0; k < ctx->n_cies; k++)
+		if (ctx->cies[k].personality == key.personality && ctx->cies[k].lsda == key.lsda)
+			return (long)k + 1;
+	if (ctx->n_cies == JU_PERSONALITY_MAX)
+		return -1;
+	if (!ctx->cies && !(ctx->cies = ju__malloc(JU_PERSONALITY_MAX * sizeof *ctx->cies)))
+		return -1;
+	ctx->cies[ctx->n_cies++] = key; /* kept if the publish fails: unused, it makes no CIE */
+	return (long)ctx->n_cies;
+}
+
 static int stage(struct ju_ctx *ctx, const ju_blob *blobs, size_t n, staged *s)
 {
 	memset(s, 0, sizeof *s);
@@ -274,9 +298,24 @@ static int stage(struct ju_ctx *ctx, const ju_blob *blobs, size_t n, staged *s)
 	for (size_t k = 0; k < n; k++) {
 		const ju_blob *b = &blobs[s->order[k]];
 		blob_rec *r = &s->recs[k];
-		*r = (blob_rec){ .start = (uintptr_t)b->start, .size = (uint32_t)b->size };
+		long pers = cie_of(ctx, b);
+		if (pers < 0 && ctx->n_cies < JU_PERSONALITY_MAX)
+			goto oom;
+		if (pers < 0) {
+			int err = JU_FAIL(JU_ERANGE,
+					  "blob %zu (%s): a context's blobs may use at most %d distinct "
+					  "personality routines (with and without an LSDA)",
+					  s->order[k], b->name, JU_PERSONALITY_MAX);
+			stage_free(s);
+			return err;
+		}
+		*r = (blob_rec){ .start = (uintptr_t)b->start,
+				 .size = (uint32_t)b->size,
+				 .cie = (uint32_t)pers };
 		r->fde_off = (uint32_t)s->buf.len;
-		cfi_write_blob_fdes(ctx->arch, &s->buf, cie, CFI_ENC_ABS8, 0, r->start, r->size, &b->frame);
+		uint64_t lsda = (uintptr_t)b->lsda;
+		cfi_write_blob_fdes(ctx->arch, &s->buf, cie, CFI_ENC_ABS8, 0, r->start, r->size, &b->frame,
+				    b->lsda ? &lsda : NULL);
 		r->fde_len = (uint32_t)(s->buf.len - r->fde_off);
 		if (b->n_lines && b->n_inlines) {
 			if (stage_guest_frames(&s->buf, b, r))
@@ -527,8 +566,9 @@ int ju_room_after(const ju_ctx *ctx, const ju_blob *user, size_t *room)
 		return err;
 	byte_buf fde;
 	buf_init_grow(&fde, BUF_UNBOUNDED);
+	uint64_t lsda = (uintptr_t)blob->lsda;
 	cfi_write_blob_fdes(ctx->arch, &fde, 0, CFI_ENC_ABS8, 0, (uintptr_t)blob->start, blob->size,
-			    &blob->frame);
+			    &blob->frame, blob->lsda ? &lsda : NULL);
 	uint64_t need = 0;
 	if (!buf_ok(&fde))
 		err = JU_FAIL(JU_ENOMEM, "out of memory for the FDEs of %s", blob->name);
@@ -964,6 +1004,7 @@ int ju_close(ju_ctx *ctx)
 	pthread_mutex_destroy(&ctx->lock);
 	free(ctx->arenas);
 	free(ctx->jitdump_dir);
+	free(ctx->cies);
 	free(ctx);
 	return 0;
 }

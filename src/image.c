@@ -622,6 +622,10 @@ static size_t align_up(size_t v, size_t a)
 typedef struct layout {
 	size_t off[SEC_COUNT], size[SEC_COUNT], shoff, total;
 	bool guest_frames; /* a blob has them: the larger abbreviation table */
+	/* Where each CIE a record names (blob_rec.cie) is, from the start of
+	 * .eh_frame; 0 for the standard CIE and for personality CIEs no record
+	 * of the image names (they are not written). */
+	uint32_t cie_off[JU_PERSONALITY_MAX + 1];
 } layout;
 
 /* The bytes every image repeats, encoded once per architecture: its CIE
@@ -661,10 +665,44 @@ static const templates *templates_for(const ju_arch *arch)
 	return &t[i];
 }
 
-static void plan(const templates *tp, const src_rec *src, size_t n, layout *L)
+/* Write the personality CIE of key k (blob_rec.cie) at the end of b. */
+static void write_pers_cie(const templates *tp, const cie_set *cies, uint32_t k, byte_buf *b)
+{
+	const cie_key *key = &cies->keys[k - 1];
+	cfi_write_cie_personality(tp->arch, b, key->personality, key->lsda);
+}
+
+/* Place the personality CIEs the records name after the standard one, in
+ * key order (an image without personalities keeps its bytes); returns the
+ * bytes they take. */
+static size_t plan_cies(const templates *tp, const cie_set *cies, const src_rec *src, size_t n, layout *L)
+{
+	bool any = false;
+	for (size_t i = 0; i < n; i++)
+		if (src[i].rec->cie) {
+			L->cie_off[src[i].rec->cie] = 1; /* named; placed below */
+			any = true;
+		}
+	if (!any)
+		return 0;
+	size_t at = tp->cie_len;
+	for (uint32_t k = 1; k <= cies->n; k++) {
+		if (!L->cie_off[k])
+			continue;
+		uint8_t scratch[128];
+		byte_buf b;
+		buf_init(&b, scratch, sizeof scratch);
+		write_pers_cie(tp, cies, k, &b);
+		L->cie_off[k] = (uint32_t)at;
+		at += b.len;
+	}
+	return at - tp->cie_len;
+}
+
+static void plan(const templates *tp, const cie_set *cies, const src_rec *src, size_t n, layout *L)
 {
 	memset(L, 0, sizeof *L);
-	L->size[SEC_EH_FRAME] = tp->cie_len + 4;
+	L->size[SEC_EH_FRAME] = tp->cie_len + plan_cies(tp, cies, src, n, L) + 4;
 	L->size[SEC_SYMTAB] = sizeof(Elf64_Sym);
 	L->size[SEC_STRTAB] = 1;
 	for (size_t i = 0; i < n; i++) {
@@ -856,8 +894,8 @@ static void copy_fdes(byte_buf *b, const src_rec *s, size_t cie_off)
 
 /* Lay out and write the image of n records into img (L->total bytes).
  * recs, when not NULL, receives the records with their offsets in it. */
-static int write_image(const templates *tp, const src_rec *src, size_t n, const layout *L, uint8_t *img,
-		       uint64_t lo, uint64_t hi, blob_rec *recs)
+static int write_image(const templates *tp, const cie_set *cies, const src_rec *src, size_t n,
+		       const layout *L, uint8_t *img, uint64_t lo, uint64_t hi, blob_rec *recs)
 {
 	byte_buf b;
 	buf_init(&b, img, L->total);
@@ -867,9 +905,16 @@ static int write_image(const templates *tp, const src_rec *src, size_t n, const 
 					     .shnum = SEC_COUNT,
 					     .shstrndx = SEC_SHSTRTAB });
 
-	/* .eh_frame */
+	/* .eh_frame: the standard CIE, the personality CIEs, the FDEs */
 	size_t cie = b.len;
 	buf_bytes(&b, tp->cie, tp->cie_len);
+	for (uint32_t k = 1; k <= cies->n; k++) {
+		if (!L->cie_off[k])
+			continue;
+		if (b.len - cie != L->cie_off[k])
+			return JU_FAIL(JU_ERANGE, "internal error: personality CIE layout mismatch");
+		write_pers_cie(tp, cies, k, &b);
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (recs) {
 			recs[i] = *src[i].rec;
@@ -877,7 +922,7 @@ static int write_image(const templates *tp, const src_rec *src, size_t n, const 
 			recs[i].fde_off = (uint32_t)b.len;
 			recs[i].fde_len = image_slot_len(src[i].rec->fde_len);
 		}
-		copy_fdes(&b, &src[i], cie);
+		copy_fdes(&b, &src[i], cie + L->cie_off[src[i].rec->cie]);
 	}
 	buf_u32(&b, 0); /* terminator */
 
@@ -946,11 +991,12 @@ static void hull(const src_rec *src, size_t n, uint64_t *lo, uint64_t *hi)
 			*hi = src[i].rec->start + src[i].rec->size;
 }
 
-int image_build(const ju_arch *arch, const src_rec *src, size_t n, image_alloc how, arena **out)
+int image_build(const ju_arch *arch, const cie_set *cies, const src_rec *src, size_t n, image_alloc how,
+		arena **out)
 {
 	const templates *tp = templates_for(arch);
 	layout L;
-	plan(tp, src, n, &L);
+	plan(tp, cies, src, n, &L);
 	uint64_t lo, hi;
 	hull(src, n, &lo, &hi);
 	if (L.total > UINT32_MAX)
@@ -977,7 +1023,7 @@ int image_build(const ju_arch *arch, const src_rec *src, size_t n, image_alloc h
 	a->eh_off = (uint32_t)L.off[SEC_EH_FRAME];
 	a->eh_size = (uint32_t)L.size[SEC_EH_FRAME];
 	a->symtab_off = (uint32_t)L.off[SEC_SYMTAB];
-	int err = write_image(tp, src, n, &L, img, lo, hi, recs);
+	int err = write_image(tp, cies, src, n, &L, img, lo, hi, recs);
 	if (err) {
 		image_free(a);
 		free(a);
@@ -987,17 +1033,18 @@ int image_build(const ju_arch *arch, const src_rec *src, size_t n, image_alloc h
 	return 0;
 }
 
-int image_build_bytes(const ju_arch *arch, const src_rec *src, size_t n, uint8_t **image, size_t *size)
+int image_build_bytes(const ju_arch *arch, const cie_set *cies, const src_rec *src, size_t n, uint8_t **image,
+		      size_t *size)
 {
 	const templates *tp = templates_for(arch);
 	layout L;
-	plan(tp, src, n, &L);
+	plan(tp, cies, src, n, &L);
 	uint64_t lo, hi;
 	hull(src, n, &lo, &hi);
 	uint8_t *img = ju__malloc(L.total);
 	if (!img)
 		return JU_FAIL(JU_ENOMEM, "out of memory for a gdb image (%zu bytes)", L.total);
-	int err = write_image(tp, src, n, &L, img, lo, hi, NULL);
+	int err = write_image(tp, cies, src, n, &L, img, lo, hi, NULL);
 	if (err) {
 		free(img);
 		return err;

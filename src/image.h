@@ -69,11 +69,15 @@ typedef struct image_alloc {
 
 /* Build an image for `n` records (sorted by start, none dead) into a new
  * arena *out (recs, lo/hi, image and section offsets set; channel states
- * NULL).  Returns 0 or JU_ENOMEM / JU_ERANGE. */
-int image_build(const ju_arch *arch, const src_rec *src, size_t n, image_alloc alloc, arena **out);
+ * NULL).  `cies` holds the personality CIEs the records name (blob_rec.cie);
+ * the image's .eh_frame has the standard CIE, then one CIE per key a record
+ * names.  Returns 0 or JU_ENOMEM / JU_ERANGE. */
+int image_build(const ju_arch *arch, const cie_set *cies, const src_rec *src, size_t n, image_alloc alloc,
+		arena **out);
 /* Build just the ELF image for `n` records (sorted, none dead), malloc'd:
  * what the gdb channel registers for a chunk of an arena. */
-int image_build_bytes(const ju_arch *arch, const src_rec *src, size_t n, uint8_t **image, size_t *size);
+int image_build_bytes(const ju_arch *arch, const cie_set *cies, const src_rec *src, size_t n, uint8_t **image,
+		      size_t *size);
 /* Free an arena's image and records (not its channel states).  A channel
  * that must keep the image longer (gdb: outside readers) takes it from the
  * arena (a->image = NULL) and frees it later with image_release. */

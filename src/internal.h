@@ -73,9 +73,25 @@ typedef struct blob_rec {
 	 * image.c); 0 otherwise, and the image writes the unit itself. */
 	uint32_t info_off;
 	uint32_t info_len;
+	/* Its CIE: 0, the image's standard one; k, the CIE of ctx->cies[k - 1]
+	 * (a personality routine).  Its FDE's augmentation data follows. */
+	uint32_t cie;
 	uint16_t name_len;
 	uint16_t flags; /* REC_* */
 } blob_rec;
+
+/* A CIE beyond the standard one: a blob's personality routine, and whether
+ * its FDEs carry an LSDA pointer ("zPLR"; "zPR" without). */
+typedef struct cie_key {
+	uint64_t personality;
+	bool lsda;
+} cie_key;
+
+/* The CIEs an image's records may name (blob_rec.cie), by index + 1. */
+typedef struct cie_set {
+	const cie_key *keys;
+	size_t n;
+} cie_set;
 
 /* Per-arena state of each arena channel. */
 struct fde_reg; /* ch_unwinder.c: registered with libgcc and/or LLVM libunwind */
@@ -234,6 +250,10 @@ struct ju_ctx {
 	struct gdb_state *gdb;   /* images replaced one chunk at a time (ch_gdb.c) */
 	bool near_code_images;   /* allocate images within 2 GiB of code (libunwind) */
 	const ju_live_ops *live; /* the live blobs, for the file channels */
+	/* The personality CIEs its blobs have used (blob_rec.cie), in the
+	 * order first used; never shrinks (JU_PERSONALITY_MAX at most). */
+	cie_key *cies;
+	size_t n_cies;
 };
 
 /* ---- arena operations (arena.c) ------------------------------------------ */

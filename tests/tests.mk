@@ -12,7 +12,8 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(TEST_DIR)/%)
 
 TEST_BINS := $(TEST_DIR)/child $(TEST_DIR)/child-nongnu $(TEST_DIR)/child-llvm $(TEST_DIR)/two-jits \
 	$(TEST_DIR)/two-jits-shared $(TEST_DIR)/child-static-libgcc $(TEST_DIR)/fp-saved-regs \
-	$(TEST_DIR)/reuse-child $(TEST_DIR)/reuse-spin $(TEST_DIR)/guest-child $(UNIT_BINS)
+	$(TEST_DIR)/reuse-child $(TEST_DIR)/reuse-spin $(TEST_DIR)/guest-child $(TEST_DIR)/personality \
+	$(UNIT_BINS)
 # AddressSanitizer has no static runtime: no -static child under SAN.
 ifneq ($(SAN),1)
 TEST_BINS += $(TEST_DIR)/child-static
@@ -61,6 +62,11 @@ $(TEST_DIR)/guest-child: tests/guest_child.c $(LIB_A)
 
 # A JIT frame that saves callee-saved registers, a C++ exception across it.
 $(TEST_DIR)/fp-saved-regs: tests/fp_saved_regs.cc $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 -O2 -g $(WARN) $(SANFLAGS) -Iinclude -o $@ $< $(LIB_A) -ldl -pthread
+
+# JIT frames with personality routines and LSDAs, C++ exceptions through them.
+$(TEST_DIR)/personality: tests/personality.cc $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++17 -O2 -g $(WARN) $(SANFLAGS) -Iinclude -o $@ $< $(LIB_A) -ldl -pthread
 

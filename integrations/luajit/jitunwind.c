@@ -17,6 +17,7 @@
  * linker's path); it does not link LuaJIT: the lua_* functions are the
  * running luajit's own, as for every Lua C module.
  */
+#include <dlfcn.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,6 +30,7 @@
 
 #include <jitunwind.h>
 
+#include "formats/ehframe.h"
 #include "jitunwind_lua.h"
 #include "traceframe.h"
 
@@ -122,6 +124,73 @@ static int unpublish_slots(module_state *s, trace_slot **which, size_t n)
 	return 0;
 }
 
+/* ---- LuaJIT's personality for its machine code ------------------------------- */
+
+/* LuaJIT registers one FDE over each machine code area with libgcc
+ * (lj_mcode.c mcode_allocarea calls lj_err.c lj_err_register_mcode), whose
+ * CIE ("zPR") carries the personality err_unwind_jit: a Lua error thrown
+ * while a trace is on the C stack (out of memory in a helper the trace
+ * calls) is caught there and leaves the trace through its exit stub.  A
+ * trace published with the unwinder channel shadows that FDE (libgcc finds
+ * the trace's own first), so each trace is published with the same
+ * personality, and LSDA if there is one.  err_unwind_jit is static in
+ * LuaJIT: the module reads it from the FDE libgcc finds for the first
+ * trace's code, before anything of the module is registered (once ours are,
+ * libgcc 12 may stop at our arena and find nothing for an address between
+ * our blobs).  It is one function for every area and state of the process,
+ * so it is looked up once per process. */
+typedef struct luajit_eh {
+	int state; /* 0: not looked up; 1: found (or none: LuaJIT registered no FDE) */
+	const void *personality, *lsda;
+} luajit_eh;
+static luajit_eh lj_eh;
+
+struct dwarf_eh_bases_ {
+	void *tbase, *dbase, *func;
+};
+
+/* The personality and LSDA of the FDE at `fde`, as found by libgcc's
+ * _Unwind_Find_FDE: its CIE and it, read in place (they are LuaJIT's
+ * template, in its own memory). */
+static void read_fde_eh(const uint8_t *fde, luajit_eh *out)
+{
+	uint32_t len, back;
+	memcpy(&len, fde, 4);
+	memcpy(&back, fde + 4, 4);
+	const uint8_t *cie = fde + 4 - back;
+	if (len == 0 || len == DWARF64_ESCAPE || cie >= fde)
+		return; /* LuaJIT writes its CIE right before the FDE */
+	eh_section sec = { cie, (size_t)(fde + 4 + len - cie), (uintptr_t)cie, 0 };
+	size_t off = (size_t)(fde - cie);
+	eh_rec rec;
+	eh_cie_info c;
+	eh_fde_info f;
+	uint64_t pers;
+	bool indirect;
+	if (eh_next(&sec, &off, &rec) != 1 || rec.is_cie || rec.cie_off != 0 || !eh_cie_read(&sec, 0, &c) ||
+	    !eh_fde_read(&sec, &rec, &c, &f) || !eh_cie_personality(&sec, &c, &pers, &indirect))
+		return;
+	if (indirect) /* a pointer to the routine: in this process, read it */
+		memcpy(&pers, (const void *)(uintptr_t)pers, sizeof pers);
+	out->personality = (const void *)(uintptr_t)pers;
+	out->lsda = (c.lsda_enc & DW_EH_PE_indirect) && f.lsda ? *(const void *const *)(uintptr_t)f.lsda
+							       : (const void *)(uintptr_t)f.lsda;
+}
+
+/* Look LuaJIT's personality up at the first trace, `addr`. */
+static void find_luajit_eh(uintptr_t addr)
+{
+	if (lj_eh.state)
+		return;
+	lj_eh.state = 1;
+	const void *(*find)(void *, struct dwarf_eh_bases_ *) =
+		(const void *(*)(void *, struct dwarf_eh_bases_ *))dlsym(RTLD_DEFAULT, "_Unwind_Find_FDE");
+	struct dwarf_eh_bases_ bases;
+	const uint8_t *fde = find ? find((void *)(addr + 1), &bases) : NULL;
+	if (fde)
+		read_fde_eh(fde, &lj_eh);
+}
+
 /* core.publish(tr, parent, addr, size, name, file, line) -> spadjust
  * Publishes trace `tr` (its code at addr, size bytes), entered from trace
  * `parent` (0: from the interpreter), named `name`, with one line row for
@@ -161,10 +230,13 @@ static int l_publish(lua_State *L)
 		return failure(L, s, "trace %d: CFI does not fit", (int)tr);
 	ju_line row = { .offset = 0, .line = (uint32_t)line };
 	int with_line = file && line > 0 && line <= UINT32_MAX;
+	if (!lj_eh.state && ju_count(s->ctx) == 0)
+		find_luajit_eh(addr);
 	ju_blob b = JU_BLOB(.start = (const void *)addr, .size = (size_t)size, .name = name,
 			    .frame = { .kind = JU_FRAME_CFI, .u.cfi = { .ranges = cfi.ranges, .n = cfi.n } },
 			    .file = with_line ? file : NULL, .lines = with_line ? &row : NULL,
-			    .n_lines = with_line ? 1 : 0);
+			    .n_lines = with_line ? 1 : 0, .personality = lj_eh.personality,
+			    .lsda = lj_eh.personality ? lj_eh.lsda : NULL);
 	uint64_t t0 = now_ns();
 	err = ju_publish(s->ctx, &b);
 	uint64_t dt = now_ns() - t0;
@@ -310,29 +382,15 @@ static const luaL_Reg core_fns[] = {
 	{ NULL, NULL },
 };
 
-/* The channels: gdb (gdb, lldb, jitstack), and nongnu libunwind's list
- * where that library is loaded; not libgcc's registry, the `unwinder`
- * channel, unless JITUNWIND asks for it.  LuaJIT registers one FDE over its
- * whole machine code area (lj_err.c lj_err_register_mcode) whose
- * personality, err_unwind_jit, is how a Lua error thrown by a C helper a
- * trace calls (out of memory) leaves the trace through its exit stub.
- * libgcc (12) takes the FDE of the object registered at the highest start
- * at or below the pc, which is a trace's own once it is published, and
- * libjitunwind's FDEs have no personality: the error then finds no handler
- * and LuaJIT panics.  glibc backtrace() from C called by a trace needs that
- * registry, so it is opt-in: JITUNWIND=unwinder,gdb (or default, all,
- * perf), with that risk (docs/INTEGRATING.md). */
+/* The channels: the library's default, each where its consumer is present
+ * -- libgcc's registry (glibc backtrace() from C a trace calls), nongnu
+ * libunwind's list, and gdb (gdb, lldb, jitstack) -- or what JITUNWIND
+ * says.  libgcc gets each trace with LuaJIT's own personality (see "LuaJIT's
+ * personality" above), so a Lua error thrown on a trace is caught as
+ * without the module. */
 static int open_context(ju_ctx **ctx)
 {
-	const char *env = getenv("JITUNWIND");
-	if (env && *env)
-		return ju_open(NULL, ctx); /* the user's own choice */
-	ju_options o = JU_OPTIONS(.channels = JU_CH_GDB | JU_CH_LIBUNWIND);
-	int err = ju_open(&o, ctx);
-	if (err != JU_ENOCONSUMER)
-		return err;
-	o.channels = JU_CH_GDB; /* no nongnu libunwind in this process */
-	return ju_open(&o, ctx);
+	return ju_open(NULL, ctx);
 }
 
 __attribute__((visibility("default"))) int luaopen_jitunwind(lua_State *L)

@@ -20,7 +20,7 @@ LJ_MOD := $(LJ_B)/jitunwind.so
 LJ_PROBE := $(LJ_B)/libljprobe.so
 LUAJIT_CFLAGS = $(shell pkg-config --cflags luajit 2>/dev/null || echo -I/usr/include/luajit-2.1)
 LJ_CFLAGS = $(ALL_CFLAGS) -fPIC -fvisibility=hidden -Iinclude -I. -I$(LJ) -I$(LJ_B) $(LUAJIT_CFLAGS)
-LJ_OBJS := $(LJ_B)/obj/jitunwind.o $(LJ_B)/obj/traceframe.o $(LJ_B)/obj/bytes.o
+LJ_OBJS := $(LJ_B)/obj/jitunwind.o $(LJ_B)/obj/traceframe.o $(LJ_B)/obj/bytes.o $(LJ_B)/obj/ehframe.o
 
 .PHONY: luajit luajit-check-tools install-luajit bench-luajit
 luajit: $(LJ_MOD) $(LJ_PROBE) $(LJ_B)/test-traceframe
@@ -37,13 +37,18 @@ $(LJ_B)/jitunwind_lua.h: $(LJ)/jitunwind.lua
 	  od -An -v -tx1 $< | awk '{ s = ""; for (i = 1; i <= NF; i++) s = s "0x" $$i ","; print s }'; \
 	  echo '};'; } > $@.tmp && mv $@.tmp $@
 
-$(LJ_B)/obj/jitunwind.o: $(LJ)/jitunwind.c $(LJ)/traceframe.h $(LJ_B)/jitunwind_lua.h include/jitunwind.h
+$(LJ_B)/obj/jitunwind.o: $(LJ)/jitunwind.c $(LJ)/traceframe.h $(LJ_B)/jitunwind_lua.h include/jitunwind.h \
+		$(FMT_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LJ_CFLAGS) -c -o $@ $<
 $(LJ_B)/obj/traceframe.o: $(LJ)/traceframe.c $(LJ)/traceframe.h $(FMT_HDRS) include/jitunwind.h
 	@mkdir -p $(dir $@)
 	$(CC) $(LJ_CFLAGS) -c -o $@ $<
 $(LJ_B)/obj/bytes.o: formats/bytes.c $(FMT_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LJ_CFLAGS) -c -o $@ $<
+# The .eh_frame reader: LuaJIT's own FDE, for its personality routine.
+$(LJ_B)/obj/ehframe.o: formats/ehframe.c $(FMT_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LJ_CFLAGS) -c -o $@ $<
 

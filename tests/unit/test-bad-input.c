@@ -271,6 +271,47 @@ static void lines(void)
 	expect_refused(&b, JU_ELINES, "without line rows", "a file without rows");
 }
 
+/* An LSDA is read by its personality only; a context has room for
+ * JU_PERSONALITY_MAX distinct (personality, has an LSDA) pairs, ever. */
+static void personalities(void)
+{
+	ju_blob b = good(0x200, 16, "lsda-alone");
+	b.lsda = R + 0xf000;
+	expect_refused(&b, JU_EINVAL, "personality is NULL", "an LSDA without a personality");
+	ju_blob two[2] = { good(0x300, 16, "fine"), b };
+	two[1].start = R + 0x400;
+	int rc = ju_publish_batch(ctx, two, 2);
+	CHECK(rc == JU_EINVAL && strstr(ju_errmsg(), "blob 1"), "a batch with one: %d (%s)", rc, ju_errmsg());
+	CHECK(!published(R + 0x300) && !unwinder_finds(R + 0x300), "its good blob is not published either");
+	anchors_intact("a batch with an LSDA without a personality");
+
+	enum { N = JU_PERSONALITY_MAX };
+	static ju_blob many[N];
+	for (size_t i = 0; i < N; i++) {
+		many[i] = good(0x1000 + 16 * (uint32_t)i, 16, "personality");
+		many[i].personality = R + 0x8000 + i; /* never called: nothing is thrown */
+		many[i].lsda = i % 2 ? R + 0xf000 : NULL;
+	}
+	CHECK_RC(ju_publish_batch(ctx, many, N), 0);
+	CHECK(unwinder_finds(R + 0x1008) && unwinder_finds(R + 0x1000 + 16 * (N - 1) + 8),
+	      "libgcc finds blobs with personalities");
+	ju_blob more = good(0x200, 16, "one-personality-too-many");
+	more.personality = R + 0x8000 + N;
+	rc = ju_publish(ctx, &more);
+	CHECK(rc == JU_ERANGE && strstr(ju_errmsg(), "at most 256"), "personality %d: %d (%s)", N + 1, rc,
+	      ju_errmsg());
+	more.personality = R + 0x8000 + 1; /* a pair already known: fine */
+	more.lsda = R + 0xf100;
+	CHECK_RC(ju_publish(ctx, &more), 0);
+	CHECK_RC(ju_unpublish(ctx, R + 0x200), 0);
+	for (size_t i = 0; i < N; i++)
+		CHECK_RC(ju_unpublish(ctx, R + 0x1000 + 16 * i), 0);
+	/* the pairs are the context's for its life: still full */
+	more.personality = R + 0x8000 + N;
+	more.lsda = NULL;
+	expect_refused(&more, JU_ERANGE, "distinct personality routines", "a new pair after unpublishing");
+}
+
 static void unpublishing(void)
 {
 	CHECK_RC(ju_unpublish(ctx, R + 0x200), JU_ENOENT);
@@ -399,6 +440,7 @@ int main(void)
 	names();
 	frames();
 	lines();
+	personalities();
 	unpublishing();
 	closing();
 	return unit_done("test-bad-input");

@@ -32,13 +32,13 @@ static written write_section(uint8_t *mem, size_t cap)
 	byte_buf b;
 	written w;
 	buf_init(&b, mem, cap);
-	w.cie = eh_cie_begin(&b, &(eh_cie){ 1, -8, 16, PCREL4, false });
+	w.cie = eh_cie_begin(&b, &(eh_cie){ 1, -8, 16, PCREL4, false, 0, false });
 	buf_bytes(&b, cie_insns, sizeof cie_insns);
 	eh_entry_end(&b, w.cie);
 	w.fde = eh_fde_begin(&b, w.cie, PCREL4, SEC_ADDR, 0x401000, 0x40);
 	buf_bytes(&b, fde_insns, sizeof fde_insns);
 	eh_entry_end(&b, w.fde);
-	w.cie3 = eh_cie_begin(&b, &(eh_cie){ 4, -8, 300, DW_EH_PE_absptr, true });
+	w.cie3 = eh_cie_begin(&b, &(eh_cie){ 4, -8, 300, DW_EH_PE_absptr, true, 0, false });
 	eh_entry_end(&b, w.cie3);
 	w.fde_abs = eh_fde_begin(&b, w.cie3, DW_EH_PE_absptr, SEC_ADDR, 0x7f0000001000ull, 0x123);
 	eh_entry_end(&b, w.fde_abs);
@@ -178,6 +178,63 @@ static int read_pair(const uint8_t *mem, size_t size, uint64_t text, eh_cie_info
 	return eh_fde_read(&s, &fde, c, f) ? 0 : -3;
 }
 
+static const uint8_t r_udata4_only[] = { DW_EH_PE_udata4 };
+
+/* The writer's "zPLR" and "zPR" CIEs (a JIT blob's personality routine and
+ * LSDA) read back with their pointers, as libgcc reads them. */
+static void personality_cies_are_written_and_read_back(void)
+{
+	uint8_t mem[256] __attribute__((aligned(8)));
+	byte_buf b;
+	buf_init(&b, mem, sizeof mem);
+	size_t plr = eh_cie_begin(&b, &(eh_cie){ .code_align = 1,
+						 .data_align = -8,
+						 .ra_reg = 16,
+						 .fde_enc = DW_EH_PE_absptr,
+						 .personality = 0x7f0012345678ull,
+						 .lsda = true });
+	eh_entry_end(&b, plr);
+	uint64_t lsda = 0x7f00abcdef00ull;
+	size_t fde = eh_fde_begin_lsda(&b, plr, DW_EH_PE_absptr, 0, 0x401000, 0x40, &lsda);
+	buf_u8(&b, DW_CFA_advance_loc | 1);
+	eh_entry_end(&b, fde);
+	size_t pr = eh_cie_begin(&b, &(eh_cie){ .code_align = 1,
+						.data_align = -8,
+						.ra_reg = 16,
+						.fde_enc = DW_EH_PE_absptr,
+						.personality = 0x7f0012345000ull });
+	eh_entry_end(&b, pr);
+	size_t fde2 = eh_fde_begin(&b, pr, DW_EH_PE_absptr, 0, 0x402000, 0x10);
+	eh_entry_end(&b, fde2);
+	buf_u32(&b, 0);
+	CHECK(buf_ok(&b), "the section fits");
+
+	eh_section s = { mem, b.len, SEC_ADDR, 0 };
+	eh_cie_info c;
+	eh_fde_info f;
+	uint64_t pers;
+	bool ind;
+	CHECK(eh_cie_read(&s, plr, &c) && !strcmp(c.aug, "zPLR") && c.pers_enc == DW_EH_PE_absptr &&
+		      c.lsda_enc == DW_EH_PE_absptr && c.fde_enc == DW_EH_PE_absptr,
+	      "zPLR CIE: augmentation %s", c.aug);
+	CHECK(eh_cie_personality(&s, &c, &pers, &ind) && pers == 0x7f0012345678ull && !ind,
+	      "zPLR personality %#llx", (unsigned long long)pers);
+	size_t off = fde;
+	eh_rec r;
+	CHECK(eh_next(&s, &off, &r) == 1 && r.cie_off == plr && eh_fde_read(&s, &r, &c, &f) &&
+		      f.pc_begin == 0x401000 && f.lsda == lsda &&
+		      f.insns == mem + fde + eh_fde_header_size(DW_EH_PE_absptr) + EH_FDE_LSDA_LEN &&
+		      f.insns[0] == (DW_CFA_advance_loc | 1),
+	      "the FDE's LSDA %#llx and instructions after it", (unsigned long long)f.lsda);
+	CHECK(eh_cie_read(&s, pr, &c) && !strcmp(c.aug, "zPR") && c.lsda_enc == DW_EH_PE_omit &&
+		      eh_cie_personality(&s, &c, &pers, &ind) && pers == 0x7f0012345000ull,
+	      "zPR CIE: augmentation %s, personality %#llx", c.aug, (unsigned long long)pers);
+	off = fde2;
+	CHECK(eh_next(&s, &off, &r) == 1 && eh_fde_read(&s, &r, &c, &f) && f.lsda == 0 &&
+		      f.pc_begin == 0x402000,
+	      "a zPR FDE has no LSDA");
+}
+
 static void augmentations_are_read_or_refused(void)
 {
 	uint8_t mem[128];
@@ -196,6 +253,30 @@ static void augmentations_are_read_or_refused(void)
 	CHECK(f.pc_begin == 0x1000 && f.pc_range == 0x20 && f.insns == mem + fde + 4 + 4 + 8 + 1 + 4 &&
 		      f.insns[0] == (DW_CFA_advance_loc | 2),
 	      "the FDE's LSDA pointer is stepped over (pc %#llx)", (unsigned long long)f.pc_begin);
+	uint64_t pers = 0;
+	bool ind = true;
+	CHECK(eh_cie_personality(&(eh_section){ mem, b.len, SEC_ADDR, 0 }, &c, &pers, &ind) &&
+		      pers == 0x04030201 && !ind && f.lsda == 0x09090909,
+	      "zPLR: personality %#llx (indirect %d), LSDA %#llx", (unsigned long long)pers, ind,
+	      (unsigned long long)f.lsda);
+
+	/* zPR with a pc-relative, indirect personality, as GCC writes it for
+	 * position-independent code: the address of the pointer, based at the
+	 * field */
+	static const uint8_t pr[] = {
+		DW_EH_PE_indirect | DW_EH_PE_pcrel | DW_EH_PE_sdata4, 0x10, 0, 0, 0, DW_EH_PE_udata4
+	};
+	buf_init(&b, mem, sizeof mem);
+	write_pair(&b, "zPR", pr, sizeof pr, pc_udata4, sizeof pc_udata4, NULL, 0);
+	CHECK(read_pair(mem, b.len, 0, &c, &f) == 0 && f.lsda == 0, "zPR reads, no LSDA");
+	CHECK(eh_cie_personality(&(eh_section){ mem, b.len, SEC_ADDR, 0 }, &c, &pers, &ind) && ind &&
+		      pers == SEC_ADDR + (uint64_t)(c.pers_field - mem) + 0x10,
+	      "pcrel personality resolved at its field: %#llx", (unsigned long long)pers);
+	buf_init(&b, mem, sizeof mem);
+	write_pair(&b, "zR", r_udata4_only, 1, pc_udata4, sizeof pc_udata4, NULL, 0);
+	CHECK(read_pair(mem, b.len, 0, &c, &f) == 0 &&
+		      !eh_cie_personality(&(eh_section){ mem, b.len, SEC_ADDR, 0 }, &c, &pers, &ind),
+	      "zR: no personality");
 
 	/* text-relative pc_begin: only with a .text address */
 	static const uint8_t textrel[] = { DW_EH_PE_textrel | DW_EH_PE_udata4 };
@@ -358,6 +439,7 @@ int main(void)
 	written_records_read_back();
 	a_64_bit_length_is_read();
 	augmentations_are_read_or_refused();
+	personality_cies_are_written_and_read_back();
 	hostile_records_are_refused();
 	every_prefix_reads_inside_itself();
 	return unit_done("test-eh-frame-reader-stays-inside-the-section");

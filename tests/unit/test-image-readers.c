@@ -446,7 +446,8 @@ static void aarch64_image(void)
 	for (int i = 0; i < 2; i++) {
 		recs[i] = (blob_rec){ .start = base + m[i].at, .size = m[i].size };
 		recs[i].fde_off = (uint32_t)st.len;
-		cfi_write_blob_fdes(arch, &st, cie, CFI_ENC_ABS8, 0, recs[i].start, m[i].size, &m[i].frame);
+		cfi_write_blob_fdes(arch, &st, cie, CFI_ENC_ABS8, 0, recs[i].start, m[i].size, &m[i].frame,
+				    NULL);
 		recs[i].fde_len = (uint32_t)(st.len - recs[i].fde_off);
 		if (m[i].n_lines) {
 			recs[i].line_off = (uint32_t)st.len;
@@ -462,7 +463,7 @@ static void aarch64_image(void)
 	for (int i = 0; i < 2; i++)
 		src[i] = (src_rec){ &recs[i], st.p, NULL };
 	arena *a = NULL;
-	CHECK_RC(image_build(arch, src, 2, (image_alloc){ 0 }, &a), 0);
+	CHECK_RC(image_build(arch, &(cie_set){ 0 }, src, 2, (image_alloc){ 0 }, &a), 0);
 	if (a) {
 		Elf64_Ehdr *eh = (Elf64_Ehdr *)a->image;
 		CHECK(eh->e_machine == EM_AARCH64, "e_machine %u", eh->e_machine);

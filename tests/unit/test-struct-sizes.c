@@ -79,6 +79,12 @@ static void blob_rule(ju_ctx *ctx)
 	unset.sz = offsetof(ju_blob, n_lines); /* shorter than any version's (0.2's ends after n_lines) */
 	CHECK_RC(ju_publish(ctx, &unset), JU_EINVAL);
 
+	/* the caller of the version before personality and lsda were added */
+	ju_blob older = leaf(0x180, "older");
+	older.sz = offsetof(ju_blob, personality);
+	CHECK_RC(ju_publish(ctx, &older), 0);
+	CHECK_RC(ju_unpublish(ctx, R + 0x180), 0);
+
 	newer_blob n = newer(0x200, "newer");
 	CHECK_RC(ju_publish(ctx, &n.b), 0);
 	CHECK_RC(ju_room_after(ctx, &n.b, &room), 0);

@@ -4,8 +4,8 @@
 # exit the same, with the module as without it, and the module published
 # traces in each (it was at work).  trace_error.lua, where a Lua error is
 # thrown while its trace is on the C stack, is caught every time with the
-# module's default channels as by stock luajit (the hazard of the opt-in
-# unwinder channel is t-errors-thrown-on-a-trace-...).
+# module's default channels (libgcc's registry among them) as by stock
+# luajit (t-errors-thrown-on-a-trace-are-caught-as-without-the-module).
 . "$(dirname "$0")/lib.sh"
 cp -r "$LJT/programs" .
 report='local s = require("jitunwind").stats()
