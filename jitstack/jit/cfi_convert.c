@@ -352,7 +352,12 @@ static int by_pc(const void *a, const void *b)
 static void emit_cie(conv *cv, cie *c)
 {
 	byte_buf *b = &cv->out->eh;
-	eh_cie out = { c->code_align, c->data_align, c->ra, DW_EH_PE_absptr, c->signal };
+	/* no personality: libdwfl unwinds, it never runs a handler */
+	eh_cie out = { .code_align = c->code_align,
+		       .data_align = c->data_align,
+		       .ra_reg = c->ra,
+		       .fde_enc = DW_EH_PE_absptr,
+		       .signal = c->signal };
 	size_t at = eh_cie_begin(b, &out);
 	const cfi_src *s = &cv->src[c->src];
 	insn_ctx ic = { s->debug_frame, c->fde_enc, c->insns_addr, cv->ctx };
