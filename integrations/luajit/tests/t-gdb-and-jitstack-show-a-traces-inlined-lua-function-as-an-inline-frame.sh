@@ -27,6 +27,7 @@ for frames in 1 0; do
 	export JITUNWIND_LUA_GUEST_FRAMES=$frames
 	probe with wait LJP_WAIT=20
 	gdb_bt_live "$PROBE_PID"
+	[ -x "$BUILD/jitstack/jitstack" ] && limit 60 "$BUILD/jitstack/jitstack" -p "$PROBE_PID" > jitstack-$frames.out 2>&1
 	kill_tree "$PROBE_PID"
 	cp gdb.out gdb-live-$frames.out
 	probe with abort
@@ -40,5 +41,15 @@ for where in live core; do
 	fi
 	echo "gdb $where without guest frames: FAIL as it must ($(grep -c 'lua:step' gdb-$where-0.out) step frames)"
 done
+# jitstack -p: the same two frames, step marked [inlined]
+if [ -x "$BUILD/jitstack/jitstack" ]; then
+	js() { grep -A1 "lua:step@guest.lua:$def .* at guest.lua:$def \[inlined\]" "$1" |
+		grep -q "lua:hot@guest.lua:$start (trace [0-9]*).* at guest.lua:$call"; }
+	js jitstack-1.out || { cat jitstack-1.out; fail "jitstack: step is not an [inlined] frame of the trace"; }
+	js jitstack-0.out && fail "jitstack: the check passes without guest frames too"
+	echo "jitstack -p: step [inlined] in the trace; without guest frames: none, as it must"
+else
+	echo "jitstack -p: not checked: $BUILD/jitstack/jitstack is missing (make jitstack)"
+fi
 grep '^#' gdb-live-1.out | sed -n 1,8p
-pass "gdb shows the Lua function step, inlined into the trace, as an inline frame at its line, the trace at the call's line, live and in a core"
+pass "gdb and jitstack show the Lua function step, inlined into the trace, as an inline frame at its line, the trace at the call's line, live and in a core"
