@@ -191,11 +191,74 @@ static void find_luajit_eh(uintptr_t addr)
 		read_fde_eh(fde, &lj_eh);
 }
 
-/* core.publish(tr, parent, addr, size, name, file, line) -> spadjust
+/* The guest frames and line rows core.publish takes from Lua, in arrays
+ * that live until the publish returns (the library copies what it keeps;
+ * the strings stay on the Lua stack, in the caller's tables). */
+typedef struct guest_args {
+	ju_line *rows;
+	size_t n_rows;
+	ju_inline *inlines;
+	size_t n_inlines;
+} guest_args;
+
+static lua_Integer field_int(lua_State *L, int t, int i)
+{
+	lua_rawgeti(L, t, i);
+	lua_Integer v = lua_tointeger(L, -1);
+	lua_pop(L, 1);
+	return v;
+}
+
+static const char *field_str(lua_State *L, int t, int i)
+{
+	lua_rawgeti(L, t, i);
+	const char *v = lua_tostring(L, -1); /* held by the table t */
+	lua_pop(L, 1);
+	return v;
+}
+
+/* rows: {offset, line, offset, line, ...}; inlines: {{start, end, parent,
+ * call_line, name, file}, ...}, both already in the library's order (the
+ * library checks them).  0, or -1 out of memory. */
+static int guest_args_read(lua_State *L, int rows, int inlines, guest_args *g)
+{
+	*g = (guest_args){ 0 };
+	g->n_rows = lua_objlen(L, rows) / 2;
+	g->n_inlines = lua_objlen(L, inlines);
+	g->rows = calloc(g->n_rows ? g->n_rows : 1, sizeof *g->rows);
+	g->inlines = calloc(g->n_inlines ? g->n_inlines : 1, sizeof *g->inlines);
+	if (!g->rows || !g->inlines)
+		return -1;
+	for (size_t i = 0; i < g->n_rows; i++)
+		g->rows[i] = (ju_line){ .offset = (uint32_t)field_int(L, rows, (int)(2 * i + 1)),
+					.line = (uint32_t)field_int(L, rows, (int)(2 * i + 2)) };
+	for (size_t i = 0; i < g->n_inlines; i++) {
+		lua_rawgeti(L, inlines, (int)(i + 1));
+		int t = lua_gettop(L);
+		g->inlines[i] = (ju_inline){ .start = (uint32_t)field_int(L, t, 1),
+					     .end = (uint32_t)field_int(L, t, 2),
+					     .parent = (uint32_t)field_int(L, t, 3),
+					     .call_line = (uint32_t)field_int(L, t, 4),
+					     .name = field_str(L, t, 5),
+					     .file = field_str(L, t, 6) };
+		lua_pop(L, 1);
+	}
+	return 0;
+}
+
+static void guest_args_free(guest_args *g)
+{
+	free(g->rows);
+	free(g->inlines);
+}
+
+/* core.publish(tr, parent, addr, size, name, file, line[, rows, inlines])
+ * -> spadjust
  * Publishes trace `tr` (its code at addr, size bytes), entered from trace
  * `parent` (0: from the interpreter), named `name`, with one line row for
- * its start when `file` is given.  A trace number still published (a
- * number LuaJIT gave to a new trace) is unpublished first. */
+ * its start when `file` is given, or the line rows and guest frames given
+ * (guest_args_read).  A trace number still published (a number LuaJIT gave
+ * to a new trace) is unpublished first. */
 static int l_publish(lua_State *L)
 {
 	module_state *s = state(L);
@@ -230,16 +293,28 @@ static int l_publish(lua_State *L)
 		return failure(L, s, "trace %d: CFI does not fit", (int)tr);
 	ju_line row = { .offset = 0, .line = (uint32_t)line };
 	int with_line = file && line > 0 && line <= UINT32_MAX;
+	guest_args g = { 0 };
+	if (with_line && lua_istable(L, 8) && lua_istable(L, 9) && guest_args_read(L, 8, 9, &g)) {
+		guest_args_free(&g);
+		return failure(L, s, "trace %d: out of memory", (int)tr);
+	}
 	if (!lj_eh.state && ju_count(s->ctx) == 0)
 		find_luajit_eh(addr);
 	ju_blob b = JU_BLOB(.start = (const void *)addr, .size = (size_t)size, .name = name,
 			    .frame = { .kind = JU_FRAME_CFI, .u.cfi = { .ranges = cfi.ranges, .n = cfi.n } },
-			    .file = with_line ? file : NULL, .lines = with_line ? &row : NULL,
-			    .n_lines = with_line ? 1 : 0, .personality = lj_eh.personality,
-			    .lsda = lj_eh.personality ? lj_eh.lsda : NULL);
+			    .file = with_line ? file : NULL,
+			    .lines = g.n_rows    ? g.rows
+				     : with_line ? &row
+						 : NULL,
+			    .n_lines = g.n_rows    ? g.n_rows
+				       : with_line ? 1
+						   : 0,
+			    .inlines = g.n_inlines ? g.inlines : NULL, .n_inlines = g.n_inlines,
+			    .personality = lj_eh.personality, .lsda = lj_eh.personality ? lj_eh.lsda : NULL);
 	uint64_t t0 = now_ns();
 	err = ju_publish(s->ctx, &b);
 	uint64_t dt = now_ns() - t0;
+	guest_args_free(&g);
 	if (err)
 		return failure(L, s, "trace %d: %s", (int)tr, ju_errmsg());
 	s->st.publishes++;
@@ -248,6 +323,33 @@ static int l_publish(lua_State *L)
 		s->st.publish_ns_max = dt;
 	*t = (trace_slot){ .start = addr, .spadj = f.spadj, .live = 1 };
 	lua_pushinteger(L, f.spadj);
+	return 1;
+}
+
+/* core.exit_branches(addr, size, lo, hi) -> {end, target, end, target, ...}:
+ * the trace's jumps into [lo, hi), where its exit stubs are
+ * (ljtf_far_branches), in code order. */
+static int l_exit_branches(lua_State *L)
+{
+	module_state *s = state(L);
+	uintptr_t addr = (uintptr_t)luaL_checknumber(L, 1);
+	lua_Integer size = luaL_checkinteger(L, 2);
+	uintptr_t lo = (uintptr_t)luaL_checknumber(L, 3), hi = (uintptr_t)luaL_checknumber(L, 4);
+	if (!addr || size <= 0 || size > UINT32_MAX)
+		return failure(L, s, "no code");
+	size_t n = ljtf_far_branches((const uint8_t *)addr, (uint32_t)size, addr, lo, hi, NULL, 0);
+	ljtf_branch *br = malloc((n ? n : 1) * sizeof *br);
+	if (!br)
+		return failure(L, s, "out of memory");
+	ljtf_far_branches((const uint8_t *)addr, (uint32_t)size, addr, lo, hi, br, n);
+	lua_createtable(L, (int)(2 * n), 0);
+	for (size_t i = 0; i < n; i++) {
+		lua_pushinteger(L, (lua_Integer)br[i].end);
+		lua_rawseti(L, -2, (int)(2 * i + 1));
+		lua_pushnumber(L, (lua_Number)br[i].target);
+		lua_rawseti(L, -2, (int)(2 * i + 2));
+	}
+	free(br);
 	return 1;
 }
 
@@ -374,6 +476,7 @@ static int l_gc(lua_State *L)
 static const luaL_Reg core_fns[] = {
 	{ "publish", l_publish },
 	{ "unpublish", l_unpublish },
+	{ "exit_branches", l_exit_branches },
 	{ "unpublish_all", l_unpublish_all },
 	{ "published", l_published },
 	{ "stats", l_stats },

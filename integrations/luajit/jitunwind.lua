@@ -29,7 +29,9 @@ end
 local tracemc, traceir, funcinfo = jutil.tracemc, jutil.traceir, jutil.funcinfo
 local now = core.now
 
-local M = { version = "0.1" }
+-- guest_frames: publish the Lua functions a trace inlined (false: only
+-- the trace, as before; for measuring what they cost).
+local M = { version = "0.1", guest_frames = os.getenv("JITUNWIND_LUA_GUEST_FRAMES") ~= "0" }
 local started = {}   -- tr -> {func, pc, parent} while it records
 local live = {}      -- tr -> {parent, name, source, line} while it is published
 -- tr -> the prototype the trace starts in, held weakly: a strong reference
@@ -107,6 +109,151 @@ local function line_file(info)
   if info.source:sub(1, 1) == "@" then return info.source:sub(2) end
 end
 
+-- ---- guest frames ---------------------------------------------------------------
+-- The Lua functions a trace inlined, over the machine code where it runs
+-- through them, from its snapshots (lj_snap.c): snapshot n records the
+-- frames of the Lua stack where exit n resumes the interpreter, and the
+-- guards of exit n are branches to jit.util.traceexitstub(n)
+-- (lj_asm_x86.h asm_guardcc).  The code up to a guard is given its
+-- snapshot's frames; the code after the last guard, the trace's own.
+
+local bit = require "bit"
+local band, rshift = bit.band, bit.rshift
+local tracesnap, tracek, traceinfo, funcbc = jutil.tracesnap, jutil.tracek, jutil.traceinfo, jutil.funcbc
+local traceexitstub = jutil.traceexitstub
+local REF_BIAS, SNAP_FRAME, SNAP_CONT = 0x8000, 0x10000, 0x20000 -- lj_jit.h
+-- lj_frame.h: the low two bits of a frame's link are its type; a Lua
+-- frame's link is its return pc (bytecode is 4-aligned), a vararg frame's
+-- the distance to the frame of the same call below it
+local FRAME_TYPE, FRAME_LUA, FRAME_VARG = 4, 0, 3
+local u64 = ffi.new("union { double d; uint64_t u; }")
+
+-- The bytecode position of the call that returns to `retpc` in `func`:
+-- the position whose next instruction is at retpc, found by matching
+-- func's bytecode (jit.util.funcbc) against the memory before retpc.  nil
+-- when it does not match (then the frame is not func's).
+local function call_pos(func, retpc, nbc)
+  local p = ffi.cast("const int32_t *", retpc)
+  local first = funcbc(func, 0)
+  for pos = 1, nbc - 1 do
+    if p[-pos] == first then
+      local ok = true
+      for k = 1, pos - 1 do
+        if p[-pos + k] ~= funcbc(func, k) then ok = false; break end
+      end
+      if ok then return pos - 1 end
+    end
+  end
+end
+
+local function_info = {} -- func -> {name, file, line, nbc}, weak keys
+setmetatable(function_info, { __mode = "k" })
+local function lua_function(func)
+  local fi = function_info[func]
+  if fi then return fi end
+  local info = funcinfo(func)
+  if not info.proto or info.source:sub(1, 1) ~= "@" then return nil end
+  local name = trace_name(0, info):gsub(" %(trace 0%)$", "")
+  fi = { name = name:gsub(":%d+$", ":" .. info.linedefined), file = info.source:sub(2),
+         line = info.linedefined, nbc = info.bytecodes }
+  function_info[func] = fi
+  return fi
+end
+
+-- Snapshot sn's frames above the trace's own: {{func, call_line}, ...},
+-- outermost first, each with the line of the call in the one below; the
+-- chain stops at the first frame it cannot read (a continuation, a C
+-- function, a chunk that is no file, a link that is not the caller's).
+local function snapshot_frames(tr, sn, root)
+  local snap = tracesnap(tr, sn)
+  if not snap then return nil end
+  local at = {}
+  for i = 2, #snap - 1 do at[rshift(snap[i], 24)] = snap[i] end
+  local frames, caller = {}, root
+  for s = 2, snap[1] - 1 do
+    local e = at[s]
+    if e and band(e, SNAP_CONT) ~= 0 then break end
+    -- LJ_FR2: a frame is its function in slot s-1 and its link in slot s
+    -- (flagged as a frame; some versions flag the function too)
+    local link = e and band(e, SNAP_FRAME) ~= 0 and band(e, 0xffff) < REF_BIAS
+                 and tracek(tr, band(e, 0xffff) - REF_BIAS)
+    if link and type(link) ~= "function" then
+      local f, fe = nil, at[s - 1]
+      if fe and band(fe, 0xffff) < REF_BIAS then f = tracek(tr, band(fe, 0xffff) - REF_BIAS) end
+      if type(f) ~= "function" or type(link) ~= "number" then break end
+      u64.d = link
+      local ftype = tonumber(u64.u % FRAME_TYPE)
+      if ftype ~= FRAME_LUA then
+        if ftype ~= FRAME_VARG then break end
+      else
+        local cf, fi = lua_function(caller), lua_function(f)
+        local pos = cf and fi and call_pos(caller, u64.u, cf.nbc)
+        if not pos then break end
+        frames[#frames + 1] = { func = f, info = fi, call_line = funcinfo(caller, pos).currentline,
+                                key = tostring(f) .. "@" .. pos }
+        caller = f
+      end
+    end
+  end
+  return frames
+end
+
+-- {offset, line, ...} rows and {{start, end, parent, call_line, name, file}}
+-- guest frames for trace tr (code at addr, size bytes), which starts in
+-- root at start_line; nil when it inlined nothing known.
+local function guest_frames(tr, root, addr, size, start_line)
+  local nexit = traceinfo(tr).nexit
+  if nexit == 0 or not lua_function(root) then return nil end
+  local stubs, lo, hi = {}, math.huge, 0
+  for n = 0, nexit - 1 do
+    local a = traceexitstub(n)
+    if a then stubs[a] = n; lo = math.min(lo, a); hi = math.max(hi, a + 1) end
+  end
+  local br = core.exit_branches(addr, size, lo, hi)
+  if not br then return nil end
+  local segs, snaps, from, deep = {}, {}, 0, false
+  for i = 1, #br, 2 do
+    local sn = stubs[br[i + 1]]
+    if sn then
+      if snaps[sn] == nil then snaps[sn] = snapshot_frames(tr, sn, root) or false end
+      local fr = snaps[sn] or {}
+      deep = deep or #fr > 0
+      segs[#segs + 1] = { from = from, to = br[i], frames = fr }
+      from = br[i]
+    end
+  end
+  if not deep then return nil end
+  segs[#segs + 1] = { from = from, to = size, frames = {} }
+  local rows, inlines, open = { 0, start_line }, {}, {} -- open: the inlines covering `from`
+  local lines = { start_line } -- the line known last in each open frame, the trace's own first
+  for _, seg in ipairs(segs) do
+    if seg.to > seg.from then
+      local keep = 0
+      while keep < #open and keep < #seg.frames and open[keep + 1].key == seg.frames[keep + 1].key do
+        keep = keep + 1
+      end
+      for d = #open, keep + 1, -1 do -- close: the caller was last at the call
+        inlines[open[d].index][2] = seg.from
+        lines[d] = open[d].call_line
+        open[d], lines[d + 1] = nil, nil
+      end
+      for d = keep + 1, #seg.frames do
+        local f = seg.frames[d]
+        inlines[#inlines + 1] = { seg.from, seg.to, d > 1 and open[d - 1].index or 0, f.call_line,
+                                  f.info.name, f.info.file }
+        open[d] = { key = f.key, index = #inlines, call_line = f.call_line }
+        lines[d] = f.call_line
+        lines[d + 1] = f.info.line -- jit.util gives no pc inside it: where it starts
+      end
+      local line = lines[#open + 1]
+      if rows[#rows - 1] == seg.from then rows[#rows] = line
+      elseif rows[#rows] ~= line then rows[#rows + 1] = seg.from; rows[#rows + 1] = line end
+    end
+  end
+  for d = 1, #open do inlines[open[d].index][2] = size end
+  return rows, inlines
+end
+
 -- ---- the events --------------------------------------------------------------
 
 -- Unpublish the traces in `dead` (a set), in one batch.
@@ -135,7 +282,11 @@ local function publish(tr, rec)
   if not code then return end
   local info = funcinfo(rec.func, rec.pc)
   local name = trace_name(tr, info)
-  local ok = core.publish(tr, rec.parent, addr, #code, name, line_file(info), info.currentline)
+  local rows, inlines
+  if M.guest_frames and line_file(info) then
+    rows, inlines = guest_frames(tr, rec.func, addr, #code, info.currentline)
+  end
+  local ok = core.publish(tr, rec.parent, addr, #code, name, line_file(info), info.currentline, rows, inlines)
   if not ok then
     -- a name libjitunwind refused (not UTF-8): try its ASCII part
     local ascii = name:gsub("[\128-\255]", "?")

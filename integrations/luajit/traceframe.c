@@ -30,6 +30,9 @@
 #define X86_MODRM_ADD_RSP 0xc4
 #define X86_JMP_REL32 0xe9
 #define X86_JMP_REL32_LEN 5
+#define X86_JCC_REL32_0 0x0f /* 0F 80+cc rel32 */
+#define X86_JCC_REL32_1 0x80
+#define X86_JCC_REL32_LEN 6
 /* MOV r/m32, imm32 is C7 /0 id.  emit_setvmstate addresses vmstate through
  * emit_rma: relative to DISPATCH (r14 in vm_x64.dasc: REX.B 41, ModRM 0x86,
  * [r14+disp32]) when in reach, else rip-relative (ModRM 0x05) or absolute
@@ -174,4 +177,27 @@ const char *ljtf_strerror(int err)
 	case LJTF_EADJUST: return "the head's stack adjustment gives stack back";
 	}
 	return "unknown error";
+}
+
+size_t ljtf_far_branches(const uint8_t *code, uint32_t size, uintptr_t addr, uintptr_t lo, uintptr_t hi,
+			 ljtf_branch *out, size_t max)
+{
+	size_t n = 0;
+	for (uint32_t i = 0; i + X86_JMP_REL32_LEN <= size; i++) {
+		uint32_t len = 0;
+		if (code[i] == X86_JMP_REL32)
+			len = X86_JMP_REL32_LEN;
+		else if (code[i] == X86_JCC_REL32_0 && i + X86_JCC_REL32_LEN <= size &&
+			 (code[i + 1] & 0xf0) == X86_JCC_REL32_1)
+			len = X86_JCC_REL32_LEN;
+		if (!len)
+			continue;
+		uintptr_t target = addr + i + len + (uintptr_t)(intptr_t)load_i32(code + i + len - 4);
+		if (target < lo || target >= hi)
+			continue;
+		if (n < max)
+			out[n] = (ljtf_branch){ .end = i + len, .target = target };
+		n++;
+	}
+	return n;
 }

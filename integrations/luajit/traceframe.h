@@ -61,6 +61,23 @@ typedef struct ljtf_cfi {
 /* 0, or -1 if the instructions did not fit (a bug: they are a few bytes). */
 int ljtf_cfi_build(const ljtf_frame *f, ljtf_cfi *out);
 
+/* A jump or conditional jump with a 32-bit displacement: where it ends in
+ * the trace and where it goes.  A guard of a trace is `jcc` (or, at the
+ * loop's end, `jmp`) to the exit stub of its snapshot (lj_asm_x86.h
+ * asm_guardcc); the stubs lie outside the trace, in [lo, hi). */
+typedef struct ljtf_branch {
+	uint32_t end;
+	uintptr_t target;
+} ljtf_branch;
+
+/* The branches of the code at `addr` whose target lies in [lo, hi), in
+ * code order, found by their opcode bytes at every offset (no decoder: the
+ * caller keeps only targets that are exit stubs, which bytes inside other
+ * instructions hit by accident only if they spell one exactly).  Writes up
+ * to `max` into `out`, returns how many there are. */
+size_t ljtf_far_branches(const uint8_t *code, uint32_t size, uintptr_t addr, uintptr_t lo, uintptr_t hi,
+			 ljtf_branch *out, size_t max);
+
 /* A short English description of an LJTF_E* code. */
 const char *ljtf_strerror(int err);
 
