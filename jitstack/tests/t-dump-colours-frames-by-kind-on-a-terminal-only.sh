@@ -1,6 +1,6 @@
 # jitstack -p on a terminal (tmux) colours each function name by its kind,
 # as the SVG flame graph does: JIT functions (tinyjit's tj:*) green, native
-# ones (tinyjit's own tj_shim_call) yellow, and with --no-jit the JIT
+# ones (tinyjit's own tj_jit_enter) yellow, and with --no-jit the JIT
 # frames, left unnamed, grey.  No colour code with --color=never, with
 # NO_COLOR set, or when stdout is a pipe; --color=always colours a pipe.
 . "$(dirname "$0")/lib.sh"
@@ -34,7 +34,7 @@ on_terminal() {
 
 on_terminal auto "$JS" -p $pid
 grep -q "${ESC}\[32mtj:main+" auto.txt || { cat -v auto.txt; fail "a JIT frame is not green on a terminal"; }
-grep -q "${ESC}\[33mtj_shim_call+" auto.txt || { cat -v auto.txt; fail "a native frame is not yellow on a terminal"; }
+grep -q "${ESC}\[33mtj_jit_enter+" auto.txt || { cat -v auto.txt; fail "a native frame is not yellow on a terminal"; }
 
 on_terminal nojit "$JS" -p $pid --no-jit
 grep -q "${ESC}\[90m??" nojit.txt || { cat -v nojit.txt; fail "an unnamed frame is not grey on a terminal"; }
