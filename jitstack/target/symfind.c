@@ -8,12 +8,34 @@
 #include "base/bounds.h"
 
 #include <elf.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+/* A symbol table and its strings: sections libelf holds in memory, or
+ * byte ranges of a file read with pread, a few bytes at a time (a hash
+ * lookup touches a handful of words: reading whole tables, or mapping the
+ * file, would cost more than the lookup). */
 typedef struct table {
-	Elf_Data *syms, *strs;
+	Elf_Data *syms, *strs; /* in memory, or NULL: */
+	int fd;                /* ... in the file */
+	uint64_t sym_off, str_off, str_size;
 	size_t count;
 } table;
+
+/* Words of a hash section, in memory (d) or in the file at off. */
+typedef struct words {
+	const Elf_Data *d;
+	int fd;
+	uint64_t off, size;
+} words;
+
+static bool get_bytes(int fd, uint64_t off, void *buf, size_t n)
+{
+	return pread(fd, buf, n, (off_t)off) == (ssize_t)n;
+}
 
 static bool load_table(Elf *elf, Elf_Scn *scn, table *t)
 {
@@ -25,6 +47,7 @@ static bool load_table(Elf *elf, Elf_Scn *scn, table *t)
 	t->strs = str ? elf_getdata(str, NULL) : NULL;
 	if (!t->syms || !t->strs || !t->syms->d_buf || !t->strs->d_buf)
 		return false;
+	t->str_size = t->strs->d_size;
 	t->count = t->syms->d_size / sizeof(Elf64_Sym);
 	if (t->count > JS_MAX_SYMBOLS)
 		t->count = JS_MAX_SYMBOLS;
@@ -35,13 +58,29 @@ static bool load_table(Elf *elf, Elf_Scn *scn, table *t)
 static bool match(const table *t, size_t i, const char *name, GElf_Addr *value, GElf_Xword *size)
 {
 	GElf_Sym s;
-	if (i >= t->count || !gelf_getsym(t->syms, (int)i, &s) || s.st_shndx == SHN_UNDEF)
+	Elf64_Sym fs;
+	if (i >= t->count)
 		return false;
-	if (s.st_name >= t->strs->d_size)
+	if (t->syms) {
+		if (!gelf_getsym(t->syms, (int)i, &s))
+			return false;
+	} else {
+		if (!get_bytes(t->fd, t->sym_off + i * sizeof fs, &fs, sizeof fs))
+			return false;
+		s = (GElf_Sym){ fs.st_name, fs.st_info, fs.st_other, fs.st_shndx, fs.st_value, fs.st_size };
+	}
+	if (s.st_shndx == SHN_UNDEF || s.st_name >= t->str_size)
 		return false;
-	const char *n = (const char *)t->strs->d_buf + s.st_name;
 	size_t len = strlen(name);
-	if (t->strs->d_size - s.st_name <= len || memcmp(n, name, len + 1))
+	if (t->str_size - s.st_name <= len)
+		return false;
+	char buf[64];
+	const char *n = buf;
+	if (t->strs)
+		n = (const char *)t->strs->d_buf + s.st_name;
+	else if (len + 1 > sizeof buf || !get_bytes(t->fd, t->str_off + s.st_name, buf, len + 1))
+		return false;
+	if (memcmp(n, name, len + 1))
 		return false;
 	*value = s.st_value;
 	*size = s.st_size;
@@ -69,20 +108,22 @@ static uint32_t sysv_hash(const char *s)
 	return h;
 }
 
-static bool u32_at(const Elf_Data *d, size_t i, uint32_t *v)
+static bool u32_at(const words *w, size_t i, uint32_t *v)
 {
-	if (i >= d->d_size / 4)
+	if (i >= w->size / 4)
 		return false;
-	memcpy(v, (const uint8_t *)d->d_buf + i * 4, 4);
+	if (!w->d)
+		return get_bytes(w->fd, w->off + i * 4, v, 4);
+	memcpy(v, (const uint8_t *)w->d->d_buf + i * 4, 4);
 	return true;
 }
 
 /* -1: not usable, 0: absent, 1: found */
-static int gnu_lookup(const Elf_Data *h, const table *t, const char *name, GElf_Addr *v, GElf_Xword *sz)
+static int gnu_lookup(const words *h, const table *t, const char *name, GElf_Addr *v, GElf_Xword *sz)
 {
 	uint32_t nbuckets, symoff, bloom_size, shift;
 	if (!u32_at(h, 0, &nbuckets) || !u32_at(h, 1, &symoff) || !u32_at(h, 2, &bloom_size) ||
-	    !u32_at(h, 3, &shift) || !nbuckets || !bloom_size || bloom_size > h->d_size / 8)
+	    !u32_at(h, 3, &shift) || !nbuckets || !bloom_size || bloom_size > h->size / 8)
 		return -1;
 	uint32_t hash = gnu_hash(name);
 	size_t bloom = 4; /* in 32-bit words; 64-bit bloom words on ELFCLASS64 */
@@ -113,7 +154,7 @@ static int gnu_lookup(const Elf_Data *h, const table *t, const char *name, GElf_
 	return -1;
 }
 
-static int sysv_lookup(const Elf_Data *h, const table *t, const char *name, GElf_Addr *v, GElf_Xword *sz)
+static int sysv_lookup(const words *h, const table *t, const char *name, GElf_Addr *v, GElf_Xword *sz)
 {
 	uint32_t nbucket, nchain;
 	if (!u32_at(h, 0, &nbucket) || !u32_at(h, 1, &nchain) || !nbucket)
@@ -138,35 +179,227 @@ static bool linear(const table *t, const char *name, GElf_Addr *v, GElf_Xword *s
 	return false;
 }
 
+/* `name` in a dynamic symbol table: through its GNU hash, else its SysV
+ * hash, else a scan. */
+static bool in_dynamic_table(const table *t, const words *gnu, const words *sysv, const char *name,
+			     GElf_Addr *value, GElf_Xword *size)
+{
+	int r = -1;
+	if (gnu)
+		r = gnu_lookup(gnu, t, name, value, size);
+	if (r < 0 && sysv)
+		r = sysv_lookup(sysv, t, name, value, size);
+	if (r < 0)
+		r = linear(t, name, value, size) ? 1 : 0;
+	return r > 0;
+}
+
+/* The first section of that type (bounded walk), or NULL. */
+static Elf_Scn *section_of_type(Elf *elf, GElf_Word type)
+{
+	Elf_Scn *scn = NULL;
+	size_t nscn = 0;
+	GElf_Shdr sh;
+	while ((scn = elf_nextscn(elf, scn)) && nscn++ < JS_MAX_SECTIONS)
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == type)
+			return scn;
+	return NULL;
+}
+
+/* A hash section held by libelf, or NULL. */
+static const words *mem_words(Elf *elf, GElf_Word type, words *w)
+{
+	Elf_Scn *scn = section_of_type(elf, type);
+	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
+	if (!d || !d->d_buf)
+		return NULL;
+	*w = (words){ .d = d, .size = d->d_size };
+	return w;
+}
+
 bool js_find_symbol(Elf *elf, const char *name, GElf_Addr *value, GElf_Xword *size)
 {
-	Elf_Scn *scn = NULL, *dynsym = NULL, *symtab = NULL, *gnu = NULL, *sysv = NULL;
-	size_t nscn = 0;
-	while ((scn = elf_nextscn(elf, scn)) && nscn++ < JS_MAX_SECTIONS) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		if (sh.sh_type == SHT_DYNSYM)
-			dynsym = scn;
-		else if (sh.sh_type == SHT_SYMTAB)
-			symtab = scn;
-		else if (sh.sh_type == SHT_GNU_HASH)
-			gnu = scn;
-		else if (sh.sh_type == SHT_HASH)
-			sysv = scn;
-	}
+	Elf_Scn *dynsym = section_of_type(elf, SHT_DYNSYM), *symtab;
 	table t;
-	if (dynsym && load_table(elf, dynsym, &t)) {
-		int r = -1;
-		Elf_Data *h;
-		if (gnu && (h = elf_getdata(gnu, NULL)) && h->d_buf)
-			r = gnu_lookup(h, &t, name, value, size);
-		if (r < 0 && sysv && (h = elf_getdata(sysv, NULL)) && h->d_buf)
-			r = sysv_lookup(h, &t, name, value, size);
-		if (r < 0)
-			r = linear(&t, name, value, size);
-		if (r > 0)
-			return true;
+	words gnu, sysv;
+	if (dynsym && load_table(elf, dynsym, &t) &&
+	    in_dynamic_table(&t, mem_words(elf, SHT_GNU_HASH, &gnu), mem_words(elf, SHT_HASH, &sysv), name,
+			     value, size))
+		return true;
+	return (symtab = section_of_type(elf, SHT_SYMTAB)) && load_table(elf, symtab, &t) &&
+	       linear(&t, name, value, size);
+}
+
+/* ---- a file's own tables, read with pread ----------------------------------------- */
+
+/* What js_look_in_file needs of a file: its section headers. */
+typedef struct file {
+	int fd;
+	uint64_t size;
+	Elf64_Ehdr eh;
+	Elf64_Shdr *sh;
+	size_t nsh;
+} file;
+
+/* The section's bytes lie inside the file. */
+static bool in_file(const file *f, const Elf64_Shdr *s)
+{
+	return s->sh_type != SHT_NOBITS && s->sh_offset <= f->size && s->sh_size <= f->size - s->sh_offset;
+}
+
+static const Elf64_Shdr *file_section(const file *f, GElf_Word type)
+{
+	for (size_t i = 0; i < f->nsh; i++)
+		if (f->sh[i].sh_type == type && in_file(f, &f->sh[i]))
+			return &f->sh[i];
+	return NULL;
+}
+
+/* 1: read, 0: not an ELF file, -1: not one jitstack reads here (another
+ * class or byte order, or broken headers). */
+static int read_headers(file *f)
+{
+	unsigned char id[EI_NIDENT];
+	if (f->size < sizeof id || !get_bytes(f->fd, 0, id, sizeof id))
+		return 0;
+	if (memcmp(id, ELFMAG, SELFMAG))
+		return 0;
+	const uint16_t one = 1;
+	const int host = *(const uint8_t *)&one ? ELFDATA2LSB : ELFDATA2MSB;
+	if (id[EI_CLASS] != ELFCLASS64 || id[EI_DATA] != host || !get_bytes(f->fd, 0, &f->eh, sizeof f->eh))
+		return -1;
+	f->nsh = f->eh.e_shnum;
+	if (f->eh.e_shentsize != sizeof(Elf64_Shdr) || f->eh.e_shoff > f->size || !f->nsh ||
+	    f->nsh > JS_MAX_SECTIONS || f->nsh > (f->size - f->eh.e_shoff) / sizeof(Elf64_Shdr))
+		return -1; /* also e_shnum 0: the count in section 0 (extended numbering) */
+	if (!(f->sh = malloc(f->nsh * sizeof *f->sh)) ||
+	    !get_bytes(f->fd, f->eh.e_shoff, f->sh, f->nsh * sizeof *f->sh))
+		return -1;
+	return 1;
+}
+
+static bool file_table(const file *f, const Elf64_Shdr *s, table *t)
+{
+	if (s->sh_entsize != sizeof(Elf64_Sym) || s->sh_link >= f->nsh || !in_file(f, &f->sh[s->sh_link]))
+		return false;
+	*t = (table){ .fd = f->fd,
+		      .sym_off = s->sh_offset,
+		      .str_off = f->sh[s->sh_link].sh_offset,
+		      .str_size = f->sh[s->sh_link].sh_size,
+		      .count = s->sh_size / sizeof(Elf64_Sym) };
+	if (t->count > JS_MAX_SYMBOLS)
+		t->count = JS_MAX_SYMBOLS;
+	return true;
+}
+
+static const words *file_words(const file *f, GElf_Word type, words *w)
+{
+	const Elf64_Shdr *s = file_section(f, type);
+	if (!s)
+		return NULL;
+	*w = (words){ .fd = f->fd, .off = s->sh_offset, .size = s->sh_size };
+	return w;
+}
+
+static bool file_dynsym_defines(const file *f, const char *name)
+{
+	const Elf64_Shdr *s = file_section(f, SHT_DYNSYM);
+	table t;
+	words gnu, sysv;
+	GElf_Addr v;
+	GElf_Xword sz;
+	return s && file_table(f, s, &t) &&
+	       in_dynamic_table(&t, file_words(f, SHT_GNU_HASH, &gnu), file_words(f, SHT_HASH, &sysv), name,
+				&v, &sz);
+}
+
+/* Does the dynamic section hold tag (with d_val & mask when mask)? */
+static bool has_dynamic(const file *f, Elf64_Sxword tag, Elf64_Xword mask)
+{
+	const Elf64_Shdr *s = file_section(f, SHT_DYNAMIC);
+	Elf64_Dyn dyn[32];
+	for (uint64_t at = 0; s && at < s->sh_size && at < (uint64_t)JS_MAX_SECTIONS * sizeof *dyn;) {
+		size_t n = s->sh_size - at < sizeof dyn ? (size_t)(s->sh_size - at) / sizeof *dyn : 32;
+		if (!n || !get_bytes(f->fd, s->sh_offset + at, dyn, n * sizeof *dyn))
+			return false;
+		for (size_t i = 0; i < n; i++) {
+			if (dyn[i].d_tag == DT_NULL)
+				return false;
+			if (dyn[i].d_tag == tag && (!mask || (dyn[i].d_un.d_val & mask)))
+				return true;
+		}
+		at += n * sizeof *dyn;
 	}
-	return symtab && load_table(elf, symtab, &t) && linear(&t, name, value, size);
+	return false;
+}
+
+static bool has_interp(const file *f)
+{
+	const Elf64_Ehdr *eh = &f->eh;
+	if (eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phnum > JS_MAX_SECTIONS || eh->e_phoff > f->size ||
+	    eh->e_phnum > (f->size - eh->e_phoff) / sizeof(Elf64_Phdr))
+		return false;
+	Elf64_Phdr ph[64];
+	size_t n = eh->e_phnum < 64 ? eh->e_phnum : 64;
+	if (!get_bytes(f->fd, eh->e_phoff, ph, n * sizeof *ph))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (ph[i].p_type == PT_INTERP)
+			return true;
+	return false;
+}
+
+/* An executable: ET_EXEC, or a position-independent one: DF_1_PIE, or an
+ * interpreter without a DT_SONAME (glibc's libc.so.6 runs as a program
+ * too, but is a library by its soname). */
+static bool is_program(const file *f)
+{
+	if (f->eh.e_type == ET_EXEC)
+		return true;
+	if (f->eh.e_type != ET_DYN)
+		return false;
+	return has_dynamic(f, DT_FLAGS_1, DF_1_PIE) || (has_interp(f) && !has_dynamic(f, DT_SONAME, 0));
+}
+
+/* An unstripped file's .symtab, scanned as libdwfl would have: through
+ * libelf over the mapped file. */
+static bool symtab_defines(int fd, const char *name)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	Elf_Scn *symtab = elf ? section_of_type(elf, SHT_SYMTAB) : NULL;
+	table t;
+	GElf_Addr v;
+	GElf_Xword sz;
+	bool found = symtab && load_table(elf, symtab, &t) && linear(&t, name, &v, &sz);
+	elf_end(elf);
+	return found;
+}
+
+bool js_look_in_file(const char *path, const char *name, const char *partner, js_file_look *look)
+{
+	memset(look, 0, sizeof *look);
+	/* a device node in the maps (a GPU's) is not opened: that may act */
+	struct stat st;
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return false;
+	file f = { .fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) };
+	if (f.fd < 0)
+		return false;
+	int r = -1;
+	if (!fstat(f.fd, &st) && S_ISREG(st.st_mode)) {
+		f.size = (uint64_t)st.st_size;
+		r = read_headers(&f);
+	}
+	if (r > 0) {
+		look->elf = true;
+		look->defines = file_dynsym_defines(&f, name);
+		look->has_symtab = file_section(&f, SHT_SYMTAB) != NULL;
+		if (!look->defines && look->has_symtab)
+			look->defines = symtab_defines(f.fd, name);
+		look->partner = file_dynsym_defines(&f, partner);
+		look->program = is_program(&f);
+	}
+	free(f.sh);
+	close(f.fd);
+	return r >= 0; /* r == 0: a data file mapped beside the code (a locale archive) */
 }
