@@ -14,13 +14,35 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* A file read with pread, a few bytes at a time: a hash lookup touches a
+ * handful of words, and reading whole tables, or mapping the file, would
+ * cost more than the lookup.  Its first page is read once: it holds the
+ * ELF and program headers, and often the GNU hash's header and bloom
+ * filter, which the linker places right after them. */
+typedef struct file {
+	int fd;
+	uint64_t size;
+	uint8_t head[4096];
+	size_t head_len;
+	Elf64_Ehdr eh;
+	Elf64_Shdr *sh;
+	size_t nsh;
+} file;
+
+static bool file_bytes(const file *f, uint64_t off, void *buf, size_t n)
+{
+	if (off <= f->head_len && n <= f->head_len - off) {
+		memcpy(buf, f->head + off, n);
+		return true;
+	}
+	return pread(f->fd, buf, n, (off_t)off) == (ssize_t)n;
+}
+
 /* A symbol table and its strings: sections libelf holds in memory, or
- * byte ranges of a file read with pread, a few bytes at a time (a hash
- * lookup touches a handful of words: reading whole tables, or mapping the
- * file, would cost more than the lookup). */
+ * byte ranges of a file. */
 typedef struct table {
 	Elf_Data *syms, *strs; /* in memory, or NULL: */
-	int fd;                /* ... in the file */
+	const file *f;         /* ... in this file */
 	uint64_t sym_off, str_off, str_size;
 	size_t count;
 } table;
@@ -28,14 +50,9 @@ typedef struct table {
 /* Words of a hash section, in memory (d) or in the file at off. */
 typedef struct words {
 	const Elf_Data *d;
-	int fd;
+	const file *f;
 	uint64_t off, size;
 } words;
-
-static bool get_bytes(int fd, uint64_t off, void *buf, size_t n)
-{
-	return pread(fd, buf, n, (off_t)off) == (ssize_t)n;
-}
 
 static bool load_table(Elf *elf, Elf_Scn *scn, table *t)
 {
@@ -65,7 +82,7 @@ static bool match(const table *t, size_t i, const char *name, GElf_Addr *value, 
 		if (!gelf_getsym(t->syms, (int)i, &s))
 			return false;
 	} else {
-		if (!get_bytes(t->fd, t->sym_off + i * sizeof fs, &fs, sizeof fs))
+		if (!file_bytes(t->f, t->sym_off + i * sizeof fs, &fs, sizeof fs))
 			return false;
 		s = (GElf_Sym){ fs.st_name, fs.st_info, fs.st_other, fs.st_shndx, fs.st_value, fs.st_size };
 	}
@@ -78,7 +95,7 @@ static bool match(const table *t, size_t i, const char *name, GElf_Addr *value, 
 	const char *n = buf;
 	if (t->strs)
 		n = (const char *)t->strs->d_buf + s.st_name;
-	else if (len + 1 > sizeof buf || !get_bytes(t->fd, t->str_off + s.st_name, buf, len + 1))
+	else if (len + 1 > sizeof buf || !file_bytes(t->f, t->str_off + s.st_name, buf, len + 1))
 		return false;
 	if (memcmp(n, name, len + 1))
 		return false;
@@ -108,30 +125,36 @@ static uint32_t sysv_hash(const char *s)
 	return h;
 }
 
-static bool u32_at(const words *w, size_t i, uint32_t *v)
+/* n bytes at byte offset off of the section. */
+static bool words_bytes(const words *w, uint64_t off, void *buf, size_t n)
 {
-	if (i >= w->size / 4)
+	if (off > w->size || n > w->size - off)
 		return false;
 	if (!w->d)
-		return get_bytes(w->fd, w->off + i * 4, v, 4);
-	memcpy(v, (const uint8_t *)w->d->d_buf + i * 4, 4);
+		return file_bytes(w->f, w->off + off, buf, n);
+	memcpy(buf, (const uint8_t *)w->d->d_buf + off, n);
 	return true;
+}
+
+static bool u32_at(const words *w, size_t i, uint32_t *v)
+{
+	return words_bytes(w, (uint64_t)i * 4, v, 4);
 }
 
 /* -1: not usable, 0: absent, 1: found */
 static int gnu_lookup(const words *h, const table *t, const char *name, GElf_Addr *v, GElf_Xword *sz)
 {
-	uint32_t nbuckets, symoff, bloom_size, shift;
-	if (!u32_at(h, 0, &nbuckets) || !u32_at(h, 1, &symoff) || !u32_at(h, 2, &bloom_size) ||
-	    !u32_at(h, 3, &shift) || !nbuckets || !bloom_size || bloom_size > h->size / 8)
+	uint32_t hd[4]; /* nbuckets, symoffset, bloom_size, bloom_shift */
+	if (!words_bytes(h, 0, hd, sizeof hd))
+		return -1;
+	uint32_t nbuckets = hd[0], symoff = hd[1], bloom_size = hd[2], shift = hd[3];
+	if (!nbuckets || !bloom_size || bloom_size > h->size / 8)
 		return -1;
 	uint32_t hash = gnu_hash(name);
 	size_t bloom = 4; /* in 32-bit words; 64-bit bloom words on ELFCLASS64 */
-	uint32_t lo, hi;
-	size_t w = bloom + 2 * ((hash / 64) % bloom_size);
-	if (!u32_at(h, w, &lo) || !u32_at(h, w + 1, &hi))
+	uint64_t word;    /* a 64-bit bloom word of ELFCLASS64, at 32-bit word index: */
+	if (!words_bytes(h, 4 * (uint64_t)(bloom + 2 * ((hash / 64) % bloom_size)), &word, sizeof word))
 		return -1;
-	uint64_t word = (uint64_t)hi << 32 | lo;
 	uint64_t mask = (uint64_t)1 << (hash % 64) | (uint64_t)1 << ((hash >> (shift % 32)) % 64);
 	if ((word & mask) != mask)
 		return 0;
@@ -232,15 +255,6 @@ bool js_find_symbol(Elf *elf, const char *name, GElf_Addr *value, GElf_Xword *si
 
 /* ---- a file's own tables, read with pread ----------------------------------------- */
 
-/* What js_look_in_file needs of a file: its section headers. */
-typedef struct file {
-	int fd;
-	uint64_t size;
-	Elf64_Ehdr eh;
-	Elf64_Shdr *sh;
-	size_t nsh;
-} file;
-
 /* The section's bytes lie inside the file. */
 static bool in_file(const file *f, const Elf64_Shdr *s)
 {
@@ -259,21 +273,22 @@ static const Elf64_Shdr *file_section(const file *f, GElf_Word type)
  * class or byte order, or broken headers). */
 static int read_headers(file *f)
 {
-	unsigned char id[EI_NIDENT];
-	if (f->size < sizeof id || !get_bytes(f->fd, 0, id, sizeof id))
-		return 0;
-	if (memcmp(id, ELFMAG, SELFMAG))
+	ssize_t got = pread(f->fd, f->head, sizeof f->head, 0);
+	f->head_len = got > 0 ? (size_t)got : 0;
+	const unsigned char *id = f->head;
+	if (f->head_len < sizeof f->eh || memcmp(id, ELFMAG, SELFMAG))
 		return 0;
 	const uint16_t one = 1;
 	const int host = *(const uint8_t *)&one ? ELFDATA2LSB : ELFDATA2MSB;
-	if (id[EI_CLASS] != ELFCLASS64 || id[EI_DATA] != host || !get_bytes(f->fd, 0, &f->eh, sizeof f->eh))
+	if (id[EI_CLASS] != ELFCLASS64 || id[EI_DATA] != host)
 		return -1;
+	memcpy(&f->eh, f->head, sizeof f->eh);
 	f->nsh = f->eh.e_shnum;
 	if (f->eh.e_shentsize != sizeof(Elf64_Shdr) || f->eh.e_shoff > f->size || !f->nsh ||
 	    f->nsh > JS_MAX_SECTIONS || f->nsh > (f->size - f->eh.e_shoff) / sizeof(Elf64_Shdr))
 		return -1; /* also e_shnum 0: the count in section 0 (extended numbering) */
 	if (!(f->sh = malloc(f->nsh * sizeof *f->sh)) ||
-	    !get_bytes(f->fd, f->eh.e_shoff, f->sh, f->nsh * sizeof *f->sh))
+	    !file_bytes(f, f->eh.e_shoff, f->sh, f->nsh * sizeof *f->sh))
 		return -1;
 	return 1;
 }
@@ -282,7 +297,7 @@ static bool file_table(const file *f, const Elf64_Shdr *s, table *t)
 {
 	if (s->sh_entsize != sizeof(Elf64_Sym) || s->sh_link >= f->nsh || !in_file(f, &f->sh[s->sh_link]))
 		return false;
-	*t = (table){ .fd = f->fd,
+	*t = (table){ .f = f,
 		      .sym_off = s->sh_offset,
 		      .str_off = f->sh[s->sh_link].sh_offset,
 		      .str_size = f->sh[s->sh_link].sh_size,
@@ -297,7 +312,7 @@ static const words *file_words(const file *f, GElf_Word type, words *w)
 	const Elf64_Shdr *s = file_section(f, type);
 	if (!s)
 		return NULL;
-	*w = (words){ .fd = f->fd, .off = s->sh_offset, .size = s->sh_size };
+	*w = (words){ .f = f, .off = s->sh_offset, .size = s->sh_size };
 	return w;
 }
 
@@ -313,24 +328,25 @@ static bool file_dynsym_defines(const file *f, const char *name)
 				&v, &sz);
 }
 
-/* Does the dynamic section hold tag (with d_val & mask when mask)? */
-static bool has_dynamic(const file *f, Elf64_Sxword tag, Elf64_Xword mask)
+/* What the dynamic section says of the file: a DT_SONAME (a library), a
+ * DF_1_PIE in DT_FLAGS_1 (a position-independent program). */
+static void dynamic_flags(const file *f, bool *soname, bool *pie)
 {
 	const Elf64_Shdr *s = file_section(f, SHT_DYNAMIC);
 	Elf64_Dyn dyn[32];
+	*soname = *pie = false;
 	for (uint64_t at = 0; s && at < s->sh_size && at < (uint64_t)JS_MAX_SECTIONS * sizeof *dyn;) {
 		size_t n = s->sh_size - at < sizeof dyn ? (size_t)(s->sh_size - at) / sizeof *dyn : 32;
-		if (!n || !get_bytes(f->fd, s->sh_offset + at, dyn, n * sizeof *dyn))
-			return false;
+		if (!n || !file_bytes(f, s->sh_offset + at, dyn, n * sizeof *dyn))
+			return;
 		for (size_t i = 0; i < n; i++) {
 			if (dyn[i].d_tag == DT_NULL)
-				return false;
-			if (dyn[i].d_tag == tag && (!mask || (dyn[i].d_un.d_val & mask)))
-				return true;
+				return;
+			*soname |= dyn[i].d_tag == DT_SONAME;
+			*pie |= dyn[i].d_tag == DT_FLAGS_1 && (dyn[i].d_un.d_val & DF_1_PIE);
 		}
 		at += n * sizeof *dyn;
 	}
-	return false;
 }
 
 static bool has_interp(const file *f)
@@ -341,7 +357,7 @@ static bool has_interp(const file *f)
 		return false;
 	Elf64_Phdr ph[64];
 	size_t n = eh->e_phnum < 64 ? eh->e_phnum : 64;
-	if (!get_bytes(f->fd, eh->e_phoff, ph, n * sizeof *ph))
+	if (!file_bytes(f, eh->e_phoff, ph, n * sizeof *ph))
 		return false;
 	for (size_t i = 0; i < n; i++)
 		if (ph[i].p_type == PT_INTERP)
@@ -358,7 +374,9 @@ static bool is_program(const file *f)
 		return true;
 	if (f->eh.e_type != ET_DYN)
 		return false;
-	return has_dynamic(f, DT_FLAGS_1, DF_1_PIE) || (has_interp(f) && !has_dynamic(f, DT_SONAME, 0));
+	bool soname, pie;
+	dynamic_flags(f, &soname, &pie);
+	return pie || (!soname && has_interp(f));
 }
 
 /* An unstripped file's .symtab, scanned as libdwfl would have: through
@@ -382,14 +400,10 @@ bool js_look_in_file(const char *path, const char *name, const char *partner, js
 	struct stat st;
 	if (stat(path, &st) || !S_ISREG(st.st_mode))
 		return false;
-	file f = { .fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) };
+	file f = { .fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), .size = (uint64_t)st.st_size };
 	if (f.fd < 0)
 		return false;
-	int r = -1;
-	if (!fstat(f.fd, &st) && S_ISREG(st.st_mode)) {
-		f.size = (uint64_t)st.st_size;
-		r = read_headers(&f);
-	}
+	int r = read_headers(&f);
 	if (r > 0) {
 		look->elf = true;
 		look->defines = file_dynsym_defines(&f, name);
