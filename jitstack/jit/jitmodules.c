@@ -1,6 +1,7 @@
 /* jitmodules.c - JIT images as libdwfl modules (see jitmodules.h). */
 #include "jit/jitmodules.h"
 #include "base/grow.h"
+#include "formats/clock.h"
 #include "formats/gdbjit.h"
 #include "jit/elfin.h"
 #include "target/symfind.h"
@@ -159,6 +160,7 @@ static int triage_module(Dwfl_Module *mod, void **userdata, const char *name, Dw
 size_t js_jit_find_descriptors(js_jit *j, Dwfl *dwfl)
 {
 	desc_search ds = { .j = j };
+	uint64_t t0 = now_ns();
 	dwfl_getmodules(dwfl, triage_module, &ds, 0);
 	/* Found nowhere a descriptor can be with a symbol the dynamic linker
 	 * or gdb would see: a library that hides both symbols (LLVM linked
@@ -169,6 +171,7 @@ size_t js_jit_find_descriptors(js_jit *j, Dwfl *dwfl)
 		search_module(j, ds.later[i], name ? name : "?");
 	}
 	free(ds.later);
+	j->desc_ns += now_ns() - t0;
 	return j->n_desc;
 }
 

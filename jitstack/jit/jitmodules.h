@@ -99,6 +99,7 @@ typedef struct js_jit {
 	/* the descriptor search (--stats): files jitstack read itself, modules
 	 * libdwfl opened, and of those whose separate debuginfo was looked for */
 	unsigned long desc_looked, desc_opened, desc_debuginfo;
+	uint64_t desc_ns; /* its time */
 } js_jit;
 
 void js_jit_init(js_jit *j, uint16_t machine);
