@@ -43,7 +43,7 @@ sys.exit(0 if len(ds) == 1 and ds[0]["module"].endswith("/child") else 1)
 PY
 stats=$(grep 'stats: descriptor search:' js.err) || { cat js.err; fail "--stats does not count the descriptor search"; }
 note "$stats"
-echo "$stats" | grep -qE ': [0-9]+ files read by jitstack, 1 modules opened by libdwfl, 0 looked up in separate debuginfo$' ||
+echo "$stats" | grep -qE ' [0-9]+ files read by jitstack, 1 modules opened by libdwfl, 0 looked up in separate debuginfo$' ||
 	fail "the search opened more than the child, or looked for debuginfo"
 
 # the decoy where no module holds a descriptor
