@@ -81,7 +81,7 @@ static bool find_in_debuginfo(js_jit *j, Dwfl_Module *mod, Elf *main_elf, uint64
 	return false;
 }
 
-/* The old search of one module, through libdwfl: its file's .dynsym and
+/* The full search of one module, through libdwfl: its file's .dynsym and
  * .symtab, else the .symtab of its separate debuginfo.  libdwfl opens the
  * file (and looks for the debug file) only for the modules handed here,
  * and gives the exact load bias. */
@@ -131,7 +131,8 @@ typedef struct desc_search {
  *    with -rdynamic), or a file whose .dynsym defines
  *    __jit_debug_register_code (gdb uses a descriptor only in an object
  *    that also has that function, the breakpoint it sets);
- *  - jitstack cannot read the file itself (no path, deleted, not ELF).
+ *  - jitstack cannot read the file itself (no path, deleted, an ELF file
+ *    of another class).
  * An unstripped file whose .symtab lacks it, and a mapped file that is
  * not ELF (a locale archive), are done with. */
 static int triage_module(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start, void *arg)
@@ -162,13 +163,16 @@ size_t js_jit_find_descriptors(js_jit *j, Dwfl *dwfl)
 	desc_search ds = { .j = j };
 	uint64_t t0 = now_ns();
 	dwfl_getmodules(dwfl, triage_module, &ds, 0);
+	bool found = j->n_desc > 0;
 	/* Found nowhere a descriptor can be with a symbol the dynamic linker
 	 * or gdb would see: a library that hides both symbols (LLVM linked
 	 * statically into it, a version script exporting only its API) and
-	 * ships stripped names them only in its separate debug file. */
-	for (size_t i = 0; !j->n_desc && i < ds.n_later; i++) {
+	 * ships stripped names them only in its separate debug file.  Then
+	 * every such module is searched. */
+	for (size_t i = 0; !found && i < ds.n_later; i++) {
 		const char *name = dwfl_module_info(ds.later[i], NULL, NULL, NULL, NULL, NULL, NULL, NULL);
-		search_module(j, ds.later[i], name ? name : "?");
+		if (search_module(j, ds.later[i], name ? name : "?") == DWARF_CB_ABORT)
+			break; /* JS_MAX_DESCRIPTORS found */
 	}
 	free(ds.later);
 	j->desc_ns += now_ns() - t0;
