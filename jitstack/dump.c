@@ -97,11 +97,14 @@ static int dump_live(js_session *s, const js_dump_opts *d, js_out *o)
 		fprintf(stderr,
 			"jitstack: stats: read JIT %.3f ms, stop %.3f ms, unwind %.3f ms, release %.3f ms, "
 			"output %.3f ms; %lu images copied (%lu bytes), %lu memory reads; perf map %.3f ms, "
-			"%llu bytes, %lu lines; jitdump %.3f ms, %llu bytes, %lu loads\n",
+			"%llu bytes, %lu lines; jitdump %.3f ms, %llu bytes, %lu loads\n"
+			"jitstack: stats: descriptor search: %.3f ms, %lu files read by jitstack, %lu modules opened by "
+			"libdwfl, %lu looked up in separate debuginfo\n",
 			(t1 - t0) / 1e6, (t2 - t1) / 1e6, (t3 - t2) / 1e6, (t4 - t3) / 1e6,
 			(now_ns() - t4) / 1e6, s->jit.copies, s->jit.copy_bytes, js_mem_syscalls(s->mem),
 			s->pm_ns / 1e6, (unsigned long long)s->pm.bytes, s->pm.lines, s->jd.ns / 1e6,
-			(unsigned long long)s->jd.bytes, s->jd.loads);
+			(unsigned long long)s->jd.bytes, s->jd.loads, s->jit.desc_ns / 1e6,
+			s->jit.desc_looked, s->jit.desc_opened, s->jit.desc_debuginfo);
 	return rc;
 }
 

@@ -7,6 +7,7 @@
 #   bench-jitstack-record  record's modes against perf (jitstack/bench/record_modes.sh)
 #   bench-jitstack-multi   record over 1, 2 and 4 processes (jitstack/bench/record_multi.sh)
 #   bench-jitstack-top     the target's slowdown under top and under record (jitstack/bench/top_cost.sh)
+#   bench-jitstack-php     a cold dump of PHP's opcache JIT beside eu-stack (jitstack/bench/php_desc.sh)
 #   JS_DEBUG=1       error messages carry the file and line that made them
 
 JS := jitstack
@@ -50,7 +51,8 @@ $(JS_B)/obj/formats/%.o: formats/%.c $(FMT_HDRS)
 $(JS_BIN): $(JS_OBJS)
 	$(CC) $(CFLAGS) $(SANFLAGS) $(LDFLAGS) -o $@ $^ $(JS_LIBS)
 
-.PHONY: jitstack jitstack-check fuzz-jitstack bench-jitstack bench-jitstack-record bench-jitstack-multi bench-jitstack-top
+.PHONY: jitstack jitstack-check fuzz-jitstack bench-jitstack bench-jitstack-record bench-jitstack-multi \
+	bench-jitstack-top bench-jitstack-php
 jitstack: $(JS_BIN)
 
 include $(JS)/tests/tests.mk
@@ -70,3 +72,6 @@ bench-jitstack-multi: $(JS_BIN) $(TJ_BIN) $(REAPER)
 
 bench-jitstack-top: $(JS_BIN) $(TJ_BIN) $(REAPER)
 	sh $(JS)/bench/top_cost.sh $(BUILD)
+
+bench-jitstack-php: $(JS_BIN)
+	sh $(JS)/bench/php_desc.sh $(BUILD)

@@ -1,6 +1,7 @@
 /* jitmodules.c - JIT images as libdwfl modules (see jitmodules.h). */
 #include "jit/jitmodules.h"
 #include "base/grow.h"
+#include "formats/clock.h"
 #include "formats/gdbjit.h"
 #include "jit/elfin.h"
 #include "target/symfind.h"
@@ -51,10 +52,11 @@ static bool has_symtab(Elf *elf)
  * when the module's own file has no .symtab (or its MiniDebugInfo); the
  * file's own .dynsym, which libdwfl lists too, was searched already.  The
  * table is bounded by the file, and its walk by JS_MAX_SYMBOLS. */
-static bool find_in_debuginfo(Dwfl_Module *mod, Elf *main_elf, uint64_t *addr, GElf_Xword *size)
+static bool find_in_debuginfo(js_jit *j, Dwfl_Module *mod, Elf *main_elf, uint64_t *addr, GElf_Xword *size)
 {
 	if (has_symtab(main_elf))
 		return false;
+	j->desc_debuginfo++;
 	int n = dwfl_module_getsymtab(mod);
 	/* no separate file found: the table is the .dynsym js_find_symbol
 	 * searched through its hash, and a scan of it finds nothing more */
@@ -79,22 +81,23 @@ static bool find_in_debuginfo(Dwfl_Module *mod, Elf *main_elf, uint64_t *addr, G
 	return false;
 }
 
-static int find_in_module(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start, void *arg)
+/* The full search of one module, through libdwfl: its file's .dynsym and
+ * .symtab, else the .symtab of its separate debuginfo.  libdwfl opens the
+ * file (and looks for the debug file) only for the modules handed here,
+ * and gives the exact load bias. */
+static int search_module(js_jit *j, Dwfl_Module *mod, const char *name)
 {
-	(void)start;
-	js_jit *j = arg;
-	if (js_jit_of(*userdata) || !name || name[0] == '[') /* ours, [vdso], [pid 1] */
-		return DWARF_CB_OK;
 	Dwarf_Addr bias;
 	Elf *elf = dwfl_module_getelf(mod, &bias);
 	GElf_Addr value;
 	GElf_Xword size;
 	uint64_t addr;
+	j->desc_opened++;
 	if (!elf)
 		return DWARF_CB_OK;
 	if (js_find_symbol(elf, GDBJIT_DESCRIPTOR_SYMBOL, &value, &size))
 		addr = value + bias;
-	else if (!find_in_debuginfo(mod, elf, &addr, &size))
+	else if (!find_in_debuginfo(j, mod, elf, &addr, &size))
 		return DWARF_CB_OK;
 	for (size_t i = 0; i < j->n_desc; i++)
 		if (j->desc[i].addr == addr)
@@ -109,9 +112,70 @@ static int find_in_module(Dwfl_Module *mod, void **userdata, const char *name, D
 	return DWARF_CB_OK;
 }
 
+/* Modules left for the last resort: stripped files whose own tables lack
+ * both symbols; only a separate debug file could name the descriptor. */
+typedef struct desc_search {
+	js_jit *j;
+	Dwfl_Module **later;
+	size_t n_later, cap_later;
+} desc_search;
+
+/* First pass, every module: its file read by jitstack (js_look_in_file),
+ * handed to libdwfl only when it can hold the descriptor:
+ *  - a table of the file defines it (exported, or in an unstripped file's
+ *    .symtab: a copy relocation puts a second, live, definition in the
+ *    program's .dynsym, and both are read);
+ *  - it is stripped, and a local definition may be in its separate
+ *    debuginfo: the program (a JIT linked statically, as a program that
+ *    links LLVM's static libraries, keeps both symbols local unless linked
+ *    with -rdynamic), or a file whose .dynsym defines
+ *    __jit_debug_register_code (gdb uses a descriptor only in an object
+ *    that also has that function, the breakpoint it sets);
+ *  - jitstack cannot read the file itself (no path, deleted, an ELF file
+ *    of another class).
+ * An unstripped file whose .symtab lacks it, and a mapped file that is
+ * not ELF (a locale archive), are done with. */
+static int triage_module(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start, void *arg)
+{
+	(void)start;
+	desc_search *ds = arg;
+	js_jit *j = ds->j;
+	if (js_jit_of(*userdata) || !name || name[0] == '[') /* ours, [vdso], [pid 1] */
+		return DWARF_CB_OK;
+	js_file_look look;
+	if (name[0] == '/' &&
+	    js_look_in_file(name, GDBJIT_DESCRIPTOR_SYMBOL, GDBJIT_REGISTER_SYMBOL, &look)) {
+		j->desc_looked++;
+		if (!look.elf || (!look.defines && look.has_symtab))
+			return DWARF_CB_OK;
+		if (!look.defines && !look.program && !look.partner) {
+			if (!js_grow(&ds->later, &ds->cap_later, ds->n_later, sizeof *ds->later))
+				return search_module(j, mod, name); /* no memory to wait */
+			ds->later[ds->n_later++] = mod;
+			return DWARF_CB_OK;
+		}
+	}
+	return search_module(j, mod, name);
+}
+
 size_t js_jit_find_descriptors(js_jit *j, Dwfl *dwfl)
 {
-	dwfl_getmodules(dwfl, find_in_module, j, 0);
+	desc_search ds = { .j = j };
+	uint64_t t0 = now_ns();
+	dwfl_getmodules(dwfl, triage_module, &ds, 0);
+	bool found = j->n_desc > 0;
+	/* Found nowhere a descriptor can be with a symbol the dynamic linker
+	 * or gdb would see: a library that hides both symbols (LLVM linked
+	 * statically into it, a version script exporting only its API) and
+	 * ships stripped names them only in its separate debug file.  Then
+	 * every such module is searched. */
+	for (size_t i = 0; !found && i < ds.n_later; i++) {
+		const char *name = dwfl_module_info(ds.later[i], NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+		if (search_module(j, ds.later[i], name ? name : "?") == DWARF_CB_ABORT)
+			break; /* JS_MAX_DESCRIPTORS found */
+	}
+	free(ds.later);
+	j->desc_ns += now_ns() - t0;
 	return j->n_desc;
 }
 

@@ -96,13 +96,22 @@ typedef struct js_jit {
 	uint64_t *defer_hi; /* defer_hi[i]: the highest hi of defer[0..i] */
 	size_t n_defer, n_defer_left;
 	unsigned long peeks, lazy_loads; /* headers read for a range; images copied for a pc */
+	/* the descriptor search (--stats): files jitstack read itself, modules
+	 * libdwfl opened, and of those whose separate debuginfo was looked for */
+	unsigned long desc_looked, desc_opened, desc_debuginfo;
+	uint64_t desc_ns; /* its time */
 } js_jit;
 
 void js_jit_init(js_jit *j, uint16_t machine);
 void js_jit_free(js_jit *j);
 
-/* Look for __jit_debug_descriptor in every module of dwfl (not ours).
- * Returns the number found. */
+/* Look for __jit_debug_descriptor in every module of dwfl (not ours):
+ * in each file's .dynsym (and an unstripped file's .symtab), read
+ * without libdwfl; libdwfl opens only the modules that define it or may
+ * define it in their separate debuginfo (the program; a module that
+ * exports __jit_debug_register_code), and, when none of them does, the
+ * other stripped modules for their separate debuginfo.  Returns the
+ * number found. */
 size_t js_jit_find_descriptors(js_jit *j, Dwfl *dwfl);
 
 /* Read the lists and bring the images up to date; a change of the set

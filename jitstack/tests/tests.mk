@@ -10,7 +10,7 @@ JS_FUZZ_TIME ?= 300
 JS_TEST_CFLAGS = -std=gnu11 $(JS_WARN) -O1 -g -fno-omit-frame-pointer $(SANFLAGS)
 
 JS_TEST_PROGS := $(addprefix $(JS_TB)/,foreignjit jitobj.o jitobj-df.o jitobj-clang.o cxxwait hostile threads tomb churnjit pprofdump perfmap_check jitdump_check \
-	child-localdesc relocs_check latethread noperf hostilestack inl) $(BUILD)/bench/scalejit $(BUILD)/bench/orcjit
+	child-localdesc child-hiddenlib relocs_check latethread noperf hostilestack inl) $(BUILD)/bench/scalejit $(BUILD)/bench/orcjit
 
 # A foreign JIT and the objects it loads (LLVM-style): the objects keep no
 # frame pointer, so only their CFI (.eh_frame, or .debug_frame) unwinds them.
@@ -48,6 +48,19 @@ $(JS_TB)/child-localdesc: $(TEST_DIR)/child $(LIB_A)
 	@mkdir -p $(dir $@)
 	objcopy --localize-symbol=__jit_debug_descriptor $(LIB_A) $@.a
 	$(CXX) $(CHILD_LDFLAGS) -o $@ $(TEST_DIR)/child.o $(TEST_DIR)/child-cxx.o $@.a -ldl -pthread
+# The library's child with the library linked into a shared library of
+# its own whose version script exports only the API, as a library that
+# links LLVM statically does: __jit_debug_descriptor and
+# __jit_debug_register_code are local in it, in no .dynsym
+# (t-descriptor-hidden-in-a-shared-library-is-found.sh).
+$(JS_TB)/libhiddenjit.so: $(LIB_A)
+	@mkdir -p $(dir $@)
+	printf '{ global: ju_*; local: *; };\n' > $@.map
+	$(CC) -shared $(SANFLAGS) -o $@ -Wl,--whole-archive $(LIB_A) -Wl,--no-whole-archive \
+		-Wl,--version-script=$@.map -ldl -pthread
+$(JS_TB)/child-hiddenlib: $(TEST_DIR)/child $(JS_TB)/libhiddenjit.so
+	$(CXX) $(CHILD_LDFLAGS) -o $@ $(TEST_DIR)/child.o $(TEST_DIR)/child-cxx.o -L$(JS_TB) -lhiddenjit \
+		'-Wl,-rpath,$$ORIGIN' -ldl -pthread
 $(JS_TB)/latethread: $(JS)/tests/latethread.c
 	@mkdir -p $(dir $@)
 	$(CC) $(JS_TEST_CFLAGS) -o $@ $< -pthread
