@@ -168,8 +168,8 @@ int main(int argc, char **argv)
 	size_t n = strtoul(argv[1], NULL, 0);
 	if (n < 1)
 		n = 1;
-	uint8_t *code = mmap(NULL, n * SLOT, PROT_READ | PROT_WRITE | PROT_EXEC,
-			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *code =
+		mmap(NULL, n * SLOT, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (code == MAP_FAILED)
 		return 2;
 	for (size_t i = 0; i < n; i++) {

@@ -100,7 +100,9 @@ int main(int argc, char **argv)
 		emit(code + i * SLOT);
 	__builtin___clear_cache((char *)code, (char *)code + n * SLOT);
 	ju_ctx *ctx = NULL;
-	ju_options o = { .sz = sizeof(ju_options), .channels = ch, .flags = JU_OPT_NO_ENV, .jitdump_dir = "." };
+	ju_options o = {
+		.sz = sizeof(ju_options), .channels = ch, .flags = JU_OPT_NO_ENV, .jitdump_dir = "."
+	};
 	if (strcmp(via, "none") && ju_open(&o, &ctx)) {
 		fprintf(stderr, "scalejit: ju_open failed\n");
 		return 2;
