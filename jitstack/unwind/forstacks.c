@@ -59,7 +59,8 @@ void js_perfmap_for_stacks(js_session *s, const js_stack *st, size_t n)
 			for (size_t k = 0; ok && k < st[i].n; k++) {
 				uint64_t gap = js_chain_gap(s, js_lookup_pc(&st[i].f[k]));
 				if (gap)
-					more = ok = add_span(&w, gap > CHAIN_REACH ? gap - CHAIN_REACH : 0, gap + 1);
+					more = ok = add_span(&w, gap > CHAIN_REACH ? gap - CHAIN_REACH : 0,
+							     gap + 1);
 			}
 		if (!more)
 			break;
