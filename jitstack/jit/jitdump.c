@@ -90,7 +90,7 @@ static void reset(js_jitdump *jd)
 	jd->loads = jd->moves = jd->debug = jd->unwind = jd->with_cfi = 0;
 	jd->bad = jd->over_limit = jd->late = jd->unknown = jd->unkept = 0;
 	jd->n_kept = 0;
-	jd->gap = 0;
+	jd->gap = jd->doubt = 0;
 	jd->pend_debug_len = jd->pend_unwind_len = 0;
 	jd->changes++;
 }
@@ -184,6 +184,7 @@ static void drop_pending(js_jitdump *jd)
 	jd->pend_lines = NULL, jd->pend_eh = NULL;
 	jd->pend_n_lines = jd->pend_eh_size = 0;
 	jd->pend_debug_len = jd->pend_unwind_len = 0;
+	jd->doubt = 0;
 }
 
 /* ---- reading for some pcs only ----------------------------------------------------- */
@@ -206,6 +207,30 @@ static int not_kept(js_jitdump *jd)
 {
 	jd->unkept++;
 	drop_pending(jd);
+	return 0;
+}
+
+/* A CODE_MOVE not kept.  Read whole, a move drops the records pending
+ * when code starts at its old address (it takes that code's lines and
+ * CFI) and keeps them otherwise (a malformed move): known here when that
+ * address is wanted (every load there is kept), else a doubt on what the
+ * next load takes. */
+static int move_not_kept(js_jitdump *jd, uint64_t old_addr)
+{
+	jd->moves++;
+	jd->unkept++;
+	bool pending = jd->pend_debug_len || jd->pend_unwind_len || jd->pend_lines || jd->pend_eh;
+	if (!pending)
+		return 0;
+	if (!js_spans_overlap(jd->want, jd->n_want, old_addr, old_addr + 1)) {
+		jd->doubt = old_addr;
+		return 0;
+	}
+	if (js_jitdump_commit(jd))
+		return -1;
+	const js_jd_code *old = js_jitdump_find(jd, old_addr);
+	if (old && old->lo == old_addr)
+		drop_pending(jd);
 	return 0;
 }
 
@@ -322,6 +347,8 @@ static int code_load(js_jitdump *jd, const uint8_t *p, size_t head, uint32_t tot
 	jd->loads++;
 	if (!keeps(jd, r.code_addr, r.code_addr + r.code_size))
 		return not_kept(jd);
+	if (jd->doubt && !jd->gap)
+		jd->gap = jd->doubt; /* what this load takes is known once that code is read */
 	if (keep_range(jd, r.code_addr, r.code_addr + r.code_size) || (jd->want && read_pending(jd)))
 		return -1;
 	return add_code(jd, r.code_addr, r.code_size, name, n, r.p.timestamp);
@@ -342,10 +369,8 @@ static int code_move(js_jitdump *jd, const uint8_t *p)
 		jd->bad++;
 		return 0;
 	}
-	if (!keeps(jd, r.new_code_addr, r.new_code_addr + r.code_size)) {
-		jd->moves++;
-		return not_kept(jd);
-	}
+	if (!keeps(jd, r.new_code_addr, r.new_code_addr + r.code_size))
+		return move_not_kept(jd, r.old_code_addr);
 	if (js_jitdump_commit(jd)) /* the old code may be among the records of this read */
 		return -1;
 	js_jd_code *old = js_jitdump_find(jd, r.old_code_addr);

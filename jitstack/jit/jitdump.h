@@ -103,6 +103,9 @@ typedef struct js_jitdump {
 	uint64_t pend_debug_at, pend_unwind_at;
 	uint32_t pend_debug_len, pend_unwind_len;
 	uint64_t gap; /* a CODE_MOVE's old address whose code was not kept (0: none) */
+	/* a CODE_MOVE not kept drops the pending records only if code starts at
+	 * its old address: that address, while pending records wait (0: none) */
+	uint64_t doubt;
 	js_jd_code *code;
 	size_t n_code, cap_code;
 	/* DEBUG_INFO and UNWINDING_INFO wait for the CODE_LOAD they describe */
