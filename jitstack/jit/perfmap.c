@@ -298,15 +298,43 @@ static void heap_pop(heap *h)
 		h->v[i] = l;
 }
 
+/* Lines sorted and disjoint: each is a range of its own (a JIT that only
+ * adds writes such a map). */
+static bool is_plain(const pm_line *v, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		if (v[i].lo < v[i - 1].hi)
+			return false;
+	return true;
+}
+
+/* A large plain batch made its ranges where its lines are, so that a cold
+ * read of a large map (record's) holds each line once, not its line and
+ * its range: each range is written over the bytes of the line it comes
+ * from or of those before (a range is smaller than a line), then the
+ * array shrunk.  The batch gives its array away. */
+static segs in_place(struct pm_lines *p)
+{
+	_Static_assert(sizeof(js_pm_seg) <= sizeof(pm_line), "a range fits where its line was");
+	unsigned char *b = (unsigned char *)p->v;
+	size_t n = p->n;
+	for (size_t i = 0; i < n; i++) {
+		pm_line l;
+		memcpy(&l, b + i * sizeof l, sizeof l);
+		js_pm_seg g = { l.lo, l.hi, l.start, l.name };
+		memcpy(b + i * sizeof g, &g, sizeof g);
+	}
+	void *shrunk = realloc(b, (n ? n : 1) * sizeof(js_pm_seg));
+	p->v = NULL, p->n = p->cap = 0;
+	return (segs){ shrunk ? shrunk : (void *)b, n, n };
+}
+
 /* The batch's lines as disjoint ranges, each owned by the latest line that
  * covers it: sorted by start, then swept with the covering lines in a heap.
  * A batch already sorted and disjoint (a JIT that only adds) is copied. */
 static bool flatten(pm_line *v, size_t n, segs *o)
 {
-	bool plain = true;
-	for (size_t i = 1; i < n && plain; i++)
-		plain = v[i].lo >= v[i - 1].hi;
-	if (plain) {
+	if (is_plain(v, n)) {
 		for (size_t i = 0; i < n; i++)
 			if (!emit(o, v[i].lo, v[i].hi, v[i].start, v[i].name))
 				return false;
@@ -378,7 +406,9 @@ int js_perfmap_commit(js_perfmap *pm)
 	segs fresh = { 0 }, carry = { 0 };
 	int rc = -1;
 	unsigned i = 0;
-	if (!flatten(pm->pending->v, pm->pending->n, &fresh))
+	if (pm->pending->n > JS_PM_LEVEL0 && is_plain(pm->pending->v, pm->pending->n))
+		fresh = in_place(pm->pending);
+	else if (!flatten(pm->pending->v, pm->pending->n, &fresh))
 		goto out;
 	/* paint the new ranges over level 0; while the result outgrows its
 	 * level, carry it over the next one (an empty level is passed by) */
