@@ -333,11 +333,6 @@ static int code_load(js_jitdump *jd, const uint8_t *p, size_t head, uint32_t tot
 {
 	jd_code_load r;
 	memcpy(&r, p, sizeof r);
-	size_t name_max = head - sizeof r;
-	const char *name = (const char *)p + sizeof r;
-	size_t n = strnlen(name, name_max);
-	if (n > JS_MAX_NAME)
-		n = JS_MAX_NAME;
 	(void)total;
 	if (!range_ok(r.code_addr, r.code_size)) {
 		jd->bad++;
@@ -346,7 +341,12 @@ static int code_load(js_jitdump *jd, const uint8_t *p, size_t head, uint32_t tot
 	}
 	jd->loads++;
 	if (!keeps(jd, r.code_addr, r.code_addr + r.code_size))
-		return not_kept(jd);
+		return not_kept(jd); /* (its name is not looked at) */
+	size_t name_max = head - sizeof r;
+	const char *name = (const char *)p + sizeof r;
+	size_t n = strnlen(name, name_max);
+	if (n > JS_MAX_NAME)
+		n = JS_MAX_NAME;
 	if (jd->doubt && !jd->gap)
 		jd->gap = jd->doubt; /* what this load takes is known once that code is read */
 	if (keep_range(jd, r.code_addr, r.code_addr + r.code_size) || (jd->want && read_pending(jd)))
