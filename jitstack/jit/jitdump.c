@@ -191,15 +191,11 @@ static void drop_pending(js_jitdump *jd)
 
 /* Is the code [lo, hi) one a dump keeps: over a span it wants, or over
  * code kept before (a later load there decides whether that one is still
- * the latest)?  Kept code is few ranges: a dump's stacks hold few pcs. */
+ * the latest)? */
 static bool keeps(const js_jitdump *jd, uint64_t lo, uint64_t hi)
 {
-	if (!jd->want || js_spans_overlap(jd->want, jd->n_want, lo, hi))
-		return true;
-	for (size_t i = 0; i < jd->n_kept; i++)
-		if (jd->kept[i].lo < hi && lo < jd->kept[i].hi)
-			return true;
-	return false;
+	return !jd->want || js_spans_overlap(jd->want, jd->n_want, lo, hi) ||
+	       js_spans_overlap(jd->kept, jd->n_kept, lo, hi);
 }
 
 /* Code not kept: counted, and the records that waited for it dropped. */
@@ -234,13 +230,30 @@ static int move_not_kept(js_jitdump *jd, uint64_t old_addr)
 	return 0;
 }
 
+/* Add [lo, hi) to the code kept, a set of spans kept normalized: a JIT
+ * that loads code at the same addresses again and again keeps one. */
 static int keep_range(js_jitdump *jd, uint64_t lo, uint64_t hi)
 {
 	if (!jd->want)
 		return 0;
-	if (!js_grow(&jd->kept, &jd->cap_kept, jd->n_kept, sizeof *jd->kept))
-		return -1;
-	jd->kept[jd->n_kept++] = (js_span){ lo, hi };
+	js_span *v = jd->kept;
+	size_t n = jd->n_kept, at = FMT_COUNT_LE(v, n, lo, lo); /* the spans that start at or before lo */
+	size_t first = at && v[at - 1].hi >= lo ? at - 1 : at, end = at;
+	while (end < n && v[end].lo <= hi)
+		end++;
+	if (first == end) { /* touches none: inserted at its place */
+		if (!js_grow(&jd->kept, &jd->cap_kept, n, sizeof *v))
+			return -1;
+		v = jd->kept;
+		memmove(v + at + 1, v + at, (n - at) * sizeof *v);
+		v[at] = (js_span){ lo, hi };
+		jd->n_kept++;
+		return 0;
+	}
+	/* joins spans first..end-1 */
+	v[first] = (js_span){ v[first].lo < lo ? v[first].lo : lo, v[end - 1].hi > hi ? v[end - 1].hi : hi };
+	memmove(v + first + 1, v + end, (n - end) * sizeof *v);
+	jd->n_kept -= end - first - 1;
 	return 0;
 }
 
