@@ -54,17 +54,13 @@ static const uint8_t hex_digit[256] = {
 static inline size_t hex(const char *p, size_t len, uint64_t *v)
 {
 	size_t i = len >= 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X') ? 2 : 0, first = i;
+	size_t end = len - i > 16 ? i + 17 : len; /* a 17th digit is one too many */
 	uint64_t x = 0;
-	for (; i < len; i++) {
-		unsigned d = hex_digit[(uint8_t)p[i]];
-		if (!d--)
-			break;
-		if (i - first == 16)
-			return 0; /* more than 64 bits */
-		x = x << 4 | d;
-	}
-	if (i == first)
-		return 0;
+	unsigned d;
+	for (; i < end && (d = hex_digit[(uint8_t)p[i]]); i++)
+		x = x << 4 | (d - 1);
+	if (i == first || i - first > 16)
+		return 0; /* no number, or more than 64 bits */
 	*v = x;
 	return i;
 }
