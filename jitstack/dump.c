@@ -6,14 +6,17 @@
  * then every thread is stopped, the list re-read only if its seq moved (or
  * it has no extension, whose list may only be read stopped), the stacks
  * unwound, and the threads released.  Naming and printing come after.
- * The perf map is read while the target runs, and what was appended to it
- * meanwhile while it is stopped (a few bytes: the lines of the code that
- * exists at the stop).
+ * The perf map and the jitdump are read for the stacks alone
+ * (forstacks.h): the jitdump, whose CFI the unwind may need, while the
+ * target is stopped, after a first unwind gave the pcs; the perf map,
+ * which only names, after the target is let go, as it was at the stop
+ * (held open then).  With --images they are read whole while it runs.
  */
 #include "dump.h"
 #include "formats/clock.h"
 #include "base/grow.h"
 #include "out/output.h"
+#include "unwind/forstacks.h"
 #include "unwind/stack.h"
 
 #include <errno.h>
@@ -33,14 +36,32 @@ static bool fault(const char *what)
 	return f && !strcmp(f, what);
 }
 
+/* The jitdump read for the n stacks, and those with a pc in its code with
+ * CFI unwound again, until no pc is new (each round finds at least one
+ * more frame's code, as unwind/stack.c's rounds for GDB JIT images). */
+enum { MAX_JITDUMP_ROUNDS = 256 };
+static void jitdump_rounds(js_session *s, js_stack *st, size_t n, bool live)
+{
+	for (unsigned round = 0; round < MAX_JITDUMP_ROUNDS && js_jitdump_for_stacks(s, st, n); round++)
+		for (size_t i = 0; i < n; i++)
+			if (js_stack_in_jitdump_cfi(s, &st[i])) {
+				if (live)
+					js_unwind_live(s, &s->proc.t[i], &st[i]);
+				else
+					js_unwind_core_tid(s, &st[i]);
+			}
+}
+
 static int dump_live(js_session *s, const js_dump_opts *d, js_out *o)
 {
 	uint64_t t0 = now_ns();
 	int rc = js_refresh_jit(s, READ_RUNNING);
 	if (rc)
 		return rc;
-	js_refresh_perfmap(s);
-	js_refresh_jitdump(s);
+	if (!s->opt->for_stacks) {
+		js_refresh_perfmap(s);
+		js_refresh_jitdump(s);
+	}
 	if (d->images && !js_jit_has_plain(&s->jit)) {
 		out_begin(o, s);
 		out_images(o, s);
@@ -59,18 +80,26 @@ static int dump_live(js_session *s, const js_dump_opts *d, js_out *o)
 		if ((rc = js_refresh_jit(s, READ_STOPPED)))
 			return rc;
 	}
-	js_refresh_perfmap(s);
-	js_refresh_jitdump(s);
+	if (!s->opt->for_stacks) {
+		js_refresh_perfmap(s);
+		js_refresh_jitdump(s);
+	}
 	js_stack *st = calloc(s->proc.n ? s->proc.n : 1, sizeof *st);
 	if (!st)
 		return js_fail(&s->err, JS_EXIT_FAILURE, ENOMEM, "out of memory");
 	size_t n = s->proc.n;
 	for (size_t i = 0; i < n; i++)
 		js_unwind_live(s, &s->proc.t[i], &st[i]);
+	if (s->opt->for_stacks)
+		jitdump_rounds(s, st, n, true);
 	if (js_fix_loops(s, st, n))
 		for (size_t i = 0; i < n; i++)
 			if (st[i].loop_pc)
 				js_unwind_live(s, &s->proc.t[i], &st[i]);
+	if (s->opt->for_stacks && s->pm_on) {
+		js_err why = { 0 };
+		js_perfmap_pin(&s->pm, &why); /* read after the release, as it is now (if absent: then) */
+	}
 	uint64_t t3 = now_ns();
 	js_proc_detach(&s->proc);
 	uint64_t t4 = now_ns();
@@ -79,6 +108,8 @@ static int dump_live(js_session *s, const js_dump_opts *d, js_out *o)
 		rc = js_fail(&s->err, JS_EXIT_NO_PROCESS, ESRCH, "process %d exited while it was being read",
 			     (int)s->pid);
 	} else {
+		if (s->opt->for_stacks)
+			js_perfmap_for_stacks(s, st, n);
 		out_begin(o, s);
 		if (d->images)
 			out_images(o, s);
@@ -128,12 +159,16 @@ static int dump_core(js_session *s, const js_dump_opts *d, js_out *o)
 	core_stacks c = { 0 };
 	if (!d->images) {
 		js_unwind_core(s, keep_core_thread, &c);
+		if (s->opt->for_stacks)
+			jitdump_rounds(s, c.st, c.n, false);
 		if (js_fix_loops(s, c.st, c.n))
 			for (size_t i = 0; i < c.n; i++)
 				if (c.st[i].loop_pc)
 					js_unwind_core_tid(s, &c.st[i]);
 		if (!c.n)
 			js_warn(s, "the core holds no thread");
+		if (s->opt->for_stacks)
+			js_perfmap_for_stacks(s, c.st, c.n);
 	}
 	out_begin(o, s);
 	if (d->images)
@@ -154,6 +189,7 @@ int js_dump(const js_dump_opts *d)
 	js_session s;
 	js_opts opt = d->opt;
 	opt.all_images |= d->images; /* --images lists them all */
+	opt.for_stacks = !d->images;
 	int rc = d->core ? js_open_core(&s, d->core, d->exe, &opt) : js_open_live(&s, d->pid, &opt);
 	js_out o = { .f = stdout,
 		     .json = d->json,

@@ -11,13 +11,20 @@ Targets (built by make bench-scale-build):
   jitdump  scalejit jitdump N: by an N-record jitdump
   orc      orcjit N: N single-function images under the process's own plain
            descriptor, registered as LLVM ORC registers them
+  threads  scalejit threads N: N threads parked, no JIT ("JIT frame named"
+           then says whether every thread's stack was printed)
+  record   scalejit spin N: the main thread spins under function N/2 while
+           `jitstack record -F SCALE_HZ (1000) -d SCALE_RECORD_S (4)` samples
+           it, SCALE_RUNS times per N, the Ns interleaved; reports
+           jitstack's own CPU time per sample (its --stats), and RSS;
+           SCALE_RECORD_VIA=perfmap|jitdump publishes through that alone
 Each parks its main thread under function N/2.  For each target every
 tool runs SCALE_RUNS times (default 10), the tools interleaved, gdb
 SCALE_GDB_RUNS times (default 3) and only while a run of it finishes
 within SCALE_GDB_MAX_S (default 60) seconds.  Prints the median, p90 and
 the largest peak RSS of each, and whether jitstack named the JIT frame.
 Knobs: SCALE_NS="1000 10000 100000 1000000", SCALE_KINDS="gdb perfmap
-jitdump orc".
+jitdump orc" (threads and record when named).
 """
 import os, re, shutil, signal, statistics, subprocess, sys, tempfile, time
 
@@ -33,7 +40,7 @@ BENCH = os.path.join(BUILD, "bench")
 
 def start(kind, n, cwd):
     cmd = [os.path.abspath(os.path.join(BENCH, "orcjit")), str(n)] if kind == "orc" else \
-        [os.path.abspath(os.path.join(BENCH, "scalejit")), kind, str(n)]
+        [os.path.abspath(os.path.join(BENCH, "scalejit")), RECORD_VIA if kind == "record" else kind, str(n)]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, cwd=cwd, text=True)
     line = p.stdout.readline().split()
     if len(line) < 3 or line[0] != "ready":
@@ -74,7 +81,57 @@ def ms(x):
     return "%.1f" % (x * 1000) if x is not None else "-"
 
 
+HZ = int(os.environ.get("SCALE_HZ", "1000"))
+RECORD_VIA = "spin" + ("-" + os.environ["SCALE_RECORD_VIA"] if os.environ.get("SCALE_RECORD_VIA") else "")
+RECORD_S = float(os.environ.get("SCALE_RECORD_S", "4"))
+
+
+def record_rows():
+    """jitstack record on scalejit spin N for each N, runs interleaved."""
+    procs = {}
+    for n in NS:
+        cwd = tempfile.mkdtemp(prefix="scale-")
+        procs[n] = (start("record", n, cwd), cwd)
+    us = {n: [] for n in NS}
+    samples = {n: [] for n in NS}
+    rss = {n: 0 for n in NS}
+    for r in range(RUNS):
+        for n in NS:
+            (p, pid), _ = procs[n]
+            wall, peak, out = run([JS, "record", "-p", str(pid), "-F", str(HZ), "-d", str(RECORD_S),
+                                   "--stats", "-o", os.devnull], 600)
+            m = re.search(r"own CPU time ([0-9.]+) s over ([0-9.]+) s, ([0-9.]+) us per sample", out)
+            k = re.search(r"perf events \([^)]*\): ([0-9]+) samples", out) or \
+                re.search(r"([0-9]+) thread samples", out)
+            if m:
+                us[n].append(float(m.group(3)))
+                samples[n].append(int(k.group(1)) if k else 0)
+                rss[n] = max(rss[n], peak)
+    print("| N | CPU per sample median / p90 (us) | samples per run (median) | RSS (MB) | vs first N |")
+    print("|---:|---:|---:|---:|---:|")
+    base = statistics.median(us[NS[0]]) if us[NS[0]] else None
+    for n in NS:
+        (p, pid), cwd = procs[n]
+        p.kill()
+        p.wait()
+        try:
+            os.unlink("/tmp/perf-%d.map" % pid)
+        except OSError:
+            pass
+        shutil.rmtree(cwd, ignore_errors=True)
+        if not us[n]:
+            print("| %d | - | - | - | - |" % n)
+            continue
+        med = statistics.median(us[n])
+        print("| %d | %.1f / %.1f | %d | %.0f | %s |" % (n, med, pct(us[n], 0.9), statistics.median(samples[n]),
+                                                     rss[n] / 1024, "%.2f×" % (med / base) if base else "-"),
+              flush=True)
+
+
 def main():
+    if KINDS == ["record"]:
+        record_rows()
+        return
     for tool in ("eu-stack", "gdb"):
         if not shutil.which(tool):
             print("note: %s not found: its columns stay empty" % tool)
@@ -103,7 +160,9 @@ def main():
                         continue
                     res[key].append(wall)
                     rss[key] = max(rss[key], peak)
-                    if key == "js":
+                    if key == "js" and kind == "threads":
+                        named &= out.count(" park_thread+") == n
+                    elif key == "js":
                         named &= bool(re.search(r"\b%s\b" % want, out)) and " main+" in out
             p.kill()
             p.wait()

@@ -9,6 +9,12 @@
  *   scalejit late N      the default channels; then, 0.5 s after "ready",
  *                        one more function, late_fn, is published and the
  *                        main thread spins under it for 3 s, and exits
+ *   scalejit spin N      the default channels; the main thread spins under
+ *                        scale_fn_K until killed (for record)
+ *   scalejit spin-perfmap N, spin-jitdump N   the same, published through the
+ *                        perf map alone or the jitdump alone
+ *   scalejit threads N   nothing published; N - 1 more threads, each parked
+ *                        in hold <- park_thread (a dump of many threads)
  *
  * The stack (innermost first): hold <- scale_fn_K <- park <- main, K =
  * N / 2.  Prints "ready PID ADDRESS-OF-K" once everything is published and
@@ -16,6 +22,7 @@
  */
 #include "jitunwind.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -65,10 +72,12 @@ static double now(void)
 	return (double)t.tv_sec + t.tv_nsec / 1e9;
 }
 
+static double spin_s = 3; /* how long spin spins */
+
 NOINLINE void spin(void)
 {
 	volatile uint64_t x = 0;
-	for (double end = now() + 3; now() < end;)
+	for (double end = now() + spin_s; now() < end;)
 		for (int i = 0; i < 10000; i++)
 			x += (uint64_t)i * 2654435761u;
 }
@@ -79,23 +88,59 @@ NOINLINE void park(void (*fn)(void))
 	__asm__ volatile("");
 }
 
+NOINLINE static void *park_thread(void *arg)
+{
+	(void)arg;
+	hold();
+	return NULL;
+}
+
+/* n - 1 threads besides main, on small stacks (10k of them fit). */
+static int start_threads(size_t n)
+{
+	pthread_attr_t a;
+	pthread_attr_init(&a);
+	pthread_attr_setstacksize(&a, 64 << 10);
+	for (size_t i = 1; i < n; i++) {
+		pthread_t t;
+		if (pthread_create(&t, &a, park_thread, NULL)) {
+			fprintf(stderr, "scalejit: thread %zu not started\n", i);
+			return -1;
+		}
+	}
+	pthread_attr_destroy(&a);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
-		fprintf(stderr, "usage: scalejit gdb|perfmap|jitdump|none|late N\n");
+		fprintf(stderr,
+			"usage: scalejit gdb|perfmap|jitdump|none|late|spin[-perfmap|-jitdump]|threads N\n");
 		return 2;
 	}
 	const char *via = argv[1];
 	size_t n = strtoul(argv[2], NULL, 0);
 	if (n < 1)
 		n = 1;
-	uint32_t ch = !strcmp(via, "perfmap") ? JU_CH_PERFMAP : !strcmp(via, "jitdump") ? JU_CH_JITDUMP : 0;
-	bool late = !strcmp(via, "late");
+	const char *dash = strchr(via, '-'), *chan = dash ? dash + 1 : via;
+	uint32_t ch = !strcmp(chan, "perfmap") ? JU_CH_PERFMAP : !strcmp(chan, "jitdump") ? JU_CH_JITDUMP : 0;
+	bool late = !strcmp(via, "late"), spinning = !strncmp(via, "spin", 4),
+	     threads = !strcmp(via, "threads");
+	if (threads) {
+		if (start_threads(n))
+			return 2;
+		printf("ready %d %p\n", (int)getpid(), (void *)hold);
+		fflush(stdout);
+		park_thread(NULL);
+	}
 	uint8_t *code = mmap(NULL, (n + 1) * SLOT, PROT_READ | PROT_WRITE | PROT_EXEC,
 			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (code == MAP_FAILED)
 		return 2;
-	callee = (uintptr_t)hold;
+	callee = spinning ? (uintptr_t)spin : (uintptr_t)hold;
+	if (spinning)
+		spin_s = 1e9;
 	for (size_t i = 0; i < n; i++)
 		emit(code + i * SLOT);
 	__builtin___clear_cache((char *)code, (char *)code + n * SLOT);

@@ -94,27 +94,48 @@ static int feed_from(js_follow *f, int fd, uint64_t size, js_follow_feed *feed, 
 	return err;
 }
 
-int js_follow_read(js_follow *f, const js_follow_path *p, const struct stat *st, bool *found,
-		   js_follow_feed *feed, void *ctx, js_err *why)
+int js_follow_open(js_follow *f, const js_follow_path *p, const struct stat *st, bool *found, int *fd,
+		   uint64_t *size, js_err *why)
 {
-	int fd = open(p->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (p->links ? 0 : O_NOFOLLOW));
+	*fd = open(p->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (p->links ? 0 : O_NOFOLLOW));
 	struct stat fst;
-	if (fd < 0 || fstat(fd, &fst) || !S_ISREG(fst.st_mode) || fst.st_ino != st->st_ino ||
+	if (*fd < 0 || fstat(*fd, &fst) || !S_ISREG(fst.st_mode) || fst.st_ino != st->st_ino ||
 	    fst.st_dev != st->st_dev) {
-		int err = fd < 0 ? errno : EAGAIN;
-		if (fd >= 0)
-			close(fd);
+		int err = *fd < 0 ? errno : EAGAIN;
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
 		return js_fail(why, JS_EXIT_FAILURE, err, "%s: %s", p->path,
-			       fd < 0 ? strerror(err) : "replaced while it was opened");
+			       err != EAGAIN ? strerror(err) : "replaced while it was opened");
 	}
 	*found = true;
 	f->dev = st->st_dev;
 	f->ino = st->st_ino;
-	int err = feed_from(f, fd, (uint64_t)fst.st_size, feed, ctx);
-	close(fd);
+	*size = (uint64_t)fst.st_size;
+	return 0;
+}
+
+int js_follow_feed_fd(js_follow *f, const js_follow_path *p, int fd, uint64_t size, js_follow_feed *feed,
+		      void *ctx, js_err *why)
+{
+	f->fd = fd;
+	int err = feed_from(f, fd, size, feed, ctx);
+	f->fd = -1;
 	if (err)
 		return js_fail(why, JS_EXIT_FAILURE, err, "%s: %s", p->path, strerror(err));
 	return 0;
+}
+
+int js_follow_read(js_follow *f, const js_follow_path *p, const struct stat *st, bool *found,
+		   js_follow_feed *feed, void *ctx, js_err *why)
+{
+	int fd;
+	uint64_t size;
+	if (js_follow_open(f, p, st, found, &fd, &size, why))
+		return -1;
+	int rc = js_follow_feed_fd(f, p, fd, size, feed, ctx, why);
+	close(fd);
+	return rc;
 }
 
 ssize_t js_read_small(const char *path, char *buf, size_t len)

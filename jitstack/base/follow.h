@@ -36,6 +36,7 @@ typedef struct js_follow {
 	ino_t ino;
 	uint64_t off;  /* bytes consumed: the next read starts here */
 	uint64_t skip; /* bytes after off to step over without reading them */
+	int fd;        /* the file, for reads by offset: valid only while the reader is fed */
 } js_follow;
 
 /* Which file, and which files may be read. */
@@ -77,6 +78,16 @@ typedef ssize_t js_follow_feed(void *ctx, const uint8_t *buf, size_t len, size_t
  * reason"); what was fed before a failure stays fed. */
 int js_follow_read(js_follow *f, const js_follow_path *p, const struct stat *st, bool *found,
 		   js_follow_feed *feed, void *ctx, js_err *why);
+
+/* js_follow_read in two steps, for a file read as it was at a moment
+ * (a dump reads the target's perf map once it let the target go, as it
+ * was while the target was stopped): js_follow_open opens the file looked
+ * at and takes it as the reader's; js_follow_feed_fd feeds the reader
+ * what follows f->off up to size.  Both: 0, or the code with *why. */
+int js_follow_open(js_follow *f, const js_follow_path *p, const struct stat *st, bool *found, int *fd,
+		   uint64_t *size, js_err *why);
+int js_follow_feed_fd(js_follow *f, const js_follow_path *p, int fd, uint64_t size, js_follow_feed *feed,
+		      void *ctx, js_err *why);
 
 /* A small file (a /proc file) read whole into buf, NUL-terminated: the
  * bytes read (at most len - 1), or -1 with errno as open(2) or read(2)

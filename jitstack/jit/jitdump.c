@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- file names ---------------------------------------------------------------- */
 
@@ -87,7 +88,10 @@ static void reset(js_jitdump *jd)
 	jd->why[0] = 0;
 	jd->cfi_bytes = jd->line_rows = 0;
 	jd->loads = jd->moves = jd->debug = jd->unwind = jd->with_cfi = 0;
-	jd->bad = jd->over_limit = jd->late = jd->unknown = 0;
+	jd->bad = jd->over_limit = jd->late = jd->unknown = jd->unkept = 0;
+	jd->n_kept = 0;
+	jd->gap = jd->doubt = 0;
+	jd->pend_debug_len = jd->pend_unwind_len = 0;
 	jd->changes++;
 }
 
@@ -97,6 +101,10 @@ void js_jitdump_free(js_jitdump *jd)
 	js_jitdump_reap(jd);
 	free(jd->dead);
 	js_perfmap_free(&jd->ranges);
+	free(jd->want);
+	free(jd->kept);
+	jd->want = jd->kept = NULL;
+	jd->n_want = jd->n_kept = jd->cap_kept = 0;
 }
 
 /* The file cannot be read past this point. */
@@ -175,6 +183,122 @@ static void drop_pending(js_jitdump *jd)
 	free(jd->pend_eh);
 	jd->pend_lines = NULL, jd->pend_eh = NULL;
 	jd->pend_n_lines = jd->pend_eh_size = 0;
+	jd->pend_debug_len = jd->pend_unwind_len = 0;
+	jd->doubt = 0;
+}
+
+/* ---- reading for some pcs only ----------------------------------------------------- */
+
+/* Is the code [lo, hi) one a dump keeps: over a span it wants, or over
+ * code kept before (a later load there decides whether that one is still
+ * the latest)? */
+static bool keeps(const js_jitdump *jd, uint64_t lo, uint64_t hi)
+{
+	return !jd->want || js_spans_overlap(jd->want, jd->n_want, lo, hi) ||
+	       js_spans_overlap(jd->kept, jd->n_kept, lo, hi);
+}
+
+/* Code not kept: counted, and the records that waited for it dropped. */
+static int not_kept(js_jitdump *jd)
+{
+	jd->unkept++;
+	drop_pending(jd);
+	return 0;
+}
+
+/* A CODE_MOVE not kept.  Read whole, a move drops the records pending
+ * when code starts at its old address (it takes that code's lines and
+ * CFI) and keeps them otherwise (a malformed move): known here when that
+ * address is wanted (every load there is kept), else a doubt on what the
+ * next load takes. */
+static int move_not_kept(js_jitdump *jd, uint64_t old_addr)
+{
+	jd->moves++;
+	jd->unkept++;
+	bool pending = jd->pend_debug_len || jd->pend_unwind_len || jd->pend_lines || jd->pend_eh;
+	if (!pending)
+		return 0;
+	if (!js_spans_overlap(jd->want, jd->n_want, old_addr, old_addr + 1)) {
+		jd->doubt = old_addr;
+		return 0;
+	}
+	if (js_jitdump_commit(jd))
+		return -1;
+	const js_jd_code *old = js_jitdump_find(jd, old_addr);
+	if (old && old->lo == old_addr)
+		drop_pending(jd);
+	return 0;
+}
+
+/* Add [lo, hi) to the code kept, a set of spans kept normalized: a JIT
+ * that loads code at the same addresses again and again keeps one. */
+static int keep_range(js_jitdump *jd, uint64_t lo, uint64_t hi)
+{
+	if (!jd->want)
+		return 0;
+	js_span *v = jd->kept;
+	size_t n = jd->n_kept, at = FMT_COUNT_LE(v, n, lo, lo); /* the spans that start at or before lo */
+	size_t first = at && v[at - 1].hi >= lo ? at - 1 : at, end = at;
+	while (end < n && v[end].lo <= hi)
+		end++;
+	if (first == end) { /* touches none: inserted at its place */
+		if (!js_grow(&jd->kept, &jd->cap_kept, n, sizeof *v))
+			return -1;
+		v = jd->kept;
+		memmove(v + at + 1, v + at, (n - at) * sizeof *v);
+		v[at] = (js_span){ lo, hi };
+		jd->n_kept++;
+		return 0;
+	}
+	/* joins spans first..end-1 */
+	v[first] = (js_span){ v[first].lo < lo ? v[first].lo : lo, v[end - 1].hi > hi ? v[end - 1].hi : hi };
+	memmove(v + first + 1, v + end, (n - end) * sizeof *v);
+	jd->n_kept -= end - first - 1;
+	return 0;
+}
+
+/* The record of len bytes at offset at, read again for a load kept: the
+ * same kind and size as its head said, else NULL (the file changed under
+ * us; counted malformed).  The caller frees it. */
+static uint8_t *read_back(js_jitdump *jd, uint64_t at, uint32_t len, uint32_t id)
+{
+	uint8_t *p = malloc(len);
+	jd_prefix pf;
+	if (p && pread(jd->file.fd, p, len, (off_t)at) == (ssize_t)len) {
+		memcpy(&pf, p, sizeof pf);
+		if (pf.id == id && pf.total_size == len)
+			return p;
+	}
+	if (p)
+		jd->bad++;
+	free(p);
+	return NULL;
+}
+
+static int debug_info(js_jitdump *jd, const uint8_t *p, size_t total);
+static int unwinding_info(js_jitdump *jd, const uint8_t *p, size_t total);
+
+/* A load is kept: the DEBUG_INFO and UNWINDING_INFO noted before it are
+ * read now and checked whole, as a full read checks them (counted when
+ * noted).  0, or -1 when out of memory. */
+static int read_pending(js_jitdump *jd)
+{
+	uint64_t d_at = jd->pend_debug_at, u_at = jd->pend_unwind_at;
+	uint32_t d_len = jd->pend_debug_len, u_len = jd->pend_unwind_len;
+	drop_pending(jd);
+	int rc = 0;
+	uint8_t *p;
+	unsigned long debug = jd->debug, unwind = jd->unwind;
+	if (d_len && (p = read_back(jd, d_at, d_len, JD_CODE_DEBUG_INFO))) {
+		rc = debug_info(jd, p, d_len);
+		free(p);
+	}
+	if (!rc && u_len && (p = read_back(jd, u_at, u_len, JD_CODE_UNWINDING_INFO))) {
+		rc = unwinding_info(jd, p, u_len);
+		free(p);
+	}
+	jd->debug = debug, jd->unwind = unwind;
+	return rc;
 }
 
 /* A new piece of code [lo, lo + size) named name; takes the pending lines
@@ -222,11 +346,6 @@ static int code_load(js_jitdump *jd, const uint8_t *p, size_t head, uint32_t tot
 {
 	jd_code_load r;
 	memcpy(&r, p, sizeof r);
-	size_t name_max = head - sizeof r;
-	const char *name = (const char *)p + sizeof r;
-	size_t n = strnlen(name, name_max);
-	if (n > JS_MAX_NAME)
-		n = JS_MAX_NAME;
 	(void)total;
 	if (!range_ok(r.code_addr, r.code_size)) {
 		jd->bad++;
@@ -234,6 +353,17 @@ static int code_load(js_jitdump *jd, const uint8_t *p, size_t head, uint32_t tot
 		return 0;
 	}
 	jd->loads++;
+	if (!keeps(jd, r.code_addr, r.code_addr + r.code_size))
+		return not_kept(jd); /* (its name is not looked at) */
+	size_t name_max = head - sizeof r;
+	const char *name = (const char *)p + sizeof r;
+	size_t n = strnlen(name, name_max);
+	if (n > JS_MAX_NAME)
+		n = JS_MAX_NAME;
+	if (jd->doubt && !jd->gap)
+		jd->gap = jd->doubt; /* what this load takes is known once that code is read */
+	if (keep_range(jd, r.code_addr, r.code_addr + r.code_size) || (jd->want && read_pending(jd)))
+		return -1;
 	return add_code(jd, r.code_addr, r.code_size, name, n, r.p.timestamp);
 }
 
@@ -252,13 +382,19 @@ static int code_move(js_jitdump *jd, const uint8_t *p)
 		jd->bad++;
 		return 0;
 	}
+	if (!keeps(jd, r.new_code_addr, r.new_code_addr + r.code_size))
+		return move_not_kept(jd, r.old_code_addr);
 	if (js_jitdump_commit(jd)) /* the old code may be among the records of this read */
 		return -1;
 	js_jd_code *old = js_jitdump_find(jd, r.old_code_addr);
 	if (!old || old->lo != r.old_code_addr) {
-		jd->bad++; /* nothing loaded there */
+		if (jd->want && !js_spans_overlap(jd->want, jd->n_want, r.old_code_addr, r.old_code_addr + 1))
+			jd->gap = r.old_code_addr; /* not kept: to be read again for it */
+		jd->bad++;                         /* nothing loaded there */
 		return 0;
 	}
+	if (keep_range(jd, r.new_code_addr, r.new_code_addr + r.code_size))
+		return -1;
 	size_t at = (size_t)(old - jd->code);
 	drop_pending(jd);
 	uint64_t delta = r.new_code_addr - old->lo;
@@ -400,6 +536,36 @@ static int unwinding_info(js_jitdump *jd, const uint8_t *p, size_t total)
 	return 0;
 }
 
+/* A dump's DEBUG_INFO or UNWINDING_INFO (js_jitdump_read_for): its head
+ * checked as debug_info and unwinding_info check it, and the record noted
+ * by offset, to be read if the load it describes is kept. */
+static int note_info(js_jitdump *jd, const uint8_t *p, uint32_t id, uint32_t total, uint64_t at)
+{
+	if (id == JD_CODE_DEBUG_INFO) {
+		jd_code_debug_info r;
+		memcpy(&r, p, sizeof r);
+		if (r.nr_entry > (total - sizeof r) / (sizeof(jd_debug_entry) + 1)) {
+			jd->bad++;
+			return 0;
+		}
+		drop_pending(jd);
+		jd->debug++;
+		jd->pend_debug_at = at, jd->pend_debug_len = r.nr_entry ? total : 0;
+		return 0;
+	}
+	jd_code_unwinding_info r;
+	memcpy(&r, p, sizeof r);
+	if (r.unwinding_size > total - sizeof r || r.eh_frame_hdr_size > r.unwinding_size) {
+		jd->bad++;
+		return 0;
+	}
+	free(jd->pend_eh);
+	jd->pend_eh = NULL, jd->pend_eh_size = 0;
+	jd->unwind++;
+	jd->pend_unwind_at = at, jd->pend_unwind_len = total;
+	return 0;
+}
+
 /* How much of a record of this kind must be at hand to use it; 0: none
  * (stepped over), SIZE_MAX: the record is malformed. */
 static size_t head_size(const jd_prefix *pf, const uint8_t *p, size_t len)
@@ -457,6 +623,9 @@ static ssize_t record(js_jitdump *jd, const uint8_t *p, size_t len, uint64_t at,
 		jd->file.skip = pf.total_size - sizeof pf;
 		return sizeof pf;
 	}
+	if (info && jd->want) /* a dump: the rest is read by offset, for a load kept */
+		head = pf.id == JD_CODE_DEBUG_INFO ? sizeof(jd_code_debug_info)
+						   : sizeof(jd_code_unwinding_info);
 	if (len < head) {
 		*need = head;
 		return 0;
@@ -465,8 +634,12 @@ static ssize_t record(js_jitdump *jd, const uint8_t *p, size_t len, uint64_t at,
 	switch (pf.id) {
 	case JD_CODE_LOAD: rc = code_load(jd, p, head, pf.total_size); break;
 	case JD_CODE_MOVE: rc = code_move(jd, p); break;
-	case JD_CODE_DEBUG_INFO: rc = debug_info(jd, p, head); break;
-	case JD_CODE_UNWINDING_INFO: rc = unwinding_info(jd, p, head); break;
+	case JD_CODE_DEBUG_INFO:
+		rc = jd->want ? note_info(jd, p, pf.id, pf.total_size, at) : debug_info(jd, p, head);
+		break;
+	case JD_CODE_UNWINDING_INFO:
+		rc = jd->want ? note_info(jd, p, pf.id, pf.total_size, at) : unwinding_info(jd, p, head);
+		break;
 	}
 	if (rc)
 		return -1;
@@ -770,6 +943,22 @@ int js_jitdump_refresh(js_jitdump *jd, js_err *why)
 	if (rc)
 		return -1;
 	return jd->changes != before;
+}
+
+int js_jitdump_read_for(js_jitdump *jd, const js_span *v, size_t n, js_err *why)
+{
+	js_span *want = malloc((n ? n : 1) * sizeof *want);
+	if (!want) {
+		js_fail(why, JS_EXIT_FAILURE, ENOMEM, "%s: %s", jd->path, strerror(ENOMEM));
+		return -1;
+	}
+	if (n)
+		memcpy(want, v, n * sizeof *want);
+	free(jd->want);
+	jd->want = want, jd->n_want = js_spans_normalize(want, n);
+	jd->found = false; /* read from the start, as the first time */
+	reset(jd);
+	return js_jitdump_refresh(jd, why) < 0 ? -1 : 0;
 }
 
 /* ---- where it is ------------------------------------------------------------------------- */

@@ -27,6 +27,15 @@
  * skipped and counted.  A later CODE_LOAD wins over earlier ones for the
  * addresses it covers.
  *
+ * A dump reads it for the pcs of its stacks only (js_jitdump_read_for):
+ * every record's head is still read, in one pass, but only the CODE_LOADs
+ * and CODE_MOVEs whose code overlaps those pcs, or code kept before them,
+ * are kept; the DEBUG_INFO and UNWINDING_INFO before each are noted by
+ * their offset and read (by offset, bounded as before) only for a load
+ * kept.  At those pcs the result is what reading all of it gives: every
+ * load covering them is kept, so is every later load overlapping a kept
+ * one (which decides whether a kept load is still the latest).
+ *
  * Where it is: the writer maps the file executable so that perf sees it
  * (its MMAP event); that mapping is in /proc/PID/maps, and in a core's
  * NT_FILE note.  For a core only records written before the core count
@@ -83,6 +92,20 @@ typedef struct js_jitdump {
 	uint64_t flags, start_ns;
 	uint32_t pid;
 	js_perfmap ranges; /* code ranges, .start = index in code[] */
+	/* js_jitdump_read_for: the spans whose code is kept (NULL: all), and the
+	 * code kept (what overlaps it is kept too) */
+	js_span *want;
+	size_t n_want;
+	js_span *kept;
+	size_t n_kept, cap_kept;
+	/* the DEBUG_INFO and UNWINDING_INFO records pending, by offset and size
+	 * (size 0: none), when they are read only for a load kept */
+	uint64_t pend_debug_at, pend_unwind_at;
+	uint32_t pend_debug_len, pend_unwind_len;
+	uint64_t gap; /* a CODE_MOVE's old address whose code was not kept (0: none) */
+	/* a CODE_MOVE not kept drops the pending records only if code starts at
+	 * its old address: that address, while pending records wait (0: none) */
+	uint64_t doubt;
 	js_jd_code *code;
 	size_t n_code, cap_code;
 	/* DEBUG_INFO and UNWINDING_INFO wait for the CODE_LOAD they describe */
@@ -98,7 +121,8 @@ typedef struct js_jitdump {
 	uint64_t ns; /* time spent reading (--stats) */
 	/* counters: the summary and warnings */
 	unsigned long loads, moves, debug, unwind, with_cfi, bad, over_limit, late, unknown, reads, rereads;
-	uint64_t bytes; /* read from the file */
+	unsigned long unkept; /* loads and moves not kept (js_jitdump_read_for), counted in them too */
+	uint64_t bytes;       /* read from the file */
 } js_jitdump;
 
 void js_jitdump_init(js_jitdump *jd, const char *path, uint16_t machine);
@@ -108,6 +132,12 @@ void js_jitdump_free(js_jitdump *jd);
  * changed, 0 when not, -1 with *why when the file cannot be read (ENOENT:
  * it does not exist). */
 int js_jitdump_refresh(js_jitdump *jd, js_err *why);
+
+/* Forget what was read and read the file again from its start, keeping
+ * only the code that overlaps one of the n spans.  0, or -1 with *why as
+ * js_jitdump_refresh.  (libdwfl may still hold modules of the images
+ * forgotten: report the modules again before unwinding.) */
+int js_jitdump_read_for(js_jitdump *jd, const js_span *want, size_t n, js_err *why);
 
 /* Parse bytes that follow those consumed before.  Returns how many were
  * consumed; when fewer than len, *want is how many bytes, from the first

@@ -41,26 +41,26 @@ struct pm_lines {
 	size_t n, cap;
 };
 
+/* A hex digit's value plus one, 0 for any other byte (a table: the digits
+ * of a million-line map are most of the time a dump spends on it). */
+static const uint8_t hex_digit[256] = {
+	['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,  ['6'] = 7,  ['7'] = 8,
+	['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+	['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
+
 /* Hex digits (an optional 0x first), at most 16.  Returns the bytes used,
  * 0 when there is no number. */
-static size_t hex(const char *p, size_t len, uint64_t *v)
+static inline size_t hex(const char *p, size_t len, uint64_t *v)
 {
 	size_t i = len >= 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X') ? 2 : 0, first = i;
+	size_t end = len - i > 16 ? i + 17 : len; /* a 17th digit is one too many */
 	uint64_t x = 0;
-	for (; i < len; i++) {
-		char c = p[i];
-		unsigned d = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
-			     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
-			     : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10)
-						    : 16u;
-		if (d == 16)
-			break;
-		if (i - first == 16)
-			return 0; /* more than 64 bits */
-		x = x << 4 | d;
-	}
-	if (i == first)
-		return 0;
+	unsigned d;
+	for (; i < end && (d = hex_digit[(uint8_t)p[i]]); i++)
+		x = x << 4 | (d - 1);
+	if (i == first || i - first > 16)
+		return 0; /* no number, or more than 64 bits */
 	*v = x;
 	return i;
 }
@@ -97,6 +97,46 @@ const char *js_perfmap_add(js_perfmap *pm, uint64_t lo, uint64_t size, const cha
 	return add_line(pm, lo, size, name, len, start);
 }
 
+static int span_cmp(const void *a, const void *b)
+{
+	const js_span *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+size_t js_spans_normalize(js_span *v, size_t n)
+{
+	qsort(v, n, sizeof *v, span_cmp);
+	size_t w = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].hi <= v[i].lo)
+			continue;
+		if (w && v[i].lo <= v[w - 1].hi) {
+			if (v[i].hi > v[w - 1].hi)
+				v[w - 1].hi = v[i].hi;
+			continue;
+		}
+		v[w++] = v[i];
+	}
+	return w;
+}
+
+bool js_spans_overlap(const js_span *v, size_t n, uint64_t lo, uint64_t hi)
+{
+	size_t k = FMT_COUNT_LE(v, n, lo, hi - 1); /* the spans that start before hi */
+	return k && v[k - 1].hi > lo;
+}
+
+/* Does [lo, hi) overlap what a dump wants (anything, when it wants all)? */
+static bool covers_wanted(const js_perfmap *pm, uint64_t lo, uint64_t hi)
+{
+	return !pm->want || js_spans_overlap(pm->want, pm->n_want, lo, hi);
+}
+
+bool js_perfmap_wanted(const js_perfmap *pm, uint64_t x)
+{
+	return covers_wanted(pm, x, x + 1);
+}
+
 /* One line without its newline.  0 (parsed or skipped), -1 out of memory. */
 static int parse_line(js_perfmap *pm, const char *p, size_t len)
 {
@@ -122,6 +162,10 @@ static int parse_line(js_perfmap *pm, const char *p, size_t len)
 		goto bad;
 	if (pm->lines >= JS_MAX_PERFMAP_LINES) {
 		pm->over_limit++;
+		return 0;
+	}
+	if (!covers_wanted(pm, start, start + size)) {
+		pm->lines++, pm->unkept++;
 		return 0;
 	}
 	return add_line(pm, start, size, p + i, len - i, start) ? 0 : -1;
@@ -250,15 +294,43 @@ static void heap_pop(heap *h)
 		h->v[i] = l;
 }
 
+/* Lines sorted and disjoint: each is a range of its own (a JIT that only
+ * adds writes such a map). */
+static bool is_plain(const pm_line *v, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		if (v[i].lo < v[i - 1].hi)
+			return false;
+	return true;
+}
+
+/* A large plain batch made its ranges where its lines are, so that a cold
+ * read of a large map (record's) holds each line once, not its line and
+ * its range: each range is written over the bytes of the line it comes
+ * from or of those before (a range is smaller than a line), then the
+ * array shrunk.  The batch gives its array away. */
+static segs in_place(struct pm_lines *p)
+{
+	_Static_assert(sizeof(js_pm_seg) <= sizeof(pm_line), "a range fits where its line was");
+	unsigned char *b = (unsigned char *)p->v;
+	size_t n = p->n;
+	for (size_t i = 0; i < n; i++) {
+		pm_line l;
+		memcpy(&l, b + i * sizeof l, sizeof l);
+		js_pm_seg g = { l.lo, l.hi, l.start, l.name };
+		memcpy(b + i * sizeof g, &g, sizeof g);
+	}
+	void *shrunk = realloc(b, (n ? n : 1) * sizeof(js_pm_seg));
+	p->v = NULL, p->n = p->cap = 0;
+	return (segs){ shrunk ? shrunk : (void *)b, n, n };
+}
+
 /* The batch's lines as disjoint ranges, each owned by the latest line that
  * covers it: sorted by start, then swept with the covering lines in a heap.
  * A batch already sorted and disjoint (a JIT that only adds) is copied. */
 static bool flatten(pm_line *v, size_t n, segs *o)
 {
-	bool plain = true;
-	for (size_t i = 1; i < n && plain; i++)
-		plain = v[i].lo >= v[i - 1].hi;
-	if (plain) {
+	if (is_plain(v, n)) {
 		for (size_t i = 0; i < n; i++)
 			if (!emit(o, v[i].lo, v[i].hi, v[i].start, v[i].name))
 				return false;
@@ -330,7 +402,9 @@ int js_perfmap_commit(js_perfmap *pm)
 	segs fresh = { 0 }, carry = { 0 };
 	int rc = -1;
 	unsigned i = 0;
-	if (!flatten(pm->pending->v, pm->pending->n, &fresh))
+	if (pm->pending->n > JS_PM_LEVEL0 && is_plain(pm->pending->v, pm->pending->n))
+		fresh = in_place(pm->pending);
+	else if (!flatten(pm->pending->v, pm->pending->n, &fresh))
 		goto out;
 	/* paint the new ranges over level 0; while the result outgrows its
 	 * level, carry it over the next one (an empty level is passed by) */
@@ -405,6 +479,7 @@ void js_perfmap_init(js_perfmap *pm, const char *path)
 	memset(pm, 0, sizeof *pm);
 	snprintf(pm->path, sizeof pm->path, "%s", path ? path : "");
 	pm->owner = -1;
+	pm->pin_fd = -1;
 }
 
 /* Forget every line: the file is read again from its start. */
@@ -419,7 +494,7 @@ static void reset(js_perfmap *pm)
 	free_names(pm);
 	pm->file.off = 0;
 	pm->skipping = false;
-	pm->lines = pm->bad = pm->tombstones = pm->over_limit = 0;
+	pm->lines = pm->unkept = pm->bad = pm->tombstones = pm->over_limit = 0;
 	pm->changes++; /* names handed out before point into freed chunks */
 }
 
@@ -430,6 +505,11 @@ void js_perfmap_free(js_perfmap *pm)
 		free(pm->pending->v);
 	free(pm->pending);
 	pm->pending = NULL;
+	free(pm->want);
+	pm->want = NULL, pm->n_want = 0;
+	if (pm->pin_fd >= 0)
+		close(pm->pin_fd);
+	pm->pin_fd = -1;
 }
 
 /* js_follow's reader: the lines in buf, counted as read. */
@@ -445,11 +525,16 @@ static ssize_t feed_file(void *ctx, const uint8_t *buf, size_t len, size_t fresh
 }
 _Static_assert(JS_FOLLOW_BUF > JS_MAX_PERFMAP_LINE + 1, "a line that may be kept fits the buffer");
 
+/* The map's own path: a symbolic link planted in a shared /tmp is not
+ * followed (the user's own --perf-map FILE is). */
+static js_follow_path follow_path(const js_perfmap *pm)
+{
+	return (js_follow_path){ pm->path, pm->owner < 0, pm->owner, "--perf-map FILE" };
+}
+
 int js_perfmap_refresh(js_perfmap *pm, js_err *why)
 {
-	/* the map's own path: a symbolic link planted in a shared /tmp is not
-	 * followed (the user's own --perf-map FILE is) */
-	js_follow_path p = { pm->path, pm->owner < 0, pm->owner, "--perf-map FILE" };
+	js_follow_path p = follow_path(pm);
 	struct stat st;
 	enum js_follow_news news;
 	if (js_follow_look(&pm->file, &p, pm->found, false, &st, &news, why))
@@ -470,6 +555,43 @@ int js_perfmap_refresh(js_perfmap *pm, js_err *why)
 	if (rc)
 		return -1;
 	return pm->changes != before;
+}
+
+int js_perfmap_pin(js_perfmap *pm, js_err *why)
+{
+	js_follow_path p = follow_path(pm);
+	struct stat st;
+	enum js_follow_news news;
+	if (pm->pin_fd >= 0)
+		close(pm->pin_fd);
+	pm->pin_fd = -1;
+	if (js_follow_look(&pm->file, &p, pm->found, false, &st, &news, why))
+		return -1;
+	return js_follow_open(&pm->file, &p, &st, &pm->found, &pm->pin_fd, &pm->pin_size, why) ? -1 : 0;
+}
+
+int js_perfmap_read_for(js_perfmap *pm, const js_span *v, size_t n, js_err *why)
+{
+	js_span *want = malloc((n ? n : 1) * sizeof *want);
+	if (!want) {
+		js_fail(why, JS_EXIT_FAILURE, ENOMEM, "%s: %s", pm->path, strerror(ENOMEM));
+		return -1;
+	}
+	if (n)
+		memcpy(want, v, n * sizeof *want);
+	free(pm->want);
+	pm->want = want, pm->n_want = js_spans_normalize(want, n);
+	if (pm->pin_fd < 0) { /* from the path, as a refresh reads it the first time */
+		pm->found = false;
+		reset(pm);
+		return js_perfmap_refresh(pm, why) < 0 ? -1 : 0;
+	}
+	reset(pm);
+	js_follow_path p = follow_path(pm);
+	int rc = js_follow_feed_fd(&pm->file, &p, pm->pin_fd, pm->pin_size, feed_file, pm, why);
+	if (js_perfmap_commit(pm))
+		rc = js_fail(why, JS_EXIT_FAILURE, ENOMEM, "%s: %s", pm->path, strerror(ENOMEM));
+	return rc ? -1 : 0;
 }
 
 /* ---- where it is ---------------------------------------------------------------- */

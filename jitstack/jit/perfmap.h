@@ -34,6 +34,15 @@
  * writer replaced the file, as libjitunwind's compaction does) or a file
  * shorter than the offset reached (truncated: a new process with the same
  * pid) makes it start again from the beginning.
+ *
+ * A dump needs the names of a few pcs, not the map: js_perfmap_read_for
+ * reads the whole file once and keeps only the lines that overlap the
+ * spans it is given (the pcs of the stacks) (the others are parsed for their range and counted, their
+ * names never copied), so that its memory does not grow with the map.  At
+ * a pc the map so read names exactly what the whole map names: every line
+ * that covers it is kept, and the latest of them wins as before.  The file
+ * may be held open first (js_perfmap_pin, while the target is stopped) and
+ * read later as it was then.
  */
 #ifndef JS_PERFMAP_H
 #define JS_PERFMAP_H
@@ -50,6 +59,17 @@
 #ifndef JS_PM_LEVEL0 /* (the test makes it small, to take every level) */
 #define JS_PM_LEVEL0 4096u
 #endif
+
+/* [lo, hi): what a dump wants read (a pc is [pc, pc + 1)). */
+typedef struct js_span {
+	uint64_t lo, hi;
+} js_span;
+
+/* Sort spans by lo and join those that overlap or touch; empty ones go.
+ * Returns how many are left. */
+size_t js_spans_normalize(js_span *v, size_t n);
+/* Does [lo, hi) overlap one of the n spans (normalized)? */
+bool js_spans_overlap(const js_span *v, size_t n, uint64_t lo, uint64_t hi);
 
 /* One range of the map: [lo, hi) belongs to the line that starts at start. */
 typedef struct js_pm_seg {
@@ -73,8 +93,15 @@ typedef struct js_perfmap {
 	struct pm_lines *pending;  /* lines parsed but not yet painted */
 	struct js_strchunk *names; /* where the names live */
 	uint64_t changes;          /* bumped whenever a refresh painted lines */
-	/* counters, for the summary and --stats */
-	unsigned long lines, bad, tombstones, over_limit, reads, rereads;
+	/* js_perfmap_read_for: the spans whose lines are kept (normalized;
+	 * NULL: every line), and the file held open by js_perfmap_pin */
+	js_span *want;
+	size_t n_want;
+	int pin_fd; /* -1: none */
+	uint64_t pin_size;
+	/* counters, for the summary and --stats; unkept: lines parsed but not
+	 * kept (no wanted pc in them), counted in lines too */
+	unsigned long lines, unkept, bad, tombstones, over_limit, reads, rereads;
 	uint64_t bytes;
 } js_perfmap;
 
@@ -86,6 +113,17 @@ void js_perfmap_free(js_perfmap *pm);
  * names changed, 0 when not, -1 with *why when the file cannot be read
  * (ENOENT: it does not exist; the ranges read before are kept). */
 int js_perfmap_refresh(js_perfmap *pm, js_err *why);
+
+/* Hold the file open as it is now (its size too), for js_perfmap_read_for.
+ * 0, or -1 with *why as js_perfmap_refresh. */
+int js_perfmap_pin(js_perfmap *pm, js_err *why);
+/* Forget what was read and read the file again from its start (the one
+ * pinned, up to its size then; else the path's), keeping only the lines
+ * that overlap one of the n spans.  0, or -1 with *why as
+ * js_perfmap_refresh. */
+int js_perfmap_read_for(js_perfmap *pm, const js_span *want, size_t n, js_err *why);
+/* Is x in a span given to js_perfmap_read_for (or is every line kept)? */
+bool js_perfmap_wanted(const js_perfmap *pm, uint64_t x);
 
 /* Parse bytes that follow what was fed before (a file's content in pieces).
  * Returns how many were consumed: up to the end of the last complete line

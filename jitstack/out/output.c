@@ -108,16 +108,22 @@ static size_t jit_other_format(const js_session *s)
 
 static void text_perfmap_summary(FILE *f, const js_session *s)
 {
-	if (s->pm_on && s->pm.found)
-		fprintf(f, "JIT: perf map %s, %lu lines, %zu ranges\n", s->pm.path, s->pm.lines,
-			js_perfmap_size(&s->pm));
+	if (!s->pm_on || !s->pm.found)
+		return;
+	fprintf(f, "JIT: perf map %s, %lu lines", s->pm.path, s->pm.lines);
+	if (s->pm.unkept)
+		fprintf(f, " (%lu not read: no pc of the stacks in them)", s->pm.unkept);
+	fprintf(f, ", %zu ranges\n", js_perfmap_size(&s->pm));
 }
 
 static void text_jitdump_summary(FILE *f, const js_session *s)
 {
-	if (s->jd_on && s->jd.found)
-		fprintf(f, "JIT: jitdump %s, %lu loads, %lu with CFI, %" PRIu64 " line rows\n", s->jd.path,
-			s->jd.loads + s->jd.moves, s->jd.with_cfi, s->jd.line_rows);
+	if (!s->jd_on || !s->jd.found)
+		return;
+	fprintf(f, "JIT: jitdump %s, %lu loads", s->jd.path, s->jd.loads + s->jd.moves);
+	if (s->jd.unkept)
+		fprintf(f, " (%lu not read: no pc of the stacks in their code)", s->jd.unkept);
+	fprintf(f, ", %lu with CFI, %" PRIu64 " line rows\n", s->jd.with_cfi, s->jd.line_rows);
 }
 
 static void text_jit_summary(FILE *f, const js_session *s)
@@ -149,6 +155,9 @@ static void text_jit_summary(FILE *f, const js_session *s)
 		fprintf(f, "; %zu entr%s not ELF", other, other == 1 ? "y" : "ies");
 	if (bad)
 		fprintf(f, "; %zu image%s rejected", bad, bad == 1 ? "" : "s");
+	if (s->jit.n_defer_left)
+		fprintf(f, "; %zu entr%s not read (no pc of the stacks in their code)", s->jit.n_defer_left,
+			s->jit.n_defer_left == 1 ? "y" : "ies");
 	fputc('\n', f);
 }
 
@@ -315,12 +324,15 @@ void out_begin(js_out *o, js_session *s)
 		json_str(f, im->out.note[0] ? im->out.note : NULL);
 		fputc('}', f);
 	}
-	fputs("],\n    \"perf_map\": ", f);
+	fprintf(f, "],\n    \"entries_not_read\": %zu,\n    \"perf_map\": ", s->jit.n_defer_left);
 	if (s->pm_on && s->pm.found) {
 		fputs("{\"path\": ", f);
 		json_str(f, s->pm.path);
-		fprintf(f, ", \"lines\": %lu, \"ranges\": %zu, \"skipped\": %lu, \"tombstones\": %lu}",
-			s->pm.lines, js_perfmap_size(&s->pm), s->pm.bad + s->pm.over_limit, s->pm.tombstones);
+		fprintf(f,
+			", \"lines\": %lu, \"not_read\": %lu, \"ranges\": %zu, \"skipped\": %lu, \"tombstones\": "
+			"%lu}",
+			s->pm.lines, s->pm.unkept, js_perfmap_size(&s->pm), s->pm.bad + s->pm.over_limit,
+			s->pm.tombstones);
 	} else {
 		fputs("null", f);
 	}
@@ -329,10 +341,10 @@ void out_begin(js_out *o, js_session *s)
 		fputs("{\"path\": ", f);
 		json_str(f, s->jd.path);
 		fprintf(f,
-			", \"loads\": %lu, \"moves\": %lu, \"with_cfi\": %lu, \"modules\": %zu, "
+			", \"loads\": %lu, \"moves\": %lu, \"not_read\": %lu, \"with_cfi\": %lu, \"modules\": %zu, "
 			"\"line_rows\": %" PRIu64 ", \"skipped\": %lu, \"late\": %lu, \"error\": ",
-			s->jd.loads, s->jd.moves, s->jd.with_cfi, jitdump_modules(s), s->jd.line_rows,
-			s->jd.bad + s->jd.over_limit, s->jd.late);
+			s->jd.loads, s->jd.moves, s->jd.unkept, s->jd.with_cfi, jitdump_modules(s),
+			s->jd.line_rows, s->jd.bad + s->jd.over_limit, s->jd.late);
 		json_str(f, s->jd.ended ? s->jd.why : NULL);
 		fputc('}', f);
 	} else {

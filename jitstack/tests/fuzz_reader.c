@@ -10,10 +10,14 @@
  * anywhere in it (pointers are offsets from FUZZ_BASE), read as from a core.
  * An input starting with "PMAP" is a perf map (perfmap.c): fed in two
  * pieces split where its first byte after the magic says, with lookups
- * after each, and its ranges must come out disjoint and sorted.
+ * after each, and its ranges must come out disjoint and sorted.  It is
+ * read again as a dump reads it, for a few of those pcs only, and must
+ * name each of them as the whole map does.
  * An input starting with "JDMP" is a jitdump (jitdump.c), fed the same way:
  * its code is looked up, and each module its unwinding info makes must be
- * an image as good as a rewrite's.
+ * an image as good as a rewrite's.  Read again for a few pcs only (its
+ * records read back from a memfd), its code at those pcs must be the
+ * whole dump's.
  *
  * With JS_FUZZ_SAY set in the environment, each image rewritten says on
  * stderr how it came out ("image: 2 functions" or "image: rejected:
@@ -38,6 +42,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define FUZZ_BASE 0x10000u
 
@@ -118,8 +124,68 @@ static void rewrite(const uint8_t *bytes, size_t size, uint64_t addr, uint64_t l
 	free(copy);
 }
 
+/* The pcs a dump is taken to want: the input's first words, then the
+ * ends of ranges the whole read found (lo[i], hi[i] - 1; m of them), every
+ * few so that some code is left. */
+enum { WANT = 16 };
+static size_t wanted_pcs(const uint8_t *data, size_t size, const uint64_t *lo, const uint64_t *hi, size_t m,
+			 js_span *v)
+{
+	size_t n = 0;
+	for (size_t i = 0; i + 8 <= size && n < WANT / 4; i += 8, n++) {
+		memcpy(&v[n].lo, data + i, 8);
+		v[n].hi = v[n].lo + 1;
+	}
+	size_t step = 1 + (size ? data[size - 1] % 4 : 0);
+	for (size_t i = 0; i < m && n + 2 <= WANT; i += step) {
+		v[n++] = (js_span){ lo[i], lo[i] + 1 };
+		v[n++] = (js_span){ hi[i] - 1, hi[i] };
+	}
+	return n;
+}
+
+/* Feed the map whole, or (want: the spans, n of them) as a dump keeps it. */
+static void perf_map_feed(js_perfmap *pm, const uint8_t *data, size_t size, const js_span *want, size_t n)
+{
+	if (want) {
+		pm->want = malloc((n ? n : 1) * sizeof *pm->want);
+		if (!pm->want)
+			return;
+		memcpy(pm->want, want, n * sizeof *want);
+		pm->n_want = js_spans_normalize(pm->want, n);
+	}
+	if (js_perfmap_feed(pm, (const char *)data, size) >= 0)
+		js_perfmap_commit(pm);
+}
+
+/* At each pc a dump wants, the map it keeps names what the whole map names. */
+static void perf_map_for_pcs(const uint8_t *data, size_t size)
+{
+	js_span want[WANT];
+	js_perfmap all, some;
+	js_perfmap_init(&all, NULL);
+	js_perfmap_init(&some, NULL);
+	perf_map_feed(&all, data, size, NULL, 0);
+	uint64_t lo[WANT], hi[WANT];
+	size_t m = 0;
+	for (unsigned l = 0; l < JS_PM_LEVELS; l++)
+		for (size_t i = 0; i < all.n_lvl[l] && m < WANT; i++, m++)
+			lo[m] = all.lvl[l][i].lo, hi[m] = all.lvl[l][i].hi;
+	size_t n = wanted_pcs(data, size, lo, hi, m, want);
+	perf_map_feed(&some, data, size, want, n);
+	for (size_t i = 0; i < n; i++) {
+		const js_pm_seg *a = js_perfmap_find(&all, want[i].lo),
+				*b = js_perfmap_find(&some, want[i].lo);
+		if (!a != !b || (a && (a->start != b->start || strcmp(a->name, b->name))))
+			abort();
+	}
+	js_perfmap_free(&all);
+	js_perfmap_free(&some);
+}
+
 static void perf_map(const uint8_t *data, size_t size)
 {
+	perf_map_for_pcs(data, size);
 	js_perfmap pm;
 	js_perfmap_init(&pm, NULL);
 	size_t split = size ? data[0] * size / 256 : 0, at = 0;
@@ -147,30 +213,82 @@ static void perf_map(const uint8_t *data, size_t size)
 }
 
 /* Feed the dump as the file reader does, in two pieces. */
+static void jit_dump_feed(js_jitdump *jd, const uint8_t *data, size_t size)
+{
+	size_t split = 1 + (size - 1) * data[0] / 256, at = 1;
+	for (int piece = 0; piece < 2 && !jd->ended; piece++) {
+		size_t end = piece ? size : split;
+		while (at < end && !jd->ended) {
+			if (jd->file.skip) {
+				size_t n = jd->file.skip < end - at ? (size_t)jd->file.skip : end - at;
+				at += n, jd->file.skip -= n, jd->file.off += n;
+				continue;
+			}
+			size_t want;
+			ssize_t used = js_jitdump_feed(jd, data + at, end - at, &want);
+			if (used <= 0)
+				break;
+			at += (size_t)used;
+			jd->file.off += (uint64_t)used;
+		}
+		js_jitdump_commit(jd);
+	}
+}
+
+/* At each pc a dump wants, the code it keeps is the whole dump's: the same
+ * range, name, lines and CFI.  The records it reads back by offset come
+ * from a memfd holding the dump. */
+static void jit_dump_for_pcs(const uint8_t *data, size_t size)
+{
+	int fd = memfd_create("jitdump", MFD_CLOEXEC);
+	if (fd < 0 || write(fd, data + 1, size - 1) != (ssize_t)(size - 1)) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	js_span want[WANT];
+	js_jitdump all, some;
+	js_jitdump_init(&all, NULL, EM_X86_64);
+	js_jitdump_init(&some, NULL, EM_X86_64);
+	jit_dump_feed(&all, data, size);
+	uint64_t lo[WANT], hi[WANT];
+	size_t m = 0;
+	for (; m < all.n_code && m < WANT; m++)
+		lo[m] = all.code[m].lo, hi[m] = all.code[m].hi;
+	size_t n = wanted_pcs(data + 1, size - 1, lo, hi, m, want);
+	if ((some.want = malloc(sizeof want))) {
+		memcpy(some.want, want, sizeof want);
+		some.n_want = js_spans_normalize(some.want, n);
+		some.file.fd = fd;
+		jit_dump_feed(&some, data, size);
+	}
+	for (size_t i = 0; some.want && !some.gap && i < n; i++) { /* (a gap is read again) */
+		const js_jd_code *a = js_jitdump_find(&all, want[i].lo),
+				 *b = js_jitdump_find(&some, want[i].lo);
+		if (!a != !b)
+			abort();
+		if (a && (a->lo != b->lo || a->hi != b->hi || strcmp(a->name, b->name) ||
+			  a->n_lines != b->n_lines || a->eh_size != b->eh_size ||
+			  (a->eh_size && memcmp(a->eh, b->eh, a->eh_size))))
+			abort();
+		for (size_t k = 0; a && k < a->n_lines; k++)
+			if (a->lines[k].addr != b->lines[k].addr || a->lines[k].line != b->lines[k].line ||
+			    a->lines[k].col != b->lines[k].col || strcmp(a->lines[k].file, b->lines[k].file))
+				abort();
+	}
+	js_jitdump_free(&all);
+	js_jitdump_free(&some);
+	close(fd);
+}
+
 static void jit_dump(const uint8_t *data, size_t size)
 {
 	if (!size)
 		return;
+	jit_dump_for_pcs(data, size);
 	js_jitdump jd;
 	js_jitdump_init(&jd, NULL, EM_X86_64);
-	size_t split = 1 + (size - 1) * data[0] / 256, at = 1;
-	for (int piece = 0; piece < 2 && !jd.ended; piece++) {
-		size_t end = piece ? size : split;
-		while (at < end && !jd.ended) {
-			if (jd.file.skip) {
-				size_t n = jd.file.skip < end - at ? (size_t)jd.file.skip : end - at;
-				at += n, jd.file.skip -= n, jd.file.off += n;
-				continue;
-			}
-			size_t want;
-			ssize_t used = js_jitdump_feed(&jd, data + at, end - at, &want);
-			if (used <= 0)
-				break;
-			at += (size_t)used;
-			jd.file.off += (uint64_t)used;
-		}
-		js_jitdump_commit(&jd);
-	}
+	jit_dump_feed(&jd, data, size);
 	for (size_t i = 0; i < jd.n_code && i < 64; i++) {
 		js_jd_code *c = &jd.code[i];
 		if (js_jitdump_find(&jd, c->lo) == NULL)

@@ -225,10 +225,16 @@ static bool ends_chain(const char *name, const char *outer)
 
 /* Where the native function of a chain begins: its pieces are lines side by
  * side, each ending in its name; followed back at most 1024 lines. */
-static uint64_t chain_start(js_session *s, const js_pm_seg *g, const char *outer)
+static uint64_t chain_start(js_session *s, const js_pm_seg *g, const char *outer, uint64_t *gap)
 {
 	uint64_t start = g->start;
 	for (int i = 0; i < 1024 && start; i++) {
+		/* a map read for some pcs only (a dump) must hold the lines at
+		 * start - 1 and start to tell the piece before */
+		if (!js_perfmap_wanted(&s->pm, start - 1) || !js_perfmap_wanted(&s->pm, start)) {
+			*gap = start;
+			break;
+		}
 		const js_pm_seg *p = js_perfmap_find(&s->pm, start - 1);
 		if (!p || p->hi != start || !ends_chain(p->name, outer))
 			break;
@@ -266,9 +272,22 @@ static void perfmap_chain(js_session *s, const js_frame *f, const js_pm_seg *g, 
 	if (!kept)
 		return;
 	o->func = js_demangle(s, last);
-	o->func_off = f->pc - chain_start(s, g, last);
+	uint64_t gap = 0;
+	o->func_off = f->pc - chain_start(s, g, last, &gap);
 	o->inl = kept;
 	o->n_inl = (uint32_t)n;
+}
+
+uint64_t js_chain_gap(js_session *s, uint64_t pc)
+{
+	const js_pm_seg *g = s->pm_on ? js_perfmap_find(&s->pm, pc) : NULL;
+	const char *last = NULL;
+	for (const char *p = g ? g->name : NULL; p && (p = strstr(p, PM_SEP)); p += strlen(PM_SEP))
+		last = p + strlen(PM_SEP);
+	uint64_t gap = 0;
+	if (last && *last)
+		chain_start(s, g, last, &gap);
+	return gap;
 }
 
 /* The name for pc of a source without extents of its own: the jitdump,

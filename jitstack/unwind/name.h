@@ -64,4 +64,9 @@ struct js_stack;
  * (js_names_epoch). */
 void js_name_stack(js_session *s, struct js_stack *st);
 
+/* A perf map read for some pcs only (js_perfmap_read_for): where the walk
+ * back over the pieces of pc's chain of guest functions ("a <- b") needs
+ * lines that were not read, or 0 when it needs none. */
+uint64_t js_chain_gap(js_session *s, uint64_t pc);
+
 #endif

@@ -790,9 +790,11 @@ int js_open_core(js_session *s, const char *core, const char *exe, const js_opts
 	}
 	read_jit_descriptors(s);
 	open_perfmap_core(s);
-	js_refresh_perfmap(s);
 	open_jitdump_core(s);
-	js_refresh_jitdump(s);
+	if (!opt->for_stacks) { /* a dump reads them for its stacks */
+		js_refresh_perfmap(s);
+		js_refresh_jitdump(s);
+	}
 	return js_refresh_jit(s, READ_CORE);
 }
 

@@ -35,6 +35,7 @@ typedef struct js_opts {
 	const char *debuginfo_path; /* --debuginfo-path: where separate debuginfo is looked for */
 	bool no_ptrace;             /* list the threads, do not seize them (perf event sampling) */
 	bool all_images;            /* copy every JIT image, not only those holding pcs of the stacks */
+	bool for_stacks; /* a dump: the perf map and jitdump are read for its stacks (forstacks.h) */
 } js_opts;
 
 typedef struct js_session {
