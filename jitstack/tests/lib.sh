@@ -37,6 +37,19 @@ expect_exit() {
 	grep -qE -e "$re" err || { cat err; fail "'$*': no message matching '$re'"; }
 }
 
+# bounded COMMAND...: COMMAND within 96 MiB of address space (ulimit -v).
+# Not under SAN=1: AddressSanitizer reserves terabytes of address space for
+# its shadow and cannot start under any such bound (the test still runs,
+# unbounded, and says so).
+bounded() {
+	if [ "${SAN:-}" = 1 ]; then
+		note "SAN=1: no address-space bound (AddressSanitizer's shadow)"
+		"$@"
+	else
+		(ulimit -v 98304 && "$@")
+	fi
+}
+
 # A zombie: a process whose parent (python, alive for 60 s) never reaps
 # it; sets ZOMBIE to its pid once it is one.
 start_zombie() {

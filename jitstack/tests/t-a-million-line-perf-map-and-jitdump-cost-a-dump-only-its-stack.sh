@@ -11,7 +11,7 @@ need_file "$SJ" "make bench-scale-build"
 N=1000000
 for kind in perfmap jitdump; do
 	start_child sj-$kind.out "$SJ" $kind $N
-	(ulimit -v 98304 && limit 60 "$JS" -p "$CHILD_PID" --stats) > out 2> err
+	bounded limit 60 "$JS" -p "$CHILD_PID" --stats > out 2> err
 	rc=$?
 	[ $rc -eq 0 ] || { cat out err; fail "[$kind] jitstack exited $rc within 96 MiB"; }
 	[ $kind = perfmap ] && tag=perf-map || tag=jitdump

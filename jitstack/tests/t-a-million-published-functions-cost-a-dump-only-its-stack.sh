@@ -7,7 +7,7 @@
 SJ=$BUILD/bench/scalejit
 need_file "$SJ" "make bench-scale-build"
 start_child sj.out "$SJ" gdb 1000000
-(ulimit -v 98304 && limit 60 "$JS" -p "$CHILD_PID" --stats) > out 2> err
+bounded limit 60 "$JS" -p "$CHILD_PID" --stats > out 2> err
 rc=$?
 [ $rc -eq 0 ] || { cat out err; fail "jitstack exited $rc within 96 MiB"; }
 grep -Eq '^#[0-9]+ +0x[0-9a-f]+ scale_fn_500000\+0x[0-9a-f]+ \(\[jit 0x' out ||

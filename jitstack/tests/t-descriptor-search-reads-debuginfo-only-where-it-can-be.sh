@@ -29,7 +29,13 @@ objcopy --only-keep-debug bin/libdecoy.so bin/.debug/libdecoy.debug && strip bin
 readelf -sW bin/.debug/libdecoy.debug | grep -q ' LOCAL .* __jit_debug_descriptor$' || fail "the decoy's debug file lacks its symbol"
 readelf -sW bin/libdecoy.so | grep -q __jit_debug && fail "the stripped decoy still names the symbol"
 
-start_child child.out env LD_PRELOAD="$T/bin/libdecoy.so" "$TB/child" wait
+# preload BIN: the decoy, after AddressSanitizer's runtime where BIN has it
+# (SAN=1: ASan must come first in the initial library list)
+preload() {
+	asan=$(ldd "$1" 2>/dev/null | awk '/libasan/ { print $3 }')
+	echo "${asan:+$asan }$T/bin/libdecoy.so"
+}
+start_child child.out env LD_PRELOAD="$(preload "$TB/child")" "$TB/child" wait
 grep -q libdecoy "/proc/$CHILD_PID/maps" || fail "the decoy is not loaded in the child"
 limit 60 "$JS" -p "$CHILD_PID" --json --stats > js.json 2> js.err || { cat js.err; fail "jitstack exited $?"; }
 kill_tree "$CHILD_PID"
@@ -47,7 +53,7 @@ echo "$stats" | grep -qE ' [0-9]+ files read by jitstack, 1 modules opened by li
 	fail "the search opened more than the child, or looked for debuginfo"
 
 # the decoy where no module holds a descriptor
-start_child threads.out env LD_PRELOAD="$T/bin/libdecoy.so" "$JTB/threads"
+start_child threads.out env LD_PRELOAD="$(preload "$JTB/threads")" "$JTB/threads"
 limit 60 "$JS" -p "$CHILD_PID" --stats > alone.txt 2> alone.err || { cat alone.err; fail "jitstack exited $? (decoy alone)"; }
 kill_tree "$CHILD_PID"
 grep -q '^JIT: descriptor .* in libdecoy.so' alone.txt || { cat alone.txt alone.err; fail "the decoy alone was not found"; }
