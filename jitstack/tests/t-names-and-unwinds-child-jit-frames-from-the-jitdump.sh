@@ -28,10 +28,12 @@ all_jit_from() { # SRCFILE SOURCE WHAT
 }
 
 mkdir -p dumps
+# a perf map older than this is another process's, at a reused pid
+touch started
 start_child child.out env JITDUMPDIR="$PWD/dumps" JITUNWIND=jitdump "$TB/child" wait
 dump=$(ls dumps/.debug/jit/*/jit-"$CHILD_PID".dump 2>/dev/null | head -1)
 [ -s "$dump" ] || fail "the child wrote no jitdump"
-[ ! -e "/tmp/perf-$CHILD_PID.map" ] || fail "the child wrote a perf map (JITUNWIND=jitdump ignored?)"
+[ ! "/tmp/perf-$CHILD_PID.map" -nt started ] || fail "the child wrote a perf map (JITUNWIND=jitdump ignored?)"
 limit 60 "$JS" -p "$CHILD_PID" --json > js.json || fail "jitstack exited $?"
 grep -q "\"images\": \[\]" js.json || fail "the child registered GDB images"
 json_frames js.json > frames

@@ -20,8 +20,10 @@ FLAGS="--perf-prof --perf-prof-unwinding-info --interpreted-frames-native-stack"
 node $FLAGS -e 0 2>/dev/null || skip "this node does not take $FLAGS ($(node --version))"
 rm -f jit-*.dump
 # shellcheck disable=SC2086
+# a perf map older than this is another process's, at a reused pid
+touch started
 start_child node.out node $FLAGS "$PROG" $DEPTH
-[ ! -e "/tmp/perf-$CHILD_PID.map" ] || fail "node wrote a perf map: the names would not be the dump's alone"
+[ ! "/tmp/perf-$CHILD_PID.map" -nt started ] || fail "node wrote a perf map: the names would not be the dump's alone"
 js='(JS|LazyCompile|Function):[*~^+]?(recurseJs|spin) [^ ]*recurse-dump\.js:[0-9]+(:[0-9]+)?'
 found=
 tries=0

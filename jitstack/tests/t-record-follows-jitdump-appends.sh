@@ -10,11 +10,13 @@
 # js_image, with all it owns).
 . "$(dirname "$0")/lib.sh"
 need_file "$JTB/churnjit" "make jitstack-check"
+# a perf map older than this is another process's, at a reused pid
+touch started
 start_child cj.out "$JTB/churnjit" 20 jitdump
 dump=jit-$CHILD_PID.dump
 for _ in $(seq 40); do [ -s "$dump" ] && break; sleep 0.05; done
 [ -s "$dump" ] || fail "churnjit wrote no jitdump"
-[ ! -e "/tmp/perf-$CHILD_PID.map" ] || fail "churnjit wrote a perf map"
+[ ! "/tmp/perf-$CHILD_PID.map" -nt started ] || fail "churnjit wrote a perf map"
 lsan=
 nm -D "$JS" 2>/dev/null | grep -q __asan_init && lsan=1
 for mode in $RECORD_MODES; do
