@@ -510,17 +510,27 @@ static int debug_info(js_jitdump *jd, const uint8_t *p, size_t total)
 
 /* UNWINDING_INFO: the .eh_frame part of its tables (the search table
  * after it is rebuilt from the FDEs). */
-static int unwinding_info(js_jitdump *jd, const uint8_t *p, size_t total)
+/* An UNWINDING_INFO's head into *r, checked against the record's size:
+ * false (counted bad) when its sizes do not fit; else the pending tables
+ * the record replaces are dropped and it is counted. */
+static bool unwinding_head(js_jitdump *jd, const uint8_t *p, size_t total, jd_code_unwinding_info *r)
 {
-	jd_code_unwinding_info r;
-	memcpy(&r, p, sizeof r);
-	if (r.unwinding_size > total - sizeof r || r.eh_frame_hdr_size > r.unwinding_size) {
+	memcpy(r, p, sizeof *r);
+	if (r->unwinding_size > total - sizeof *r || r->eh_frame_hdr_size > r->unwinding_size) {
 		jd->bad++;
-		return 0;
+		return false;
 	}
 	free(jd->pend_eh);
 	jd->pend_eh = NULL, jd->pend_eh_size = 0;
 	jd->unwind++;
+	return true;
+}
+
+static int unwinding_info(js_jitdump *jd, const uint8_t *p, size_t total)
+{
+	jd_code_unwinding_info r;
+	if (!unwinding_head(jd, p, total, &r))
+		return 0;
 	size_t eh = (size_t)(r.unwinding_size - r.eh_frame_hdr_size);
 	if (eh < 8)
 		return 0; /* no FDE (V8 writes an empty table for code without CFI) */
@@ -554,15 +564,8 @@ static int note_info(js_jitdump *jd, const uint8_t *p, uint32_t id, uint32_t tot
 		return 0;
 	}
 	jd_code_unwinding_info r;
-	memcpy(&r, p, sizeof r);
-	if (r.unwinding_size > total - sizeof r || r.eh_frame_hdr_size > r.unwinding_size) {
-		jd->bad++;
-		return 0;
-	}
-	free(jd->pend_eh);
-	jd->pend_eh = NULL, jd->pend_eh_size = 0;
-	jd->unwind++;
-	jd->pend_unwind_at = at, jd->pend_unwind_len = total;
+	if (unwinding_head(jd, p, total, &r))
+		jd->pend_unwind_at = at, jd->pend_unwind_len = total;
 	return 0;
 }
 

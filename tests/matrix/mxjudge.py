@@ -318,11 +318,11 @@ def parse_asan(text):
     return {k: one_per_pc(v) for k, v in stacks.items()}
 
 
-def parse_bpftrace(text):
+def bpftrace_stacks(text):
     """bpftrace's map of ustack(perf) keys: "@[", one "\tADDR SYM+OFF
     (MODULE)" line a frame ("\tADDR 0xADDR ([unknown])" when unnamed),
-    "]: COUNT".  Each stack counts COUNT samples.
-    Addresses are absolute; a JIT frame's name comes from the perf map."""
+    "]: COUNT".  Each stack counts COUNT samples: [(addr, symbol or None)]
+    a sample, the symbol as printed (a perf map line's whole chain)."""
     samples, cur = [], None
     for line in text.splitlines():
         if line.startswith("@["):
@@ -337,27 +337,22 @@ def parse_bpftrace(text):
         if m:
             # an unknown symbol is printed as its address: no name
             name = None if m.group(2) in UNNAMED or m.group(2).startswith("0x") else m.group(2)
-            cur.append((int(m.group(1), 16), native_name(name)))
+            cur.append((int(m.group(1), 16), name))
     return samples
+
+
+def parse_bpftrace(text):
+    """bpftrace's samples (bpftrace_stacks), each frame named as its native
+    frame.  Addresses are absolute; a JIT frame's name comes from the perf
+    map."""
+    return [[(a, native_name(n)) for a, n in s] for s in bpftrace_stacks(text)]
 
 
 def bpftrace_chains(text):
     """Each bpftrace stack's JIT functions, from the perf map's chains of
     guest names, one list a sample (as parse_bpftrace counts them)."""
-    out, cur = [], None
-    for line in text.splitlines():
-        if line.startswith("@["):
-            cur = []
-            continue
-        m = re.match(r"\]: (\d+)", line)
-        if m and cur is not None:
-            out += [cur] * int(m.group(1))
-            cur = None
-            continue
-        m = cur is not None and re.match(r"\s+[0-9a-f]+ (tj:.+?)(?:\+\d+)? \(", line)
-        if m:
-            cur.extend((n, None) for n in m.group(1).split(" <- "))
-    return out
+    return [[(g, None) for _, n in s if n and n.startswith("tj:") for g in n.split(" <- ")]
+            for s in bpftrace_stacks(text)]
 
 
 def native_name(name):
