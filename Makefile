@@ -218,7 +218,7 @@ fuzz: test-deps fuzz-lib fuzz-tinyjit fuzz-jitstack
 # hours, not part of check.
 FUZZ_RUNS ?= 10000000
 fuzz-campaign: test-deps $(BUILD)/tests/fuzz-api $(BUILD)/tinyjit/tests/fuzz_parse $(BUILD)/jitstack/tests/fuzz_reader \
-		$(TEST_DIR)/child $(TJ_BIN) $(JS_TEST_PROGS)
+		$(TEST_DIR)/child $(TJ_BIN) $(JS_TEST_PROGS) $(REAPER)
 	sh jitstack/tests/fuzz-corpus.sh $(BUILD) $(BUILD)/jitstack/tests/fuzz-corpus
 	sh scripts/fuzz-campaign.sh $(BUILD) $(BUILD)/fuzz-campaign $(FUZZ_RUNS)
 
