@@ -86,8 +86,9 @@ enum desc_mode { DESC_OWN, DESC_SHARED, DESC_FOREIGN };
 /* Process-wide, like the descriptor.  gdb_lock serialises this copy's
  * writers (a fork handler below keeps fork() from copying it held). */
 static pthread_mutex_t gdb_lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned long n_open;     /* contexts with the channel on (atomic) */
-static int mode;                 /* enum desc_mode (atomic) */
+static pthread_mutex_t slab_lock = PTHREAD_MUTEX_INITIALIZER; /* where chunks live, below */
+static unsigned long n_open;                                  /* contexts with the channel on (atomic) */
+static int mode;                                              /* enum desc_mode (atomic) */
 static bool told_foreign_writer; /* logged that another JIT writes our list (gdb_lock) */
 
 /* On a foreign descriptor our entries hang behind an anchor of our own, the
@@ -106,9 +107,11 @@ static int anchored; /* 0 not tried, 1 linked, -1 failed (gdb_lock) */
 static void gdb_fork_prepare(void)
 {
 	pthread_mutex_lock(&gdb_lock);
+	pthread_mutex_lock(&slab_lock);
 }
 static void gdb_fork_release(void)
 {
+	pthread_mutex_unlock(&slab_lock);
 	pthread_mutex_unlock(&gdb_lock);
 }
 
@@ -353,8 +356,112 @@ struct gdb_chunk {
 	size_t size;
 	struct gdb_chunk *grave_next;
 	uint64_t retired_ns;
+	struct chunk_slab *slab; /* where it lives (chunk_alloc) */
 };
 _Static_assert(offsetof(struct gdb_chunk, entry) == 0, "the entry starts the block");
+
+/* ---- where chunks live ------------------------------------------------------
+ *
+ * A reader outside the process walks the list one entry at a time, reading
+ * the target's memory a run of pages at a time (jitstack does).  Chunks
+ * allocated one by one lie each beside its own image, kilobytes apart, and
+ * the walk of a million blobs' 15,625 entries then copies most of the heap.
+ * So chunks are carved from slabs of 64 KiB, about 580 to a slab, and the
+ * walk reads a few dozen runs.  A slot freed goes back to its slab; a slab
+ * left empty is freed unless it is the only one with room.  slab_lock is
+ * taken inside gdb_lock, never around it. */
+enum { SLAB_BYTES = 65536 };
+
+struct chunk_slab {
+	struct chunk_slab *prev, *next; /* the slabs with a free slot */
+	struct gdb_chunk *free;         /* freed slots; the first word of each links the next */
+	uint32_t used, carved;
+	struct gdb_chunk slot[];
+};
+
+#define SLAB_SLOTS ((SLAB_BYTES - sizeof(struct chunk_slab)) / sizeof(struct gdb_chunk))
+
+static struct chunk_slab *open_slabs; /* slab_lock */
+
+/* Under AddressSanitizer a free slot is poisoned but for its link, so a use
+ * after free of a chunk is still caught. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SLAB_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SLAB_ASAN 1
+#endif
+#endif
+#ifdef SLAB_ASAN
+#include <sanitizer/asan_interface.h>
+#define SLOT_DEAD(g) ASAN_POISON_MEMORY_REGION((char *)(g) + sizeof(void *), sizeof *(g) - sizeof(void *))
+#define SLOT_LIVE(g) ASAN_UNPOISON_MEMORY_REGION((g), sizeof *(g))
+#else
+#define SLOT_DEAD(g) ((void)(g))
+#define SLOT_LIVE(g) ((void)(g))
+#endif
+
+static void slab_unlink(struct chunk_slab *s)
+{
+	*(s->prev ? &s->prev->next : &open_slabs) = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	s->prev = s->next = NULL;
+}
+
+static void slab_push(struct chunk_slab *s)
+{
+	s->prev = NULL;
+	s->next = open_slabs;
+	if (open_slabs)
+		open_slabs->prev = s;
+	open_slabs = s;
+}
+
+/* A zeroed chunk, or NULL without memory. */
+static struct gdb_chunk *chunk_alloc(void)
+{
+	pthread_mutex_lock(&slab_lock);
+	struct chunk_slab *s = open_slabs;
+	if (!s) {
+		s = ju__malloc(SLAB_BYTES);
+		if (!s) {
+			pthread_mutex_unlock(&slab_lock);
+			return NULL;
+		}
+		*s = (struct chunk_slab){ 0 };
+		slab_push(s);
+	}
+	struct gdb_chunk *g = s->free;
+	if (g) {
+		SLOT_LIVE(g);
+		memcpy(&s->free, g, sizeof s->free);
+	} else {
+		g = &s->slot[s->carved++];
+	}
+	if (++s->used == SLAB_SLOTS)
+		slab_unlink(s);
+	pthread_mutex_unlock(&slab_lock);
+	*g = (struct gdb_chunk){ .slab = s };
+	return g;
+}
+
+static void chunk_release(struct gdb_chunk *g)
+{
+	struct chunk_slab *s = g->slab;
+	pthread_mutex_lock(&slab_lock);
+	if (s->used-- == SLAB_SLOTS)
+		slab_push(s);
+	if (!s->used && (s->prev || s->next)) {
+		slab_unlink(s);
+		free(s);
+	} else {
+		memcpy(g, &s->free, sizeof s->free);
+		s->free = g;
+		SLOT_DEAD(g);
+	}
+	pthread_mutex_unlock(&slab_lock);
+}
 
 /* Per arena: its chunks; NULL where a chunk has no live blob, or where its
  * image could not be built (no memory: its blobs go unnamed, never
@@ -393,13 +500,13 @@ static int build_chunk(const struct ju_ctx *ctx, const arena *a, size_t c, const
 	}
 	if (!n)
 		return 0;
-	struct gdb_chunk *g = ju__calloc(1, sizeof *g);
+	struct gdb_chunk *g = chunk_alloc();
 	if (!g)
 		return JU_FAIL(JU_ENOMEM, "out of memory for a gdb entry");
 	int err = image_build_bytes(ctx->arch, &(cie_set){ ctx->cies, ctx->n_cies }, src, n, &g->image,
 				    &g->size);
 	if (err) {
-		free(g);
+		chunk_release(g);
 		return err;
 	}
 	uint64_t hi = 0;
@@ -423,7 +530,7 @@ static void free_chunk(struct gdb_chunk *g)
 	if (g->unlink_seq && __atomic_load_n(&mode, __ATOMIC_RELAXED) != DESC_FOREIGN)
 		publish_reclaim(desc(), g->unlink_seq);
 	free(g->image);
-	free(g);
+	chunk_release(g);
 }
 
 /* Free the chunks in the grave whose time has come (all if `all`).  With
@@ -583,7 +690,6 @@ static void gdb_close(struct ju_ctx *ctx)
 	__atomic_sub_fetch(&n_open, 1, __ATOMIC_RELAXED);
 }
 
-/* Everything a swap needs is allocated here, so the swap cannot fail. */
 /* Everything a swap needs is built here, so the swap cannot fail. */
 static int gdb_prepare(struct ju_ctx *ctx, arena *a)
 {

@@ -690,6 +690,16 @@ static int copy_new(js_jit *j, js_mem *m, imap *map, const dmap *old, batch *fre
 {
 	size_t budget = JS_MAX_IMAGES_TOTAL;
 	j->empty = j->over_limit = 0;
+	if (j->lazy) { /* most entries are deferred: room for all at once */
+		size_t listed = 0;
+		for (size_t d = 0; d < j->n_desc; d++)
+			listed += j->desc[d].n;
+		js_deferred *v = listed > fresh->capd ? realloc(fresh->d, listed * sizeof *v) : NULL;
+		if (v) {
+			fresh->d = v;
+			fresh->capd = listed;
+		}
+	}
 	for (size_t d = 0; d < j->n_desc; d++) {
 		for (size_t k = 0; k < j->desc[d].n; k++) {
 			const js_entry *e = &j->desc[d].ents[k];

@@ -11,6 +11,9 @@
  *                                           writer) follow the seqlock
  *                                           protocol while blobs churn
  *   images_read_cleanly_by_readelf          `readelf -W -a` on live images
+ *   entries_lie_together                    64 entries within 64 KiB, so an
+ *                                           outside reader's walk reads a
+ *                                           few runs of pages, not the heap
  *
  * The reader, the writer and the image checker are in test-gdb-reader.h.
  */
@@ -95,6 +98,38 @@ static void each_arena_is_one_entry_with_its_image(void)
 	CHECK(d->reclaim_seq == d->seq,
 	      "closing the last context frees the graveyard: reclaim %" PRIu64 " seq %" PRIu64,
 	      d->reclaim_seq, d->seq);
+}
+
+/* ---- entries_lie_together ----------------------------------------------------------- */
+
+/* A reader outside the process reads the list a run of pages at a time
+ * (jitstack: 64 KiB); entries that each sit beside their own image make a
+ * million-blob walk copy most of the heap. */
+static void entries_lie_together(void)
+{
+	gdbjit_descriptor *d = &__jit_debug_descriptor;
+	ju_ctx *ctx = open_gdb_only();
+	if (!ctx)
+		return;
+	enum { ARENAS = 64 };
+	for (size_t a = 0; a < ARENAS; a++) {
+		size_t slots[64];
+		for (size_t k = 0; k < 64; k++)
+			slots[k] = a * 64 + k;
+		CHECK_RC(publish_slots(ctx, slots, 64), 0);
+	}
+	uint64_t lo = UINT64_MAX, hi = 0;
+	size_t n = 0;
+	for (uint64_t p = d->first_entry; p && n <= MAX_ENTRIES;
+	     p = ((gdbjit_entry *)(uintptr_t)p)->next_entry) {
+		lo = p < lo ? p : lo;
+		hi = p + sizeof(gdbjit_entry) > hi ? p + sizeof(gdbjit_entry) : hi;
+		n++;
+	}
+	CHECK(n == ARENAS, "%zu entries for %d arenas of 64 blobs", n, ARENAS);
+	CHECK(n && hi - lo <= 65536, "%zu entries span %" PRIu64 " bytes", n, hi - lo);
+	CHECK_RC(ju_unpublish_all(ctx), 0);
+	CHECK_RC(ju_close(ctx), 0);
 }
 
 /* ---- a_failed_publish_leaves_the_list_alone --------------------------------------- */
@@ -278,6 +313,7 @@ int main(void)
 	a_failed_publish_leaves_the_list_alone();
 	graveyard_frees_after_grace_or_budget();
 	images_read_cleanly_by_readelf();
+	entries_lie_together();
 	thread_reader_never_sees_a_torn_list();
 	process_reader_never_sees_a_torn_list();
 	return unit_done("test-gdb-descriptor");
