@@ -366,8 +366,8 @@ _Static_assert(offsetof(struct gdb_chunk, entry) == 0, "the entry starts the blo
  * the target's memory a run of pages at a time (jitstack does).  Chunks
  * allocated one by one lie each beside its own image, kilobytes apart, and
  * the walk of a million blobs' 15,625 entries then copies most of the heap.
- * So chunks are carved from slabs of 64 KiB, about 580 to a slab, and the
- * walk reads a few dozen runs.  A slot freed goes back to its slab; a slab
+ * So chunks are carved from slabs of 64 KiB, about 580 to a slab, each
+ * aligned to its size, and the walk reads a run per slab.  A slot freed goes back to its slab; a slab
  * left empty is freed unless it is the only one with room.  slab_lock is
  * taken inside gdb_lock, never around it. */
 enum { SLAB_BYTES = 65536 };
@@ -424,7 +424,8 @@ static struct gdb_chunk *chunk_alloc(void)
 	pthread_mutex_lock(&slab_lock);
 	struct chunk_slab *s = open_slabs;
 	if (!s) {
-		s = ju__malloc(SLAB_BYTES);
+		/* aligned, so that a reader's aligned run of pages holds one slab */
+		s = ju__fault() ? NULL : aligned_alloc(SLAB_BYTES, SLAB_BYTES);
 		if (!s) {
 			pthread_mutex_unlock(&slab_lock);
 			return NULL;

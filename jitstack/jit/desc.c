@@ -81,21 +81,17 @@ enum { WALK_OK = 0, WALK_TORN = 1, WALK_OOM = -1 };
 
 /* Walk the list from `first`, at most `max` entries.  Entries carry the
  * extension's fields when `ext`.  WALK_TORN (with a note) when an entry is
- * unreadable, the list is longer than max, or it loops. */
-static int walk(js_mem *m, js_desc *d, uint64_t first, size_t max, bool ext)
+ * unreadable, the list is longer than max, or it loops.  `counted`: max is
+ * the length the list claims (the extension's n_entries, under its
+ * sequence lock), so a loop shows as a list longer than max and needs no
+ * set of the entries seen; the arrays are sized for max at once (at a
+ * million blobs the set and the doublings were a third of the walk). */
+static int walk(js_mem *m, js_desc *d, uint64_t first, size_t max, bool ext, bool counted)
 {
 	aset seen = { 0 };
 	int rc = WALK_OK;
 	d->n = 0;
-	/* A list that says how long it is (the extension's n_entries, bounding
-	 * max) gets its arrays at that size at once: at a million blobs the
-	 * doublings and rehashes were a quarter of the walk. */
-	if (ext && max < JS_MAX_ENTRIES) {
-		size_t cap = 64;
-		while (cap < 2 * (max + 1))
-			cap *= 2;
-		if ((seen.v = calloc(cap, sizeof *seen.v)))
-			seen.cap = cap;
+	if (counted) {
 		js_entry *v = d->cap < max + 1 ? realloc(d->ents, (max + 1) * sizeof *v) : NULL;
 		if (v) {
 			d->ents = v;
@@ -109,7 +105,7 @@ static int walk(js_mem *m, js_desc *d, uint64_t first, size_t max, bool ext)
 			rc = WALK_TORN;
 			break;
 		}
-		int added = aset_add(&seen, p);
+		int added = counted ? 1 : aset_add(&seen, p);
 		if (added < 0) {
 			rc = WALK_OOM;
 			break;
@@ -162,7 +158,7 @@ static int read_as_is(js_mem *m, js_desc *d, const gdbjit_descriptor *h, desc_st
 	d->reclaim_seq = h->reclaim_seq;
 	d->n_claimed = h->n_entries;
 	d->state = state;
-	if (walk(m, d, h->first_entry, JS_MAX_ENTRIES, d->ext) == WALK_OOM)
+	if (walk(m, d, h->first_entry, JS_MAX_ENTRIES, d->ext, false) == WALK_OOM)
 		return unreadable(why, ENOMEM);
 	return 0;
 }
@@ -189,7 +185,7 @@ static int read_seqlocked(js_mem *m, js_desc *d, gdbjit_descriptor *h, js_err *w
 		size_t max = h->n_entries < JS_MAX_ENTRIES ? (size_t)h->n_entries : JS_MAX_ENTRIES;
 		char keep[sizeof d->note];
 		memcpy(keep, d->note, sizeof keep);
-		int w = walk(m, d, h->first_entry, max, true);
+		int w = walk(m, d, h->first_entry, max, true, true);
 		if (w == WALK_OOM)
 			return unreadable(why, ENOMEM);
 		memcpy(d->note, keep, sizeof keep); /* a torn walk's note is not news */

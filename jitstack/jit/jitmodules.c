@@ -640,6 +640,27 @@ static int deferred_by_lo(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+/* By lo.  A list walked from its head holds the newest entry first, and a
+ * JIT mostly takes its code at rising addresses, so the walk comes in
+ * falling order more often than not: that is reversed, not sorted. */
+static void sort_deferred(js_deferred *v, size_t n)
+{
+	size_t falls = 0, rises = 0;
+	for (size_t i = 1; i < n; i++) {
+		falls += v[i].lo < v[i - 1].lo;
+		rises += v[i].lo > v[i - 1].lo;
+	}
+	if (!rises) {
+		for (size_t i = 0, k = n - 1; i < k; i++, k--) {
+			js_deferred t = v[i];
+			v[i] = v[k];
+			v[k] = t;
+		}
+	} else if (falls) {
+		qsort(v, n, sizeof *v, deferred_by_lo);
+	}
+}
+
 /* The deferred entries of a read replace those of the last; -1 when out
  * of memory (then none is kept: their images are not copied, and their
  * frames found by frame pointers). */
@@ -654,7 +675,7 @@ static int install_deferred(js_jit *j, batch *b)
 	b->nd = b->capd = 0;
 	if (!j->n_defer)
 		return 0;
-	qsort(j->defer, j->n_defer, sizeof *j->defer, deferred_by_lo);
+	sort_deferred(j->defer, j->n_defer);
 	if (!(j->defer_hi = malloc(j->n_defer * sizeof *j->defer_hi))) {
 		free(j->defer);
 		j->defer = NULL;
