@@ -374,7 +374,7 @@ enum { SLAB_BYTES = 65536 };
 
 struct chunk_slab {
 	struct chunk_slab *prev, *next; /* the slabs with a free slot */
-	struct gdb_chunk *free;         /* freed slots; the first word of each links the next */
+	struct gdb_chunk *free;         /* freed slots, linked through entry.next_entry */
 	uint32_t used, carved;
 	struct gdb_chunk slot[];
 };
@@ -383,8 +383,8 @@ struct chunk_slab {
 
 static struct chunk_slab *open_slabs; /* slab_lock */
 
-/* Under AddressSanitizer a free slot is poisoned but for its link, so a use
- * after free of a chunk is still caught. */
+/* Under AddressSanitizer a free slot is poisoned but for its link (the
+ * first word), so a use after free of a chunk is still caught. */
 #if defined(__SANITIZE_ADDRESS__)
 #define SLAB_ASAN 1
 #elif defined(__has_feature)
@@ -436,7 +436,7 @@ static struct gdb_chunk *chunk_alloc(void)
 	struct gdb_chunk *g = s->free;
 	if (g) {
 		SLOT_LIVE(g);
-		memcpy(&s->free, g, sizeof s->free);
+		s->free = (struct gdb_chunk *)(uintptr_t)g->entry.next_entry;
 	} else {
 		g = &s->slot[s->carved++];
 	}
@@ -457,7 +457,7 @@ static void chunk_release(struct gdb_chunk *g)
 		slab_unlink(s);
 		free(s);
 	} else {
-		memcpy(g, &s->free, sizeof s->free);
+		g->entry.next_entry = (uint64_t)(uintptr_t)s->free;
 		s->free = g;
 		SLOT_DEAD(g);
 	}

@@ -111,7 +111,7 @@ static void expect(const char *what, int got, int want, bool faulted, bool *appl
 	die(what, got, want);
 }
 
-static void check_state(void)
+__attribute__((noinline)) static void check_state(void)
 {
 	if (ju_count(ctx) != n_live)
 		die("ju_count", (int)ju_count(ctx), (int)n_live);

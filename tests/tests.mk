@@ -184,9 +184,11 @@ stress: $(TEST_DIR)/test-churn-under-unwinding $(TEST_DIR)/test-signal-unwinding
 # check` runs it 20 s (t-api-fuzz-smoke); `make fuzz` LIB_FUZZ_TIME seconds.
 LIB_FUZZ_TIME ?= 300
 FUZZ_API := $(TEST_DIR)/fuzz-api
-$(FUZZ_API): tests/fuzz_api.c $(LIB_SRCS) $(wildcard src/*.h) $(FMT_HDRS) include/jitunwind.h
+$(FUZZ_API): tests/fuzz_api.c $(LIB_SRCS) $(wildcard src/*.h) $(FMT_HDRS) include/jitunwind.h \
+		tests/fuzz-api.coverage-ignore
 	@mkdir -p $(dir $@)
 	$(CLANG) -std=gnu11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -fsanitize=fuzzer,address,undefined \
+		-fsanitize-coverage-ignorelist=tests/fuzz-api.coverage-ignore \
 		-fno-sanitize-recover=undefined -Iinclude -Isrc -I. -o $@ tests/fuzz_api.c $(LIB_SRCS) -ldl -pthread
 CHECK_BUILD += $(FUZZ_API)
 
