@@ -310,6 +310,7 @@ def tool_versions():
             ("libbacktrace (GCC's, in libgcc-12-dev)", deb("libgcc-12-dev")),
             ("bpftrace", first_line(["bpftrace", "--version"])), ("heaptrack", deb("heaptrack")),
             ("gperftools (libprofiler)", deb("libgoogle-perftools4")),
+            ("luajit (the LuaJIT block)", deb("luajit")),
             ("kernel (bpftrace's and perf's frame-pointer walk)", first_line(["uname", "-r"]))]
 
 
