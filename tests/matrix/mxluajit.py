@@ -40,7 +40,7 @@ import ljjudge  # noqa: E402
 
 LUAJIT = "luajit"
 SPIN_SECS = "2"
-MIN_LEAVES = 100  # samples a profiler must take of spin.lua
+MIN_LEAVES = 50  # samples a profiler must take of spin.lua (bpftrace takes ~130 in its second)
 
 COLUMNS = [
     M.Column("lj-none", "Debian's stock luajit 2.1.0-beta3, no module: nothing published", "luajit"),

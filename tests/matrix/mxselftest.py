@@ -116,7 +116,7 @@ def luajit_cases():
     check("profile: hot's trace unnamed (bare addresses) fails", not leaves(0, 0, 200))
     check("profile: less than half in hot's trace fails", not leaves(90, 10, 100))
     check("profile: hot's not three times cool's fails", not leaves(120, 50, 0))
-    check("profile: too few samples fail", not leaves(60, 5, 0))
+    check("profile: too few samples fail", not leaves(40, 5, 0))
 
 
 def guest_cases():
