@@ -331,9 +331,13 @@ ROWS = {
 
 STOCK = "the workload is Debian's stock luajit, which cannot be relinked"
 NOT_RUN = {
-    "llvm-libunwind": STOCK + " with LLVM libunwind ahead of libgcc_s",
-    "unw-backtrace": STOCK + " with nongnu libunwind",
-    "unw-step": STOCK + " with nongnu libunwind",
+    "llvm-libunwind": STOCK + " with LLVM libunwind ahead of libgcc_s (preloading it would also "
+                      "replace libgcc's _Unwind_RaiseException and frame registry in LuaJIT's own error "
+                      "handling)",
+    "unw-backtrace": STOCK + " with nongnu libunwind (preloading it would also replace libgcc's "
+                     "_Unwind_* functions in LuaJIT's own error handling)",
+    "unw-step": STOCK + " with nongnu libunwind (preloading it would also replace libgcc's _Unwind_* "
+                "functions in LuaJIT's own error handling)",
     "asan-access": STOCK + " with AddressSanitizer",
     "asan-alloc-free": STOCK + " with AddressSanitizer",
     "libbacktrace": "not wired: ljprobe.c does not call libbacktrace",
