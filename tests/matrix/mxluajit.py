@@ -56,6 +56,8 @@ COLUMNS = [
 
 def missing(ctx):
     """Why the block cannot run here, or None."""
+    if os.uname().machine != "x86_64":
+        return "the LuaJIT module publishes traces on x86-64 only (integrations/luajit/README.md, Limits)"
     if not shutil.which(LUAJIT):
         return "luajit is not installed (Debian package luajit)"
     for name in ("jitunwind.so", "libljprobe.so"):
