@@ -8,7 +8,9 @@ the frames the workload itself says it has.
   matrix.py --build BUILD --bench tests/matrix/BENCH.md
 
 Rows are unwinders (mxmethods.METHODS), columns a workload in a publishing
-mode (mxmethods.COLUMNS).  A cell is PASS, FAIL, XFAIL (listed with its
+mode (mxmethods.COLUMNS); the LuaJIT block (mxluajit.py) is a table of its
+own: stock luajit without and with the jitunwind module, in the rows that
+have a way into it.  A cell is PASS, FAIL, XFAIL (listed with its
 reason in mxxfail.py), XPASS (listed there but passed) or SKIP (a tool is
 missing; the reason is printed).  Then the every-instruction part
 (mxsteps.py).  Exit 1 on any FAIL or XPASS, or a required every-instruction
@@ -36,6 +38,7 @@ import mxrun  # noqa: E402
 import mxsteps  # noqa: E402
 from mxmethods import COLUMNS, METHODS, SYSTEM_COLUMNS, Ctx  # noqa: E402
 import mxaarch64  # noqa: E402
+import mxluajit  # noqa: E402
 from mxxfail import XFAIL, expected_failure  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -48,6 +51,9 @@ SAMPLE_SHARE = 0.9
 # mode.
 QUICK_COLUMNS = ["fp-none", "fp-region", "nofp-exact", "inline-fp-exact"]
 QUICK_STEPS = ["nofp-exact"]
+# The LuaJIT block in `make check`: the module's column (the integration's
+# own tests run each check without the module too)
+CHECK_LJ_COLUMNS = ["lj-module"]
 
 
 # ---- judging a cell --------------------------------------------------------------
@@ -135,6 +141,7 @@ def run_cell(ctx, method, col, run_root, keep):
     try:
         outcome = (mxaarch64.run(method, ctx, col, cell) if col.arch == "aarch64" else
                    mxaarch64.system_run(method, ctx, col, cell) if col.arch == "aarch64-system"
+                   else mxluajit.run(method, ctx, col, cell) if col.workload == "luajit"
                    else method.run(ctx, col, cell))
         ok, why = verdict(outcome)
         if outcome.note and outcome.verdict is None:
@@ -199,19 +206,28 @@ def pct(r):
     return "%d/%d (%.0f %%)" % (r["good"], r["total"], 100.0 * r["good"] / r["total"])
 
 
-def terminal_table(doc, tty):
-    cols = doc["columns"]
+def terminal_grid(doc, methods, cols, tty):
     cells = {(c["method"], c["column"]): c for c in doc["cells"]}
     lw = max([len(m["label"]) for m in doc["methods"]] + [len(u[1]) for u in mxsteps.UNWINDERS]) + 2
     cw = max([11] + [len(c["id"]) + 1 for c in cols])
     out = ["%-*s" % (lw, "") + "".join("%-*s" % (cw, c["id"]) for c in cols)]
-    for m in doc["methods"]:
+    for m in methods:
         row = "%-*s" % (lw, m["label"])
         for c in cols:
             cell = cells.get((m["id"], c["id"]))
             s = cell["status"] if cell else "-"
             row += paint("%-*s" % (cw, s), s, tty)
         out.append(row)
+    return out
+
+
+def terminal_table(doc, tty):
+    cols = doc["columns"]
+    lw = max([len(m["label"]) for m in doc["methods"]] + [len(u[1]) for u in mxsteps.UNWINDERS]) + 2
+    out = terminal_grid(doc, doc["methods"], cols, tty) if cols else []
+    if doc["lj_columns"]:
+        out += ([""] if out else []) + ["LuaJIT: stock luajit without and with the jitunwind module"]
+        out += terminal_grid(doc, doc["lj_methods"], doc["lj_columns"], tty)
     if doc["steps"]:
         out.append("")
         out.append("every instruction (single-stepping tj:leaf: body, native call, return)")
@@ -238,7 +254,7 @@ def terminal_table(doc, tty):
 def grouped(doc):
     """(status, reason, "methods x columns") for the XFAIL, SKIP and N/A
     cells, one line per reason."""
-    col_order = [c["id"] for c in doc["columns"]]
+    col_order = [c["id"] for c in doc["columns"] + doc["lj_columns"]]
     groups = {}
     for c in doc["cells"]:
         if c["status"] in ("XFAIL", "SKIP", "N/A"):
@@ -294,6 +310,7 @@ def tool_versions():
             ("libbacktrace (GCC's, in libgcc-12-dev)", deb("libgcc-12-dev")),
             ("bpftrace", first_line(["bpftrace", "--version"])), ("heaptrack", deb("heaptrack")),
             ("gperftools (libprofiler)", deb("libgoogle-perftools4")),
+            ("luajit (the LuaJIT block)", deb("luajit")),
             ("kernel (bpftrace's and perf's frame-pointer walk)", first_line(["uname", "-r"]))]
 
 
@@ -315,12 +332,14 @@ def markdown(doc):
     L += [generated + "Every unwinder below is run on a real stack through JIT code and judged against the frames "
          "the workload itself says it has (its call chain and its published blobs), never against "
          "another tool's output. A frame counts when its address falls inside the right function or "
-         "blob and, where the tool names JIT code, carries the right `tj:` name.", "",
+         "blob and, where the tool names JIT code, carries the right `tj:` name (in the LuaJIT block, the "
+         "trace's `lua:` name).", "",
          "**PASS** the whole stack, innermost to `main` · **XFAIL** a known limitation, reason below · "
          "**FAIL** / **XPASS** (unexpected) fail `make %s` · **SKIP** the tool is missing here · "
          "**N/A** %s, reason below." % (
              ("check-aarch64-system", "not run in the VM") if doc.get("system") else
-             ("check", "the unwinder has no way into that workload (an AArch64 guest under qemu-user)")),
+             ("check", "the unwinder has no way into that workload (an AArch64 guest under qemu-user) "
+              "or is not run in that column")),
          "",
          "## Columns", "",
          "| column | workload and mode |", "|---|---|"]
@@ -359,6 +378,8 @@ def markdown(doc):
             s = cell["status"] if cell else "–"
             row.append("**%s**" % s if s in ("FAIL", "XPASS") else s)
         L.append("| %s | %s |" % (m["label"], " | ".join(row)))
+    if doc["lj_columns"]:
+        L += luajit_section(doc, cells)
     L += ["", "## Expected failures", "",
           "From the one table in `tests/matrix/mxxfail.py`; each is a limitation of the unwinder (or of "
           "what the mode publishes), not of the harness.", ""]
@@ -421,6 +442,47 @@ def markdown(doc):
     return "\n".join(L)
 
 
+def luajit_section(doc, cells):
+    """The LuaJIT block: its workload, columns and table (mxluajit.py)."""
+    L = ["", "## LuaJIT", "",
+         "A JIT no one here wrote: Debian's stock `luajit` (2.1.0-beta3), run without and with the "
+         "jitunwind module (`luajit -l jitunwind`, integrations/luajit), on the LuaJIT integration's "
+         "own workloads (integrations/luajit/tests). `probe.lua`'s hot loop becomes a trace that "
+         "calls C through the FFI (`ljprobe.c`), which unwinds itself, waits for a tool to attach or "
+         "aborts for a core. The expected stack comes from the workload alone: `ljprobe.c` writes its "
+         "own frames, the return address into the trace and where each object is loaded; "
+         "`tracelog.lua` writes LuaJIT's own trace events (which trace lives where, and the line it "
+         "starts at); the script marks the line the trace is named after. It reads `ljp_inner`, "
+         "`ljp_probe`, the trace (`lua:hot@probe.lua:LINE (trace N)` where the tool names JIT code), "
+         "`lua_pcall`, luajit's own functions (`docall`, `pmain`, `lj_vm_cpcall`: unnamed in the "
+         "stripped binary, judged by their addresses in its code), `lua_cpcall`, `main`. The "
+         "profilers (perf, bpftrace) run `spin.lua`, whose hot loop does ten times the work of its "
+         "cool one: they pass when at least half of the samples, and three times cool's, are named "
+         "by hot's trace (the trace keeps no frame pointer, so the kernel's walk goes no further; "
+         "perf's DWARF unwinder gets no unwind tables for traces packed without room after them: "
+         "docs/API.md, \"Room after a blob\").", "",
+         "| column | workload and mode |", "|---|---|"]
+    L += ["| `%s` | %s |" % (c["id"], c["label"]) for c in doc["lj_columns"]]
+    L += ["", "In `lj-guest` the trace inlines `step`, a Lua function that makes the C call "
+          "(`guest.lua`). The rows that show inline frames (gdb, lldb, libdwfl with `--inline`, "
+          "jitstack) pass only if they also show `lua:step@guest.lua:LINE`, at the line it is defined "
+          "on, inlined into the trace, and the trace at the line of the call (the lines are the "
+          "script's marks); the other rows are judged on the native frames. The profilers are not "
+          "judged there (below).", "",
+          "| unwinder | " + " | ".join("`%s`" % c["id"] for c in doc["lj_columns"]) + " |",
+          "|---|" + "---|" * len(doc["lj_columns"])]
+    for m in doc["lj_methods"]:
+        row = []
+        for c in doc["lj_columns"]:
+            cell = cells.get((m["id"], c["id"]))
+            st = cell["status"] if cell else "–"
+            row.append("**%s**" % st if st in ("FAIL", "XPASS") else st)
+        L.append("| %s | %s |" % (m["label"], " | ".join(row)))
+    L += ["", "Not in the LuaJIT block:", ""]
+    L += ["- %s: %s" % (label, why) for label, why in doc["lj_not_run"]]
+    return L
+
+
 # ---- main ----------------------------------------------------------------------------
 
 def main():
@@ -473,6 +535,11 @@ def main():
     col_ids = args.columns.split(",") if args.columns else (
         QUICK_COLUMNS if args.form == "quick" and not args.system else [c.id for c in all_cols])
     cols = [c for c in all_cols if c.id in col_ids]
+    lj_ids = col_ids if args.columns else (
+        [] if args.system or args.form == "quick" else
+        CHECK_LJ_COLUMNS if args.form == "check" else [c.id for c in mxluajit.COLUMNS])
+    lj_cols = [c for c in mxluajit.COLUMNS if c.id in lj_ids]
+    lj_methods = [m for m in methods if m.id in mxluajit.ROWS]
     step_cols = [] if args.no_steps else [c for c in mxsteps.STEP_COLUMNS if c.id in (
         QUICK_STEPS if args.form == "quick" else col_ids)]
     unwinders = mxsteps.UNWINDERS[:2] if args.form == "quick" else mxsteps.UNWINDERS
@@ -481,11 +548,17 @@ def main():
 
     t0 = time.monotonic()
     tty = sys.stdout.isatty()
-    print("unwind matrix (%s form): %d unwinders x %d columns, every instruction in %d modes, %d jobs"
-          % (args.form, len(methods), len(cols), len(step_cols), args.jobs), flush=True)
+    print("unwind matrix (%s form): %d unwinders x %d columns, every instruction in %d modes, "
+          "LuaJIT %d x %d, %d jobs" % (args.form, len(methods), len(cols), len(step_cols), len(lj_methods),
+                                       len(lj_cols), args.jobs), flush=True)
+    if lj_cols:
+        why = mxluajit.missing(ctx)
+        if why:
+            print("matrix: the LuaJIT block is skipped: " + why, flush=True)
     cells, steps = [], []
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         futs = [pool.submit(run_cell, ctx, m, c, run_root, args.keep) for m in methods for c in cols]
+        futs += [pool.submit(run_cell, ctx, m, c, run_root, args.keep) for m in lj_methods for c in lj_cols]
         futs += [pool.submit(run_steps, ctx, c, u, run_root, args.keep) for c in step_cols for u in unwinders]
         for f in concurrent.futures.as_completed(futs):
             res, log = f.result()
@@ -508,8 +581,11 @@ def main():
     doc = {"form": args.form, "system": args.system, "probe_depth": __import__("mxmethods").DEPTH,
            "columns": [{"id": c.id, "label": c.label, "workload": c.workload} for c in cols],
            "methods": [{"id": m.id, "label": m.label, "how": m.how} for m in methods],
+           "lj_columns": [{"id": c.id, "label": c.label, "workload": c.workload} for c in lj_cols],
+           "lj_methods": [{"id": m.id, "label": m.label} for m in lj_methods],
+           "lj_not_run": [(m.label, mxluajit.NOT_RUN[m.id]) for m in METHODS if m.id in mxluajit.NOT_RUN],
            "cells": sorted(cells, key=lambda c: ([m.id for m in methods].index(c["method"]),
-                                                 [c2.id for c2 in cols].index(c["column"]))),
+                                                 [c2.id for c2 in cols + lj_cols].index(c["column"]))),
            "steps": sorted(steps, key=lambda s: (s["unwinder"], s["column"])),
            "xfail": [{"methods": m, "columns": c, "reason": r} for m, c, r, *_ in XFAIL],
            "tools": tool_versions() if args.write_doc else [],

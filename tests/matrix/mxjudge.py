@@ -9,22 +9,30 @@ here is taken from an unwinder's output.
 A tool's frame is (address, name): either may be missing.  It counts for an
 expected frame when its address falls inside the function or blob (a return
 address names its call, so address-1 except for the innermost frame) and,
-where the tool names JIT code, the name is the blob's `tj:` name.  Frames
-marked optional (the shim, tail-called functions) may be absent.
+where the tool names JIT code, the name is the blob's `tj:` name (in the
+LuaJIT block, the trace's `lua:` name).  Frames marked optional (the shim,
+tail-called functions) may be absent; a frame marked many stands for a run
+of frames in one range (a host's unnamed functions).
 """
 import os
 import re
 import subprocess
 
 UNNAMED = {None, "", "?", "??", "???", "[unknown]"}
+# A name a tool prints for JIT code: tinyjit's "tj:NAME", or a LuaJIT trace
+# or inlined function as integrations/luajit names them, "lua:FUNC@FILE:LINE"
+# followed, for a trace, by " (trace N)".
+JIT_NAME = r"(?:tj:\S+|lua:\S+(?: \(trace \d+\))?)"
 
 
 class Spec:
-    """One expected frame.  name "*" (kind jit) is any published blob."""
+    """One expected frame.  name "*" (kind jit) is any published blob.
+    many: one or more frames in [lo, hi) (with opt: none or more), each
+    known by its address only."""
 
-    def __init__(self, name, lo, hi, kind, opt=False, fp=True):
+    def __init__(self, name, lo, hi, kind, opt=False, fp=True, many=False):
         self.name, self.lo, self.hi, self.kind = name, lo, hi, kind
-        self.opt, self.fp = opt, fp
+        self.opt, self.fp, self.many = opt, fp, many
 
     def __repr__(self):
         return self.name + ("?" if self.opt else "")
@@ -145,11 +153,13 @@ def load_child_expect(path):
 
 def base_name(name):
     """h_probe.constprop.0 -> h_probe; clock_nanosleep@GLIBC_2.2.5 -> clock_nanosleep."""
-    return re.split(r"[.@(]", name, 1)[0] if name and not name.startswith("tj:") else name
+    return re.split(r"[.@(]", name, 1)[0] if name and not name.startswith(("tj:", "lua:")) else name
 
 
 def matches(spec, frame, index, expect, names_jit):
     addr, name = frame
+    if spec.many and addr is None:
+        return False
     if addr is not None:
         pc = addr - (1 if index else 0)
         if spec.kind == "jit" and spec.name == "*":
@@ -205,10 +215,20 @@ def judge(frames, expect, names_jit=False, first_only=False, fp_only=False, inli
         return False, "no frame is %s (the innermost expected frame)" % specs[0].name
     k, prev = start, None
     for j, spec in enumerate(specs):
-        while (inline_dups and prev is not None and prev.kind == "c" and k < len(frames)
+        while (inline_dups and prev is not None and prev.kind == "c" and not prev.many and k < len(frames)
                and matches(prev, frames[k], k, expect, names_jit)):
             k += 1
-        if k < len(frames) and matches(spec, frames[k], k, expect, names_jit):
+        if spec.many:
+            # a run, each frame in the range and not the next expected one
+            nxt = specs[j + 1] if j + 1 < len(specs) else None
+            start_run = k
+            while (k < len(frames) and matches(spec, frames[k], k, expect, names_jit)
+                   and not (nxt and matches(nxt, frames[k], k, expect, names_jit))):
+                k += 1
+            if k > start_run:
+                prev = spec
+                continue
+        elif k < len(frames) and matches(spec, frames[k], k, expect, names_jit):
             k, prev = k + 1, spec
             continue
         if spec.opt:
@@ -333,7 +353,7 @@ def bpftrace_stacks(text):
             samples += [cur] * int(m.group(1))
             cur = None
             continue
-        m = cur is not None and re.match(r"\s+([0-9a-f]+) (.+?)(?:\+\d+)? \(", line)
+        m = cur is not None and re.match(r"\s+([0-9a-f]+) (lua:\S+? \(trace \d+\)|.+?)(?:\+\d+)? \(", line)
         if m:
             # an unknown symbol is printed as its address: no name
             name = None if m.group(2) in UNNAMED or m.group(2).startswith("0x") else m.group(2)
@@ -438,7 +458,7 @@ def parse_addr_name(text):
 def guests_addr_name(text):
     """The JIT functions of mx-dwfl --inline, inline frames included."""
     return [(m.group(1), m.group(2))
-            for m in re.finditer(r"^0x[0-9a-f]+ (tj:\S+) at (\S+:\d+)(?: inlined)?$", text, re.M)]
+            for m in re.finditer(r"^0x[0-9a-f]+ (%s) at (\S+:\d+)(?: inlined)?$" % JIT_NAME, text, re.M)]
 
 
 def parse_samples(text):
@@ -458,7 +478,7 @@ def parse_gdb(text):
     was inlined into: it takes that frame's place."""
     frames = []
     for line in text.splitlines():
-        m = re.match(r"#(\d+)\s+(?:(0x[0-9a-f]+) in )?(\S+)", line)
+        m = re.match(r"#(\d+)\s+(?:(0x[0-9a-f]+) in )?(%s|\S+)" % JIT_NAME, line)
         if not m:
             continue
         addr = int(m.group(2), 16) if m.group(2) else None
@@ -474,7 +494,7 @@ def guests_gdb(text):
     """The JIT functions of gdb's bt, inline frames included: "#N  [0xADDR
     in ]tj:NAME (...) at FILE:LINE"."""
     return [(m.group(1), "%s:%s" % (m.group(2), m.group(3)))
-            for m in re.finditer(r"^#\d+\s+(?:0x[0-9a-f]+ in )?(tj:\S+) \(.*\) at (\S+):(\d+)$",
+            for m in re.finditer(r"^#\d+\s+(?:0x[0-9a-f]+ in )?(%s) \(.*\) at (\S+):(\d+)$" % JIT_NAME,
                                  text, re.M)]
 
 
@@ -484,7 +504,7 @@ def parse_lldb(text):
     last listing counts."""
     frames, fold = [], False
     for line in text.splitlines():
-        m = re.search(r"frame #(\d+): (0x[0-9a-f]+)(?: \S+?`([^\s(]+))?", line)
+        m = re.search(r"frame #(\d+): (0x[0-9a-f]+)(?: \S+?`(%s|[^\s(]+))?" % JIT_NAME, line)
         if not m:
             continue
         if m.group(1) == "0":
@@ -505,7 +525,7 @@ def guests_lldb(text):
     listing = text[text.rfind("frame #0:"):] if "frame #0:" in text else text
     out = []
     for line in listing.splitlines():
-        m = re.search(r"`(tj:\S+)(?: \[inlined\] (tj:\S+))? at (\S+?):(\d+)", line)
+        m = re.search(r"`(%s)(?: \[inlined\] (%s))? at (\S+?):(\d+)" % (JIT_NAME, JIT_NAME), line)
         if m:
             out.append((m.group(2) or m.group(1), "%s:%s" % (m.group(3), m.group(4))))
     return out
@@ -520,7 +540,7 @@ def parse_eu_stack(text, tid=None):
                 break
             seen_thread = True
             continue
-        m = re.match(r"#\d+\s+(0x[0-9a-f]+)(?:\s+-\s+1)?\s*(\S+)?", line)
+        m = re.match(r"#\d+\s+(0x[0-9a-f]+)(?:\s+-\s+1)?\s*(%s|\S+)?" % JIT_NAME, line)
         if m:
             frames.append((int(m.group(1), 16), m.group(2)))
     return frames
@@ -582,7 +602,7 @@ def guests_jitstack(text):
     except (ValueError, KeyError, IndexError, TypeError):
         return []
     return [(f["function"], "%s:%s" % (f.get("file"), f.get("line")))
-            for f in frames if str(f.get("function", "")).startswith("tj:")]
+            for f in frames if re.match(JIT_NAME + "$", str(f.get("function", "")))]
 
 
 def perf_chains(text, pid=None):

@@ -133,9 +133,10 @@ class Cell:
 
     def start(self, cmd, ready, env=None, timeout=30):
         """Start a workload that prints a line matching `ready` (a regex
-        with the pid as group 1) and waits; returns (process, pid).  With
-        ready None the workload is ready once its expect file exists, and
-        its pid is the process's."""
+        with the pid as group 1, or with no group: the pid is the
+        process's) and waits; returns (process, pid).  With ready None the
+        workload is ready once its expect file exists, and its pid is the
+        process's."""
         timeout *= TIME_SCALE
         self.log("$ " + " ".join(cmd) + " &")
         out_path = self.path("workload.out")
@@ -151,7 +152,7 @@ class Cell:
                 return p, p.pid
             m = ready and re.search(ready, text)
             if m:
-                pid = int(m.group(1))
+                pid = int(m.group(1)) if m.groups() else p.pid
                 self.pids.add(pid)
                 return p, pid
             if p.poll() is not None:

@@ -8,6 +8,10 @@ trusts it (`matrix.py --selftest`, part of `make matrix-check`).
    one wrong one fails the cell; the report parsers keep one frame per pc
    and per inlined group, and count bpftrace's samples.  In an inline
    column the guest frames must all be there, in order, at their lines.
+   In the LuaJIT block a run of the host's unnamed frames is taken by
+   address, and never in place of the frame that follows it; a trace's
+   name keeps its "(trace N)"; a profile passes on its share of samples
+   named by the hot trace.
 2. A tool that hangs is killed after the time limit, with what it started,
    and the cell says so; the workload's /tmp/perf-PID.map is removed and the
    scratch directory with it.
@@ -60,6 +64,59 @@ def judge_cases():
           J.judge(frames, efp, fp_only=True)[0] and not J.judge(frames, efp)[0])
     parser_cases(e, good)
     guest_cases()
+    luajit_cases()
+
+
+def luajit_cases():
+    """The LuaJIT block: a run of frames in luajit's own code (unnamed in
+    the stripped binary) between lua_pcall and lua_cpcall, trace names
+    with spaces, and the profilers' share of samples in the hot trace."""
+    import mxluajit
+    trace = "lua:hot@probe.lua:19 (trace 1)"
+    specs = [J.Spec("ljp_probe", 0x500, 0x510, "c"), J.Spec(trace, 0x1000, 0x1100, "jit"),
+             J.Spec("lua_pcall", 0x8000, 0x8100, "c"),
+             J.Spec("luajit's own code", 0x4000, 0x9000, "c", opt=True, many=True),
+             J.Spec("lua_cpcall", 0x8200, 0x8240, "c"), J.Spec("main", 0x4100, 0x4200, "c")]
+    e = J.Expect(specs, {trace: (0x1000, 0x1100, 0x1100)})
+    top = [(0x505, "ljp_probe"), (0x1011, trace), (0x8011, None)]
+    run = [(0x5001, None), (0x6001, None), (0x7001, None)]
+    tail = [(0x8211, "lua_cpcall"), (0x4111, "main")]
+    ok = lambda frames: J.judge(frames, e, names_jit=True)[0]
+    check("luajit: a run of its own frames between lua_pcall and lua_cpcall passes", ok(top + run + tail))
+    check("luajit: no such frame at all passes (the run is optional)", ok(top + tail))
+    check("luajit: the run does not swallow lua_cpcall", not ok(top + run + tail[1:]))
+    check("luajit: a frame outside luajit's code in the run fails",
+          not ok(top + run[:1] + [(0x70000001, "libc_fn")] + run[1:] + tail))
+    check("luajit: the run takes no frame known only by name", not ok(top + [(None, "docall")] + tail))
+    check("luajit: a missing trace fails", not ok(top[:1] + top[2:] + run + tail))
+    check("luajit: the trace by another number fails",
+          not ok([top[0], (0x1011, "lua:hot@probe.lua:19 (trace 2)")] + top[2:] + run + tail))
+    gdb = ("#4  0x00007f0000000505 in ljp_probe (i=10000) at ljprobe.c:131\n"
+           "#5  0x0000000000001011 in lua:hot@probe.lua:19 (trace 1) () at probe.lua:19\n"
+           "#6  0x0000000000008011 in lua_pcall ()\n")
+    check("gdb: a trace's name keeps its (trace N)", J.parse_gdb(gdb)[1] == (0x1011, trace))
+    lldb = "    frame #5: 0x0000000000001011 JIT(0x1)`lua:hot@probe.lua:19 (trace 1) at probe.lua:19\n"
+    check("lldb: a trace's name keeps its (trace N)", J.parse_lldb("frame #0: 0x1 a`b\n" + lldb)[1] ==
+          (0x1011, trace))
+    eu = "#5  0x0000000000001011 - 1 lua:hot@probe.lua:19 (trace 1)\n"
+    check("eu-stack: a trace's name keeps its (trace N)", J.parse_eu_stack(eu) == [(0x1011, trace)])
+    bpf = "@[\n\t1011 lua:hot@spin.lua:14 (trace 1)+17 (/tmp/perf-1.map)\n]: 1\n"
+    check("bpftrace: a trace's name keeps its (trace N)",
+          J.parse_bpftrace(bpf) == [[(0x1011, "lua:hot@spin.lua:14 (trace 1)")]])
+    guest = ("#5  0x0000000000001011 in lua:step@guest.lua:15 () at guest.lua:15\n"
+             "#6  lua:hot@guest.lua:22 (trace 1) () at guest.lua:23\n")
+    check("gdb: a trace's inline frame and the trace, at their lines",
+          J.guests_gdb(guest) == [("lua:step@guest.lua:15", "guest.lua:15"),
+                                  ("lua:hot@guest.lua:22 (trace 1)", "guest.lua:23")])
+    hot, cool = "lua:hot@spin.lua:14 (trace 1)", "lua:cool@spin.lua:20 (trace 2)"
+    want = mxluajit.Leaves([hot], [cool])
+    leaves = lambda h, c, o: mxluajit.judge_leaves(
+        [[(None, hot)]] * h + [[(None, cool)]] * c + [[(0x1234, None)]] * o, want)[0]
+    check("profile: samples mostly in hot's trace pass", leaves(150, 20, 30))
+    check("profile: hot's trace unnamed (bare addresses) fails", not leaves(0, 0, 200))
+    check("profile: less than half in hot's trace fails", not leaves(90, 10, 100))
+    check("profile: hot's not three times cool's fails", not leaves(120, 50, 0))
+    check("profile: too few samples fail", not leaves(40, 5, 0))
 
 
 def guest_cases():

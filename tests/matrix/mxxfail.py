@@ -141,6 +141,33 @@ XFAIL += [
      "records in x29"),
 ]
 
+# -- the LuaJIT block (mxluajit.py): Debian's stock luajit, without the module
+# (lj-none) and with it.  LuaJIT's traces and interpreter keep no frame
+# pointer: rbp is a general register (vm_x64.dasc RB).
+NO_FP_LJ = "LuaJIT's traces and interpreter keep no frame pointer (rbp is a general register, vm_x64.dasc)"
+XFAIL += [
+    (["glibc-backtrace", "libgcc"], ["lj-none"],
+     "stock luajit registers one FDE over all its machine code, for its own error unwinding "
+     "(lj_err.c); its rules are not a trace's frame, and libgcc aborts inside _Unwind_Backtrace "
+     "(SIGABRT, from backtrace() too) when it follows them"),
+    (["gdb-live", "gdb-core"], ["lj-none"],
+     "nothing published: gdb takes the word at rsp for the trace's return address and unwinds "
+     "into garbage after it"),
+    (["lldb-live", "lldb-core"], ["lj-none"],
+     "nothing published: lldb's fallback walks frame pointers and gives up at the trace: " + NO_FP_LJ),
+    (["unw-ptrace-jit", "dwfl-live", "dwfl-core", "jitstack-live", "jitstack-core"], ["lj-none"],
+     "nothing published: the frame-pointer fallback is all that is left, and it stops at the trace: "
+     + NO_FP_LJ),
+    (["eu-stack-live", "eu-stack-core"], ["lj-none", "lj-module", "lj-guest"],
+     "eu-stack (libdwfl) reads no JIT registration: its only way through a trace is the rbp chain, "
+     "and " + NO_FP_LJ),
+    (["perf-fp", "bpftrace"], ["lj-none"],
+     "stock luajit writes no perf map: samples in trace code are bare addresses"),
+    (["perf-dwarf"], ["lj-none"],
+     "stock luajit writes no jitdump: perf inject --jit makes no object of the traces, and samples "
+     "in trace code are bare addresses"),
+]
+
 
 def expected_failure(method, column):
     """(reason, partial) when the cell is expected to fail, else None."""

@@ -54,8 +54,34 @@ static int jit_section_address(Dwfl_Module *mod, void **userdata, const char *mo
  * image's .eh_frame lives wherever the image was allocated (the heap, far
  * from the code), so the module would cover every library in between and
  * hide them.  In our copy only .text stays allocated; libdw still reads
- * .eh_frame by name, and its absolute pointers need no layout. */
-static void only_text_allocated(uint8_t *img, size_t size)
+ * .eh_frame by name, and its absolute pointers need no layout.
+ *
+ * libdwfl (0.188) also lays the module's .text out at the base it is given
+ * rounded up to 256 bytes, whatever the section's address (measured: a
+ * .text at 0x..feda given base 0x..fe00 lands at 0x..fe00, given
+ * 0x..feda at 0x..ff00).  Code that starts anywhere (LuaJIT's traces)
+ * would then be named and found that far off, or not at all.  So .text
+ * starts `pad` lower, at the 256-byte boundary below the code, and grows
+ * by as much, and its symbols move up by `pad`: reported at that boundary,
+ * .text lands at its own address (libdwfl's bias for the CFI and the
+ * DWARF, whose addresses are absolute, is then 0) and the symbols at
+ * theirs. */
+static void pad_symbols(uint8_t *img, size_t size, const Elf64_Shdr *symtab, unsigned text, uint64_t pad)
+{
+	if (symtab->sh_offset > size || symtab->sh_size > size - symtab->sh_offset)
+		return;
+	for (size_t off = 0; off + sizeof(Elf64_Sym) <= symtab->sh_size; off += sizeof(Elf64_Sym)) {
+		uint8_t *at = img + symtab->sh_offset + off;
+		Elf64_Sym sym;
+		memcpy(&sym, at, sizeof sym);
+		if (sym.st_shndx == text) {
+			sym.st_value += pad;
+			memcpy(at, &sym, sizeof sym);
+		}
+	}
+}
+
+static void only_text_allocated(uint8_t *img, size_t size, uint64_t pad)
 {
 	Elf64_Ehdr eh;
 	if (size < sizeof eh)
@@ -64,7 +90,8 @@ static void only_text_allocated(uint8_t *img, size_t size)
 	if (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff > size ||
 	    eh.e_shnum > (size - eh.e_shoff) / sizeof(Elf64_Shdr) || eh.e_shstrndx >= eh.e_shnum)
 		return;
-	Elf64_Shdr strs;
+	Elf64_Shdr strs, symtab = { 0 };
+	unsigned text = 0;
 	memcpy(&strs, img + eh.e_shoff + eh.e_shstrndx * sizeof strs, sizeof strs);
 	for (unsigned i = 0; i < eh.e_shnum; i++) {
 		uint8_t *at = img + eh.e_shoff + i * sizeof(Elf64_Shdr);
@@ -75,11 +102,20 @@ static void only_text_allocated(uint8_t *img, size_t size)
 		const char *name = (const char *)img + strs.sh_offset + sh.sh_name;
 		size_t room = size - strs.sh_offset - sh.sh_name;
 		int is_text = room > 5 && !memcmp(name, ".text", 6);
-		if ((sh.sh_flags & SHF_ALLOC) && !is_text) {
+		if (sh.sh_type == SHT_SYMTAB)
+			symtab = sh;
+		if (is_text && !text) {
+			text = i;
+			sh.sh_addr -= pad;
+			sh.sh_size += pad;
+			memcpy(at, &sh, sizeof sh);
+		} else if (sh.sh_flags & SHF_ALLOC) {
 			sh.sh_flags &= ~(uint64_t)SHF_ALLOC;
 			memcpy(at, &sh, sizeof sh);
 		}
 	}
+	if (text && symtab.sh_entsize == sizeof(Elf64_Sym))
+		pad_symbols(img, size, &symtab, text, pad);
 }
 
 static const Dwfl_Callbacks live_callbacks = {
@@ -170,7 +206,10 @@ static int report_images(mx_remote *r, mx_read_fn rd, void *ctx, char *err, size
 			return -1;
 		}
 		for (size_t i = 0; i < imgs.n; i++) {
-			only_text_allocated(imgs.v[i].bytes, imgs.v[i].size);
+			/* the 256-byte boundary at or below the code (see
+			 * only_text_allocated); libdwfl owns fd from here on */
+			GElf_Addr base = imgs.v[i].text_lo & ~(GElf_Addr)0xff;
+			only_text_allocated(imgs.v[i].bytes, imgs.v[i].size, imgs.v[i].text_lo - base);
 			int fd = memfd_create("jit-image", MFD_CLOEXEC);
 			if (fd < 0 || write(fd, imgs.v[i].bytes, imgs.v[i].size) != (ssize_t)imgs.v[i].size) {
 				snprintf(err, errlen, "memfd for a JIT image: %m");
@@ -180,13 +219,6 @@ static int report_images(mx_remote *r, mx_read_fn rd, void *ctx, char *err, size
 			}
 			char name[64];
 			snprintf(name, sizeof name, "[jit %#lx]", (unsigned long)imgs.v[i].text_lo);
-			/* libdwfl (0.188) lays an ET_REL module out from `base`
-			 * rounded up to 256 bytes, keeping .text's address modulo
-			 * 256 (measured: base 0x..ff00 and 0x..ff07 put a .text at
-			 * 0x..ff07 at 0x..ff07 and 0x..0007 past the next 256).  Code
-			 * that starts anywhere (LuaJIT's traces) needs the base
-			 * rounded down.  libdwfl owns fd from here on. */
-			GElf_Addr base = imgs.v[i].text_lo & ~(GElf_Addr)0xff;
 			if (dwfl_report_elf(r->dwfl, name, name, fd, base, false))
 				total++;
 			else

@@ -6,27 +6,13 @@
 --          its function's traces flushed (jit.flush(gone): no event)
 --   chunk  a loaded chunk's trace, freed by the GC with its prototype
 --   hot    the trace the probe waits in
--- LJP_EXPECT as in probe.lua.
+-- LJP_EXPECT as in probe.lua (tracelog.lua).
 local ffi = require "ffi"
 local jutil = require "jit.util"
+require "tracelog"
 
 ffi.cdef "int ljp_probe(int i);"
 local P = ffi.load(assert(os.getenv("LJP_LIB"), "LJP_LIB: the path of libljprobe.so"))
-
-local expect = os.getenv("LJP_EXPECT")
-if expect then
-  local out = assert(io.open(expect .. ".traces", "w"))
-  local starts = {}
-  jit.attach(function(what, tr, func, pc)
-    if what == "start" then
-      starts[tr] = jutil.funcinfo(func, pc).currentline
-    elseif what == "stop" then
-      local code, addr = jutil.tracemc(tr)
-      out:write(string.format("%d 0x%x %d %d\n", tr, addr, #code, starts[tr]))
-      out:flush()
-    end
-  end, "trace")
-end
 
 local function old(n)
   local s = 0

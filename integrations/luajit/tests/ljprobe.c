@@ -16,14 +16,17 @@
  *
  * With LJP_EXPECT=FILE, before acting, it writes what its own part of the
  * stack is: "c ljp_inner", "c ljp_probe", and "ret 0xADDR", the return
- * address into the trace that called it.  The workload's Lua side writes
- * which trace lives where (FILE.traces); the judge (ljjudge.py) puts the
- * two together.
+ * address into the trace that called it; then "module 0xBASE PATH" for
+ * each object loaded (luajit itself, this library, ...), so that a judge
+ * can place the C functions by their symbols.  The workload's Lua side
+ * writes which trace lives where (FILE.traces); the judges (ljjudge.py,
+ * the matrix's mxluajit.py) put the two together.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <dlfcn.h>
+#include <link.h>
 #include <execinfo.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -50,6 +53,24 @@ static _Unwind_Reason_Code one_frame(struct _Unwind_Context *ctx, void *arg)
 	return ++*n < MAX_FRAMES ? _URC_NO_REASON : _URC_END_OF_STACK;
 }
 
+static int one_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	FILE *f = arg;
+	char exe[4096];
+	const char *path = info->dlpi_name;
+	(void)size;
+	if (!path[0]) { /* the executable: dl_iterate_phdr does not name it */
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+		if (n <= 0)
+			return 0;
+		exe[n] = 0;
+		path = exe;
+	}
+	if (path[0] == '/')
+		fprintf(f, "module %#lx %s\n", (unsigned long)info->dlpi_addr, path);
+	return 0;
+}
+
 static void write_expect(void *ret)
 {
 	const char *path = getenv("LJP_EXPECT");
@@ -61,6 +82,7 @@ static void write_expect(void *ret)
 		exit(2);
 	}
 	fprintf(f, "c ljp_inner\nc ljp_probe\nret %p\n", ret);
+	dl_iterate_phdr(one_module, f);
 	if (fclose(f)) {
 		perror(path);
 		exit(2);

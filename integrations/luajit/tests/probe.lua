@@ -6,28 +6,13 @@
 --   luajit [-l jitunwind] probe.lua [ITERATIONS]
 --
 -- With LJP_EXPECT=FILE, LuaJIT's own trace events are written to
--- FILE.traces ("N 0xADDR SIZE STARTLINE" at each stop), for ljjudge.py.
--- The loop's line carries the mark ljjudge.py expects the trace's name from.
+-- FILE.traces (tracelog.lua), for the judges.  The loop's line carries the
+-- mark they expect the trace's name from.
 local ffi = require "ffi"
-local jutil = require "jit.util"
+require "tracelog"
 
 ffi.cdef "int ljp_probe(int i);"
 local P = ffi.load(assert(os.getenv("LJP_LIB"), "LJP_LIB: the path of libljprobe.so"))
-
-local expect = os.getenv("LJP_EXPECT")
-if expect then
-  local out = assert(io.open(expect .. ".traces", "w"))
-  local starts = {}
-  jit.attach(function(what, tr, func, pc)
-    if what == "start" then
-      starts[tr] = jutil.funcinfo(func, pc).currentline
-    elseif what == "stop" then
-      local code, addr = jutil.tracemc(tr)
-      out:write(string.format("%d 0x%x %d %d\n", tr, addr, #code, starts[tr]))
-      out:flush()
-    end
-  end, "trace")
-end
 
 local function hot(n)
   local s = 0

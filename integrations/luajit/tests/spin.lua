@@ -5,7 +5,10 @@
 --   luajit [-l jitunwind] spin.lua [SECONDS]
 --
 -- Each loop's line carries the mark the tests take the trace's expected
--- name from (lua:FUNC@spin.lua:LINE).
+-- name from (lua:FUNC@spin.lua:LINE); with LJP_EXPECT=FILE, LuaJIT's own
+-- trace events are written to FILE.traces (tracelog.lua), which tell the
+-- trace numbers.
+require "tracelog"
 local function hot(n)
   local s = 0
   for i = 1, n do s = (s * 31 + i) % 1000003 end --> trace: hot
