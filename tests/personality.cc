@@ -26,8 +26,10 @@
 //
 // --none publishes the same blobs without personality or LSDA, to show that
 // each check can fail (chain: no personality is called, exit 1; catch: the
-// C++ caller catches, exit 1).  x86-64 only.  Exit 0 when the unwinder
-// did as the blobs say, 1 when not, 2 on setup errors, 77 to skip.
+// C++ caller catches, exit 1).  The blobs' machine code is x86-64 or
+// AArch64 (cross-built and run under qemu-user: t-aarch64-*.sh), each
+// spelled out below.  Exit 0 when the unwinder did as the blobs say, 1
+// when not, 2 on setup errors.
 #include "jitunwind.h"
 
 #include <cstdint>
@@ -95,29 +97,106 @@ static const uint8_t lsda_of_a[] = { 0xff, 0xff, 0x01, 0x00 }; // never parsed: 
 
 // ---- code ----------------------------------------------------------------------
 
+// Each architecture's few instructions, spelled out so that the offsets in
+// the frame descriptions can be read off them: a frame-pointer prologue
+// (PUSH_END: after the save of the caller's frame pointer, SET_END: after
+// the frame pointer is set), an absolute call, a return value, and the
+// epilogue (ju_range: from after the frame pointer's restore to after the
+// return).
+#if defined(__x86_64__)
+enum { PUSH_END = 1, SET_END = 4 };
+
 static void imm64(std::vector<uint8_t> &p, uint64_t v)
 {
 	for (int i = 0; i < 8; i++)
 		p.push_back((uint8_t)(v >> (8 * i)));
 }
 
-// push %rbp; mov %rsp,%rbp; movabs $target,%rax; call *%rax; [after the call]
-static void prologue_and_call(std::vector<uint8_t> &p, const void *target)
+static void emit_prologue(std::vector<uint8_t> &p)
 {
-	p.insert(p.end(), { 0x55, 0x48, 0x89, 0xe5 });
-	p.insert(p.end(), { 0x48, 0xb8 });
-	imm64(p, (uintptr_t)target);
-	p.insert(p.end(), { 0xff, 0xd0 });
+	p.insert(p.end(), { 0x55, 0x48, 0x89, 0xe5 }); // push %rbp; mov %rsp,%rbp
 }
 
-// A frame-pointer blob that calls target and returns: 18 bytes.
+static void emit_call(std::vector<uint8_t> &p, const void *target)
+{
+	p.insert(p.end(), { 0x48, 0xb8 }); // movabs $target,%rax
+	imm64(p, (uintptr_t)target);
+	p.insert(p.end(), { 0xff, 0xd0 }); // call *%rax
+}
+
+static void emit_return_value(std::vector<uint8_t> &p, uint8_t v)
+{
+	if (v)
+		p.insert(p.end(), { 0xb8, v, 0, 0, 0 }); // mov $v,%eax
+	else
+		p.insert(p.end(), { 0x31, 0xc0 }); // xor %eax,%eax
+}
+
+// A landing pad gets the exception in %rax (__builtin_eh_return_data_regno(0));
+// __cxa_begin_catch takes it in %rdi.
+static void emit_exception_to_first_arg(std::vector<uint8_t> &p)
+{
+	p.insert(p.end(), { 0x48, 0x89, 0xc7 }); // mov %rax,%rdi
+}
+
+static void emit_epilogue(std::vector<uint8_t> &p, ju_range *ep)
+{
+	p.push_back(0x5d); // pop %rbp
+	*ep = { (uint32_t)p.size(), (uint32_t)p.size() + 1 };
+	p.push_back(0xc3); // ret
+}
+#elif defined(__aarch64__)
+enum { PUSH_END = 4, SET_END = 8 };
+
+static void insn(std::vector<uint8_t> &p, uint32_t w)
+{
+	for (int i = 0; i < 4; i++)
+		p.push_back((uint8_t)(w >> (8 * i)));
+}
+
+static void emit_prologue(std::vector<uint8_t> &p)
+{
+	insn(p, 0xa9bf7bfdu); // stp x29, x30, [sp, #-16]!
+	insn(p, 0x910003fdu); // mov x29, sp
+}
+
+// movz/movk x16, #target (four halves); blr x16
+static void emit_call(std::vector<uint8_t> &p, const void *target)
+{
+	uint64_t t = (uintptr_t)target;
+	for (uint32_t hw = 0; hw < 4; hw++)
+		insn(p, (hw ? 0xf2800010u : 0xd2800010u) | hw << 21 |
+				((uint32_t)(t >> (16 * hw)) & 0xffff) << 5);
+	insn(p, 0xd63f0200u); // blr x16
+}
+
+static void emit_return_value(std::vector<uint8_t> &p, uint8_t v)
+{
+	insn(p, 0x52800000u | (uint32_t)v << 5); // mov w0, #v
+}
+
+// A landing pad gets the exception in x0, where __cxa_begin_catch takes it.
+static void emit_exception_to_first_arg(std::vector<uint8_t> &)
+{
+}
+
+static void emit_epilogue(std::vector<uint8_t> &p, ju_range *ep)
+{
+	insn(p, 0xa8c17bfdu); // ldp x29, x30, [sp], #16
+	*ep = { (uint32_t)p.size(), (uint32_t)p.size() + 4 };
+	insn(p, 0xd65f03c0u); // ret
+}
+#else
+#error "personality.cc: the blobs are written for x86-64 and AArch64"
+#endif
+
+// A frame-pointer blob that calls target and returns.
 static std::vector<uint8_t> caller_blob(const void *target, ju_range *epilogue)
 {
 	std::vector<uint8_t> p;
-	prologue_and_call(p, target);
-	p.push_back(0x5d); // pop %rbp
-	*epilogue = { (uint32_t)p.size(), (uint32_t)p.size() + 1 };
-	p.push_back(0xc3); // ret
+	emit_prologue(p);
+	emit_call(p, target);
+	emit_epilogue(p, epilogue);
 	return p;
 }
 
@@ -130,8 +209,8 @@ static ju_blob fp_blob(const uint8_t *at, size_t size, const char *name, const j
 	b.size = size;
 	b.name = name;
 	b.frame.kind = JU_FRAME_FP;
-	b.frame.u.fp.push_end = 1;
-	b.frame.u.fp.set_end = 4;
+	b.frame.u.fp.push_end = PUSH_END;
+	b.frame.u.fp.set_end = SET_END;
 	b.frame.u.fp.epilogues = epilogues;
 	b.frame.u.fp.n_epilogues = n_ep;
 	return b;
@@ -144,6 +223,8 @@ static bool place(size_t at, const std::vector<uint8_t> &bytes)
 	if (mprotect(code, 4096, PROT_READ | PROT_WRITE))
 		return false;
 	std::memcpy(code + at, bytes.data(), bytes.size());
+	// AArch64 fetches instructions through a cache of its own
+	__builtin___clear_cache((char *)code + at, (char *)code + at + bytes.size());
 	return !mprotect(code, 4096, PROT_READ | PROT_EXEC);
 }
 
@@ -165,6 +246,7 @@ static ju_ctx *open_ctx(uint32_t channels)
 
 enum { OUTER = 0, MIDDLE = 64, INNER = 128 };
 static ju_range ep[3];
+static size_t caller_size; // the bytes of each of the three (chain_code)
 
 // The chain, or with `swapped` only its outer and inner blobs, personalities
 // swapped.  The chain comes with 72 blobs of filler after it (never run),
@@ -174,9 +256,9 @@ static ju_range ep[3];
 enum { FILLERS = 72 };
 static int publish_chain(ju_ctx *ctx, bool none, bool swapped)
 {
-	ju_blob b[3 + FILLERS] = { fp_blob(code + OUTER, 18, "jit:outer", &ep[0], 1),
-				   fp_blob(code + INNER, 18, "jit:inner", &ep[2], 1),
-				   fp_blob(code + MIDDLE, 18, "jit:middle", &ep[1], 1) };
+	ju_blob b[3 + FILLERS] = { fp_blob(code + OUTER, caller_size, "jit:outer", &ep[0], 1),
+				   fp_blob(code + INNER, caller_size, "jit:inner", &ep[2], 1),
+				   fp_blob(code + MIDDLE, caller_size, "jit:middle", &ep[1], 1) };
 	for (int i = 0; i < FILLERS; i++) {
 		b[3 + i] = fp_blob(code + 256 + 16 * i, 16, "jit:filler", nullptr, 0);
 		b[3 + i].frame.kind = JU_FRAME_LEAF;
@@ -196,7 +278,9 @@ static int publish_chain(ju_ctx *ctx, bool none, bool swapped)
 
 static bool chain_code(void)
 {
-	return place(OUTER, caller_blob(code + MIDDLE, &ep[0])) &&
+	std::vector<uint8_t> outer = caller_blob(code + MIDDLE, &ep[0]);
+	caller_size = outer.size(); // the three differ in the call's target only
+	return caller_size <= MIDDLE - OUTER && place(OUTER, outer) &&
 	       place(MIDDLE, caller_blob(code + INNER, &ep[1])) &&
 	       place(INNER, caller_blob((const void *)thrower, &ep[2]));
 }
@@ -314,34 +398,23 @@ static std::vector<uint8_t> catch_all_lsda(uint32_t cs_start, uint32_t cs_len, u
 
 static std::vector<uint8_t> the_lsda;
 
-// push %rbp; mov %rsp,%rbp; call thrower; xor %eax,%eax; pop %rbp; ret;
-// landing pad: mov %rax,%rdi; call __cxa_begin_catch; call __cxa_end_catch;
-// mov $42,%eax; pop %rbp; ret.
+// prologue; call thrower; return 0 -- the landing pad: the exception to
+// __cxa_begin_catch; call __cxa_end_catch; return 42.
 static std::vector<uint8_t> catching_blob(ju_range *ep2, uint32_t *cs_start, uint32_t *cs_len, uint32_t *lp)
 {
 	std::vector<uint8_t> p;
-	p.insert(p.end(), { 0x55, 0x48, 0x89, 0xe5 });
+	emit_prologue(p);
 	*cs_start = (uint32_t)p.size();
-	p.insert(p.end(), { 0x48, 0xb8 });
-	imm64(p, (uintptr_t)thrower);
-	p.insert(p.end(), { 0xff, 0xd0 }); // call *%rax
+	emit_call(p, (const void *)thrower);
 	*cs_len = (uint32_t)p.size() - *cs_start;
-	p.insert(p.end(), { 0x31, 0xc0 }); // xor %eax,%eax
-	p.push_back(0x5d);                 // pop %rbp
-	ep2[0] = { (uint32_t)p.size(), (uint32_t)p.size() + 1 };
-	p.push_back(0xc3); // ret
+	emit_return_value(p, 0);
+	emit_epilogue(p, &ep2[0]);
 	*lp = (uint32_t)p.size();
-	p.insert(p.end(), { 0x48, 0x89, 0xc7 }); // mov %rax,%rdi: the exception
-	p.insert(p.end(), { 0x48, 0xb8 });
-	imm64(p, (uintptr_t)__cxxabiv1::__cxa_begin_catch);
-	p.insert(p.end(), { 0xff, 0xd0 });
-	p.insert(p.end(), { 0x48, 0xb8 });
-	imm64(p, (uintptr_t)__cxxabiv1::__cxa_end_catch);
-	p.insert(p.end(), { 0xff, 0xd0 });
-	p.insert(p.end(), { 0xb8, 42, 0, 0, 0 }); // mov $42,%eax
-	p.push_back(0x5d);
-	ep2[1] = { (uint32_t)p.size(), (uint32_t)p.size() + 1 };
-	p.push_back(0xc3);
+	emit_exception_to_first_arg(p);
+	emit_call(p, (const void *)__cxxabiv1::__cxa_begin_catch);
+	emit_call(p, (const void *)__cxxabiv1::__cxa_end_catch);
+	emit_return_value(p, 42);
+	emit_epilogue(p, &ep2[1]);
 	return p;
 }
 
@@ -412,10 +485,6 @@ static int dump(const char *dir)
 
 int main(int argc, char **argv)
 {
-#ifndef __x86_64__
-	std::puts("skip: the JIT code is x86-64");
-	return 77;
-#endif
 	if (argc < 2) {
 		std::puts("usage: personality chain|catch|dump DIR [--none]");
 		return 2;

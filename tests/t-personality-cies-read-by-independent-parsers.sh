@@ -3,30 +3,35 @@
 # .eh_frame without a complaint, and show the outer blob's FDE under a
 # "zPLR" CIE with personality A and its LSDA, the inner blob's under a "zPR"
 # CIE with personality B, and the middle one's under the plain "zR" CIE.
-# The addresses come from the workload (tests/personality.cc dump prints
-# them), never from a tool.
+# llvm-dwarfdump-19 --verify finds no error in them either.  The images of
+# x86-64 blobs, and of AArch64 blobs (the same program cross-built, run
+# under qemu-user) when the cross-built program and qemu are there.  The
+# addresses come from the workload (tests/personality.cc dump prints them),
+# never from a tool.
 . "$(dirname "$0")/lib.sh"
+. "$ROOT/tests/aarch64.sh"
 need_file "$TB/personality" "make tests builds it"
 need_cmd readelf
 need_cmd eu-readelf
 need_cmd llvm-dwarfdump-19
-mkdir images
-limit 60 "$TB/personality" dump images > dump.out 2>&1
-rc=$?
-cat dump.out
-[ $rc = 77 ] && skip "$(tail -1 dump.out)"
-[ $rc = 0 ] || fail "dump: exit $rc"
-val() { awk -v k="$1" '$1 == k { print $2 }' dump.out; }
-for f in images/*.o; do
-	readelf -W --debug-dump=frames "$f" > "$f.readelf" 2> "$f.readelf.err"
-	[ -s "$f.readelf.err" ] && { cat "$f.readelf.err"; fail "readelf complained about $f"; }
-	grep -iq warning "$f.readelf" && fail "readelf warned on $f"
-	eu-readelf -wframes "$f" > "$f.eu" 2> "$f.eu.err"
-	[ -s "$f.eu.err" ] && { cat "$f.eu.err"; fail "eu-readelf complained about $f"; }
-	llvm-dwarfdump-19 --eh-frame "$f" > "$f.dd" 2>&1 || fail "llvm-dwarfdump-19 on $f"
-	grep -Eiq 'error|warning|invalid' "$f.dd" && { grep -Ei 'error|warning|invalid' "$f.dd" | head; fail "llvm-dwarfdump-19 complained about $f"; }
-done
-python3 - "$(val personality_a)" "$(val personality_b)" "$(val lsda_a)" "$(val outer)" "$(val inner)" images/*.o <<'PY' || fail "the CIEs and FDEs are not as published"
+
+# check ARCH DIR: the images in DIR, their dump's values in DIR/dump.out
+check() {
+	arch=$1 images=$2
+	val() { awk -v k="$1" '$1 == k { print $2 }' "$images/dump.out"; }
+	for f in "$images"/*.o; do
+		readelf -h "$f" | grep -q "Machine:.*$arch" || fail "$f is not an $arch image"
+		readelf -W --debug-dump=frames "$f" > "$f.readelf" 2> "$f.readelf.err"
+		[ -s "$f.readelf.err" ] && { cat "$f.readelf.err"; fail "readelf complained about $f"; }
+		grep -iq warning "$f.readelf" && fail "readelf warned on $f"
+		eu-readelf -wframes "$f" > "$f.eu" 2> "$f.eu.err"
+		[ -s "$f.eu.err" ] && { cat "$f.eu.err"; fail "eu-readelf complained about $f"; }
+		llvm-dwarfdump-19 --eh-frame "$f" > "$f.dd" 2>&1 || fail "llvm-dwarfdump-19 on $f"
+		grep -Eiq 'error|warning|invalid' "$f.dd" && { grep -Ei 'error|warning|invalid' "$f.dd" | head; fail "llvm-dwarfdump-19 complained about $f"; }
+		llvm-dwarfdump-19 --verify "$f" > "$f.verify" 2>&1 && grep -q '^No errors' "$f.verify" ||
+			{ cat "$f.verify"; fail "llvm-dwarfdump-19 --verify found errors in $f"; }
+	done
+	python3 - "$(val personality_a)" "$(val personality_b)" "$(val lsda_a)" "$(val outer)" "$(val inner)" "$images"/*.o <<'PY' || fail "$arch: the CIEs and FDEs are not as published"
 import re, struct, sys
 pa, pb, lsda, outer, inner = (int(x, 16) for x in sys.argv[1:6])
 middle = outer + 64
@@ -88,5 +93,32 @@ for f in files:
         print(f'{f}: FDE at {pc:#x}: CIE "{aug}"' + (f', personality {pers:#x}' if pers else '') + (f', LSDA {l:#x}' if l else ''))
 assert found == 3, f'found {found} of the 3 blobs'
 PY
-grep -q 'zPLR' images/*.eu || fail "eu-readelf shows no zPLR CIE"
-pass "readelf, eu-readelf and llvm-dwarfdump-19 read the zPLR and zPR CIEs with the published personalities and LSDA"
+	grep -q 'zPLR' "$images"/*.eu || fail "$arch: eu-readelf shows no zPLR CIE"
+	echo "$arch: the zPLR, zPR and zR CIEs as published"
+}
+
+mkdir x86-64
+limit 60 "$TB/personality" dump x86-64 > x86-64/dump.out 2>&1
+rc=$?
+cat x86-64/dump.out
+[ $rc = 0 ] || fail "dump: exit $rc"
+check X86-64 x86-64
+
+# AArch64: the blobs' instructions and the CIEs' columns (x30, sp) differ
+A64=$BUILD/aarch64/personality
+if ! command -v qemu-aarch64 > /dev/null; then
+	echo "skip (AArch64 images): qemu-aarch64 is not installed"
+	arches=x86-64
+elif [ ! -e "$A64" ] || [ ! -e "$QEMU_LD_PREFIX/lib/ld-linux-aarch64.so.1" ]; then
+	echo "skip (AArch64 images): $A64 or the AArch64 libc is missing (make tests-aarch64; libc6-arm64-cross)"
+	arches=x86-64
+else
+	mkdir aarch64
+	(ulimit -c 0 && exec timeout -k 5 60 qemu-aarch64 "$A64" dump aarch64) > aarch64/dump.out 2>&1
+	rc=$?
+	cat aarch64/dump.out
+	[ $rc = 0 ] || fail "AArch64 dump: exit $rc"
+	check AArch64 aarch64
+	arches="x86-64 and AArch64"
+fi
+pass "readelf, eu-readelf and llvm-dwarfdump-19 read the zPLR and zPR CIEs with the published personalities and LSDA ($arches)"

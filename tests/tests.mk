@@ -150,7 +150,7 @@ A64_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -O2 -g -pthread
 A64_OBJS   := $(patsubst %.c,$(A64_DIR)/obj/%.o,$(LIB_SRCS:src/%=%))
 
 .PHONY: tests-aarch64
-tests-aarch64: $(A64_DIR)/child
+tests-aarch64: $(A64_DIR)/child $(A64_DIR)/personality
 tests: tests-aarch64
 
 $(A64_DIR)/obj/%.o: src/%.c $(wildcard src/*.h) $(FMT_HDRS) include/jitunwind.h | test-deps
@@ -170,6 +170,10 @@ $(A64_DIR)/child: tests/child.c tests/unwind_pcs.h tests/child_cxx.cc $(A64_DIR)
 		-c -o $@.o tests/child.c
 	$(A64_PREFIX)g++ -O1 -g -fno-omit-frame-pointer -c -o $@-cxx.o tests/child_cxx.cc
 	$(A64_PREFIX)g++ -rdynamic -o $@ $@.o $@-cxx.o $(A64_DIR)/libjitunwind.a -ldl -pthread
+
+# tests/personality.cc's AArch64 blobs: their personality CIEs and LSDAs.
+$(A64_DIR)/personality: tests/personality.cc $(A64_DIR)/libjitunwind.a
+	$(A64_PREFIX)g++ -std=c++17 -O2 -g $(WARN) -Iinclude -o $@ $< $(A64_DIR)/libjitunwind.a -ldl -pthread
 
 # Longer runs of the concurrency tests: `make stress` (JU_CHURN_SECONDS and
 # JU_SIGNAL_SECONDS, default 600; `make check` runs them for 3 s and for

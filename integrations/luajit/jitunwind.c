@@ -50,6 +50,7 @@ typedef struct module_state {
 	struct {
 		uint64_t publishes, unpublishes, failures;
 		uint64_t publish_ns, publish_ns_max, unpublish_ns;
+		uint64_t guest_publishes, inlines; /* traces with guest frames; their frames */
 	} st;
 	char last_error[256];
 } module_state;
@@ -318,6 +319,8 @@ static int l_publish(lua_State *L)
 	if (err)
 		return failure(L, s, "trace %d: %s", (int)tr, ju_errmsg());
 	s->st.publishes++;
+	s->st.guest_publishes += g.n_inlines > 0;
+	s->st.inlines += g.n_inlines;
 	s->st.publish_ns += dt;
 	if (dt > s->st.publish_ns_max)
 		s->st.publish_ns_max = dt;
@@ -418,7 +421,7 @@ static void set_number(lua_State *L, const char *k, double v)
 static int l_stats(lua_State *L)
 {
 	module_state *s = state(L);
-	lua_createtable(L, 0, 12);
+	lua_createtable(L, 0, 14);
 	set_number(L, "published", (double)ju_count(s->ctx));
 	set_number(L, "publishes", (double)s->st.publishes);
 	set_number(L, "unpublishes", (double)s->st.unpublishes);
@@ -426,6 +429,8 @@ static int l_stats(lua_State *L)
 	set_number(L, "publish_ns", (double)s->st.publish_ns);
 	set_number(L, "publish_ns_max", (double)s->st.publish_ns_max);
 	set_number(L, "unpublish_ns", (double)s->st.unpublish_ns);
+	set_number(L, "guest_publishes", (double)s->st.guest_publishes);
+	set_number(L, "inlines", (double)s->st.inlines);
 	set_number(L, "channels", (double)ju_channels(s->ctx));
 	lua_pushstring(L, s->last_error);
 	lua_setfield(L, -2, "last_error");

@@ -7,6 +7,7 @@
 #                   luajit looks for C modules (package.cpath); part of
 #                   make install when LuaJIT's headers are installed
 #   bench-luajit    docs/BENCHMARKS.md's LuaJIT section
+#   bench-luajit-guest  its guest frames' cost (on against off), with callgrind
 #
 # The module links libjitunwind.a (position-independent: the library's
 # objects are built with -fPIC), so loading it needs no other file; it does
@@ -22,7 +23,7 @@ LUAJIT_CFLAGS = $(shell pkg-config --cflags luajit 2>/dev/null || echo -I/usr/in
 LJ_CFLAGS = $(ALL_CFLAGS) -fPIC -fvisibility=hidden -Iinclude -I. -I$(LJ) -I$(LJ_B) $(LUAJIT_CFLAGS)
 LJ_OBJS := $(LJ_B)/obj/jitunwind.o $(LJ_B)/obj/traceframe.o $(LJ_B)/obj/bytes.o $(LJ_B)/obj/ehframe.o
 
-.PHONY: luajit luajit-check-tools install-luajit bench-luajit
+.PHONY: luajit luajit-check-tools install-luajit bench-luajit bench-luajit-guest
 luajit: $(LJ_MOD) $(LJ_PROBE) $(LJ_B)/test-traceframe
 # The tests also read the process with jitstack and the matrix's mx-dwfl
 # (paths: their fragments are included after this one).
@@ -75,3 +76,5 @@ install-luajit: $(LJ_MOD)
 
 bench-luajit: $(LJ_MOD)
 	python3 $(LJ)/bench/bench.py $(BUILD)
+bench-luajit-guest: $(LJ_MOD)
+	python3 $(LJ)/bench/bench.py $(BUILD) 11 guest 5
