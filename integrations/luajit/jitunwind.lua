@@ -204,6 +204,20 @@ end
 local function guest_frames(tr, root, addr, size, start_line)
   local nexit = traceinfo(tr).nexit
   if nexit == 0 or not lua_function(root) then return nil end
+  -- most traces inline nothing: unless a snapshot holds a frame above the
+  -- trace's own, there is no code to scan
+  local framed = false
+  for sn = 0, nexit - 1 do
+    local snap = tracesnap(tr, sn)
+    if snap then
+      for i = 2, #snap - 1 do
+        local e = snap[i]
+        if band(e, SNAP_FRAME) ~= 0 and rshift(e, 24) >= 2 then framed = true; break end
+      end
+    end
+    if framed then break end
+  end
+  if not framed then return nil end
   local stubs, lo, hi = {}, math.huge, 0
   for n = 0, nexit - 1 do
     local a = traceexitstub(n)
