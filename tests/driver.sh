@@ -44,7 +44,9 @@ limit() { t=$1; shift; timeout -k 5 "$t" "$@"; }
 # most) for a line matching READY (an extended regular expression); sets
 # CHILD_PID, which cleanup ends.  A program that exits first or is not
 # ready in time fails the driver with its output and "WHAT did not get
-# ready".  Usage: start_ready OUT READY WHAT PROGRAM ARGS...
+# ready".  READY_TRIES (default 200, 10 s) stretches the wait for a
+# child that must build a lot first.  Usage: start_ready OUT READY WHAT
+# PROGRAM ARGS...
 start_ready() {
 	sr_out=$1 sr_ready=$2 sr_what=$3; shift 3
 	# a "ready" left in OUT by the previous child must not count for this one
@@ -52,7 +54,7 @@ start_ready() {
 	"$@" > "$sr_out" 2>&1 &
 	CHILD_PID=$!
 	CLEANUP_PIDS="${CLEANUP_PIDS:-} $CHILD_PID"
-	for _ in $(seq 200); do
+	for _ in $(seq "${READY_TRIES:-200}"); do
 		grep -qE "$sr_ready" "$sr_out" 2>/dev/null && return 0
 		kill -0 "$CHILD_PID" 2>/dev/null || break
 		sleep 0.05

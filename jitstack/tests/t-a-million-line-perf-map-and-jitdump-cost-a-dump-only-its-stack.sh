@@ -9,6 +9,9 @@
 SJ=$BUILD/bench/scalejit
 need_file "$SJ" "make bench-scale-build"
 N=1000000
+# writing 224 MB of jitdump takes scalejit seconds, and many more under
+# AddressSanitizer on a busy machine: up to a minute
+READY_TRIES=1200
 for kind in perfmap jitdump; do
 	start_child sj-$kind.out "$SJ" $kind $N
 	bounded limit 60 "$JS" -p "$CHILD_PID" --stats > out 2> err
