@@ -90,3 +90,12 @@ baseline_fails() {
 	fi
 	echo "$what: FAIL as it must ($(grep '^got:' baseline.judge | cut -c11-170))"
 }
+
+# guest_marks: the lines of guest.lua's marks: def (where step is defined),
+# call (where hot calls it) and start (where hot's trace starts).
+guest_marks() {
+	def=$(grep -n -- '--> guest: step' guest.lua | cut -d: -f1)
+	call=$(grep -n -- '--> call: step' guest.lua | cut -d: -f1)
+	start=$(grep -n -- '--> trace: hot' guest.lua | cut -d: -f1)
+	[ -n "$def" ] && [ -n "$call" ] && [ -n "$start" ] || fail "guest.lua lost its marks"
+}

@@ -9,9 +9,7 @@
 . "$ROOT/tests/debuggers.sh"
 need_gdb
 PROBE_SCRIPT=guest.lua
-def=$(grep -n -- '--> guest: step' guest.lua | cut -d: -f1)
-call=$(grep -n -- '--> call: step' guest.lua | cut -d: -f1)
-start=$(grep -n -- '--> trace: hot' guest.lua | cut -d: -f1)
+guest_marks
 
 # The two frames, innermost first: the inline frame of step (gdb prints
 # an inline frame's pc only when it is the innermost), then the trace's.

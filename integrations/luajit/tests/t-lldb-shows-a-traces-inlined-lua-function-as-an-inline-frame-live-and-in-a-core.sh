@@ -11,10 +11,7 @@
 . "$ROOT/tests/debuggers.sh"
 need_lldb
 PROBE_SCRIPT=guest.lua
-def=$(grep -n -- '--> guest: step' guest.lua | cut -d: -f1)
-call=$(grep -n -- '--> call: step' guest.lua | cut -d: -f1)
-start=$(grep -n -- '--> trace: hot' guest.lua | cut -d: -f1)
-[ -n "$def" ] && [ -n "$call" ] && [ -n "$start" ] || fail "guest.lua lost its marks"
+guest_marks
 
 # lldb's last listing (it prints frame #0 when it attaches, then bt's):
 # the inline frame of step inside the trace, then, as the next frame, the
