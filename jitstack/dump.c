@@ -130,12 +130,15 @@ static int dump_live(js_session *s, const js_dump_opts *d, js_out *o)
 			"output %.3f ms; %lu images copied (%lu bytes), %lu memory reads; perf map %.3f ms, "
 			"%llu bytes, %lu lines; jitdump %.3f ms, %llu bytes, %lu loads\n"
 			"jitstack: stats: descriptor search: %.3f ms, %lu files read by jitstack, %lu modules opened by "
-			"libdwfl, %lu looked up in separate debuginfo\n",
+			"libdwfl, %lu looked up in separate debuginfo\n"
+			"jitstack: stats: native symbols: %lu modules indexed, %lu lookups answered by the "
+			"index, %lu by libdwfl\n",
 			(t1 - t0) / 1e6, (t2 - t1) / 1e6, (t3 - t2) / 1e6, (t4 - t3) / 1e6,
 			(now_ns() - t4) / 1e6, s->jit.copies, s->jit.copy_bytes, js_mem_syscalls(s->mem),
 			s->pm_ns / 1e6, (unsigned long long)s->pm.bytes, s->pm.lines, s->jd.ns / 1e6,
 			(unsigned long long)s->jd.bytes, s->jd.loads, s->jit.desc_ns / 1e6,
-			s->jit.desc_looked, s->jit.desc_opened, s->jit.desc_debuginfo);
+			s->jit.desc_looked, s->jit.desc_opened, s->jit.desc_debuginfo, s->syms.built,
+			s->syms.fast, s->syms.slow);
 	return rc;
 }
 

@@ -6,6 +6,7 @@
 #include "formats/jitdump.h"
 #include "formats/utf8.h"
 #include "base/grow.h"
+#include "base/maps.h"
 
 #include <elf.h>
 #include <gelf.h>
@@ -993,13 +994,12 @@ bool js_jitdump_path_live(pid_t pid, char *out, size_t len)
 	char line[4400], best[sizeof line] = "", range[64] = "";
 	bool exact = false, gone = false;
 	while (fgets(line, sizeof line, f)) {
-		char perms[8];
-		int at = -1, end = -1;
+		js_maps_line m;
 		line[strcspn(line, "\n")] = 0;
-		if (sscanf(line, "%*x-%*x%n %7s %*s %*s %*s %n", &end, perms, &at) < 1 || at < 0 ||
-		    perms[2] != 'x')
+		if (!js_maps_parse(line, strlen(line), &m) || m.perms[2] != 'x')
 			continue;
-		char *file = line + at;
+		char *file = line + (m.path - line);
+		int end = (int)m.range_len;
 		size_t n = strlen(file), d = sizeof deleted - 1;
 		/* a dump its writer unlinked (node --perf-prof-delete-file) is
 		 * still there through the mapping */

@@ -5,6 +5,7 @@
  */
 #include "target/modules.h"
 #include "base/bounds.h"
+#include "base/maps.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -26,20 +27,21 @@
  * those mappings would hide the JIT images of the code in them. */
 static bool not_a_file(const char *line, size_t n, js_mem *mem)
 {
-	unsigned long lo, hi, off;
-	int path_at = -1;
-	if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %n", &lo, &hi, &off, &path_at) < 3 || path_at < 0 ||
-	    (size_t)path_at >= n)
+	js_maps_line m;
+	if (n && line[n - 1] == '\n')
+		n--;
+	if (!js_maps_parse(line, n, &m) || !m.path_len)
 		return false;
-	const char *p = line + path_at;
 	static const char *const none[] = { "/dev/zero ", "/SYSV", "/anon_hugepage ", "/[aio] " };
-	for (size_t i = 0; i < sizeof none / sizeof *none; i++)
-		if (!strncmp(p, none[i], strlen(none[i])))
+	for (size_t i = 0; i < sizeof none / sizeof *none; i++) {
+		size_t k = strlen(none[i]);
+		if (m.path_len >= k && !memcmp(m.path, none[i], k))
 			return true;
-	if (strncmp(p, "/memfd:", 7))
+	}
+	if (m.path_len < 7 || memcmp(m.path, "/memfd:", 7))
 		return false;
 	uint8_t magic[SELFMAG];
-	return off != 0 || !mem || js_mem_read(mem, lo, magic, sizeof magic) ||
+	return m.off != 0 || !mem || js_mem_read(mem, m.lo, magic, sizeof magic) ||
 	       memcmp(magic, ELFMAG, SELFMAG);
 }
 
@@ -141,11 +143,10 @@ int js_report_proc_maps(Dwfl *dwfl, pid_t pid, js_mem *mem, js_memelf *vdso, js_
 	for (char *l = text; l < text + len;) {
 		char *nl = memchr(l, '\n', (size_t)(text + len - l));
 		size_t n = nl ? (size_t)(nl - l) : (size_t)(text + len - l);
-		if (n > 7 && !memcmp(l + n - 6, "[vdso]", 6)) {
-			unsigned long lo, hi;
-			if (sscanf(l, "%lx-%lx", &lo, &hi) == 2 && (!vdso->lo || vdso->lo == lo))
-				vdso->lo = lo, vdso->hi = hi;
-		}
+		js_maps_line m;
+		if (n > 7 && !memcmp(l + n - 6, "[vdso]", 6) && js_maps_parse(l, n, &m) &&
+		    (!vdso->lo || vdso->lo == m.lo))
+			vdso->lo = m.lo, vdso->hi = m.hi;
 		l += n + 1;
 	}
 	free(text);

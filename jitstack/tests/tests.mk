@@ -10,7 +10,7 @@ JS_FUZZ_TIME ?= 300
 JS_TEST_CFLAGS = -std=gnu11 $(JS_WARN) -O1 -g -fno-omit-frame-pointer $(SANFLAGS)
 
 JS_TEST_PROGS := $(addprefix $(JS_TB)/,foreignjit jitobj.o jitobj-df.o jitobj-clang.o cxxwait hostile threads tomb churnjit pprofdump perfmap_check jitdump_check \
-	child-localdesc child-hiddenlib relocs_check latethread noperf hostilestack inl) $(BUILD)/bench/scalejit $(BUILD)/bench/orcjit
+	child-localdesc child-hiddenlib relocs_check symindex_check latethread noperf hostilestack inl) $(BUILD)/bench/scalejit $(BUILD)/bench/orcjit
 
 # A foreign JIT and the objects it loads (LLVM-style): the objects keep no
 # frame pointer, so only their CFI (.eh_frame, or .debug_frame) unwinds them.
@@ -96,7 +96,7 @@ $(JS_TB)/perfmap_check: $(JS)/tests/perfmap_check.c $(JS_PM_SRCS) $(JS)/jit/perf
 
 # The jitdump reader on its own, against hostile input and a model.
 JS_JD_SRCS := $(addprefix $(JS)/,jit/jitdump.c jit/perfmap.c jit/jitimage.c jit/elfin.c jit/cfi_convert.c \
-	jit/aranges.c base/err.c base/grow.c base/follow.c target/machine.c) $(FMT_SRCS)
+	jit/aranges.c base/err.c base/grow.c base/follow.c base/maps.c target/machine.c) $(FMT_SRCS)
 $(JS_TB)/jitdump_check: $(JS)/tests/jitdump_check.c $(JS_JD_SRCS) $(JS_HDRS) tests/unit/unit.h
 	@mkdir -p $(dir $@)
 	$(CC) $(JS_TEST_CFLAGS) -D_GNU_SOURCE -I$(JS) -I. -o $@ $< $(JS_JD_SRCS) -ldw -lelf
@@ -109,9 +109,15 @@ $(JS_TB)/relocs_check: $(JS)/tests/relocs_check.c $(JS_RELOC_SRCS) $(JS_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(JS_TEST_CFLAGS) -D_GNU_SOURCE -I$(JS) -I. -o $@ $< $(JS_RELOC_SRCS) -ldw -lelf
 
+# The symbol index against dwfl_module_addrinfo.
+JS_SYMIDX_SRCS := $(addprefix $(JS)/,unwind/symindex.c base/grow.c)
+$(JS_TB)/symindex_check: $(JS)/tests/symindex_check.c $(JS_SYMIDX_SRCS) $(JS)/unwind/symindex.h tests/unit/unit.h
+	@mkdir -p $(dir $@)
+	$(CC) $(JS_TEST_CFLAGS) -D_GNU_SOURCE -I$(JS) -I. -o $@ $< $(JS_SYMIDX_SRCS) -ldw -lelf
+
 # The fuzz target and the reader it drives, instrumented (clang-19).
 JS_FUZZ_SRCS := $(JS)/tests/fuzz_reader.c $(addprefix $(JS)/,jit/desc.c target/mem.c jit/jitimage.c jit/elfin.c \
-	jit/cfi_convert.c jit/aranges.c base/err.c base/grow.c base/follow.c target/machine.c jit/perfmap.c jit/jitdump.c) $(FMT_SRCS)
+	jit/cfi_convert.c jit/aranges.c base/err.c base/grow.c base/follow.c base/maps.c target/machine.c jit/perfmap.c jit/jitdump.c) $(FMT_SRCS)
 $(JS_TB)/fuzz_reader: $(JS_FUZZ_SRCS) $(JS_HDRS)
 	@mkdir -p $(dir $@)
 	$(CLANG) -std=gnu11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -fsanitize=fuzzer,address,undefined \

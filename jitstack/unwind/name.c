@@ -353,7 +353,8 @@ static void symbolize(js_session *s, const js_frame *f, js_sym *o, struct js_str
 	}
 	GElf_Off off;
 	GElf_Sym sym;
-	const char *fn = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
+	const char *fn = o->jit ? dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL)
+				: js_symindex_addrinfo(&s->syms, mod, pc, &off, &sym);
 	if (fn) {
 		o->func = js_demangle(s, fn);
 		o->func_off = f->pc - (pc - off);

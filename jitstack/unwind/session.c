@@ -319,6 +319,10 @@ int js_refresh_modules(js_session *s)
 	if (s->jd_on)
 		js_jitdump_report(&s->jd, &s->jit, s->dwfl);
 	dwfl_report_end(s->dwfl, NULL, NULL);
+	/* modules not reported again are gone, and their memory may hold
+	 * new ones later */
+	js_symindex_prune(&s->syms, s->dwfl);
+	s->n_memo = 0;
 	js_jit_reap(&s->jit);
 	js_jitdump_reap(&s->jd);
 	s->jd_reported_cfi = s->jd.with_cfi;
@@ -822,6 +826,7 @@ void js_close(js_session *s)
 		free(s->warn[i]);
 	free(s->warn);
 	free(s->memo);
+	js_symindex_free(&s->syms);
 	free(s->names);
 	js_htab_free(&s->names_index);
 	js_strs_free(&s->inl_kept);

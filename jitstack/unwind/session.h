@@ -17,6 +17,7 @@
 #include "target/modules.h"
 #include "jit/perfmap.h"
 #include "target/proc.h"
+#include "unwind/symindex.h"
 
 #include <elfutils/libdwfl.h>
 #include <stdbool.h>
@@ -66,9 +67,11 @@ typedef struct js_session {
 	size_t n_warn;
 	/* the failure, when a call returns nonzero */
 	js_err err;
-	/* module -> "its main file carries DWARF" memo for line lookups */
+	/* module -> "its main file carries DWARF" memo for line lookups;
+	 * emptied when modules may have been removed */
 	struct dwarf_memo *memo;
 	size_t n_memo, cap_memo;
+	js_symindexes syms; /* native modules' symbols by address (symindex.h) */
 	/* pc -> name memo (name.c): deep stacks repeat their return addresses */
 	struct sym_memo *names;
 	size_t names_cap, names_n;
