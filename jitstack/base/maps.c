@@ -11,7 +11,7 @@ static bool hex(const char *line, size_t n, size_t *at, uint64_t *v)
 	size_t i = *at;
 	for (; i < n && i - *at <= 16; i++) {
 		char c = line[i];
-		unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
+		unsigned d = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
 			     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
 			     : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10)
 						    : 16;

@@ -14,9 +14,9 @@
  * padding. */
 typedef struct js_maps_line {
 	uint64_t lo, hi, off;
-	char perms[5];     /* "r-xp" */
-	size_t range_len;  /* of "lo-hi" at the line's start */
-	const char *path;  /* in the line, "" when none */
+	char perms[5];    /* "r-xp" */
+	size_t range_len; /* of "lo-hi" at the line's start */
+	const char *path; /* in the line, "" when none */
 	size_t path_len;
 } js_maps_line;
 

@@ -38,8 +38,9 @@ static void compare(js_symindexes *x, Dwfl_Module *mod, const char *file, uint64
 	const char *ni = js_symindex_addrinfo(x, mod, a, &off_i, &sym_i);
 	const char *nd = dwfl_module_addrinfo(mod, a, &off_d, &sym_d, NULL, NULL, NULL);
 	bool same = ni == nd && (!nd || (off_i == off_d && !memcmp(&sym_i, &sym_d, sizeof sym_i)));
-	CHECK(same, "%s at %#" PRIx64 ": index %s+%#" PRIx64 " (size %#" PRIx64 "), libdwfl %s+%#" PRIx64
-		    " (size %#" PRIx64 ")",
+	CHECK(same,
+	      "%s at %#" PRIx64 ": index %s+%#" PRIx64 " (size %#" PRIx64 "), libdwfl %s+%#" PRIx64
+	      " (size %#" PRIx64 ")",
 	      file, a, ni ? ni : "(none)", (uint64_t)off_i, (uint64_t)sym_i.st_size, nd ? nd : "(none)",
 	      (uint64_t)off_d, (uint64_t)sym_d.st_size);
 }
@@ -59,7 +60,8 @@ static void check_file(const char *file, bool every, bool through_dwfl, bool nev
 	int n = dwfl_module_getsymtab(mod);
 	js_symindexes x = { .through_dwfl = through_dwfl, .never_sorted = never_sorted };
 	/* around each symbol, at most MAX_ORACLE_LOOKUPS addresses in all */
-	static const int64_t around[] = { -1, 0, 1, 2 /* middle */, 3 /* last */, 4 /* past */, 5 /* past+1 */ };
+	static const int64_t
+		around[] = { -1, 0, 1, 2 /* middle */, 3 /* last */, 4 /* past */, 5 /* past+1 */ };
 	size_t per = sizeof around / sizeof *around, want = (size_t)(n > 1 ? n - 1 : 0) * per;
 	size_t step = want > MAX_ORACLE_LOOKUPS ? want / MAX_ORACLE_LOOKUPS + 1 : 1, looked = 0;
 	for (size_t k = 0; k < want; k += step) {
@@ -69,8 +71,11 @@ static void check_file(const char *file, bool every, bool through_dwfl, bool nev
 		if (!dwfl_module_getsym_info(mod, i, &s, &v, NULL, NULL, NULL))
 			continue;
 		int64_t w = around[k % per];
-		uint64_t a = w == 2 ? v + s.st_size / 2 : w == 3 ? v + s.st_size - 1 : w == 4 ? v + s.st_size
-			   : w == 5 ? v + s.st_size + 1 : v + (uint64_t)w;
+		uint64_t a = w == 2   ? v + s.st_size / 2
+			     : w == 3 ? v + s.st_size - 1
+			     : w == 4 ? v + s.st_size
+			     : w == 5 ? v + s.st_size + 1
+				      : v + (uint64_t)w;
 		compare(&x, mod, file, a);
 		looked++;
 	}
@@ -78,8 +83,8 @@ static void check_file(const char *file, bool every, bool through_dwfl, bool nev
 		for (uint64_t a = lo; a < hi; a++, looked++)
 			compare(&x, mod, file, a);
 	printf("%s (%s%s, %d symbols): %zu addresses, %lu answered by the index, %lu by libdwfl\n", file,
-	       through_dwfl ? "read through libdwfl" : "read in place", never_sorted ? ", never sorted" : "", n,
-	       looked, x.fast, x.slow);
+	       through_dwfl ? "read through libdwfl" : "read in place", never_sorted ? ", never sorted" : "",
+	       n, looked, x.fast, x.slow);
 	CHECK(x.fast > 0, "%s: the index answered none of %zu addresses", file, looked);
 	js_symindex_free(&x);
 	dwfl_end(dwfl);

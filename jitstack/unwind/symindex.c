@@ -43,7 +43,7 @@ struct js_symindex {
 	bool built, unusable, tried_in_place;
 	bool sorted;       /* else lookups are linear */
 	unsigned answered; /* lookups answered since it was built */
-	sized *sym; /* by lo, then table order */
+	sized *sym;        /* by lo, then table order */
 	size_t n_sym;
 	uint64_t *label; /* the sizeless symbols' values, sorted */
 	size_t n_label;
@@ -54,21 +54,18 @@ struct js_symindex {
 static uint8_t bind_rank(unsigned char info)
 {
 	switch (GELF_ST_BIND(info)) {
-	case STB_GLOBAL:
-		return 3;
-	case STB_WEAK:
-		return 2;
-	case STB_LOCAL:
-		return 1;
-	default:
-		return 0;
+	case STB_GLOBAL: return 3;
+	case STB_WEAK: return 2;
+	case STB_LOCAL: return 1;
+	default: return 0;
 	}
 }
 
 static bool eligible(const char *name, const GElf_Sym *sym)
 {
 	unsigned t = GELF_ST_TYPE(sym->st_info);
-	return name && name[0] && sym->st_shndx != SHN_UNDEF && t != STT_SECTION && t != STT_FILE && t != STT_TLS;
+	return name && name[0] && sym->st_shndx != SHN_UNDEF && t != STT_SECTION && t != STT_FILE &&
+	       t != STT_TLS;
 }
 
 static bool sized_before(const sized *x, const sized *y)
@@ -186,7 +183,8 @@ static bool keep(struct js_symindex *ix, const char *name, const GElf_Sym *s, GE
 		if (global)
 			ix->glabel[ix->n_glabel++] = value;
 	} else {
-		ix->sym[ix->n_sym++] = (sized){ value, value + s->st_size, 0, (uint32_t)i, bind_rank(s->st_info), global };
+		ix->sym[ix->n_sym++] =
+			(sized){ value, value + s->st_size, 0, (uint32_t)i, bind_rank(s->st_info), global };
 	}
 	return true;
 }
@@ -223,7 +221,8 @@ static inline bool raw_sym(const table *t, int i, GElf_Sym *s, GElf_Addr *value,
 	/* libdwfl biases values in allocated sections, and in those whose
 	 * header it cannot read; not absolute, undefined or common ones */
 	if (s->st_shndx != SHN_ABS && s->st_shndx != SHN_UNDEF && s->st_shndx != SHN_COMMON &&
-	    (!(s->st_shndx < SHN_LORESERVE || s->st_shndx == SHN_XINDEX) || shndx >= t->shnum || alloc[shndx]))
+	    (!(s->st_shndx < SHN_LORESERVE || s->st_shndx == SHN_XINDEX) || shndx >= t->shnum ||
+	     alloc[shndx]))
 		*value += t->bias;
 	*name = s->st_name < t->str->d_size ? (const char *)t->str->d_buf + s->st_name : NULL;
 	return true;
@@ -343,7 +342,8 @@ static bool build(struct js_symindex *ix, bool second, bool through_dwfl)
 	ix->sym = malloc((size_t)n * sizeof *ix->sym);
 	ix->label = malloc((size_t)n * sizeof *ix->label);
 	ix->glabel = malloc((size_t)n * sizeof *ix->glabel);
-	bool bad = false, in_place = !through_dwfl && (eh.e_machine == EM_X86_64 || eh.e_machine == EM_AARCH64);
+	bool bad = false,
+	     in_place = !through_dwfl && (eh.e_machine == EM_X86_64 || eh.e_machine == EM_AARCH64);
 	bool ok = ix->sym && ix->label && ix->glabel &&
 		  ((in_place && gather_raw(ix, n, global_from, &bad)) ||
 		   (!bad && second && gather_dwfl(ix, n, global_from)));
@@ -540,7 +540,8 @@ const char *js_symindex_addrinfo(js_symindexes *x, Dwfl_Module *mod, GElf_Addr a
 	const sized *pick;
 	if (ix && ix->built && !ix->sorted && ix->answered >= SORT_AFTER && !x->never_sorted)
 		sort_index(ix);
-	if (ix && ix->built && (ix->sorted ? lookup_sorted(ix, addr, &pick) : lookup_linear(ix, addr, &pick))) {
+	if (ix && ix->built &&
+	    (ix->sorted ? lookup_sorted(ix, addr, &pick) : lookup_linear(ix, addr, &pick))) {
 		ix->answered++;
 		x->fast++;
 		if (!pick)
