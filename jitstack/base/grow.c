@@ -30,13 +30,18 @@ struct js_strchunk {
 };
 
 /* n bytes at an offset aligned to align in the newest chunk, or in a new
- * one of at least chunk bytes. */
+ * one: twice the newest's size, from FIRST_CHUNK up to chunk bytes (or n,
+ * when more).  A perf map read for a few pcs keeps a few names, and its
+ * first chunk is small. */
+enum { FIRST_CHUNK = 4096 };
 static char *take(struct js_strchunk **head, size_t n, size_t align, size_t chunk)
 {
 	struct js_strchunk *c = *head;
 	size_t at = c ? (c->used + align - 1) / align * align : 0;
 	if (!c || at > c->cap || c->cap - at < n) {
-		size_t cap = n > chunk ? n : chunk;
+		size_t grown = c && c->cap <= chunk / 2 ? c->cap * 2 : chunk;
+		size_t cap = c ? grown : FIRST_CHUNK < chunk ? FIRST_CHUNK : chunk;
+		cap = n > cap ? n : cap;
 		if (cap > SIZE_MAX - sizeof *c || !(c = malloc(sizeof *c + cap)))
 			return NULL;
 		c->next = *head;

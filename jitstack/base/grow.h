@@ -11,7 +11,8 @@
 bool js_grow(void *arrayp, size_t *cap, size_t n, size_t size);
 
 /* Strings copied into chunks that never move, so pointers into them stay
- * good until js_strs_free; a chunk holds at least chunk bytes.  Control
+ * good until js_strs_free; chunks double from 4 KiB up to chunk bytes
+ * (one string larger than that gets a chunk of its own size).  Control
  * characters become '?': the strings come from a target, and a name must
  * not drive a terminal. */
 struct js_strchunk;
