@@ -14,6 +14,7 @@
  */
 #include "unwind/symindex.h"
 #include "base/grow.h"
+#include "formats/search.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -357,15 +358,7 @@ static bool build(struct js_symindex *ix, bool second, bool through_dwfl)
 /* How many of v[0..n) are <= a. */
 static size_t at_or_below(const uint64_t *v, size_t n, uint64_t a)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (v[mid] <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return fmt_count_le(v, n, sizeof *v, 0, a);
 }
 
 /* libdwfl's choice among the sized symbols c[0..n) that hold the address,
@@ -425,15 +418,8 @@ static int lookup_sorted(const struct js_symindex *ix, uint64_t addr, const size
 {
 	const sized *g[MAX_WALK], *l[MAX_WALK];
 	size_t ng = 0, nl = 0, walked = 0;
-	size_t lo = 0, hi = ix->n_sym; /* how many sized symbols start at or below addr */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (ix->sym[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	size_t below = lo;
+	size_t below =
+		FMT_COUNT_LE(ix->sym, ix->n_sym, lo, addr); /* sized symbols starting at or below addr */
 	for (size_t i = below; i-- > 0 && ix->sym[i].reach > addr;) {
 		if (walked++ == MAX_WALK)
 			return 0;
