@@ -40,13 +40,13 @@ typedef struct sized {
 
 struct js_symindex {
 	Dwfl_Module *mod;
-	unsigned lookups; /* made before the index was built */
+	unsigned lookups; /* of this module, answered by the index or not */
 	bool built, unusable, tried_in_place;
 	bool sorted;       /* else lookups are linear */
 	unsigned answered; /* lookups answered since it was built */
-	sized *sym;        /* by lo, then table order */
+	sized *sym;        /* in table order; once sorted, by lo, then table order */
 	size_t n_sym;
-	uint64_t *label; /* the sizeless symbols' values, sorted */
+	uint64_t *label; /* the sizeless symbols' values (sorted with sym) */
 	size_t n_label;
 	uint64_t *glabel; /* those of the global part */
 	size_t n_glabel;
