@@ -12,8 +12,11 @@
  * could be one of libdwfl's sizeless symbols (assembly labels), whose
  * choice depends on the sections and on the table's order.
  *
- * A module is indexed at its second lookup: a module named once costs
- * one pass, as before.  Modules whose symbol values libdwfl resolves
+ * A module's table is read at its first lookup where it can be read in
+ * place (one section of one file: about 50 instructions a symbol), else
+ * through libdwfl at its second; the first four lookups then pass over
+ * the compact copy, later ones search it sorted.  Modules whose symbol
+ * values libdwfl resolves
  * (function descriptors, on none of the machines jitstack reads) and
  * relocatable files (JIT images, which are small) are never indexed.
  */
