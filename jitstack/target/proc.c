@@ -106,6 +106,13 @@ static void read_comm(js_proc *p, js_thread *t)
 	t->comm[strcspn(t->comm, "\n")] = 0;
 }
 
+/* Threads often name themselves once they run (pthread_setname_np from
+ * the thread's own start): a thread's name is read again at each of its
+ * first COMM_YOUNG listings, then at every COMM_EVERY-th.  record lists
+ * every 100 ms, so a new thread's name is right within 100 ms and a later
+ * rename within a second, at one small read a thread a second. */
+enum { COMM_YOUNG = 10, COMM_EVERY = 10 };
+
 /* List /proc/PID/task: add new threads (counted in *added), mark the ones
  * listed.  Returns 0, or a js_exit code with *err (the process is gone). */
 static int scan(js_proc *p, int *added, js_err *err)
@@ -137,6 +144,8 @@ static int scan(js_proc *p, int *added, js_err *err)
 			t->tid = tid;
 			read_comm(p, t);
 			++*added;
+		} else if (++t->listings < COMM_YOUNG || t->listings % COMM_EVERY == 0) {
+			read_comm(p, t);
 		}
 		t->seen = true;
 	}

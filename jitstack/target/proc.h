@@ -31,6 +31,7 @@ typedef struct js_thread {
 	bool idle;       /* was blocked in a system call when stopped */
 	bool have_regs;
 	bool seen;         /* listed by the latest scan */
+	unsigned listings; /* scans that listed it after the first */
 	int pending_sig;   /* a signal we intercepted, delivered on resume */
 	size_t stack_hint; /* bytes of stack its unwinds have needed (record) */
 	struct user_regs_struct regs;
