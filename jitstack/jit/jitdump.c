@@ -998,7 +998,7 @@ bool js_jitdump_path_live(pid_t pid, char *out, size_t len)
 		line[strcspn(line, "\n")] = 0;
 		if (!js_maps_parse(line, strlen(line), &m) || m.perms[2] != 'x')
 			continue;
-		char *file = line + (m.path - line);
+		char *file = (char *)m.path; /* into line */
 		int end = (int)m.range_len;
 		size_t n = strlen(file), d = sizeof deleted - 1;
 		/* a dump its writer unlinked (node --perf-prof-delete-file) is

@@ -43,6 +43,7 @@ struct js_symindex {
 	unsigned lookups; /* of this module, answered by the index or not */
 	bool built, unusable, tried_in_place;
 	bool sorted;       /* else lookups are linear */
+	bool unsortable;   /* the sort could not be done: linear for good */
 	unsigned answered; /* lookups answered since it was built */
 	sized *sym;        /* in table order; once sorted, by lo, then table order */
 	size_t n_sym;
@@ -69,35 +70,10 @@ static bool eligible(const char *name, const GElf_Sym *sym)
 	       t != STT_TLS;
 }
 
-static bool sized_before(const sized *x, const sized *y)
-{
-	return x->lo < y->lo || (x->lo == y->lo && x->ndx < y->ndx);
-}
-
-/* Sort v[0..n) by lo, then table order: a merge sort from the bottom up
- * with tmp (n elements), skipping merges of runs already in order (tables
- * often are, in stretches).  qsort's calls through a pointer cost more
- * than the read of the table. */
-static void sort_sized(sized *v, sized *tmp, size_t n)
-{
-	for (size_t w = 1; w < n; w *= 2)
-		for (size_t lo = 0; lo + w < n; lo += 2 * w) {
-			size_t mid = lo + w, hi = mid + w < n ? mid + w : n;
-			if (!sized_before(&v[mid], &v[mid - 1]))
-				continue;
-			size_t i = lo, j = mid, k = 0;
-			while (i < mid && j < hi)
-				tmp[k++] = sized_before(&v[j], &v[i]) ? v[j++] : v[i++];
-			while (i < mid)
-				tmp[k++] = v[i++];
-			memcpy(v + lo, tmp, k * sizeof *v); /* v[j..hi) is in place */
-		}
-}
-
-/* Sort v[0..n) as sort_sized does, by radix on 64-bit keys (the start's
- * distance from the lowest, then the place in v), 11 bits a pass: a few
- * passes over n keys instead of log n merges of 32-byte elements.  false
- * (nothing done) when the keys do not fit in 64 bits or memory is short. */
+/* Sort v[0..n) by lo, then table order, by radix on 64-bit keys (the
+ * start's distance from the lowest, then the place in v), 11 bits a pass.
+ * false (nothing done) when the keys do not fit in 64 bits (a table whose
+ * span and count together need more) or memory is short. */
 static bool radix_sort_sized(sized *v, sized *tmp, size_t n)
 {
 	if (n < 2)
@@ -475,15 +451,17 @@ static int lookup_linear(const struct js_symindex *ix, uint64_t addr, const size
 }
 
 /* Sort the index read by build: from then on a lookup is a binary
- * search.  false when out of memory (lookups stay linear). */
+ * search.  false when the sort cannot be done (lookups stay linear). */
 static bool sort_index(struct js_symindex *ix)
 {
 	size_t n = ix->n_sym > ix->n_label ? ix->n_sym : ix->n_label;
 	sized *tmp = malloc((n ? n : 1) * sizeof *tmp);
 	if (!tmp)
 		return false;
-	if (!radix_sort_sized(ix->sym, tmp, ix->n_sym))
-		sort_sized(ix->sym, tmp, ix->n_sym);
+	if (!radix_sort_sized(ix->sym, tmp, ix->n_sym)) {
+		free(tmp);
+		return false;
+	}
 	sort_values(ix->label, (uint64_t *)tmp, ix->n_label);
 	sort_values(ix->glabel, (uint64_t *)tmp, ix->n_glabel);
 	free(tmp);
@@ -524,8 +502,9 @@ const char *js_symindex_addrinfo(js_symindexes *x, Dwfl_Module *mod, GElf_Addr a
 	if (ix)
 		ix->lookups++;
 	const sized *pick;
-	if (ix && ix->built && !ix->sorted && ix->answered >= SORT_AFTER && !x->never_sorted)
-		sort_index(ix);
+	if (ix && ix->built && !ix->sorted && !ix->unsortable && ix->answered >= SORT_AFTER &&
+	    !x->never_sorted)
+		ix->unsortable = !sort_index(ix);
 	if (ix && ix->built &&
 	    (ix->sorted ? lookup_sorted(ix, addr, &pick) : lookup_linear(ix, addr, &pick))) {
 		ix->answered++;
