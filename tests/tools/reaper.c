@@ -122,20 +122,38 @@ static int descendants(pid_t self, pid_t *out, int max)
 	return k;
 }
 
-static void print_cmdline(pid_t pid)
+static size_t read_proc(pid_t pid, const char *what, char *buf, size_t len)
 {
-	char path[64], buf[512];
-	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, what);
 	FILE *f = fopen(path, "re");
 	size_t n = 0;
 	if (f) {
-		n = fread(buf, 1, sizeof buf - 1, f);
+		n = fread(buf, 1, len - 1, f);
 		fclose(f);
 	}
+	buf[n] = 0;
+	return n;
+}
+
+/* A process caught inside execve has an empty command line for a moment
+ * (the new image's arguments are not set up yet): read it again for up to
+ * 100 ms, then say its name from comm. */
+static void print_cmdline(pid_t pid)
+{
+	char buf[512];
+	size_t n = 0;
+	for (int tries = 0; tries < 50 && !(n = read_proc(pid, "cmdline", buf, sizeof buf)); tries++)
+		nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
 	for (size_t i = 0; i + 1 < n; i++)
 		if (!buf[i])
 			buf[i] = ' ';
-	buf[n] = 0;
+	if (!n && read_proc(pid, "comm", buf + 1, sizeof buf - 2)) {
+		buf[0] = '[';
+		buf[strcspn(buf, "\n")] = 0;
+		strcat(buf, "]");
+		n = 1;
+	}
 	fprintf(stderr, "%s: left running: pid %d: %s\n", name, (int)pid, n ? buf : "?");
 }
 
