@@ -394,8 +394,10 @@ static void on_comm(js_pe *pe, const uint8_t *p, size_t len)
 }
 
 /* Drain one ring.  Threads may be added meanwhile (fork records), which
- * moves pe->t: the thread is named by index. */
-static size_t drain_one(js_pe *pe, size_t i, void (*cb)(const js_pe_sample *, void *), void *arg)
+ * moves pe->t: the thread is named by index.  With forks_only, the ring is
+ * only read: its fork records are taken, everything stays for the drain. */
+static size_t drain_one(js_pe *pe, size_t i, void (*cb)(const js_pe_sample *, void *), void *arg,
+			bool forks_only)
 {
 	size_t count = 0;
 	if (!pe->t[i].ring)
@@ -427,6 +429,12 @@ static size_t drain_one(js_pe *pe, size_t i, void (*cb)(const js_pe_sample *, vo
 		}
 		const uint8_t *body = rec + sizeof eh;
 		size_t blen = eh.size - sizeof eh;
+		if (forks_only) {
+			if (eh.type == PERF_RECORD_FORK)
+				on_task(pe, eh.type, body, blen);
+			tail += eh.size;
+			continue;
+		}
 		js_pe_sample x;
 		switch (eh.type) {
 		case PERF_RECORD_SAMPLE:
@@ -452,7 +460,7 @@ static size_t drain_one(js_pe *pe, size_t i, void (*cb)(const js_pe_sample *, vo
 		h = (void *)pe->t[i].ring;
 		__atomic_store_n(&h->data_tail, tail, __ATOMIC_RELEASE);
 	}
-	if (pe->t[i].ring && tail < head) /* a broken record: skip what is there */
+	if (!forks_only && pe->t[i].ring && tail < head) /* a broken record: skip what is there */
 		__atomic_store_n(&((struct perf_event_mmap_page *)(void *)pe->t[i].ring)->data_tail, head,
 				 __ATOMIC_RELEASE);
 	return count;
@@ -492,11 +500,17 @@ void js_pe_used(js_pe *pe, const js_pe_sample *x, size_t used, bool ran_off)
 	t->win_n = t->win_max = 0;
 }
 
+void js_pe_take_forks(js_pe *pe)
+{
+	for (size_t i = 0; i < pe->n; i++)
+		drain_one(pe, i, NULL, NULL, true);
+}
+
 size_t js_pe_drain(js_pe *pe, void (*cb)(const js_pe_sample *x, void *arg), void *arg)
 {
 	size_t count = 0;
 	for (size_t i = 0; i < pe->n; i++)
-		count += drain_one(pe, i, cb, arg);
+		count += drain_one(pe, i, cb, arg, false);
 	size_t w = 0;
 	for (size_t i = 0; i < pe->n; i++) {
 		js_pe_thread *t = &pe->t[i];

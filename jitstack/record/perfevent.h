@@ -98,6 +98,11 @@ int js_pe_add(js_pe *pe, pid_t tid, const char *comm, js_err *err);
  * that exited.  New threads (PERF_RECORD_FORK) get their events here.
  * Returns the samples seen. */
 size_t js_pe_drain(js_pe *pe, void (*cb)(const js_pe_sample *x, void *arg), void *arg);
+/* Open the events of the threads whose fork records are in the rings now,
+ * leaving every record there for the next drain (which then finds those
+ * threads known).  Before a listing of the threads: a clone that came
+ * while a long drain unwound its samples is followed from its clone. */
+void js_pe_take_forks(js_pe *pe);
 /* After unwinding x: how far into the copy the unwind read, and whether it
  * ran off the copy's end (adapts the thread's size). */
 void js_pe_used(js_pe *pe, const js_pe_sample *x, size_t used, bool ran_off);

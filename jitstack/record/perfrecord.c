@@ -382,6 +382,7 @@ static bool drain(ctx *c, js_target *t, uint64_t now)
 	if (now - t->last_scan >= RESCAN_NS) {
 		t->last_scan = now;
 		t->rescans++;
+		js_pe_take_forks(&t->pe);
 		/* (another failure, such as no descriptor left, is not the end) */
 		if (js_proc_rescan(&t->s.proc, NULL) == JS_EXIT_NO_PROCESS || js_proc_gone(&t->s.proc))
 			return true;
