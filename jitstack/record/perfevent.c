@@ -284,13 +284,16 @@ int js_pe_add(js_pe *pe, pid_t tid, const char *comm, js_err *err)
 	memset(t, 0, sizeof *t);
 	t->tid = tid;
 	t->fd = -1;
-	if (comm)
-		snprintf(t->comm, sizeof t->comm, "%s", comm);
-	else
-		read_comm(pe->pid, tid, t->comm, sizeof t->comm);
 	int e = open_event(pe, t, pe->start_stack);
-	if (!e)
+	if (!e) {
+		/* read once the event is on: a rename after this comes as a
+		 * PERF_RECORD_COMM, one before it is read here (a thread that
+		 * names itself as it starts races its own event's opening) */
+		read_comm(pe->pid, tid, t->comm, sizeof t->comm);
+		if (!t->comm[0] && comm)
+			snprintf(t->comm, sizeof t->comm, "%s", comm);
 		return 0;
+	}
 	t->hup = true;
 	if (e == ESRCH)
 		return -1;
