@@ -90,8 +90,10 @@ typedef struct js_pe {
  * with *err: JS_EXIT_PERMISSION when the kernel refused
  * (perf_event_paranoid, seccomp, no CAP_PERFMON), saying why. */
 int js_pe_probe(js_pe *pe, pid_t pid, double hz, js_err *err);
-/* Open tid's event (nothing if it has one).  0, -1 when the thread is
- * gone, or a js_exit code with *err. */
+/* Open tid's event (nothing if it has one).  Its name is read once the
+ * event is on (a rename from then on comes as a PERF_RECORD_COMM); comm,
+ * when not NULL, is used only if that read fails.  0, -1 when the thread
+ * is gone, or a js_exit code with *err. */
 int js_pe_add(js_pe *pe, pid_t tid, const char *comm, js_err *err);
 /* Drain every ring, calling cb for each sample (in each ring's order),
  * then reopen the events whose size is to change and forget the threads

@@ -110,7 +110,9 @@ static void read_comm(js_proc *p, js_thread *t)
  * the thread's own start): a thread's name is read again at each of its
  * first COMM_YOUNG listings, then at every COMM_EVERY-th.  record lists
  * every 100 ms, so a new thread's name is right within 100 ms and a later
- * rename within a second, at one small read a thread a second. */
+ * rename within a second, at one small read a thread a second.  Not for
+ * list_only: perf events report renames, and their threads' names are
+ * their own (perfevent.c). */
 enum { COMM_YOUNG = 10, COMM_EVERY = 10 };
 
 /* List /proc/PID/task: add new threads (counted in *added), mark the ones
@@ -144,7 +146,7 @@ static int scan(js_proc *p, int *added, js_err *err)
 			t->tid = tid;
 			read_comm(p, t);
 			++*added;
-		} else if (++t->listings < COMM_YOUNG || t->listings % COMM_EVERY == 0) {
+		} else if (!p->list_only && (++t->listings < COMM_YOUNG || t->listings % COMM_EVERY == 0)) {
 			read_comm(p, t);
 		}
 		t->seen = true;
