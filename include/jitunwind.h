@@ -29,13 +29,16 @@
  * (JU_EOVERLAP).
  *
  * Compatibility: the structs a caller fills (ju_options, ju_blob) start with
- * `sz`, set to sizeof the struct as the caller compiled it (JU_OPTIONS(),
- * JU_BLOB() do so).  A later library reads only the fields inside `sz`, so a
- * binary keeps working against every later version; a library older than
- * the binary refuses a struct with non-zero bytes past what it knows
- * (JU_ENOTSUP).  Structs grow only at their end.  Binaries built before `sz`
- * (version 0.1) keep the entry points they were linked with (symbol version
- * JITUNWIND_0.1).  See docs/API.md, "Compatibility".
+ * `sz`, their size as the caller compiled them: sizeof the struct (JU_OPTIONS()
+ * and JU_BLOB() set it), or 0, which the functions below read as the size
+ * this header gives them (their macros pass it beside the pointer), so that
+ * `{0}`, designated initializers and memset-then-fill, as source written for
+ * 0.1 has them, work unchanged.  A later library reads only the fields inside
+ * that size, so a binary keeps working against every later version; a
+ * library older than the binary refuses a struct with non-zero bytes past
+ * what it knows (JU_ENOTSUP).  Structs grow only at their end.  Binaries
+ * built before `sz` (version 0.1) keep the entry points they were linked
+ * with (symbol version JITUNWIND_0.1).  See docs/API.md, "Compatibility".
  */
 #ifndef JITUNWIND_H
 #define JITUNWIND_H
@@ -110,7 +113,8 @@ enum {
 enum { JU_LOG_ERROR = 0, JU_LOG_WARN = 1, JU_LOG_INFO = 2, JU_LOG_DEBUG = 3 };
 
 typedef struct ju_options {
-	/* sizeof(ju_options) as the caller compiled it; JU_OPTIONS() sets it. */
+	/* sizeof(ju_options) as the caller compiled it (JU_OPTIONS() sets it),
+	 * or 0: the size this header gives it (see "Compatibility" above). */
 	size_t sz;
 	/* Channels wanted (JU_CH_* mask); 0 means JU_CH_DEFAULT.  The groups 0,
 	 * JU_CH_DEFAULT and JU_CH_ALL open each of their channels where it can
@@ -287,7 +291,7 @@ typedef struct ju_inline {
  * ju_saved_reg, ju_frame, ju_line, ju_inline) never change: what a later version adds
  * to a blob's description comes as new fields at the end of ju_blob. */
 typedef struct ju_blob {
-	size_t sz;         /* sizeof(ju_blob) as the caller compiled it; JU_BLOB() sets it */
+	size_t sz;         /* sizeof(ju_blob) as the caller compiled it (JU_BLOB() sets it), or 0 */
 	const void *start; /* first byte of the code */
 	size_t size;       /* bytes of code, > 0, < 4 GiB */
 	const char *name;  /* UTF-8, no control characters, 1..JU_NAME_MAX bytes */
@@ -348,8 +352,9 @@ JU_API uint32_t ju_channels(const ju_ctx *ctx);
 JU_API int ju_publish(ju_ctx *ctx, const ju_blob *blob);
 
 /* Publish n blobs at once: all of them or, on error, none.  Far cheaper per
- * blob than n single calls.  The array's stride is blobs[0].sz, and every
- * blob of it must have that sz (JU_EINVAL otherwise). */
+ * blob than n single calls.  The array's stride is sizeof(ju_blob) as this
+ * header gives it (the macro below passes it); each blob's sz is 0 or that
+ * size. */
 JU_API int ju_publish_batch(ju_ctx *ctx, const ju_blob *blobs, size_t n);
 
 /* How many bytes after the blob's end must stay free of other published
@@ -400,6 +405,29 @@ JU_API const char *ju_errmsg(void);
 
 /* Name of a single channel bit ("unwinder", "gdb", ...), or NULL. */
 JU_API const char *ju_channel_name(uint32_t channel);
+
+/* The functions that take a ju_options or ju_blob, with the size of that
+ * struct as the caller compiled it passed beside the pointer, last (as the
+ * kernel's openat2() and clone3() take theirs).  Call them through the
+ * macros below, by their plain names: ju_publish(ctx, &b) passes
+ * sizeof(ju_blob) of this header, so a struct whose sz is 0 is read at that
+ * size, and the fields past a smaller non-zero sz must be zero (JU_EINVAL
+ * names one that is not).  A batch's stride is that size.  The plain
+ * symbols (a call through a function pointer, `(ju_publish)(...)`, or from
+ * another language) know no size but sz: there sz 0 reads the structs as
+ * version 0.2 laid them out, the first with sz, and a batch of more than
+ * one blob needs sz set.  A size of 0 here is the plain symbol's call. */
+JU_API int ju_open_sz(const ju_options *opt, ju_ctx **out, size_t opt_sz);
+JU_API int ju_publish_sz(ju_ctx *ctx, const ju_blob *blob, size_t blob_sz);
+JU_API int ju_publish_batch_sz(ju_ctx *ctx, const ju_blob *blobs, size_t n, size_t blob_sz);
+JU_API int ju_room_after_sz(const ju_ctx *ctx, const ju_blob *blob, size_t *room, size_t blob_sz);
+
+/* Variadic, so that a compound literal's commas pass through:
+ *   ju_publish(ctx, &(ju_blob){ .start = code, .size = n, ... }); */
+#define ju_open(...) ju_open_sz(__VA_ARGS__, sizeof(ju_options))
+#define ju_publish(...) ju_publish_sz(__VA_ARGS__, sizeof(ju_blob))
+#define ju_publish_batch(...) ju_publish_batch_sz(__VA_ARGS__, sizeof(ju_blob))
+#define ju_room_after(...) ju_room_after_sz(__VA_ARGS__, sizeof(ju_blob))
 
 #ifdef __cplusplus
 }

@@ -500,7 +500,7 @@ static int publish_locked(struct ju_ctx *ctx, const ju_blob *blobs, size_t n)
 	return err;
 }
 
-int ju_publish_batch(ju_ctx *ctx, const ju_blob *blobs, size_t n)
+int ju_publish_batch_sz(ju_ctx *ctx, const ju_blob *blobs, size_t n, size_t blob_sz)
 {
 	ju__clear_error();
 	if (!ctx)
@@ -513,7 +513,7 @@ int ju_publish_batch(ju_ctx *ctx, const ju_blob *blobs, size_t n)
 		return JU_FAIL(JU_ERANGE, "batch of %zu blobs is too large (max %u)", n, 1u << 26);
 	const ju_blob *v;
 	ju_blob *owned;
-	int err = ju__blobs_in(blobs, n, &v, &owned);
+	int err = ju__blobs_in(blobs, blob_sz, n, &v, &owned);
 	if (err)
 		return err;
 	pthread_mutex_lock(&ctx->lock);
@@ -523,12 +523,23 @@ int ju_publish_batch(ju_ctx *ctx, const ju_blob *blobs, size_t n)
 	return err;
 }
 
-int ju_publish(ju_ctx *ctx, const ju_blob *blob)
+int ju_publish_sz(ju_ctx *ctx, const ju_blob *blob, size_t blob_sz)
 {
 	ju__clear_error();
 	if (!blob)
 		return JU_FAIL(JU_EINVAL, "blob is NULL");
-	return ju_publish_batch(ctx, blob, 1);
+	return ju_publish_batch_sz(ctx, blob, 1, blob_sz);
+}
+
+/* The plain symbols: no size beside the struct (see abi.c). */
+int(ju_publish_batch)(ju_ctx *ctx, const ju_blob *blobs, size_t n)
+{
+	return ju_publish_batch_sz(ctx, blobs, n, 0);
+}
+
+int(ju_publish)(ju_ctx *ctx, const ju_blob *blob)
+{
+	return ju_publish_sz(ctx, blob, 0);
 }
 
 /* The most room any channel's consumer needs after the blob.  Every channel
@@ -552,14 +563,14 @@ static int room_after(const struct ju_ctx *ctx, const blob_view *v, uint64_t *ro
 	return 0;
 }
 
-int ju_room_after(const ju_ctx *ctx, const ju_blob *user, size_t *room)
+int ju_room_after_sz(const ju_ctx *ctx, const ju_blob *user, size_t *room, size_t blob_sz)
 {
 	ju__clear_error();
 	if (!ctx || !user || !room)
 		return JU_FAIL(JU_EINVAL, "%s is NULL", !ctx ? "context" : !user ? "blob" : "room");
 	ju_blob in;
 	const ju_blob *blob = &in;
-	int err = ju__blob_in(user, 0, &in);
+	int err = ju__blob_in(user, blob_sz, 0, &in);
 	if (!err)
 		err = check_blob(ctx, blob, 0);
 	if (err)
@@ -584,6 +595,11 @@ int ju_room_after(const ju_ctx *ctx, const ju_blob *user, size_t *room)
 	if (!err)
 		*room = (size_t)need;
 	return err;
+}
+
+int(ju_room_after)(const ju_ctx *ctx, const ju_blob *blob, size_t *room)
+{
+	return ju_room_after_sz(ctx, blob, room, 0);
 }
 
 int ju_unpublish(ju_ctx *ctx, const void *start)
@@ -896,14 +912,14 @@ static int open_channels(struct ju_ctx *ctx, uint32_t want, uint32_t need)
 	return 0;
 }
 
-int ju_open(const ju_options *opt, ju_ctx **out)
+int ju_open_sz(const ju_options *opt, ju_ctx **out, size_t opt_sz)
 {
 	ju__clear_error();
 	if (!out)
 		return JU_FAIL(JU_EINVAL, "out is NULL");
 	*out = NULL;
 	ju_options o;
-	int in_err = ju__options_in(opt, &o);
+	int in_err = ju__options_in(opt, opt_sz, &o);
 	if (in_err)
 		return in_err;
 	if (o.channels & ~(uint32_t)JU_CH_ALL)
@@ -967,6 +983,11 @@ int ju_open(const ju_options *opt, ju_ctx **out)
 	pthread_mutex_unlock(&all_lock);
 	*out = ctx;
 	return 0;
+}
+
+int(ju_open)(const ju_options *opt, ju_ctx **out)
+{
+	return ju_open_sz(opt, out, 0);
 }
 
 int ju_close(ju_ctx *ctx)

@@ -292,12 +292,15 @@ void ju__signals_restore(const sigset_t *old);
 /* ---- memory and fault injection (fault.c) -------------------------------- */
 
 /* abi.c: a caller's struct, of the size it was compiled with, as one of
- * this version (the size rule); 0 or JU_FAIL's code. */
-int ju__options_in(const ju_options *user, ju_options *out);
-int ju__blob_in(const ju_blob *user, size_t i, ju_blob *out);
-/* An array whose stride is blobs[0].sz, as this version's blobs: *out is
- * blobs itself or *owned, which the caller frees. */
-int ju__blobs_in(const ju_blob *blobs, size_t n, const ju_blob **out, ju_blob **owned);
+ * this version (the size rule); 0 or JU_FAIL's code.  caller_sz is the
+ * sizeof the caller's header gave the struct (what jitunwind.h's macros
+ * pass), 0 when the call came through a plain symbol. */
+int ju__options_in(const ju_options *user, size_t caller_sz, ju_options *out);
+int ju__blob_in(const ju_blob *user, size_t caller_sz, size_t i, ju_blob *out);
+/* An array whose stride is caller_sz (or, without it, blobs[0].sz), as
+ * this version's blobs: *out is blobs itself or *owned, which the caller
+ * frees. */
+int ju__blobs_in(const ju_blob *blobs, size_t caller_sz, size_t n, const ju_blob **out, ju_blob **owned);
 
 void *ju__malloc(size_t n);
 void *ju__calloc(size_t n, size_t size);
