@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # jitunwind - top-level build.
 #
 #   make            libjitunwind.so / .a and jitunwind.pc in $(BUILD)

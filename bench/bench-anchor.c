@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench-anchor.c - the registration CPython's JIT, Julia and LLVM ORC use,
  * measured as the anchor for bench-publish's numbers: one libgcc object
  * per function, __register_frame on a section holding one CIE and one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench-fork.c - what fork() costs a process with many blobs published, and
  * how big the perf map stays under churn, side by side in one run.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench-libunwind.c - what the libunwind channel costs nongnu libunwind's
  * lookups, in one run:
  *   - a lookup (unw_get_proc_info_by_ip) of a pc in an arena published

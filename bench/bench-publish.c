@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench-publish.c - what publishing costs, side by side in one run.
  *
  *   bench-publish publish [--max N] [--channels LIST]

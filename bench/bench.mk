@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # bench.mk - benchmarks (included by the top-level Makefile).
 #   make bench        build them and run the quick set
 #   make bench-full   with 1M blobs already published (a few minutes)

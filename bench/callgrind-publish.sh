@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # callgrind-publish.sh [BUILD] - instructions per published blob, counted by
 # callgrind (repeatable, unlike wall time), with 1k..1M blobs already
 # published, batches of 64 and single calls, for the channels given in

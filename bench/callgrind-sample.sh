@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # callgrind-sample.sh [BUILD] - instructions of one warm `jitstack record`
 # sample, counted by callgrind: the unwind (js_unwind_live), the naming
 # (js_name_stack) and the counting (js_profile_add) of one thread of

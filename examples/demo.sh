@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # demo.sh BUILD - what `make demo` shows: JIT code that glibc backtrace() and
 # gdb see through once it is published (hello-jit), the perf files it writes
 # only when asked (JITUNWIND=perf), guest functions tinyjit inlined shown by

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # examples.mk - example programs (included by the top-level Makefile).
 
 EX_DIR := $(BUILD)/examples

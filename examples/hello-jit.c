@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hello-jit.c - the smallest complete use of libjitunwind.
  *
  * A toy JIT writes two x86-64 functions into anonymous memory:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bytes.c - the byte emitter of bytes.h (the reader is inline there). */
 #include "bytes.h"
 

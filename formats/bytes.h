@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bytes.h - little-endian bytes written and read by hand: the typed emitter
  * every writer of the tree goes through, the bounds-checked reader every
  * parser of untrusted bytes goes through, and LEB128 both ways.

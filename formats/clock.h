@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clock.h - the one clock of the tree: CLOCK_MONOTONIC in nanoseconds.
  *
  * It is part of the formats: perf requires jitdump timestamps on

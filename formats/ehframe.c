@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ehframe.c - .eh_frame and .eh_frame_hdr writers, DW_EH_PE values, the
  * .eh_frame record reader and the call frame instruction walker (see
  * ehframe.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ehframe.h - call frame information as the tree writes and reads it:
  * .eh_frame records (the LSB's "Exception Frames", 10.6.1, on DWARF 4
  * section 6.4), the .eh_frame_hdr search table (LSB 10.6.2), DW_EH_PE

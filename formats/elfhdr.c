@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* elfhdr.c - the ELF file header writer (see elfhdr.h). */
 #include "elfhdr.h"
 

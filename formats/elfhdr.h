@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* elfhdr.h - the ELF file header of the images the tree writes: 64-bit,
  * little-endian, System V ABI (gABI "ELF Header").  The library writes
  * ET_REL images for the GDB JIT interface, jitstack ET_EXEC images for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gdbjit.h - the GDB JIT interface as jitunwind lays it out in memory: the
  * standard descriptor and entry (GDB manual, "JIT Compilation Interface"),
  * and jitunwind's outside-reader extension appended to both.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* jitdump.h - the perf jitdump file format (tools/perf/Documentation/
  * jitdump-specification.txt; perf's tools/perf/util/jitdump.h is the
  * reader's copy) and the layout `perf inject --jit` gives the ELF file it

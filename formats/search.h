@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* search.h - the one binary search over the tree's sorted tables: FDEs by
  * their start (as .eh_frame_hdr's table is searched), address ranges,
  * line rows, memory segments.

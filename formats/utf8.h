@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* utf8.h - the one rule of the tree for what is UTF-8: the library's name
  * check, jitstack's output and its jitdump reader all ask utf8_len.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* jitunwind.h - publish JIT-compiled code to native unwinders, debuggers and
  * profilers.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* dump.c - `jitstack -p PID` and `jitstack --core FILE`: every thread's
  * stack, once.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* dump.h - the stack dump command (jitstack -p / --core). */
 #ifndef JS_DUMP_H
 #define JS_DUMP_H

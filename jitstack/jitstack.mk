@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # jitstack.mk - the jitstack tool; included by the top-level Makefile.
 #
 #   jitstack         $(BUILD)/jitstack/jitstack

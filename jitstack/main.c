@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* main.c - jitstack's command line: parse it, run a command, return its
  * exit code (the codes are in session.h and jitstack(1)).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* top.c - `jitstack top`: record's sampling (perf events, ptrace where
  * those are refused), shown as it goes instead of written at the end.
  *

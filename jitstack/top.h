@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* top.h - `jitstack top`: the hottest functions of live processes, live. */
 #ifndef JS_TOP_H
 #define JS_TOP_H

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """check-deps.py - prove that scripts/install-deps.sh installs everything the
 build and the tests used.
 

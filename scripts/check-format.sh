@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check-format.sh [--fix] - every C and C++ file git tracks is as
 # clang-format-19 (.clang-format) writes it.
 #

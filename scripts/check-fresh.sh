@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check-fresh.sh [REV] - the README's quick start on a fresh Debian 12.
 #
 # Builds a minimal Debian 12 root (debootstrap --variant=minbase bookworm,

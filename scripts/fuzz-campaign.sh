@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # fuzz-campaign.sh BUILD OUT [RUNS] - each parser's fuzz target for RUNS
 # executions (default 10 million), one after the other, from the corpus in
 # the tree (tests/fuzz-corpora/PARSER, plus what `make check` seeds), under

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # host-mirror.sh SUITE - the first URI this machine's apt sources give for a
 # Debian suite, in either format (deb822 .sources or one-line .list), so
 # that debootstrap fetches from where apt already does; no mirror is named

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # install-deps.sh GROUP... - install the Debian packages a make target needs,
 # only those missing.  Groups:
 #   build  compilers and libraries to build everything
@@ -64,6 +65,8 @@ test="$test mandoc groff-base"
 test="$test $deb"
 # the LuaJIT module's tests run Debian's stock luajit
 test="$test luajit"
+# the license check (t-every-file-states-its-license: reuse lint)
+test="$test reuse"
 
 want=""
 for g in "$@"; do

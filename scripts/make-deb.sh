@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # make-deb.sh [BUILD] - the Debian packages of the tree (debian/), into
 # BUILD/deb (BUILD: build by default).  `make deb` runs it.
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # reap-perf-maps.sh MARKER - remove the /tmp/perf-PID.map files written
 # since MARKER (a file whose modification time marks the start) by this
 # run's processes that are gone.  The library writes one map per process

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* abi.c - the size rule of the structs a caller fills (docs/API.md,
  * "Compatibility"), as libbpf's option structs have it: each starts with
  * `sz`, the struct's size as the caller compiled it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* arch.c - picks the host's architecture table. */
 #include "arch.h"
 

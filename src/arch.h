@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* arch.h - what the writers need to know about a machine, as a small ops
  * table.  Every architecture is compiled on every host (as elfutils' backends
  * are), so a cross-arch path cannot rot unbuilt; the host's table is picked at

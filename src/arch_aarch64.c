@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* arch_aarch64.c - AArch64 frame conventions (DWARF for the Arm 64-bit
  * Architecture, register numbers: x29 29, x30 (lr) 30, sp 31). */
 #include "arch.h"

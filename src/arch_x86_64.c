@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* arch_x86_64.c - x86-64 frame conventions (System V psABI, DWARF register
  * numbers from its table 3.36: rbp 6, rsp 7, return address 16). */
 #include "arch.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* arena.c - the set of arenas: where each published blob lives, and how
  * arenas are planned, merged, split and rebuilt (the why is in internal.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cfi.c - the library's CIE and FDEs, from its frame descriptions, and the
  * checks on those descriptions.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cfi.h - the one call frame information builder (DWARF 4 section 6.4, LSB
  * .eh_frame) behind every channel: in-process unwinders and gdb images get
  * absolute pointers, perf jitdump gets pc-relative ones.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ch_gdb.c - channel for the GDB JIT interface (gdb, lldb, and outside
  * readers such as jitstack).  Each arena's ELF image is one jit_code_entry on
  * the list of __jit_debug_descriptor; __jit_debug_register_code is the

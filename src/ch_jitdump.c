@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ch_jitdump.c - channel for perf's jitdump, jit-<pid>.dump: the code bytes,
  * names, line tables and unwind tables `perf inject --jit` turns into one ELF
  * file per blob (jitted-<pid>-<n>.so), so that perf report/script can name

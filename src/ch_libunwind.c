@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ch_libunwind.c - channel for nongnu libunwind (memray, heaptrack, any
  * program linked with -lunwind): each arena is registered with
  * _U_dyn_register as one UNW_INFO_FORMAT_REMOTE_TABLE entry whose table

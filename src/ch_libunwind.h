@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ch_libunwind.h - the part of nongnu libunwind's ABI the libunwind channel
  * uses, declared here so the library neither includes nor links libunwind.
  * tests/unit/test-libunwind-layout.c checks it against libunwind.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ch_perfmap.c - channel for perf's symbol map, /tmp/perf-<pid>.map: one
  * line "START SIZE name" (hex) per published blob, or, for a blob with
  * guest frames, one per piece of it named by its chain of guest functions

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ch_unwinder.c - channel for the in-process unwinders: libgcc's frame
  * registry (glibc backtrace(), C++ exceptions, _Unwind_Backtrace) and LLVM
  * libunwind's dynamic FDE cache.  Each arena's .eh_frame section is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* channels.c - the channel table and the cross-context lock (channels.h). */
 #include "channels.h"
 

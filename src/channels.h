@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* channels.h - what core.c and arena.c both drive, kept below them both so
  * that neither calls up into the other: the table of channels, in the order
  * they see every change, and the lock over every context's arena table.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* compat_v01.c - the entry points of binaries built against version 0.1 of
  * jitunwind.h, whose ju_options and ju_blob had no `sz`.  The shared
  * library exports them as ju_open@JITUNWIND_0.1 and so on (jitunwind.map):

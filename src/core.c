@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* core.c - the public API: contexts, input checks, staging a batch, and the
  * order in which channels see a publish.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* error.c - error codes, the per-thread message, and logging. */
 #include "internal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fault.c - allocation wrappers and the fault-injection countdown.
  *
  * Every allocation, mmap and file write of the library first asks

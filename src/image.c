@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* image.c - writes the in-memory ELF image of an arena (layout in image.h)
  * and the DWARF line units inside it.
  */

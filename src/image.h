@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* image.h - the in-memory ELF object that describes one arena.
  *
  * An ET_REL file, as the GDB JIT interface expects, laid out as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* internal.h - the library's internal model, shared by the core and channels.
  *
  * Published blobs live in *arenas*: groups of blobs whose address hulls are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ownfile.c - this process's own files for perf (ownfile.h). */
 #include "ownfile.h"
 #include "internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ownfile.h - the files the library writes for perf (the perf map in /tmp,
  * the jitdump): opened only as this process's own regular file, appended
  * to all or nothing.  Used by ch_perfmap.c and ch_jitdump.c.

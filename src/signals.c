@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* signals.c - asynchronous signals held off around the consumers' registry
  * calls.
  *

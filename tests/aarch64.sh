@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # aarch64.sh - sourced by the AArch64 drivers (t-aarch64-*.sh) after lib.sh:
 # the child cross-built for AArch64 ($BUILD/aarch64/child, make
 # tests-aarch64) runs under qemu-user; debuggers reach it through qemu's

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check.sh BUILD COMMAND... - what `make check` runs around the test suites.
 #
 # COMMAND (make check-run: the build, then tests/run.sh) runs

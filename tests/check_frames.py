@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """check_frames.py EXPECT [--fp] [--by-address] [--allow-unnamed-jit] < FRAMES
 
 Judge the frames a tool reported against the child's expect file.

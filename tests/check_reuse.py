@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """check_reuse.py - what a consumer shows of JIT code whose addresses were
 freed and reused (tests/reuse_child.c writes the expect file).
 

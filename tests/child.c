@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* child.c - the workload of the library's tests: a known stack through
  * hand-written JIT code (x86-64, or AArch64 when cross-built), checked from
  * inside or left for outside tools.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // child_cxx.cc - the C++ ends of the child's exception test: thrown in the
 // innermost frame, caught near main, crossing every JIT frame in between.
 #include <stdexcept>

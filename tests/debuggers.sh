@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # debuggers.sh - sourced by the gdb and lldb drivers (t-gdb-*.sh,
 # t-lldb-*.sh) after lib.sh: run a debugger in batch mode and turn its
 # backtrace into the frame list check_frames.py reads ("0xADDR NAME", "NAME"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # driver.sh - what every test driver shares; sourced by tests/lib.sh,
 # jitstack/tests/lib.sh and integrations/luajit/tests/lib.sh once they have
 # set ROOT (the top of the tree) and SCRATCH (the name of the driver's

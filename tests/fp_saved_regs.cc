@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // fp_saved_regs.cc - a JIT frame with an asmjit-style prologue (push rbp;
 // mov rbp,rsp; push rbx; push r12), described as a frame-pointer frame with
 // its saved registers, between a C++ catch and a throw.  After the catch the

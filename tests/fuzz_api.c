@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_api.c - libFuzzer over the public API, checked against a model.
  *
  * The input is a program: each operation is a few bytes -- publish one

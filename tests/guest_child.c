@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* guest_child.c - a JIT blob that inlines guest functions, calling back into C
  * from the innermost one, for the debuggers to show its guest frames:
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # in-scratch.sh PROGRAM ARGS... - run a unit program in a fresh scratch
 # directory, remove the directory afterwards, keep the program's exit code.
 here=$(cd "$(dirname "$0")" && pwd)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # installed-packages.sh DIR - check the Debian packages libjitunwind0,
 # libjitunwind-dev and jitstack as installed under DIR: "/" for this system
 # (check-fresh installs them with apt-get), or a root of their own with

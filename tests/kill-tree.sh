@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # kill-tree.sh - sourced by the test helpers (tests/lib.sh, jitstack/tests/
 # lib.sh): end a background process together with everything it started.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # lib.sh - sourced by every test driver (tests/t-*.sh).
 #
 # The conventions are tests/driver.sh's; $TB holds the built test programs.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // personality.cc - JIT blobs published with a personality routine and an
 // LSDA (ju_blob.personality, .lsda), and a C++ exception thrown below them.
 // libgcc must call each blob's own personality for the blob's frame, hand it

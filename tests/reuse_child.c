@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* reuse_child.c - JIT code freed and its addresses reused, for the
  * stale-name tests of the debuggers and jitstack (t-*-dead-blob*.sh).
  *

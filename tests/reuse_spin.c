@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* reuse_spin.c - code freed and published again at the same address, for
  * perf: `reuse-spin SECONDS [overlap]` publishes a spin loop as old_spin,
  * unpublishes it, publishes the same bytes as new_spin (at the same start,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run.sh [-b BUILD] [SUITE | TEST]... - the one test runner of the tree.
 #
 # Suites:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* second_jit.c - a second JIT in the process, registering its code with the
  * GDB JIT interface the way LLVM ORC does (llvm/lib/ExecutionEngine/
  * GDBRegistrationListener.cpp and orc/TargetProcess/JITLoaderGDB.cpp):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* second_jit.h - a second JIT that implements the GDB JIT interface the way
  * LLVM ORC does (second_jit.c). */
 #ifndef SECOND_JIT_H

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A JIT compiled against the 0.1 header (tests/abi/0.1/jitunwind.h: no sz
 # in ju_options or ju_blob) and linked as a 0.1 binary was, with
 # unversioned references, runs against this tree's shared library: its

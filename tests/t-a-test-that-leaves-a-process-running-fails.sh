@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The reaper that runs every test (tests/tools/reaper.c) fails a command
 # that passed but left a process running, names it, and ends it: what the
 # suite starts cannot outlive it.

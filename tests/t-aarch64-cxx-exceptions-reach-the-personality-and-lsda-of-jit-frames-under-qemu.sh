@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # AArch64, under qemu-user: tests/personality.cc cross-built, its blobs in
 # AArch64 code, published with personality routines and LSDAs
 # (ju_blob.personality, .lsda: "zPLR"/"zPR" CIEs), a C++ exception thrown

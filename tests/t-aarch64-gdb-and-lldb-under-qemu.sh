@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # AArch64, under qemu-user: gdb-multiarch and lldb, connected to qemu's gdb
 # stub, follow the child's GDB JIT interface registrations and show its
 # aborted stack with every frame named, JIT frames of all three kinds

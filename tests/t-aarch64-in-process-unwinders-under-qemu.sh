@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # AArch64, under qemu-user: the child cross-built for AArch64 publishes its
 # hand-written AArch64 blobs (frame record, raw CFI, region rule under a
 # shim's frame); glibc backtrace(), libgcc's _Unwind_Backtrace and a C++

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # `vm.sh root` (make check-aarch64-system) prints the root's directory and
 # nothing else on stdout, also on a first run that makes the root's disk
 # image, since system.mk takes that stdout as the cross build's sysroot.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The library's interface is compatible with the released one recorded in
 # tests/abi/libjitunwind.abi (abidw): abidiff reports no removed or changed
 # function, variable or type reachable from them (a field inserted into

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A short libFuzzer run (ASan + UBSan) of the API against its model
 # (tests/fuzz_api.c): publishes, batches, unpublishes, batch unpublishes with
 # missing and repeated starts, unpublish_all, close and reopen, and injected

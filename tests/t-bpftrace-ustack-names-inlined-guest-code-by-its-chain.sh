@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # bpftrace's ustack (the kernel's frame-pointer walk, JIT code named from
 # the perf map, as eBPF profilers do) names the samples of `guest-child
 # spin` in guest:leaf's code by the chain of guest functions, innermost

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A C++ exception thrown in the innermost frame is caught near main, after
 # the unwinder's two phases crossed every JIT frame.
 . "$(dirname "$0")/lib.sh"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A JIT frame with an asmjit-style prologue (push rbp; mov rbp,rsp; push rbx;
 # push r12) that clobbers rbx and r12, published as a frame-pointer frame
 # that lists those saved registers, between a C++ throw and its catch: after

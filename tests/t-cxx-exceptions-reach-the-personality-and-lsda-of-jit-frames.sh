@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # JIT blobs published with a personality routine (ju_blob.personality) and
 # an LSDA (ju_blob.lsda), a C++ exception thrown below them (libgcc, the
 # unwinder channel; tests/personality.cc):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # `make deb`'s script (scripts/make-deb.sh) builds libjitunwind0,
 # libjitunwind-dev and jitstack from the tree with lintian passing them,
 # and leaves nothing behind: the tree's parent directory (where
@@ -6,7 +7,10 @@
 # this machine's, so that their dependencies are checked against what is
 # installed here; there tests/installed-packages.sh finds every file with
 # its package, the exports, pkg-config, a program built against them that
-# runs, and the installed jitstack naming a JIT stack.  Purged, they leave
+# runs, and the installed jitstack naming a JIT stack; debian/copyright,
+# machine-readable, names the MIT license for the whole tree, lintian's
+# copyright checks pass on a source package of the tree, and every
+# package's copyright file says MIT.  Purged, they leave
 # no file.  (check-fresh installs them with apt-get on a fresh Debian and
 # runs the same checks.)
 . "$(dirname "$0")/lib.sh"
@@ -31,6 +35,42 @@ ls -A "$PARENT" > parent.after
 diff parent.before parent.after > parent.diff || { cat parent.diff; fail "the build left files beside the tree, in $PARENT"; }
 (cd "$ROOT" && find debian | sort) > debian.after
 diff debian.before debian.after > debian.diff || { cat debian.diff; fail "the build left files in debian/"; }
+
+# debian/copyright is machine-readable (DEP-5) and gives the whole tree
+# the MIT license, its text in a License paragraph.
+python3 - "$ROOT/debian/copyright" > copyright.out 2>&1 << 'END' || { cat copyright.out; fail "debian/copyright"; }
+import sys
+paras = [p for p in open(sys.argv[1]).read().split("\n\n") if p.strip()]
+def field(p, name):
+    for line in p.splitlines():
+        if line.startswith(name + ":"):
+            return line[len(name) + 1:].strip()
+assert field(paras[0], "Format") == "https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/", "not DEP-5"
+files = [p for p in paras if field(p, "Files") is not None]
+assert field(files[0], "Files") == "*" and field(files[0], "License") == "MIT", "Files: * is not MIT"
+assert all(field(p, "License") == "MIT" for p in files), "a Files paragraph is not MIT"
+text = [p for p in paras if field(p, "Files") is None and field(p, "License") == "MIT"]
+assert text and "Permission is hereby granted, free of charge" in text[0], "no License: MIT paragraph with its text"
+END
+# lintian's copyright checks read a source package's debian/copyright, and
+# the build above is of binary packages only: a source package of the tree
+# (its orig tarball the tree without debian/) is made for them.
+v=${debver%-*}
+python3 "$ROOT/scripts/license-headers.py" --list > files || fail "the tree's files cannot be listed"
+mkdir -p "src/jitunwind-$v"
+(cd "$ROOT" && tar -cf - -T "$T/files") | tar -C "src/jitunwind-$v" -xf - || fail "copying the tree"
+(cd src && tar --exclude="jitunwind-$v/debian" -czf "jitunwind_$v.orig.tar.gz" "jitunwind-$v" &&
+	dpkg-source -b "jitunwind-$v") > dsc.out 2>&1 || { cat dsc.out; fail "dpkg-source cannot make a source package of the tree"; }
+# (lintian indexes every file first, running readelf on the fuzzers'
+# hostile ELF corpora too, and warns about them: minutes, and noise that
+# is left out here)
+limit 900 lintian -C debian/copyright,debian/copyright/dep5,debian/copyright/dep5/components \
+	--fail-on error,warning --display-level '>=info' "src/jitunwind_$debver.dsc" > lintian-copyright.out 2>&1
+rc=$?
+grep -v -e 'Warning while running readelf' -e 'root privileges' lintian-copyright.out > lintian-copyright.tags
+cat lintian-copyright.tags
+[ $rc = 0 ] || fail "lintian's copyright checks fail (exit $rc)"
+grep -qE '^[EWIP]: ' lintian-copyright.tags && fail "lintian's copyright checks report tags (above)"
 
 arch=$(dpkg-architecture -qDEB_HOST_ARCH)
 pkgs="libjitunwind0 libjitunwind-dev jitstack"
@@ -62,6 +102,9 @@ for p in $pkgs; do
 		fail "$p is not installed at $debver"
 done
 sh "$ROOT/tests/installed-packages.sh" "$R" || fail "the installed packages (above)"
+for p in $pkgs; do
+	grep -qx 'License: MIT' "$R/usr/share/doc/$p/copyright" 2>/dev/null || fail "$p's copyright file does not name the MIT license"
+done
 if [ "$arch" = amd64 ]; then
 	m=$R/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/lua/5.1
 	[ -f "$m/jitunwind.so" ] || fail "lua-jitunwind holds no $m/jitunwind.so"

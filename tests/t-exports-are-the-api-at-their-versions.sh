@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The shared library exports the API at the symbol versions of
 # src/jitunwind.map and the GDB JIT interface's two symbols unversioned;
 # the archive the API and those two; nothing else, nothing missing

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # gdb that starts the child itself hears every registration through its
 # breakpoint on __jit_debug_register_code (not only the list it reads when
 # attaching), and still names every frame when the child aborts.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A program links the static library beside a second JIT that defines the
 # GDB JIT interface itself and serialises its writers with a lock of its own,
 # as LLVM ORC does (tests/second_jit.c): it links, and after both JITs

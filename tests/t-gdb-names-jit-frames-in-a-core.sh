@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # gdb reads the descriptor again from a core file: the child aborts in its
 # innermost frame, and `gdb PROGRAM CORE -ex bt` names every frame through
 # the JIT code, with jit:fp's source line.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # gdb attached to a running child (`gdb -p PID -ex bt`) reads the JIT entries
 # already on the descriptor's list and shows every frame of the child's
 # stack by name, JIT frames of all three kinds included, at depth 1 and 3;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # gdb attached to a JIT that freed code and reused some of its addresses
 # (tests/reuse_child.c: 2000 blobs in one arena, a few unpublished in the
 # middle, new code published at some of their addresses) names only what

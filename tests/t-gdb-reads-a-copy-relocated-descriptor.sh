@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A program that refers to __jit_debug_descriptor directly gets a copy
 # relocation: the list lives in the executable's copy while the library's
 # own definition (next to __jit_debug_register_code) stays empty.  gdb must

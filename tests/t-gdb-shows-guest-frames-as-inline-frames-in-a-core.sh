@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # gdb reads the guest frames of a blob (ju_blob.inlines) from a core file:
 # the child aborts under guest:leaf, and `gdb PROGRAM CORE -ex bt` shows
 # guest:leaf, guest:mid and guest:run at the lines of guest.expect.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A blob that inlines guest functions (ju_blob.inlines) shows as one frame
 # per guest function in gdb attached to the running process: guest:leaf,
 # guest:mid and guest:run for the one native frame, each at the line the

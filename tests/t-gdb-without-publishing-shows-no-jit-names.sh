@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The counter-check: with the channels off (JITUNWIND=none) gdb names no JIT
 # frame and cannot show the expected stack, live or in a core.  So the names
 # in the other gdb tests come from the library's registrations.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # glibc backtrace() (libgcc underneath) reports every frame of the child's
 # stack, JIT frames of all three kinds included, at depth 1 and 3.
 . "$(dirname "$0")/lib.sh"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The DWARF of guest frames, read by parsers that share no code with the
 # writer: every image test-guest-frames checked with libdw (scopes and rows
 # at every offset, through merges, rebuilds and reused slots) passes

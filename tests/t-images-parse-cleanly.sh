@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Every arena image (x86-64, and an AArch64 one built on this host) is read
 # without an error or warning by readelf, eu-readelf and llvm-dwarfdump-19,
 # and llvm-dwarfdump's verifier accepts its DWARF.  The images come from

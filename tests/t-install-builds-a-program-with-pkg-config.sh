@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # `make install DESTDIR=... PREFIX=/opt/ju` installs the header, both libraries
 # and jitunwind.pc; a program built from them with pkg-config runs, shared and
 # static.  What the libraries export: t-exports-are-the-api-at-their-versions.

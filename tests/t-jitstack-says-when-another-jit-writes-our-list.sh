@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A second JIT whose references the dynamic linker bound to libjitunwind.so's
 # descriptor (it defines none itself) writes that list under its own lock,
 # without the sequence lock.  The library notices at its next change, logs it

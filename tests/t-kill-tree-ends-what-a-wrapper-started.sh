@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # kill_tree (tests/kill-tree.sh, used by every test's clean-up) ends a
 # background process and what it started: killing the `timeout` wrapper
 # around a qemu gdb stub used to leave qemu running, re-parented to init.

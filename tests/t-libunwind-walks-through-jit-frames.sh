@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # nongnu libunwind (linked in, as memray and heaptrack do) reports every frame
 # of the child's stack with unw_backtrace and with an unw_step loop, at depth
 # 1 and 3: the libunwind channel registered each arena with _U_dyn_register.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The counter-check: with the libunwind channel off (JITUNWIND=unwinder, so
 # only libgcc knows the JIT code) libunwind finds no unwind info for the JIT
 # frames and falls back to the rbp chain, which skips c_middle: its caller

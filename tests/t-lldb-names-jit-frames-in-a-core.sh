@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # lldb on a core file reads the descriptor's list from the core and names
 # every frame through the JIT code.
 . "$(dirname "$0")/lib.sh"

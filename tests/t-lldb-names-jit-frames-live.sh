@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # lldb attached to a running child reads the GDB JIT interface too (it loads
 # each image with its section addresses as load addresses) and shows every
 # frame by name, jit:fp with its source line.

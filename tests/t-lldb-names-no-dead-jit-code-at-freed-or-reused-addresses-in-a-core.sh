@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The same as ...-live.sh from a core: lldb reads the descriptor's list from
 # the core of tests/reuse_child.c and names only the blobs published when it
 # aborted.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # lldb attached to a JIT that freed code and reused some of its addresses
 # (tests/reuse_child.c) names only what is published now: threads parked in
 # new code show the new blobs' names, `image lookup -a` at a reused address

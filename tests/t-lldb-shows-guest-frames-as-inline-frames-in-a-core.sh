@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # lldb reads the guest frames from a core file of the guest child, aborted
 # under guest:leaf, at the lines of guest.expect.
 . "$(dirname "$0")/lib.sh"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # lldb attached to the running guest child shows the blob's guest functions
 # as inlined frames (`guest:run [inlined] guest:leaf at leaf.py:30`), at
 # the lines of guest.expect.

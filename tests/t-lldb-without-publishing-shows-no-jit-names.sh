@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The counter-check for lldb: with the channels off it names no JIT frame
 # (and, walking frame pointers, loses c_middle behind jit:cfi).
 . "$(dirname "$0")/lib.sh"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # LLVM libunwind (linked ahead of libgcc_s, so its _Unwind_Backtrace is the
 # one called) sees every frame: the channel registered the arena's section
 # with __unw_add_dynamic_eh_frame_section.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The manual pages in docs/man render without a warning from mandoc and
 # groff; every function jitunwind.h declares has a page named after it,
 # whose NAME line (or its .so target's) names it; every .so link is one

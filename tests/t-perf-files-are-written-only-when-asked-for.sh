@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The file channels are opt-in.  The child opens its context with
 # ju_open(NULL), as a JIT that chose nothing does:
 #  1. by default it writes no /tmp/perf-<pid>.map, no jitdump, and makes no

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # perf record -k 1 --call-graph dwarf + perf inject --jit: the jitdump lets
 # perf (6.1 here; it unwinds with libunwind) unwind through JIT code and name
 # it from the jitted-<pid>-<n>.so files inject writes.

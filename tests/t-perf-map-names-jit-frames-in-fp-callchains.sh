@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # perf record -g (the kernel walks frame pointers) names JIT frames from
 # /tmp/perf-<pid>.map: in `child spin 2`, samples in c_inner show
 # jit:region, jit:cfi and jit:fp in the order the child built them (a

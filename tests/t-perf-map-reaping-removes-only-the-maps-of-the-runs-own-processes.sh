@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # scripts/reap-perf-maps.sh removes the perf maps of the run's own
 # processes that are gone, and no other: when several trees test at once,
 # a map whose process is gone may be another run's (a core test of theirs

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # perf names a sample after the first perf map line that holds its address,
 # so a blob published where a freed one was must leave the freed one's line
 # out of perf's view: `reuse-spin` publishes old_spin, frees it and spins in

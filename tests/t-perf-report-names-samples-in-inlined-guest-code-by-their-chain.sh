@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # perf names a sample in inlined guest code by its chain of guest functions,
 # innermost first: `guest-child spin` loops inside guest:leaf (inlined into
 # guest:mid, inlined into guest:run) with the perf map as its only channel,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # perf record -k 1 + perf inject --jit + perf report --sort sym,srcline: a
 # blob with guest frames (guest-child spin: guest:run inlines guest:mid,
 # which inlines guest:leaf, which loops) is sampled in its innermost guest

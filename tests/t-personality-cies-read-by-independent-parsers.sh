@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The gdb channel's images of blobs with personality routines, as gdb, lldb
 # and libdw get them: readelf, eu-readelf and llvm-dwarfdump-19 read their
 # .eh_frame without a complaint, and show the outer blob's FDE under a

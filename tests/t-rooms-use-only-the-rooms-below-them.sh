@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The tree's rooms in their order (docs/ARCHITECTURE.md): a source file
 # includes only headers of its own room or of rooms below it.
 #   jitstack: base < target < jit < unwind < out < record < main.c, dump.c

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A program linked with -static-libgcc -static-libstdc++ and the archive has
 # two unwinders: its own copy of libgcc's, which its C++ exceptions use, and
 # the libgcc_s.so.1 glibc's backtrace() loads.  The library registers with

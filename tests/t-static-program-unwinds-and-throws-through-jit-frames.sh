@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A program linked with -static (the archive, libgcc_eh and glibc all in the
 # executable) has one unwinder, its own copy of libgcc's; the library must
 # register with it, not with a libgcc_s it loads and the program never asks.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # `make install` into a DESTDIR that already holds other files (some of
 # them named like ours: an older libjitunwind.so.0.1.0, another page in
 # man3) adds the libraries, the header, jitunwind.pc, jitstack and every

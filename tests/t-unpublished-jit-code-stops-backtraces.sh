@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The counter-check: with nothing published (JITUNWIND=none) glibc
 # backtrace() stops at the first JIT frame, and the C++ exception cannot
 # cross it (the runtime terminates the process).  So the passes above are the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests.mk - test programs (included by the top-level Makefile).
 
 TEST_DIR := $(BUILD)/tests

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* two_jits.c - libjitunwind beside a second JIT that implements the GDB JIT
  * interface itself, the way LLVM ORC does (second_jit.c): the program links
  * the static library and the second JIT's own strong definitions of

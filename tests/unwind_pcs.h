@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* unwind_pcs.h - the pcs of a stack through libgcc's _Unwind_Backtrace (or
  * LLVM libunwind's, when linked ahead of it), for the test programs that
  * compare what in-process unwinders see: tests/child.c and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # aarch64.mk - tinyjit for AArch64, cross-built on this host and run under
 # qemu-user (included by tinyjit.mk; the tests are tests/run-aarch64.sh).
 #

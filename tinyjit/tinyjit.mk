@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tinyjit.mk - build, test and fuzz tinyjit; included by the top-level Makefile.
 #
 # Targets:

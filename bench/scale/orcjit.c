@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* orcjit.c - a foreign JIT of a given size, for `make bench-scale` and
  * jitstack's scale tests: N functions, each in an image of its own
  * registered through the process's own plain GDB JIT descriptor, the way

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """run.py BUILD - jitstack against eu-stack and gdb on JIT processes of
 1k to 1M functions (make bench-scale; docs/BENCHMARKS.md, "jitstack at
 scale").

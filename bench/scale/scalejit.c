@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* scalejit.c - a JIT process of a given size, for `make bench-scale` and
  * jitstack's scale tests: N functions of code published through the
  * library, then the main thread parks under one of them.

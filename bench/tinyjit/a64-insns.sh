@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # a64-insns.sh - the frame-pointer discipline's cost on AArch64: guest
 # instructions executed by the AArch64 tinyjit under qemu-user, FP-kept
 # against no-FP stencils.  Prints a Markdown table (docs/BENCHMARKS.md).

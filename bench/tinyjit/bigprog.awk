@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # bigprog.awk - write a large .tj program for the compile-speed benchmark:
 #   awk -v funcs=F -v body=B -f bigprog.awk
 # F functions of about B instructions each (arithmetic on locals, a loop

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run.sh - tinyjit benchmarks; prints Markdown tables (see tinyjit/BENCH.md).
 #
 #   bench/tinyjit/run.sh [BUILD]     (BUILD defaults to build)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* jitunwind.c - the Lua module `jitunwind` for LuaJIT: every trace LuaJIT
  * compiles is published through libjitunwind when it stops, and unpublished
  * when it is flushed or its number is taken by a new trace.

@@ -455,3 +455,4 @@ jit_flush()
 other = previous_trace_handler(function() jit_attach(dispatch, "trace") end)
 
 return M
+-- SPDX-License-Identifier: MIT

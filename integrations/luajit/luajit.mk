@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # luajit.mk - the LuaJIT integration (integrations/luajit); included by the
 # top-level Makefile.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* traceframe.c - a LuaJIT trace's stack frame, from its head and tail
  * instructions, as CFI rows (see traceframe.h for why the frame is what it
  * is).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* traceframe.h - the stack frame of a LuaJIT trace, read from the trace's own
  * machine code, and the CFI that describes it to libjitunwind (x86-64,
  * LuaJIT 2.1 built with LJ_GC64, POSIX calling convention).

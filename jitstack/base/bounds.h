@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bounds.h - every bound jitstack puts on data it does not trust.
  *
  * The target's memory and the files it names are untrusted: a JIT with a

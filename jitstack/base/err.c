@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* err.c - the choke point of jitstack's errors and notes (see err.h). */
 #include "base/err.h"
 

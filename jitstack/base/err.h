@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* err.h - jitstack's one error type, and the notes that share its
  * formatting.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* follow.c - following a file another process appends to (see follow.h). */
 #include "base/follow.h"
 

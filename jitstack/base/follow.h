@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* follow.h - files read: a small one whole (a /proc file), or one that
  * another process appends to, followed by its path round after round (the
  * target's perf map and jitdump).

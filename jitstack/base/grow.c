@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* grow.c - the growing arrays of grow.h. */
 #include "base/grow.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* grow.h - jitstack's growing arrays. */
 #ifndef JS_GROW_H
 #define JS_GROW_H

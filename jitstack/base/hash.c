@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hash.c - the hash table of hash.h. */
 #include "base/hash.h"
 

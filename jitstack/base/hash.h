@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hash.h - jitstack's one hash function and its one hash table.
  *
  * js_hash_bytes is FNV-1a (64-bit) over bytes: names, strings.  Arrays of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* maps.c - a line of /proc/PID/maps (maps.h). */
 #include "base/maps.h"
 

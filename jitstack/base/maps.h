@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* maps.h - one line of /proc/PID/maps, read without sscanf (whose
  * per-call cost, times a few hundred lines read twice, was a quarter of a
  * dump's instructions on a PHP process).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # jitdump.sh BUILD [MB] - jitstack on targets that write a perf jitdump:
 #  1. node --perf-prof (progs/recurse-dump.js, 9 JS frames deep, its dump
 #     settled): cold `jitstack -p PID` and `eu-stack -p PID` interleaved,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # lli.sh BUILD - a cold `jitstack -p` against `eu-stack -p` on LLVM's own
 # JITs: lli-19 running jitstack/tests/rec.c from clang-19 -g IR (leaf
 # spinning under recurse x 6 under main) with -jit-kind=mcjit, orc and

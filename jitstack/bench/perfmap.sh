@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # perfmap.sh BUILD [MB] - jitstack on a target whose perf map holds MB
 # megabytes (default 100) of lines, as a long-running JIT's map grows:
 # the time of a whole cold `jitstack -p` (against --no-perf-map), its peak

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # php_desc.sh BUILD - a cold `jitstack -p` against `eu-stack -p` on PHP 8.2's
 # opcache tracing JIT (jitstack/tests/progs/hot.php, its trace registered
 # through the GDB JIT interface), both attaching to the same process and

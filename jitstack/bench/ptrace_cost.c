@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ptrace_cost.c - what one ptrace sample costs on this machine, step by
  * step, without any unwinding: the floor under `jitstack record`'s sample
  * latency and the target's standstill.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # realjits.sh BUILD - a cold `jitstack -p` against `eu-stack -p` on JITs that
 # Debian packages, side by side on the same process, each a whole new
 # process per run and the two tools interleaved so that load hits them

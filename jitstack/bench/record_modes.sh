@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # record_modes.sh BUILD - what sampling costs the target, jitstack record's
 # two modes side by side with perf; results go to docs/BENCHMARKS.md and
 # jitstack/BENCH.md by hand.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # record_multi.sh BUILD - jitstack record over several processes: its own
 # CPU time per sample and the time to unwind and name one sample, for 1, 2
 # and 4 targets (tinyjit running progs/deep.tj, CPU-bound at the bottom of

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run.sh BUILD - jitstack's benchmarks (make bench-jitstack); results go to
 # jitstack/BENCH.md by hand.
 #

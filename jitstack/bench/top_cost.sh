@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # top_cost.sh BUILD - what `jitstack top` costs the target, side by side
 # with `jitstack record` at the same rate; results go to docs/BENCHMARKS.md
 # and jitstack/BENCH.md by hand.

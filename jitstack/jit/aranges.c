@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* aranges.c - a JIT image's DWARF read with libdw (see aranges.h).
  *
  * The image is the rewritten one, in our own memory, whose .debug_*

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* aranges.h - what libdw makes of a rewritten image's DWARF: a
  * .debug_aranges when the image has none, and whether it has line rows.
  *

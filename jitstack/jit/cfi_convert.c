@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cfi_convert.c - decode any JIT image's CFI and re-emit it canonically
  * (see cfi_convert.h).  Formats: DWARF 4 section 6.4 (.debug_frame) and the
  * LSB's .eh_frame ("Exception Frames", 10.6.1), pointer encodings from LSB

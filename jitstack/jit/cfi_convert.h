@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cfi_convert.h - turn the call frame information of a JIT image, whatever its
  * shape, into one canonical .eh_frame that libdw reads at any address.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* desc.c - reading the GDB JIT descriptor and its list (see desc.h and
  * docs/OUTSIDE_READER.md, "Reading a snapshot").
  */

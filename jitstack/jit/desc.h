@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* desc.h - reading a target's GDB JIT descriptor and its list of entries,
  * with the jitunwind outside-reader extension when the descriptor has it
  * (docs/OUTSIDE_READER.md), the way gdb does when it does not.

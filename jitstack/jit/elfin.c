@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* elfin.c - the ELF reader of elfin.h, over libelf (gelf): the headers,
  * sections and symbols of an image come from libelf, opened with
  * elf_memory over our copy, which it checks as it reads.  Kept by hand: the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* elfin.h - the ELF images copied out of a target, read with libelf.
  *
  * The images a JIT registers are untrusted bytes in our own memory: libelf

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* jitdump.c - reading a perf jitdump for names, lines and CFI (see jitdump.h). */
 #include "jit/jitdump.h"
 #include "formats/search.h"

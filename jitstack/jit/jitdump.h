@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* jitdump.h - a target's perf jitdump (jit-<pid>.dump) as a source of
  * names, source lines and CFI for its JIT code.
  *

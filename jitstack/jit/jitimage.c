@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* jitimage.c - the image rewriter of jitimage.h: read (elfin), relocate,
  * convert the CFI (cfi_convert), pick the function symbols, and write the
  * ET_EXEC that libdwfl loads.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* jitimage.h - rewrite one in-memory ELF image registered by a JIT into an
  * ELF file libdwfl loads as a module at the code's real address.
  *

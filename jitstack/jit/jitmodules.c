@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* jitmodules.c - JIT images as libdwfl modules (see jitmodules.h). */
 #include "jit/jitmodules.h"
 #include "base/grow.h"

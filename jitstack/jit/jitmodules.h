@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* jitmodules.h - the target's JIT code as libdwfl modules.
  *
  * Finds every definition of __jit_debug_descriptor among the target's

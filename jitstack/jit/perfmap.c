@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* perfmap.c - reading a perf map and naming pcs from it (see perfmap.h). */
 #include "jit/perfmap.h"
 #include "formats/search.h"

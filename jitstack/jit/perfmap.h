@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* perfmap.h - a target's perf map (/tmp/perf-<pid>.map) as a naming source.
  *
  * The format is perf's (tools/perf/Documentation/jit-interface.txt): one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* color.c - colour on a terminal (color.h). */
 #include "out/color.h"
 

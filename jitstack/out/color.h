@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* color.h - colour on a terminal: when to use it, and what a frame's
  * colour is.
  *

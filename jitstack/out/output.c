@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* output.c - text and JSON output of stacks and JIT images (output.h). */
 #include "out/output.h"
 #include "base/bounds.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* output.h - printing stacks: text for people, JSON for programs.
  *
  * Text (one frame per line, innermost first):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pprof.c - writing a profile as pprof reads it: the Profile message of
  * profile.proto serialized by protobuf-c (profile.pb-c.c, generated at build
  * time by protoc-c), then gzip-compressed with zlib, as the format's

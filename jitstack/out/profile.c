@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* profile.c - sample aggregation and the collapsed writer (profile.h). */
 #include "out/profile.h"
 #include "base/grow.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* profile.h - samples aggregated the way pprof models them: strings,
  * mappings (modules), functions, locations (one per distinct pc, with
  * the functions inlined there) and samples (a list of locations, leaf

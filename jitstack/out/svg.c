@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* svg.c - the flame graph of svg.h.
  *
  * The samples become a tree of frames, root first: "all", then each

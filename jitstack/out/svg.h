@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* svg.h - a profile as a flame graph: one self-contained SVG file (no
  * network, no other file), drawn in full for any viewer and interactive
  * in a browser: hovering a frame shows its name and share of the samples,

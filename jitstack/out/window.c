@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* window.c - a profile through a sliding window of time (window.h). */
 #include "out/window.h"
 #include "base/grow.h"

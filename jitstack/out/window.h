@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* window.h - a profile seen through a sliding window of time, for
  * `jitstack top`: the hottest functions (or threads) of the last second
  * and of the last JS_WIN_SLOTS seconds, as a table of text.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* perfevent.c - per-thread perf events with user register and stack
  * copies, and their ring buffers (see perfevent.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* perfevent.h - sampling a process's threads with perf events: the kernel
  * copies each sampled thread's user registers and the top of its user
  * stack into a ring buffer (perf_event_open(2): PERF_SAMPLE_REGS_USER,

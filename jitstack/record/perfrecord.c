@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* perfrecord.c - `jitstack record --mode perf` (perfrecord.h).
  *
  * The target is never stopped to be sampled: the kernel copies a sampled

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* perfrecord.h - `jitstack record --mode perf`: the sampling loop on perf
  * events, and the unwinding of each sample off the target. */
 #ifndef JS_PERFRECORD_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* progress.c - the ticks of a sampling loop (progress.h). */
 #include "record/progress.h"
 #include "record/targets.h"

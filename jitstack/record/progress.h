@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* progress.h - what a sampling loop does between rounds besides sampling:
  * the progress line `jitstack record` keeps on a terminal, and the view
  * of another command (record.h, js_record_view: `jitstack top`).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* record.c - `jitstack record`: sample live processes' stacks at a fixed
  * rate and write a profile (collapsed stacks, pprof or svg).  The
  * processes (targets.h: one, a list, or --all) are sampled with perf

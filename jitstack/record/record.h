@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* record.h - `jitstack record`: a sampling profiler through JIT frames. */
 #ifndef JS_RECORD_H
 #define JS_RECORD_H

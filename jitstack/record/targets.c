@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* targets.c - the processes of one record run (targets.h).
  *
  * --all lists /proc once: every process but jitstack itself, kernel

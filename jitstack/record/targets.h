@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* targets.h - the processes one `jitstack record` run samples: those of
  * -p PID,PID,... or, with --all, every process the user may read at the
  * start (processes started later are not followed).  Each has its own

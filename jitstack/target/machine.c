@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* machine.c - per-machine relocation rules (see machine.h).  Relocation numbers
  * are from <elf.h>; their meaning from the x86-64 psABI section 4.4 and
  * the AArch64 ELF ABI section 5.7.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* machine.h - what jitstack needs to know per machine: how to apply the
  * relocations JIT images carry in their CFI and DWARF, and how a stopped
  * thread's registers map to DWARF register numbers.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mem.c - target memory of mem.h.
  *
  * Live: process_vm_readv, one remote iovec per page so that a read crossing

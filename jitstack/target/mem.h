@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mem.h - reading the target's memory: a live process through
  * process_vm_readv, or a core file's PT_LOAD segments.
  *

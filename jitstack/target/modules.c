@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* modules.c - native modules from maps text (see modules.h).  The core
  * notes are those the Linux kernel writes (fs/binfmt_elf.c): NT_FILE is
  * {count, page_size, count x {start, end, file_ofs in pages}, names}, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* modules.h - reporting a target's native modules (its executable, its
  * libraries, the vDSO) to libdwfl.
  *

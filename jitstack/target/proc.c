@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* proc.c - ptrace control of a live process's threads (see proc.h).
  * Semantics from ptrace(2): "Attaching and detaching", "Group-stop",
  * "PTRACE_EVENT_STOP", "Signal-delivery-stop".

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* proc.h - the threads of a live process under ptrace.
  *
  * Threads are seized (PTRACE_SEIZE: attached without being stopped), then

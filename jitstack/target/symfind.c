@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* symfind.c - symbol lookup by name (see symfind.h).  Hash table layouts:
  * the GNU hash section as glibc's dl-lookup.c reads it, the SysV hash from
  * the gABI ("Hash Table").  The file may be corrupt, so every index is

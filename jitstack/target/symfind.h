@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* symfind.h - find one symbol by name in an ELF file, as the dynamic
  * linker and gdb would: the GNU hash table of .dynsym first (O(1)), then the
  * SysV hash, then .symtab (an executable linked without -rdynamic keeps

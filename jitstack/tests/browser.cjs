@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // browser.cjs - what jitstack's profiles look like to people, checked in
 // headless Chromium (playwright-core drives Debian's /usr/bin/chromium).
 //

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* churnjit.c - a JIT that keeps replacing its code while it runs, for
  * `jitstack record`: generation N publishes a blob named gen:N at the SAME
  * address as the previous generation, runs in it (the blob calls spin(),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // cxxwait.cc - a C++ program whose stack holds mangled names: it prints
 // "ready" from inside ns::Worker::wait_here(int) and waits there (or
 // records, with "spin", a hot loop in ns::Worker::spin_here(long)).

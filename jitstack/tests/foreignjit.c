@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* foreignjit.c - a JIT that is not jitunwind, registering images shaped
  * the way other JITs shape them, for jitstack's tests.
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # fuzz-corpus.sh BUILD DIR - seed jitstack's fuzz corpus: the images real
 # targets register (copied by jitstack itself, JITSTACK_DUMP_IMAGES), and
 # target memories that hold a descriptor, its entries and those images

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_reader.c - libFuzzer target for what jitstack reads from a target:
  * the GDB JIT descriptor and its list (desc.c) and the ELF images it points
  * at (jitimage.c and below).  Built with clang-19 -fsanitize=fuzzer,address

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """hostile-images.py DIR - write JIT images (x86-64 ET_REL) built to reach
 the string-table reads of jitstack's image reader (elfin.c) with bytes
 libelf trusts.  Each file is an input of the fuzz target (fuzz_reader.c: an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hostile.c - a process whose GDB JIT descriptor is broken on purpose,
  * for jitstack's bad-input tests.
  *

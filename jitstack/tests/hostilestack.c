@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hostilestack.c - a thread that spins with its stack and frame pointers
  * in a buffer of lies: frame-pointer links that go round in a cycle,
  * "return addresses" into the middle of its own code, into data and at

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* inl.c - the workload of the inline-frame tests: main calls outer, which
  * calls mid, which calls leaf; mid and leaf are always inlined, so one
  * physical frame (outer's) holds three functions.  lli-19 runs it from

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # inl.sh - sourced by the inline-frame tests after lib.sh: inl.c's marked
 # lines (the frames' expected lines, never from a tool), and the check of
 # jitstack's JSON against them.  With lli.sh's LLVM: inl.c compiled to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* jitdump_check.c - the jitdump reader (jitdump.c) against what a target
  * can write: loads that overlap (the latest wins), moves, line tables
  * (rows in any order, "\xff" for the previous file, names that are not

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* jitobj.c - code that foreignjit loads at run time from a relocatable
  * object, as LLVM's MCJIT/ORC do: compiled by the build into jitobj.o
  * (.eh_frame) and jitobj-df.o (.debug_frame only), both with -g and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* latethread.c - a CPU-bound program whose threads come and go while it is
  * sampled: the main thread spins in main_spin; START ms after "ready" it
  * starts a thread named "late" that spins in late_spin for LIFE ms and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # lib.sh - sourced by jitstack's test drivers (jitstack/tests/t-*.sh).
 #
 # The conventions are tests/driver.sh's.  Programs:

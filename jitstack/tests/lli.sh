@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # lli.sh - sourced by the LLVM JIT tests after lib.sh: rec.c compiled to IR
 # (clang-19 -g: DWARF 5), the lines its frames must be at (from its
 # markers, never from a tool), lli-19 started on it, and the check of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* noperf.c - run a command where perf_event_open(2) is refused: a seccomp
  * filter makes the system call fail with EACCES, as a container's default
  * seccomp profile does (or perf_event_paranoid for an unprivileged user).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* perfmap_check.c - the perf map reader (perfmap.c) against what a target
  * can write: hostile lines, duplicates and overlaps (the latest line wins),
  * tombstones, a line still being written, a file replaced or truncated

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pprofdump.c - decode a pprof file jitstack wrote and check it: gzip
  * (zlib), then the Profile message (protobuf-c's generated unpack of
  * jitstack/out/profile.proto), then the references between its tables.

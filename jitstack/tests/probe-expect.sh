@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # probe-expect.sh - sourced: the VM frames tinyjit's probe.tj must show,
 # innermost first, derived from probe.tj itself (the lines of its marked
 # calls) and the depth it runs with, as tinyjit/tests/run-gdb.sh does.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rec.c - the workload of the LLVM JIT tests: run by lli-19 from IR
  * (clang-19 -g -O0 -S -emit-llvm), main calls recurse(5), which calls
  * itself down to leaf, which says it is ready and spins.  The marked lines

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* relocs_check.c - images whose DWARF relocations name symbols another
  * image defines (LLVM's lazy ORC JIT: one image per function, one for the
  * globals), read through jitmodules.c from a memory holding a plain GDB

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* symindex_check.c - the symbol index (unwind/symindex.c) against
  * dwfl_module_addrinfo itself, whose answer it must give for every
  * address: the same name, offset and symbol.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A process whose million functions are named by a perf map of a million
 # lines (bench/scale/scalejit perfmap: 32 MB), or by a jitdump of a
 # million loads, each with its CFI (scalejit jitdump: 224 MB), and that

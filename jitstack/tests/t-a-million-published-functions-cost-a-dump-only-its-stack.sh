@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A process that published a million functions through the library
 # (bench/scale/scalejit: 15,625 GDB images of 64) and sleeps under one of
 # them: jitstack -p names that JIT frame and reaches main, within 96 MiB

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # AArch64 cores, read on this x86-64 host: the library's child, cross-built
 # for AArch64, traps in c_inner under qemu-user, which writes an AArch64 core
 # (one without an NT_FILE note).  jitstack --core with --exe names every

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Targets jitstack cannot read fail with a clear message and the exit code
 # jitstack(1) documents: 1 output that cannot be written, 2 usage, 3 no
 # such process (or it exited while being read), 4 permission denied, 5 not

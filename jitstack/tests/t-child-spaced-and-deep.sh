@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The child with its blobs at odd addresses 1 KiB apart (--spaced) and its
 # chain repeated 8 times (--depth 8): 58 frames from c_inner to main.
 . "$(dirname "$0")/lib.sh"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Unpublished code in the page right after a file's mapping (tests/churnjit.c,
 # `edge`), the thread looping on its first byte: the pc is where that file's
 # module ends.  libdwfl's dwfl_addrmodule answers with that module for its

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A program that refers to __jit_debug_descriptor directly gets a copy
 # relocation: its own .dynsym defines the descriptor (the copy, where the
 # list lives) beside libjitunwind.so's definition (left empty).  jitstack

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # C++ names are shown as the source spells them, in the text, JSON and
 # collapsed outputs (libiberty's demangler, as binutils and gdb use), and
 # as the symbol table holds them with --no-demangle.

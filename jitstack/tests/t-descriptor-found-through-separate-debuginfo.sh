@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A JIT whose __jit_debug_descriptor is local (defined static or hidden)
 # and that ships stripped, its symbols in a separate debug file: jitstack
 # finds the descriptor in that file, through .gnu_debuglink (in the

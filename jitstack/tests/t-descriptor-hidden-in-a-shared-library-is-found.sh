@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A JIT linked into a shared library that exports only its API (as a
 # library that links LLVM statically does, through a version script):
 # __jit_debug_descriptor and __jit_debug_register_code are local, in no

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The descriptor search reads every module's own symbol tables, and hands
 # to libdwfl (which opens the file and looks for separate debuginfo) only
 # the modules that can hold the descriptor: one whose tables define it, the

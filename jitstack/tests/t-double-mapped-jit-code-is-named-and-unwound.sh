@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # W^X by double mapping (tinyjit --wx): the code is written through a RW
 # view and runs, and is published, at a RX view of the same pages, a memfd
 # (dual, as .NET and Firefox do) or anonymous shared memory (dual-anon).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # jitstack -p on a terminal (tmux) colours each function name by its kind,
 # as the SVG flame graph does: JIT functions (tinyjit's tj:*) green, native
 # ones (tinyjit's own tj_jit_enter) yellow, and with --no-jit the JIT

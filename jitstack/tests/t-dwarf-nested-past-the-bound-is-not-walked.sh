@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A JIT image whose DWARF nests 300,000 lexical blocks around its code
 # (tests/foreignjit.c, FOREIGNJIT_DEEP): libdw looks scopes up by
 # recursion, a call a level, which such an image drives past the end of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Images shaped as other JITs shape them (tests/foreignjit.c): an LLVM-style
 # relocatable object with PROGBITS .text, its .eh_frame (or .debug_frame)
 # and DWARF still needing their relocations, and a LuaJIT-style ET_REL with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A short libFuzzer run (ASan + UBSan) of the descriptor and image reader
 # on a corpus of real images and target memories (fuzz-corpus.sh); the
 # long run is `make fuzz-jitstack`.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A blob published with guest frames (tests/guest_child.c: guest:leaf
 # inlined into guest:mid inlined into guest:run) through the jitdump alone
 # (JITUNWIND=jitdump): the dump has no inline records, so jitstack shows one

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # With the perf map as its only channel (JITUNWIND=perfmap), a blob with
 # guest frames (tests/guest_child.c: guest:leaf inlined into guest:mid
 # inlined into guest:run) has a line per piece named by its chain,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A blob published with guest frames (ju_blob.inlines: tests/guest_child.c,
 # guest:leaf inlined into guest:mid inlined into guest:run, one native
 # frame) shows as one frame per guest function in jitstack, as in gdb:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A target whose JIT descriptor is broken on purpose (tests/hostile.c):
 # cycles, absurd sizes, unmapped pointers, garbage and truncated images,
 # CFI that makes a frame its own caller or names an absurd register, a seq that stays odd, a list that

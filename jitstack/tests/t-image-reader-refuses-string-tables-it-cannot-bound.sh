@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The image reader on images built to reach its string-table reads
 # (hostile-images.py): a debug section laid over the section headers,
 # whose relocation would rewrite a string table's size after libelf has

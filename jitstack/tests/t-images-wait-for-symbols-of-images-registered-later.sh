@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The images of LLVM's lazy ORC JIT (lli-19 -jit-kind=orc-lazy on rec.c):
 # one per function, whose DWARF names the global `sink`, and one for the
 # globals, which defines it.  relocs_check reads them through jitmodules.c

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # JIT code kept in shared memory, as PHP's opcache JIT keeps it: anonymous
 # shared memory (/dev/zero (deleted) in maps), SysV shared memory
 # (/SYSV... (deleted)) and a memfd.  Such a mapping is in no file: it must

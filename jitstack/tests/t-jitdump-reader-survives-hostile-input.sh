@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The jitdump reader (jitstack/jit/jitdump.c) on its own: hostile records
 # (impossible sizes, code past a record's end, ranges that wrap, rows past
 # a record's end, names past the bound, file names that are not text or

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # --json output parses and has the documented shape (jitstack(1)), live and
 # from a core: target, jit.descriptors, jit.images, threads[].frames[] with
 # pc/function/offset/module/jit/inlined/unwound_by (an inlined function:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Functions a compiler inlined are frames of their own, as gdb shows them:
 # lli-19 (MCJIT, ORC, lazy ORC) runs inl.c as clang-19 -O1 -g IR, where
 # mid and leaf are inlined into outer, and the JIT's image describes them

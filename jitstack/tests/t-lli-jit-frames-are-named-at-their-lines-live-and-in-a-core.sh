@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # LLVM's own JITs, as lli-19 runs clang-19 -g IR (DWARF 5: .debug_addr,
 # DW_FORM_addrx), MCJIT, ORC and lazy ORC (one image per function and one
 # for the globals, relocated against each other's symbols): jitstack -p

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # On programs without JIT code jitstack's frames are eu-stack's: the same
 # threads, and per thread the same function names in the same order (both
 # read the same modules through libdwfl; jitstack must not lose or invent

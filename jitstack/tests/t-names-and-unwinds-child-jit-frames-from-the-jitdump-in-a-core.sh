@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # jitstack --core on the core of a child that published through the
 # jitdump alone (JITUNWIND=jitdump): the dump is found through the core's
 # NT_FILE note (the mapping the child made of it for perf), names the JIT

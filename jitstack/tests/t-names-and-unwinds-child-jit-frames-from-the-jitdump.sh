@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The library's child publishing through the jitdump alone
 # (JITUNWIND=jitdump): jitstack -p finds jit-PID.dump through the mapping
 # the child makes of it for perf, names its JIT frames from the dump's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # jitstack --core on the core of a child that published through the perf
 # map alone (JITUNWIND=perfmap): the crashed process's /tmp/perf-PID.map
 # (the pid from the core's notes) is found and names its JIT frames, JSON

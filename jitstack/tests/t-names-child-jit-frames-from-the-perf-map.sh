@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The library's child publishing through the perf map alone
 # (JITUNWIND=perfmap): jitstack -p names its JIT frames (jit:fp, jit:cfi,
 # jit:region) from /tmp/perf-PID.map, each with JSON "source": "perf-map",

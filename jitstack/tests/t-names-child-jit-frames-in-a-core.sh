@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # jitstack --core on the child's core, with and without --exe: the same
 # frames as live, read from the descriptor in the core.
 . "$(dirname "$0")/lib.sh"

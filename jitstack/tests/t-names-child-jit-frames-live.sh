@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # jitstack -p on the library's child: every frame from c_inner down to main
 # in order, the JIT frames named by their blobs (jit:fp, jit:cfi,
 # jit:region) and found through their CFI -- c_middle too, which a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The same as ...-live.sh from the core of tests/reuse_child.c: jitstack
 # --core names only the blobs published when it aborted, in its stacks and
 # in the functions --images lists.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # jitstack -p on a JIT that freed code and reused some of its addresses
 # (tests/reuse_child.c: 2000 blobs in one arena, a few unpublished in the
 # middle, new code at some of their addresses): each thread parked in new

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # jitstack names native frames from its own index of each module's symbols
 # (unwind/symindex.c) instead of libdwfl's pass over the whole table per
 # lookup.  The index must answer as dwfl_module_addrinfo does, at every

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # node (18 in Debian 12, 20 elsewhere) with --perf-prof (and
 # --perf-prof-unwinding-info, so that its optimized code comes with CFI;
 # --interpreted-frames-native-stack, so that interpreted JS frames are code

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # node (18 in Debian 12, 20 elsewhere) with --perf-basic-prof (and --interpreted-frames-native-stack, so
 # interpreted JS frames are code of their own): node names its JIT code only
 # in /tmp/perf-PID.map, which jitstack -p reads.  progs/recurse.js recurses

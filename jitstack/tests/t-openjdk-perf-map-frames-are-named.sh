@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # OpenJDK 17 with -XX:+PreserveFramePointer: HotSpot names its compiled
 # methods only in the perf map that `jcmd PID Compiler.perfmap` writes
 # (/tmp/perf-PID.map, the current code cache each time).  progs/Rec.java

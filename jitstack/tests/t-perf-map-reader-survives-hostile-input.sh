@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The perf map reader (perfmap.c) on what a target can write
 # (tests/perfmap_check.c): malformed, overlong, non-UTF-8 and tombstoned
 # lines are skipped or kept safely, a line still being written waits, the

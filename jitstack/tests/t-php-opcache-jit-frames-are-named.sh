@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # PHP 8.2's opcache tracing JIT, registering its traces through the GDB JIT
 # interface (opcache.jit_debug=0x100) and keeping its code in shared
 # memory: jitstack -p names the trace of progs/hot.php's hot function

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # jitstack record -p with a list, where some PIDs cannot be read (the
 # behaviour jitstack(1) documents): each such PID is named on stderr with
 # why ("not recording process N: ..."), the others are recorded and the

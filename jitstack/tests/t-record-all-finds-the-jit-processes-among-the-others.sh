@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # jitstack record --all, in a PID namespace of its own (unshare --pid
 # --mount-proc: --all is not run over the whole host, whose processes are
 # not this test's).  In the namespace run: the shell (its init), tinyjit

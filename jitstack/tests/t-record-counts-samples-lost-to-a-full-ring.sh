@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # jitstack record (perf events) on tinyjit running progs/hot.tj at 2 kHz,
 # held still with SIGSTOP for a second so the kernel's ring buffer fills:
 # the kernel drops samples, and record counts them (PERF_RECORD_LOST) in

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # jitstack record where perf_event_open(2) fails with EACCES (tests/noperf.c:
 # a seccomp filter, as containers install): record says perf events were
 # refused and that it samples with ptrace instead, exits 0, and its profile

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # jitstack record on lli-19 running rec.c (MCJIT, ORC and lazy ORC): leaf,
 # which spins, is the hottest frame, and its stacks run main;recurse...;leaf
 # through the JIT frames.

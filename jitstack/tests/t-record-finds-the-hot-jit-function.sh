@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # jitstack record on tinyjit running progs/hot.tj, whose function `hot`
 # does ten times the work of `cool`: in every JIT mode, the collapsed
 # profile's hottest JIT leaf is tj:hot, well ahead of tj:cool, and it holds

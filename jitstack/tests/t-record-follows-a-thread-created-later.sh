@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # jitstack record on tests/latethread.c, whose thread "late" is created
 # 400 ms after record is seen watching the process (its perf events open,
 # or the process traced), spins in late_spin for 800 ms and exits while

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A JIT that replaces its code at the same address every 50 ms
 # (tests/churnjit.c): jitstack record re-reads the descriptor when its seq
 # moves and names each generation's samples after that generation -- many

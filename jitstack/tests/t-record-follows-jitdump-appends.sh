@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A JIT that publishes new code every 50 ms through a jitdump alone
 # (tests/churnjit.c jitdump: generation N's blob gen:N at the same address,
 # its records appended): jitstack record, in every mode, reads the records

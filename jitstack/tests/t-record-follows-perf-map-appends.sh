@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A JIT that publishes new code every 50 ms through the perf map alone
 # (tests/churnjit.c perfmap: generation N's blob gen:N at the
 # same address, its line appended, the old one tombstoned): jitstack record

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A JIT image registered while record samples is read when a sample's pc
 # falls in it: bench/scale/scalejit late publishes 100,000 functions,
 # then, half a second after record started, one more (late_fn), under

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A JIT that runs each generation of its code 5 ms before it registers it
 # (tests/churnjit.c late: gen:N published from inside the spin it calls,
 # replaced every 50 ms): jitstack record with perf events keeps a sample

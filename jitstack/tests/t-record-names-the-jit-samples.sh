@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # jitstack record -F 1000 --addresses on tinyjit running progs/hot.tj, in
 # two JIT modes (frame pointers with the region rule; no frame pointers,
 # exact CFI): of the samples whose leaf pc lies in the target's JIT code

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # jitstack record says what its sessions found wrong, as the dump does:
 # each distinct warning once on stderr ("jitstack: warning: ..."), after
 # the sampling, and --stats counts them ("jitstack: stats: warnings: N").

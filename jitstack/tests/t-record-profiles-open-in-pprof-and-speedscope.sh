@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The profiles jitstack record writes for tinyjit running progs/hot.tj
 # (tj:hot does ten times the work of tj:cool), opened by the tools people
 # read them with:

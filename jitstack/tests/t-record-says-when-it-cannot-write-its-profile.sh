@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # jitstack record on tests/latethread.c (spinning in main_spin), writing
 # its profile where it cannot: a missing directory (the file cannot be
 # opened) and /dev/full (every write fails, ENOSPC), in each format.  It

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # jitstack record -p A,B on two tinyjit processes: A runs progs/hot.tj
 # (tj:hot ten times the work of tj:cool), B progs/boil.tj (tj:boil ten
 # times tj:steam).  Both run with address-space randomisation off, so

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # jitstack record -p L,B -d 2.5 on tests/latethread.c (L: spins in
 # main_spin, exits 700 ms after it is ready) and tinyjit on progs/hot.tj
 # (B): in each record mode, L's exit ends only its part: record says so

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # jitstack record on lli-19 running inl.c's -O1 IR with leaf spinning
 # (MCJIT, ORC, lazy ORC; every mode of RECORD_MODES): leaf and mid,
 # inlined into outer, are frames of their own.  Collapsed: leaf is the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # jitstack record on a terminal (tmux) keeps one progress line on stderr,
 # rewritten in place while it samples (elapsed and remaining time,
 # samples, rate, lost samples, processes), and erases it before its closing

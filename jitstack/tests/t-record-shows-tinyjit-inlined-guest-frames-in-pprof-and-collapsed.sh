@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # jitstack record on tinyjit --inline (probe.tj spinning at depth 8: every
 # direct guest call inlined into its caller's native frame): the guest
 # frames the probe lists (TJ_PROBE_EXPECT's "guest" lines, from the VM's

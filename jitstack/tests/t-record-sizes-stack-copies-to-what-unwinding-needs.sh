@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # jitstack record (perf events) on tinyjit running progs/deep.tj at the
 # bottom of a 64-frame stack, its stack copies started at 1 KiB
 # (JITSTACK_STACK_COPY), less than the unwind needs: record finds its unwinds run

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # jitstack record on tests/hostilestack.c, which spins with its stack and
 # frame pointers in a buffer of lies (a frame-pointer cycle, return
 # addresses into its own code, into data and at random): in each record

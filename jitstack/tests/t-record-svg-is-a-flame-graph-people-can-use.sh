@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # jitstack record --format svg on tinyjit running progs/hot.tj (tj:hot does
 # ten times the work of tj:cool): the file is well-formed XML that needs no
 # network, its frames nest (each within its parent, no wider), tj:hot is a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # jitstack record -d 30 on tests/latethread.c, which spins in main_spin
 # and exits 700 ms after it is ready: in each record mode, record ends
 # soon after the exit (well before 30 s) with exit status 0, says the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Names that only a separate debug file holds (a static function, stripped
 # from the program, kept in the file .gnu_debuglink names beside it) are
 # found, and libdw's debuginfod client (libdebuginfod, which pulls in libcurl

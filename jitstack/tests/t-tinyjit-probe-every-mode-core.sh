@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tinyjit's probe aborting at the bottom of its stack, then jitstack --core
 # on the core, in every JIT mode (see the live driver for nofp/region).
 . "$(dirname "$0")/lib.sh"

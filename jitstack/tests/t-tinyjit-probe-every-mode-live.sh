@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tinyjit's probe (a deep C -> JIT -> C -> JIT stack) live, in every JIT
 # mode: each VM frame named tj:<function> at its .tj line, in order, and the
 # stack going on to main.  --frames=nofp --cfi=region is the combination

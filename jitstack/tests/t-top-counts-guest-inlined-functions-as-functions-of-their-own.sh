@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # jitstack top --once on a child whose published blob carries guest frames
 # (tests/guest_child.c: guest:leaf inlined into guest:mid inlined into
 # guest:run, as guest.expect lists them) and that waits in pause() under

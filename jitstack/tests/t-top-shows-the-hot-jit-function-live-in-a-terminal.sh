@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # jitstack top in a terminal (tmux) on tinyjit running progs/hot.tj, whose
 # `hot` does ten times the work of `cool`: within 3 s the top row is tj:hot,
 # named from its GDB JIT image and marked JIT; `t` sorts by total (a

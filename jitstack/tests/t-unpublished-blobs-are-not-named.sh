@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A blob unpublished in the middle of an arena (tests/tomb.c) is named by
 # no image: its chunk's image is registered again without it, and jitstack
 # lists every other function but not that one.  (jitstack also leaves out

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests.mk - jitstack's tests (included by ../jitstack.mk).
 #
 #   jitstack-check   build the tool and its test programs, run every driver

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* threads.c - a program with no JIT code and several threads, each parked
  * in a known chain of noinline functions: jitstack's frames must equal
  * eu-stack's on it.  Prints "ready PID" once every thread is parked.

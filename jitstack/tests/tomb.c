@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tomb.c - unpublished code that is still in its arena's image.
  *
  * Publishes 100 blobs in one batch (one arena, one image), then

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* demangle.c - demangled names, kept per session (demangle.h). */
 #include "unwind/demangle.h"
 #include "base/grow.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* demangle.h - C++ and Rust names as people read them (libiberty's
  * cplus_demangle, the demangler of binutils and gdb), in every output.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* forstacks.c - the perf map and the jitdump read for a dump's stacks
  * only (see forstacks.h). */
 #include "unwind/forstacks.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* forstacks.h - the perf map and the jitdump read for a dump's stacks only.
  *
  * A dump prints a few stacks, while a JIT's perf map or jitdump may hold

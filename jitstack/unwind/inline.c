@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* inline.c - inline frames from DWARF scopes (inline.h). */
 #include "unwind/inline.h"
 #include "unwind/demangle.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* inline.h - the functions a compiler inlined at a pc, read from the
  * DWARF of its module (DW_TAG_inlined_subroutine scopes), for name.c.
  *

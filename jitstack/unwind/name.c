@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* name.c - naming frames (name.h). */
 #include "unwind/name.h"
 #include "base/bounds.h"

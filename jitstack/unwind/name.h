@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* name.h - naming the frames of a stack: the second half of the unwind
  * stage, after the thread was let go (naming needs the modules, not the
  * thread).  Every frame is named here, once; the output stage prints the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* session.c - opening a target for unwinding (see session.h).
  *
  * libdwfl does the unwinding.  For a core it reads threads and memory

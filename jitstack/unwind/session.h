@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* session.h - one target (a live process or a core file) opened for
  * unwinding: its libdwfl session with the native modules and the JIT
  * images reported, the memory reader, and for a live process the ptrace

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stack.c - unwinding threads with libdwfl and naming frames (stack.h). */
 #include "unwind/stack.h"
 #include "unwind/demangle.h"

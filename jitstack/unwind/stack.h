@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stack.h - one thread's stack: unwinding it with libdwfl (its frames are
  * then named by name.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* symindex.c - a module's symbols sorted by address (symindex.h).
  *
  * What dwfl_module_addrinfo answers (libdwfl 0.188, dwfl_module_addrsym.c):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* symindex.h - a native module's symbols sorted by address, so that naming
  * a pc costs a binary search instead of a pass over the whole table.
  *

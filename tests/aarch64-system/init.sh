@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # init.sh - PID 1 of the arm64 system VM (installed as /sbin/ju-init by
 # vm.sh): mounts what the cells need, the tree over virtio-9p at /ju, runs
 # the script the kernel command line names (ju.run=PATH, inside the tree),

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # inside.sh - what the arm64 system VM runs (vm.sh boot, with this tree at
 # /ju): the matrix's system columns (matrix.py --system aarch64), which
 # write docs/MATRIX-AARCH64.md, then jitstack's live and record tests,

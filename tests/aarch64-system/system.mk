@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # system.mk - the AArch64 system VM (tests/aarch64-system/README.md);
 # included by the top-level Makefile after the other fragments.
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # vm.sh root | boot SCRIPT - a Debian arm64 system under qemu-system-aarch64
 # (software emulation), for the AArch64 cells that need a real kernel:
 # ptrace, perf events, valgrind (tests/aarch64-system/README.md).

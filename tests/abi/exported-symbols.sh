@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # exported-symbols.sh SO ARCHIVE - the symbols the two libraries export, in
 # the form of tests/abi/exports: "so NAME@VERSION" for the shared
 # library's dynamic symbols (NAME alone: unversioned), "a NAME" for the

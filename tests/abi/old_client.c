@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* old_client.c - a JIT written against version 0.1 of jitunwind.h (the copy
  * in tests/abi/0.1/), whose ju_options and ju_blob have no `sz`, linked as
  * a 0.1 binary was: against a library without symbol versions

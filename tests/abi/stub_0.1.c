@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stub_0.1.c - a library with 0.1's soname and functions, and no symbol
  * versions, as libjitunwind.so.0 was before them.  old_client links
  * against it so that its references are what a 0.1 binary's are

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check.sh - the matrix in the form `make check` runs (tests/run.sh matrix):
 # the self-test, then every cell; an unexpected FAIL or an unexpected PASS
 # fails it.  MATRIX_ARGS passes options to matrix.py.

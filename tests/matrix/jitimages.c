@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* jitimages.c - read the GDB JIT interface of a stopped process or a core,
  * and take apart each in-memory ELF image: .text (the code it describes),
  * function symbols, and the FDEs of .eh_frame.  See jitimages.h. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* jitimages.h - how the matrix's remote unwinders learn about JIT code: the
  * GDB JIT interface of another process (live, or in a core), read the way gdb
  * reads it, and what an unwinder needs from each in-memory ELF image.

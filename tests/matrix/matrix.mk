@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # matrix.mk - the unwind matrix (tests/matrix); included by the top-level
 # Makefile after tinyjit.mk.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """matrix.py - the unwind matrix: every unwinder x every mode, judged against
 the frames the workload itself says it has.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mx-fpwalk.c - a manual frame-pointer walk of a live process, the way
  * sampling profilers (perf -g in the kernel, eBPF profilers) do it: stop
  * the thread, take the pc and the frame pointer (rip and rbp on x86-64,

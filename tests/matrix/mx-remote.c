@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mx-remote.c - print the stack of a live process or a core as one remote
  * unwinder sees it (linked with remote_dwfl.c or remote_unw.c: mx-dwfl,
  * mx-unw-ptrace).

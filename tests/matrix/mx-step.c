@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mx-step.c - single-step through one JIT function and unwind at every
  * instruction (linked with remote_dwfl.c or remote_unw.c: mx-step-dwfl,
  * mx-step-unw-ptrace).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """mxaarch64.py - the matrix's AArch64 columns: tinyjit cross-built for
 AArch64 (tinyjit/aarch64.mk) and run under qemu-user on this host.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """mxbench.py - what each unwinder costs on the probe's stack, side by side in
 one run (`make matrix-bench`), written as a Markdown section.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """mxjudge.py - what a stack must hold, and whether a tool's frames hold it.
 
 The expected frames come from the workload: the probe's expect file

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """mxluajit.py - the matrix's LuaJIT block: Debian's stock luajit (a JIT
 no one here wrote) running the LuaJIT integration's workloads
 (integrations/luajit/tests), without the jitunwind module and with it.

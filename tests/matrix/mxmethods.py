@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """mxmethods.py - the matrix's columns (workload x publishing mode) and rows
 (unwinders), and how each unwinder is driven.
 

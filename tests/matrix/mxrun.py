@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """mxrun.py - running workloads and tools for one matrix cell: a scratch
 directory of its own, bounded time, and nothing left behind.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """mxselftest.py - the harness checked against itself, before the matrix
 trusts it (`matrix.py --selftest`, part of `make matrix-check`).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """mxstep_gdb.py - every instruction in gdb: run as gdb's script (gdb -nx
 -batch -x mxstep_gdb.py --args tinyjit ... step.tj 9).  With MX_REMOTE=
 HOST:PORT it connects to a gdb stub instead of running the program (the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """mxstep_lldb.py - every instruction in lldb: imported by lldb (lldb-16
 --no-lldbinit -b -o 'command script import mxstep_lldb.py' -- tinyjit ...
 step.tj 9), it does the whole run when loaded.

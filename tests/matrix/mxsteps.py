@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """mxsteps.py - every instruction: single-step through one JIT function and
 judge the stack libdwfl, libunwind-ptrace, gdb and lldb report at each
 position.

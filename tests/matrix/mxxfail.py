@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """mxxfail.py - THE table of expected failures: every cell that is known to
 fail, and why.  A cell listed here that fails is XFAIL; one that passes is
 an unexpected pass (XPASS) and fails `make matrix-check`, so this table

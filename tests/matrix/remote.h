@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* remote.h - one interface to the out-of-process unwinders the matrix drives
  * from C: libdwfl (remote_dwfl.c) and libunwind-ptrace (remote_unw.c).  Each
  * tool links exactly one of them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* remote_dwfl.c - libdwfl as a remote unwinder (remote.h), live through
  * ptrace and on core files.
  *

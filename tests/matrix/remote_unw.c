@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* remote_unw.c - nongnu libunwind's ptrace unwinder as a remote unwinder
  * (remote.h); live processes only.
  *

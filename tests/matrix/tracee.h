@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tracee.h - stopping a process this tool has seized (PTRACE_SEIZE), for
  * the matrix's ptrace tools: remote_unw.c before each unwind, mx-fpwalk.c
  * before each sample.

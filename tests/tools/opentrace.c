@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * opentrace - list every file a command and all its descendants open.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * reaper - run a command and make sure nothing it started outlives it.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tools.mk - the test suite's own tools (included by the top-level Makefile).
 #   reaper     runs a command; fails it if it leaves processes running, and
 #              lists its processes' perf maps (JU_PERF_MAP_PIDS)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-allocations-ask-the-fault-injector.c - every allocation and mmap the
  * library makes asks ju__fault() first, so fault injection
  * (test-fault-injection.c) reaches every error path.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-arena-invariants.c - whatever the order of publishes and unpublishes,
  * the arena set stays well formed and every unwinder sees exactly the live
  * blobs.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-bad-input.c - every kind of bad input gets its error code and a
  * message, and nothing already published is lost or left behind.
  *

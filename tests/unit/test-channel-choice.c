@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-channel-choice.c - which channels ju_open turns on.
  *
  * The default is the in-memory channels: no perf map, no jitdump, and no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-churn-under-unwinding.c - threads unwind through JIT frames of live
  * blobs while other threads free and reuse the addresses of the blobs
  * around them, and no walk misses a frame or lands in a dead FDE.

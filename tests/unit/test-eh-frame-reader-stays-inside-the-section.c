@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-eh-frame-reader-stays-inside-the-section.c - formats/ehframe.h's
  * .eh_frame record reader.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-fault-injection.c - every allocation, mmap and file write the library
  * makes can fail; whichever one does, the call reports an error (or, when the
  * failure only hit housekeeping, succeeds) and the published set is exactly

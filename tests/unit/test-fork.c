@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-fork.c - after fork() the child writes its own perf map and jitdump.
  *
  *   - fork_child_logs_every_inherited_blob_in_its_own_files: two contexts

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-gdb-copy-relocation.c - a program that refers to
  * __jit_debug_descriptor directly (as a debugger helper or a profiler agent
  * might) gets a copy relocation: the dynamic linker copies the library's

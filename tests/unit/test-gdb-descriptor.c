@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-gdb-descriptor.c - the GDB JIT interface channel and its
  * outside-reader extension, checked the way an outside reader sees them.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-gdb-foreign-descriptor.c - a host that already has a JIT (as a program
  * linking LLVM's does) defines __jit_debug_descriptor and
  * __jit_debug_register_code itself; this program, linked with

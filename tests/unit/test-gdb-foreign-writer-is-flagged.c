@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-gdb-foreign-writer-is-flagged.c - the library's own descriptor, and
  * a second JIT whose references the dynamic linker bound to it (this program
  * links libjitunwind.so and tests/second_jit.c built to define no descriptor

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-gdb-interposed.c - plays the debugger: this program (linked with
  * libjitunwind.so) defines its own __jit_debug_register_code, which the
  * library's call binds to exactly as gdb's breakpoint would catch it, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-gdb-reader.h - shared by the test-gdb-* programs: a code region
  * with blobs whose names say where they are, a checker for the images an
  * entry points at, a reader that follows the seqlock protocol of

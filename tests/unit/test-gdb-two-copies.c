@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-gdb-two-copies.c - two copies of jitunwind in one process: this
  * program links libjitunwind.a (copy A, exporting only the two GDB symbols)
  * and dlopens libjitunwind.so (copy B, RTLD_LOCAL), as happens when two

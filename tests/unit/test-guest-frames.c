@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-guest-frames.c - guest frames (ju_blob.inlines), as the library takes
  * them and as an independent reader (libdw) finds them in the images.
  *

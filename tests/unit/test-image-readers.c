@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-image-readers.c - our ELF images, .eh_frame and line tables as an
  * independent reader (elfutils' libdw and libelf) sees them.
  *

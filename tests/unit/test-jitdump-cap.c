@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-jitdump-cap.c - the jitdump stops growing at its cap.
  *
  *   - cap_stops_the_dump_and_says_so_once: with jitdump_max_bytes set, every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-jitdump-reader.h - reads a perf jitdump back against
  * formats/jitdump.h, as `perf inject --jit` would, but strictly: every
  * record must be well formed, in the order perf needs.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-jitdump.c - the jitdump a process writes, read back with
  * test-jitdump-reader.h (formats/jitdump.h) and checked against what was
  * published and against the in-process unwind tables:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-libgcc-fde-reuse.c - what libgcc does with an FDE rewritten in place
  * inside a registered object: the consumer fact that reusing a freed FDE
  * slot for new code rests on (docs/ARCHITECTURE.md, "Reusing FDE slots").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-libunwind-layout.c - the libunwind channel's own declarations of
  * libunwind's ABI (src/ch_libunwind.h) match libunwind.h, field by field.
  * The checks are static: if this file compiles, they hold.  The library

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-perfmap-compaction.c - the perf map stays bounded under churn.
  *
  *   - compaction_keeps_exactly_the_live_lines: blobs are unpublished and

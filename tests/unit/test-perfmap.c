@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-perfmap.c - /tmp/perf-<pid>.map: what it holds and how it is opened.
  *
  *   - it lists every published blob, one "START SIZE name" line each (hex,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-signal-unwinding.c - an in-process sampling profiler: a 1 kHz
  * ITIMER_PROF handler unwinds whichever thread it lands in while two threads
  * publish and unpublish, and nothing deadlocks and no stack is torn.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-struct-sizes.c - the size rule of ju_options and ju_blob (docs/API.md,
  * "Compatibility"), from both sides of a version change:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-threads.c - threads publish and unpublish JIT code while other
  * threads run it and unwind through it, and every backtrace is complete.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-utf8-follows-rfc-3629.c - formats/utf8.h, the one UTF-8 rule of the
  * tree (the library's name check, jitstack's output and jitdump reader).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* unit.h - the few macros the C unit tests share, and jitstack's reader
  * checks (jitstack/tests: jitdump_check.c, perfmap_check.c) with them.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* a64.c - decode AArch64 stencils and the shim with capstone (build time):
  * the AArch64 facts of the instruction-set table; the walk that lists
  * frame-pointer writes is disasm.c's.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* a64.h - the instruction-level facts the stencil tools check on AArch64
  * code, decoded with capstone (build time).  See isa.h.
  */

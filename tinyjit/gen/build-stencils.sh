@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # build-stencils.sh - compile a stencil source into a generated header
 # (build time).  Called by tinyjit.mk; the validator test calls it too, so
 # the test exercises exactly the build's path.

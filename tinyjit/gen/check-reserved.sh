@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check-reserved.sh - does the compiler reserve the frame-pointer register
 # when asked?  (a configure-style build check)
 #

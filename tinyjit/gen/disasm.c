@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* disasm.c - the capstone walks every instruction-set table shares (see
  * disasm.h and isa.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* disasm.h - capstone behind the instruction-set tables (build time): what
  * the shared walks need to know of an ISA's decoder, and the walks.
  * Included by the ISA files (x86.c, a64.c); the rest of the tools see only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* elfobj.c - read a relocatable object's functions, relocations and
  * .eh_frame with libelf (build time).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* elfobj.h - the parts of a relocatable x86-64 or AArch64 object the stencil
  * tools need
  * (build time): its functions, their code and relocations, and .eh_frame.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fpcheck.c - apply the stencil frame-pointer rule (see fpcheck.h) with the
  * object's instruction-set table (isa.h). */
 #include <stdio.h>

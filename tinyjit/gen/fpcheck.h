@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fpcheck.h - the frame-pointer rule for stencils (build time).
  *
  * clang-19 accepts -mframe-pointer=reserved but still allocates rbp (x29 on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* isa.c - pick the instruction-set table for an object. */
 #include <gelf.h>
 

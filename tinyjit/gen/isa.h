@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* isa.h - what the stencil tools must know about an instruction set (build
  * time), behind one small table per ISA, every table compiled on every
  * host: the frame-pointer writes the validator checks, the standard

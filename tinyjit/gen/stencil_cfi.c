@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stencil_cfi.c - read the CFI of a relocatable object's .eh_frame (LSB 5.0
  * "Exception Frames", DWARF 4 call frame instructions, section 6.4) with
  * formats/ehframe.h's record reader and instruction walker.

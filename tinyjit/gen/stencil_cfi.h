@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stencil_cfi.h - read the compiler's call frame information from an object's
  * .eh_frame (build time): the FDE of a function, checked against the
  * architecture's standard CIE, the frame rule in force at an instruction,

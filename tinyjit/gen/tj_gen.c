@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tj_gen.c - turn compiled stencils into a C header of code bytes and holes
  * (build time).
  *

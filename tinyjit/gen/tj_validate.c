@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tj_validate.c - the build-time frame-pointer validator for stencils.
  *
  *   tj_validate list OBJ          print the functions of OBJ that write the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* x86.c - decode stencils and the shim with capstone (build time): the
  * x86-64 facts of the instruction-set table; the walk that lists
  * frame-pointer writes is disasm.c's.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* x86.h - the instruction-level facts the stencil tools check, decoded
  * with capstone (build time).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // cxx.cc - the C++ part of the tinyjit host (run time).
 //
 // probe(4) throws tj_probe_exception at the bottom of a stack of C, shim and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* host.h - the embedding program's pieces shared between its C and C++. */
 #ifndef TJ_HOST_H
 #define TJ_HOST_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hostfns.c - the C functions a .tj program can call (run time).
  *
  *   print(x)            print x on a line, return x

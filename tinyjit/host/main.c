@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* main.c - the tinyjit command line.
  *
  *   tinyjit [--jit=on|off] [--frames=fp|nofp] [--cfi=region|exact]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* inline.c - expand functions into the stencils the JIT copies, inlining
  * small callees (run time).  See inline.h for the shape of the result.
  */

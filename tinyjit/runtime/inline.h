@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* inline.h - which calls the JIT inlines, and the stencils it copies for
  * each function (run time).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* jit.c - copy and patch stencils into executable memory (run time).
  *
  * Layout: all functions of a program share one mapping; each starts on a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* jit.h - the copy-and-patch JIT's run-time interface.
  *
  * tj_jit_compile copies each instruction's stencil into one mmap'ed region

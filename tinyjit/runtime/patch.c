@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* patch.c - the relocations of stencils, applied at run time: x86-64
  * (System V ABI, x86-64 supplement, "Relocation Types") and AArch64 (ELF for
  * the Arm 64-bit Architecture, "Static AArch64 relocations"; the instruction

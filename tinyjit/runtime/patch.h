@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* patch.h - apply one relocation to copied stencil code (run time).
  *
  * One function per relocation type, named after it.  `loc` is where the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* publish.c - the one place tinyjit talks to libjitunwind (run time).
  *
  * Every compiled function becomes one ju_blob named "tj:<function>", with

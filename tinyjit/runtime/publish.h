@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* publish.h - hand compiled functions to native unwinders, debuggers and
  * profilers through libjitunwind (run time).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rt.c - run-time functions that stencils call (through trampolines). */
 #include "jit.h"
 

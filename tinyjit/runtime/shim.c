@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* shim.c - the frames through which code enters JIT code (run time).
  *
  * Compiled by clang with -Xclang -mframe-pointer=all.  This file and no

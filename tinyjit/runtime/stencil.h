@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stencil.h - the format of a generated stencil table, defined once.
  *
  * The generator (gen/tj_gen.c, build time) writes these structures into a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stencils.c - one machine-code template per opcode (build time).
  *
  * clang-19 compiles this file into stencils; gen/tj_gen turns the object

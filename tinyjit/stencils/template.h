@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* template.h - the calling convention every stencil shares (build time).
  *
  * A stencil is a preserve_none function of the VM's four live values, which

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* difftest.c - differential test: the interpreter defines the semantics;
  * the JIT, with both stencil sets, must agree on every generated program:
  * same result, or the same error at the same instruction.

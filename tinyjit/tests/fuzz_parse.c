@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_parse.c - libFuzzer target for the .tj loader (parser, linker,
  * verifier), built with -fsanitize=fuzzer,address,undefined.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # lib.sh - shared helpers for tinyjit's test drivers (sourced, POSIX sh).
 #
 # A driver sources this, runs its checks with `check NAME CONDITION...` or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* patch_test.c - the relocation patch functions write exactly the field's
  * bytes when the value fits and refuse, writing nothing, when it does not. */
 #include <stdio.h>

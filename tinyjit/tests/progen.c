@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* progen.c - generate random terminating .tj programs (see progen.h). */
 #include <stdarg.h>
 #include <stdio.h>

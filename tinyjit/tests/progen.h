@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* progen.h - random .tj programs for differential testing and fuzzing.
  *
  * tj_progen(seed, ...) writes a program whose every run terminates: calls go

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* reference.c - the examples' workloads written natively in C, so the
  * example tests compare tinyjit against an independent computation.
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run-aarch64-difftest.sh - on AArch64, under qemu-user, the interpreter and
 # the JIT (both stencil sets) agree on generated programs with fixed seeds
 # (tests/difftest.c, tests/progen.c; fewer seeds than on the host, for time),

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run-aarch64-examples.sh - the AArch64 tinyjit, under qemu-user, gives
 # every example the value a native C version of its workload computes
 # (tests/reference.c, run on the host), in the interpreter and in every JIT

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run-aarch64-probe.sh - in-process unwinders through AArch64 JIT code,
 # under qemu-user, as run-probe.sh checks on the host: glibc backtrace()
 # walks every VM frame up to main, and a C++ exception thrown at the bottom

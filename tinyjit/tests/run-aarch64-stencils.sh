@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run-aarch64-stencils.sh - the AArch64 stencils at build time, through the
 # same script the build uses (gen/build-stencils.sh) with clang-19
 # --target=aarch64-linux-gnu:

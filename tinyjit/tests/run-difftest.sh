@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run-difftest.sh - the interpreter and the JIT (both stencil sets, the W^X
 # ways in turn: flip, dual, dual-anon) agree on
 # generated programs with fixed seeds (tests/difftest.c, tests/progen.c),

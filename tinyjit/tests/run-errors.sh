@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run-errors.sh - bad programs fail with the status and the located message
 # their header announces ("# expect-exit:", "# expect-error: LINE:COL: ..."),
 # identically in the interpreter and the JIT, and never crash.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run-examples.sh - every example gives the value a native C version of its
 # workload computes (tests/reference.c), in the interpreter and in every JIT
 # configuration.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run-fuzz-smoke.sh - a short libFuzzer run of the loader, seeded with the
 # examples, the bad programs and what the last long campaign kept
 # (tests/fuzz-corpora/tinyjit-parser; the long run is `make fuzz-tinyjit`).

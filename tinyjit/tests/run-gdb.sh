@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run-gdb.sh - in gdb, the probe's stack shows every VM frame as a named
 # tj:<function> frame with its .tj source line, in both CFI modes.  The
 # expected frames come from probe.tj itself: the lines of its marked calls

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run-generator.sh - the generated stencil header says what the objects say:
 # every opcode has its stencil, a final jmp to _JIT_CONTINUE is dropped
 # (the size shrinks by its 5 bytes), holes carry their relocation and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run-inline.sh - with --inline the JIT inlines what its policy says, and the
 # tree it publishes is what debuggers show:
 #   - fib inlines itself to the depth bound and no further, a callee of

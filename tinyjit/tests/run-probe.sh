@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run-probe.sh - in-process unwinders through JIT code, with the probe
 # program: glibc backtrace() walks every VM frame up to main, and a C++
 # exception thrown at the bottom reaches its handler near main, in each

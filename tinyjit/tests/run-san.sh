@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run-san.sh - the examples, the bad programs and a differential run, with
 # and without inlining, under AddressSanitizer + UBSan (tinyjit built with
 # clang -fsanitize=address,undefined; the stencils themselves are not

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run-unit.sh - unit tests in C (patch functions), one pass per test case.
 . "$(dirname "$0")/lib.sh"
 "$TJ_TEST_B/patch_test" >"$TJ_TEST_B/unit.out" 2>&1

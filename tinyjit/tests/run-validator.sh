@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run-validator.sh - the frame-pointer validator, through the same script
 # the build uses (gen/build-stencils.sh):
 #  - a stencil that writes rbp outside a frame prologue must fail the build;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests.mk - tinyjit's tests (included by ../tinyjit.mk).
 #
 #   tinyjit-check   tests/run.sh tinyjit: every driver (tinyjit/tests/run-*.sh);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* interp.c - the reference interpreter; it defines tinyjit's semantics.
  *
  * A plain switch over instructions with the operand stack in memory.  VM

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ops.h - the arithmetic of tinyjit, defined once.
  *
  * Included by the interpreter (run time) and by the stencils (compiled at

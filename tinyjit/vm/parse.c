@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* parse.c - the .tj program text format, read into a tj_program.
  *
  * A program is a list of functions; one statement per line:

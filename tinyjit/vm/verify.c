@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* verify.c - the static checks that make run time simple.
  *
  * For every function, a data-flow pass computes the operand stack depth at

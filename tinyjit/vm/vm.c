@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vm.c - VM state, entry from host code, and error records.
  *
  * Both execution engines (interp.c and the JIT in ../runtime) report errors

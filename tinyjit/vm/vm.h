@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vm.h - tinyjit programs, the VM state and the interfaces between the
  * loader (parse.c, verify.c), the interpreter (interp.c), the JIT runtime
  * (../runtime) and the host functions (../host).  vm/ is the bottom layer:

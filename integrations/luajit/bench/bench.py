@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """bench.py BUILD [ROUNDS] - what the LuaJIT module costs (docs/BENCHMARKS.md,
 "LuaJIT traces").
 bench.py BUILD ROUNDS guest [CG_ROUNDS] - what its guest frames cost: the

@@ -53,3 +53,4 @@ if ju then
   print(string.format("module before hot: %d published, %d unpublished", st.publishes, st.unpublishes))
 end
 print(hot(tonumber(arg[1]) or 20000))
+-- SPDX-License-Identifier: MIT

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # lib.sh - sourced by the LuaJIT integration's test drivers
 # (integrations/luajit/tests/t-*.sh).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """ljjudge.py - the LuaJIT tests' judge: what a tool printed against what
 the workload's stack holds.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ljprobe.c - the C side of the LuaJIT workloads (libljprobe.so, loaded
  * with ffi.load): the function a compiled trace calls through the FFI, and
  * what it does once the trace is surely running.

@@ -21,3 +21,4 @@ local function hot(n)
 end
 
 print(hot(tonumber(arg[1]) or 20000))
+-- SPDX-License-Identifier: MIT

@@ -30,3 +30,4 @@ while os.clock() < deadline do
   rounds = rounds + 1
 end
 print("rounds", rounds > 0, "sum", sum >= 0)
+-- SPDX-License-Identifier: MIT

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # glibc backtrace() and libgcc's _Unwind_Backtrace, called from C that a
 # trace calls through the FFI (probe.lua), reach main through the trace when
 # the module publishes it to libgcc's registry: the probe, the trace (by its

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Lua errors caught by pcall give the same output, exit and no PANIC with
 # the module as with stock luajit, with libgcc's registry (the unwinder
 # channel) holding the traces: by default, and named (JITUNWIND=unwinder,gdb).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # flush.lua compiles traces that die every way LuaJIT kills them -- all
 # flushed (jit.flush()), one function's flushed (jit.flush(f), no event),
 # a loaded chunk's freed by the GC, a trace number and address taken again

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # libdwfl given the GDB JIT interface's images as modules (the matrix's
 # mx-dwfl --jit, what jitstack does), live and on a core of probe.lua:
 # the probe, the trace by name, lua_pcall, ..., lua_cpcall, main, unwound

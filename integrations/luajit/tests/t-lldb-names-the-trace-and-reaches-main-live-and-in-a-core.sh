@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # lldb (lldb-16), attached to probe.lua waiting in C called from its trace,
 # and on the core of the same program aborting there: the probe, the trace
 # by the name its source gives it, lua_pcall, ..., lua_cpcall, main.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # lldb (lldb-16), attached to guest.lua waiting in C that its trace calls
 # through the Lua function step, which LuaJIT inlined into the trace, and on
 # the core of the same program aborting there: step is an inline frame of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # perf on spin.lua (hot's loop does ten times the work of cool's):
 #  1. perf record -g with the perf map (JITUNWIND=gdb,perfmap): the samples
 #     whose pc is in trace code carry the trace's name, hot's the most, at

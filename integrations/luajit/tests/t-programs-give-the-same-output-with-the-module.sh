@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Lua programs of our own (programs/*.lua: recursion, strings, tables, the
 # FFI, errors, coroutines and the JIT's own API -- jit.off(true),
 # jit.flush(f), a trace handler of the program's own) print the same, and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The frame traceframe.c reads from a trace's code: on hand-written code in
 # every shape LuaJIT's backend emits (test-traceframe), and against the
 # binary itself: the interpreter's own FDE in /usr/bin/luajit's .eh_frame

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-traceframe.c - traceframe.c on trace code written by hand, in the
  * shapes LuaJIT's x86-64 backend emits (lj_asm.c asm_head_root and
  * asm_head_side, lj_asm_x86.h asm_tail_fixup): a root trace with and

@@ -15,3 +15,4 @@ for k = 1, 3 do
   print("pcall", k, ok, err)
 end
 print("after")
+-- SPDX-License-Identifier: MIT

@@ -19,3 +19,4 @@ if expect then
     end
   end, "trace")
 end
+-- SPDX-License-Identifier: MIT

@@ -29,3 +29,4 @@ public class Rec {
 			sink += recurseJava(depth, true);
 	}
 }
+// SPDX-License-Identifier: MIT

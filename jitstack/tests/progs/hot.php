@@ -6,3 +6,4 @@ function middle_php($n) { return innermost_php($n) + 1; }
 function outer_php($n) { return middle_php($n) + 1; }
 echo "ready ", getmypid(), "\n";
 outer_php(3);
+// SPDX-License-Identifier: MIT

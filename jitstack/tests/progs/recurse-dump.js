@@ -31,3 +31,4 @@ function recurseJs(d) {
 }
 console.log("ready " + process.pid);
 recurseJs(Number(process.argv[2] || 8));
+// SPDX-License-Identifier: MIT

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pressure.c - a stencil under register pressure (build-time test input).
  *
  * Seven values stay live across a C call, one more than rbx and r12-r15 can

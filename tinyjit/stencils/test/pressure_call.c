@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pressure_call.c - a stencil that keeps values live across a call into the
  * shim (build-time test input).  tj_shim_call is preserve_none: across it
  * the frame pointer is the only general register the callee keeps, so

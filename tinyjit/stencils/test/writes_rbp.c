@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* writes_rbp.c - a stencil that writes rbp outside any frame prologue
  * (build-time test input).  The build of this file must fail: the write is
  * still there after the frame-pointer rebuild, and the validator must

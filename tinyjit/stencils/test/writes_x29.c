@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* writes_x29.c - an AArch64 stencil that writes x29 outside any frame
  * prologue (build-time test input), as writes_rbp.c is for x86-64.  Its
  * build must fail: the write is still there after the frame-pointer

@@ -41,3 +41,4 @@ print("flushed", flushed(10000))
 jit.flush(flushed)
 print("flushed again", flushed(10000))
 print("own handler saw stops", #stops > 0)
+-- SPDX-License-Identifier: MIT

@@ -23,3 +23,4 @@ local l = 0
 local s = "hello, luajit"
 for i = 1, 100000 do l = l + tonumber(ffi.C.strlen(s)) + ffi.C.abs(-i % 3) end
 print("libc", l)
+-- SPDX-License-Identifier: MIT

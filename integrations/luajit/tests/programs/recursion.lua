@@ -21,3 +21,4 @@ print("tail", count_down(1000000, 0))
 local s = 0
 for i = 1, 200000 do s = adder(i % 13)(s) % 1000003 end
 print("closures", s)
+-- SPDX-License-Identifier: MIT

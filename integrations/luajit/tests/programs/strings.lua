@@ -23,3 +23,4 @@ print("char", digest(table.concat(c)))
 local r = ""
 for i = 1, 300 do r = r .. string.rep("ab", i % 7) end
 print("rep", #r, digest(r))
+-- SPDX-License-Identifier: MIT

@@ -27,3 +27,4 @@ local m = 0
 for i = 1, 30000 do m = (m + proxy[i]) % 1000003 end
 for i = 1, 1000 do proxy[i] = i end
 print("metatables", m, #log, proxy[10], proxy[2000])
+-- SPDX-License-Identifier: MIT
