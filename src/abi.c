@@ -71,48 +71,66 @@ static const char *field_at(const kind *k, size_t off)
 	return NULL;
 }
 
+/* "options", or "blob 3": what a message names, made only for one. */
+typedef struct what {
+	char s[32];
+} what;
+static what name_of(const kind *k, size_t i)
+{
+	what w;
+	if (k == &BLOB)
+		snprintf(w.s, sizeof w.s, "blob %zu", i);
+	else
+		snprintf(w.s, sizeof w.s, "options");
+	return w;
+}
+
+/* JU_FAIL with the struct's name first; the name lives until the call ends. */
+#define FAIL_AT(code, fmt, ...) JU_FAIL((code), "%s: " fmt, name_of(k, i).s, __VA_ARGS__)
+
 /* The size the caller's struct has, from its sz and, when the call came
  * through the header's macro, the size the caller compiled (caller_sz;
- * 0: unknown). */
-static int struct_size(const char *what, const kind *k, const void *user, size_t caller_sz, size_t *out)
+ * 0: unknown).  i: the blob's index in its batch. */
+static int struct_size(const kind *k, size_t i, const void *user, size_t caller_sz, size_t *out)
 {
 	size_t sz;
-	memcpy(&sz, user, sizeof sz); /* `sz` leads every such struct */
+	memcpy(&sz, user, sizeof sz);             /* `sz` leads every such struct */
+	if (sz == caller_sz && sz >= k->min_sz) { /* JU_BLOB(), JU_OPTIONS() through the macros */
+		*out = sz;
+		return 0;
+	}
 	if (caller_sz && caller_sz < k->min_sz)
-		return JU_FAIL(JU_EINVAL, "%s: the caller's sizeof(%s) is %zu, less than any version's (%zu)",
-			       what, k->type, caller_sz, k->min_sz);
+		return FAIL_AT(JU_EINVAL, "the caller's sizeof(%s) is %zu, less than any version's (%zu)",
+			       k->type, caller_sz, k->min_sz);
 	if (sz == 0) {
 		*out = caller_sz ? caller_sz : k->min_sz;
 		return 0;
 	}
 	if (sz < k->min_sz)
-		return JU_FAIL(JU_EINVAL, "%s: sz is %zu; set it to sizeof(%s) (%s() does), or to 0", what,
-			       sz, k->type, k->maker);
+		return FAIL_AT(JU_EINVAL, "sz is %zu; set it to sizeof(%s) (%s() does), or to 0", sz, k->type,
+			       k->maker);
 	if (caller_sz && sz > caller_sz)
-		return JU_FAIL(JU_EINVAL,
-			       "%s: sz is %zu, more than the sizeof(%s) it was compiled with (%zu)", what, sz,
-			       k->type, caller_sz);
+		return FAIL_AT(JU_EINVAL, "sz is %zu, more than the sizeof(%s) it was compiled with (%zu)",
+			       sz, k->type, caller_sz);
 	size_t set = caller_sz ? first_set(user, sz, caller_sz) : sz;
 	if (caller_sz && set < caller_sz) {
 		const char *name = field_at(k, set);
-		return JU_FAIL(
+		return FAIL_AT(
 			JU_EINVAL,
-			"%s: sets %s%s (byte %zu) past its sz (%zu); set sz to sizeof(%s) (%s() does), "
-			"or to 0",
-			what, name ? "." : "a field", name ? name : "", set, sz, k->type, k->maker);
+			"sets %s%s (byte %zu) past its sz (%zu); set sz to sizeof(%s) (%s() does), or to 0",
+			name ? "." : "a field", name ? name : "", set, sz, k->type, k->maker);
 	}
 	*out = sz;
 	return 0;
 }
 
 /* Copy the caller's struct of `sz` bytes into `out`, ours of `lib_sz`. */
-static int struct_in(const char *what, const void *user, size_t sz, void *out, size_t lib_sz)
+static int struct_in(const kind *k, size_t i, const void *user, size_t sz, void *out, size_t lib_sz)
 {
 	if (sz > lib_sz && first_set(user, lib_sz, sz) < sz)
-		return JU_FAIL(JU_ENOTSUP,
-			       "%s: sets fields that this library (%d.%d.%d) does not know: sz %zu, "
-			       "%zu known",
-			       what, JU_VERSION_MAJOR, JU_VERSION_MINOR, JU_VERSION_PATCH, sz, lib_sz);
+		return FAIL_AT(JU_ENOTSUP,
+			       "sets fields that this library (%d.%d.%d) does not know: sz %zu, %zu known",
+			       JU_VERSION_MAJOR, JU_VERSION_MINOR, JU_VERSION_PATCH, sz, lib_sz);
 	size_t n = sz < lib_sz ? sz : lib_sz;
 	memcpy(out, user, n);
 	memset((uint8_t *)out + n, 0, lib_sz - n);
@@ -127,26 +145,20 @@ int ju__options_in(const ju_options *user, size_t caller_sz, ju_options *out)
 		return 0;
 	}
 	size_t sz;
-	int err = struct_size("options", &OPTIONS, user, caller_sz, &sz);
-	return err ? err : struct_in("options", user, sz, out, sizeof *out);
+	int err = struct_size(&OPTIONS, 0, user, caller_sz, &sz);
+	return err ? err : struct_in(&OPTIONS, 0, user, sz, out, sizeof *out);
 }
 
 static int blob_size(const ju_blob *user, size_t caller_sz, size_t i, size_t *sz)
 {
-	char what[32];
-	snprintf(what, sizeof what, "blob %zu", i);
-	return struct_size(what, &BLOB, user, caller_sz, sz);
+	return struct_size(&BLOB, i, user, caller_sz, sz);
 }
 
 int ju__blob_in(const ju_blob *user, size_t caller_sz, size_t i, ju_blob *out)
 {
 	size_t sz;
 	int err = blob_size(user, caller_sz, i, &sz);
-	if (err)
-		return err;
-	char what[32];
-	snprintf(what, sizeof what, "blob %zu", i);
-	return struct_in(what, user, sz, out, sizeof *out);
+	return err ? err : struct_in(&BLOB, i, user, sz, out, sizeof *out);
 }
 
 /* The stride of a batch that came through the plain symbol: blobs[0].sz,
