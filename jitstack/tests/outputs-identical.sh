@@ -156,19 +156,27 @@ export TJ_PROBE_WAIT=60
 live live-tj-inline "$TJ" --inline --publish=gdb,perfmap,jitdump "$ROOT/tinyjit/examples/probe.tj" 2 6
 live live-tj-nofp "$TJ" --frames=nofp --cfi=exact --publish=gdb "$ROOT/tinyjit/examples/probe.tj" 2 6
 
-# ---- record and top of a waiting process -----------------------------------------
-start_child rec.child "$TB/child" wait --depth 3
-pid=$CHILD_PID
-rec="record -p $pid --mode ptrace --idle -F 50 -d 0.4"
-# shellcheck disable=SC2086
-{
-	run_case rec-collapsed collapsed - $rec --format collapsed
-	run_case rec-addresses collapsed - $rec --format collapsed --addresses
-	run_case rec-pprof pprof pprof $rec --format pprof -o @OUT@
-	run_case rec-svg svg svg $rec --format svg -o @OUT@
-	run_case rec-stats stats - $rec --format collapsed --stats
-	run_case top-once top - top -p $pid --once --mode ptrace --idle -F 50 -d 0.4
+# ---- record and top of waiting processes --------------------------------------------
+records() { # CASE PROGRAM...: record and top of one waiting process
+	c=$1; shift
+	start_child "$c.child" "$@"
+	pid=$CHILD_PID
+	rec="record -p $pid --mode ptrace --idle -F 50 -d 0.4"
+	# shellcheck disable=SC2086
+	{
+		run_case "$c-collapsed" collapsed - $rec --format collapsed
+		run_case "$c-addresses" collapsed - $rec --format collapsed --addresses
+		run_case "$c-pprof" pprof pprof $rec --format pprof -o @OUT@
+		run_case "$c-svg" svg svg $rec --format svg -o @OUT@
+		run_case "$c-stats" stats - $rec --format collapsed --stats
+		run_case "$c-top" top - top -p $pid --once --mode ptrace --idle -F 50 -d 0.4
+	}
+	kill_tree "$pid"
+	wait "$pid" 2>/dev/null
 }
+records rec-gdb "$TB/child" wait --depth 3
+records rec-perf env JITUNWIND=perf "$TB/child" wait
+records rec-tj-inline "$TJ" --inline --publish=gdb,perfmap,jitdump "$ROOT/tinyjit/examples/probe.tj" 2 6
 
 echo "$ncases cases, $nbad different"
 [ $nbad -eq 0 ] || fail "$nbad of $ncases outputs differ from $REF's"
