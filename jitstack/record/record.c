@@ -15,6 +15,7 @@
  * read whole before the first sample, then between rounds only what was
  * appended to it (one stat() when nothing was).
  */
+#include "base/grow.h"
 #include "formats/clock.h"
 #include "record/perfrecord.h"
 #include "record/progress.h"
@@ -140,11 +141,15 @@ static void sample_all(js_target *tg, const js_record_opts *r, js_profile *prof,
 			continue;
 		}
 		uint64_t sp = js_regs_sp(&t->regs);
-		js_mem_snapshot(s->mem, sp, stack_to_copy(t));
+		size_t len = stack_to_copy(t);
+		while (len > st->cap_copy && js_grow(&st->copy, &st->cap_copy, st->cap_copy, 1))
+			;
+		js_sample x = { .tid = t->tid, .idle = t->idle, .regs = &t->regs, .stack = st->copy };
+		memcpy(x.comm, t->comm, sizeof x.comm);
+		x.len = js_mem_copy(s->mem, sp, st->copy, len < st->cap_copy ? len : st->cap_copy);
 		js_proc_resume(&s->proc, t);
 		uint64_t t1 = now_ns();
-		js_unwind_live(s, t, st);
-		js_mem_snapshot_clear(s->mem);
+		js_unwind(s, &x, st, NULL);
 		if (st->max_sp > sp && st->max_sp - sp < STACK_MAX)
 			t->stack_hint = (size_t)(st->max_sp - sp);
 		js_name_stack(s, st);

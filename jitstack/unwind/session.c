@@ -10,6 +10,7 @@
 #include "formats/clock.h"
 #include "unwind/session.h"
 #include "unwind/demangle.h"
+#include "unwind/stack.h"
 #include "target/machine.h"
 #include "base/bounds.h"
 #include "base/grow.h"
@@ -183,42 +184,28 @@ static const Dwfl_Callbacks callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
+/* Each thread is unwound alone (js_unwind): none is listed to libdwfl. */
 static pid_t cb_next_thread(Dwfl *dwfl, void *arg, void **targ)
 {
-	(void)dwfl;
-	js_session *s = arg;
-	js_thread *cur = *targ;
-	for (size_t i = cur ? (size_t)(cur - s->proc.t) + 1 : 0; i < s->proc.n; i++) {
-		if (s->proc.t[i].have_regs) {
-			*targ = &s->proc.t[i];
-			return s->proc.t[i].tid;
-		}
-	}
+	(void)dwfl, (void)arg, (void)targ;
 	return 0;
 }
 
+/* The thread of the unwind in flight, and its registers and memory. */
 static bool cb_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **targ)
 {
-	(void)dwfl;
+	(void)dwfl, (void)tid;
 	js_session *s = arg;
-	if (s->sampled && s->sampled->tid == tid && s->sampled->have_regs) {
-		*targ = s->sampled;
-		return true;
-	}
-	for (size_t i = 0; i < s->proc.n; i++) {
-		if (s->proc.t[i].tid == tid && s->proc.t[i].have_regs) {
-			*targ = &s->proc.t[i];
-			return true;
-		}
-	}
-	return false;
+	*targ = s->unwinding;
+	return s->unwinding != NULL;
 }
 
 static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
 	(void)dwfl;
 	js_session *s = arg;
-	return js_mem_word(s->mem, addr, result);
+	return s->unwinding ? js_unwinding_word(s->unwinding, addr, result)
+			    : js_mem_word(s->mem, addr, result);
 }
 
 /* Registers in DWARF numbering (x86-64 psABI, "DWARF Register Number
@@ -227,14 +214,14 @@ static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void
 static bool cb_set_initial_registers(Dwfl_Thread *thread, void *targ)
 {
 #if defined(__x86_64__)
-	const struct user_regs_struct *r = &((js_thread *)targ)->regs;
+	const struct user_regs_struct *r = js_unwinding_regs(targ);
 	Dwarf_Word d[17] = { r->rax, r->rdx, r->rcx, r->rbx, r->rsi, r->rdi, r->rbp, r->rsp, r->r8,
 			     r->r9,  r->r10, r->r11, r->r12, r->r13, r->r14, r->r15, r->rip };
 	return dwfl_thread_state_registers(thread, 0, 17, d);
 #elif defined(__aarch64__)
 	/* AArch64 ("DWARF for the Arm 64-bit Architecture"): x0-x30 are 0-30,
 	 * sp 31; the pc has no column of its own and is set apart. */
-	const struct user_regs_struct *r = &((js_thread *)targ)->regs;
+	const struct user_regs_struct *r = js_unwinding_regs(targ);
 	Dwarf_Word d[32];
 	for (int i = 0; i < 31; i++)
 		d[i] = r->regs[i];

@@ -46,8 +46,11 @@ typedef struct js_session {
 	const js_opts *opt;
 	Dwfl *dwfl;
 	js_mem *mem;
-	js_proc proc;       /* live only */
-	js_thread *sampled; /* a thread unwound from a perf sample, not in proc (or NULL) */
+	js_proc proc; /* live only */
+	/* The one unwind in flight (stack.c, js_unwind), or NULL.  libdwfl hands
+	 * its memory_read callback only the Dwfl's own argument (this session),
+	 * not the thread's, so the thread's memory is found through here. */
+	struct js_unwinding *unwinding;
 	js_jit jit;
 	js_perfmap pm; /* the target's perf map, when pm_on */
 	bool pm_on;

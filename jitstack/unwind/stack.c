@@ -25,6 +25,45 @@ typedef struct walk {
 
 static bool has_cfi(js_session *s, uint64_t pc);
 
+/* The unwind in flight: the thread, as js_unwind was handed it, and what
+ * its unwind read of the stack copy. */
+struct js_unwinding {
+	const js_sample *x;
+	uint64_t sp;
+	js_mem *mem;
+	js_copy_use use;
+};
+
+bool js_unwinding_word(struct js_unwinding *u, uint64_t addr, uint64_t *v)
+{
+	const js_sample *x = u->x;
+	if (x->len >= 8 && addr >= u->sp && addr - u->sp <= x->len - 8) {
+		size_t off = (size_t)(addr - u->sp);
+		memcpy(v, x->stack + off, 8);
+		if (off + 8 > u->use.used)
+			u->use.used = off + 8;
+		return true;
+	}
+	uint64_t reach = x->reach > x->len ? x->reach : x->len;
+	if (x->stack && addr >= u->sp && addr - u->sp < reach) {
+		u->use.ran_off = true;
+		return false;
+	}
+	return js_mem_word(u->mem, addr, v);
+}
+
+const struct user_regs_struct *js_unwinding_regs(const struct js_unwinding *u)
+{
+	return u->x->regs;
+}
+
+/* A word of the target as the thread being unwound sees it: through its
+ * stack copy while js_unwind runs, else (a core) the target's memory. */
+static bool stack_word(js_session *s, uint64_t addr, uint64_t *v)
+{
+	return s->unwinding ? js_unwinding_word(s->unwinding, addr, v) : js_mem_word(s->mem, addr, v);
+}
+
 static int push(js_stack *st, const js_frame *f)
 {
 	if (!js_grow(&st->f, &st->cap, st->n, sizeof *st->f))
@@ -50,7 +89,7 @@ static void walk_records(walk *w, uint64_t fp)
 	js_stack *st = w->st;
 	while (fp) {
 		uint64_t next, ra;
-		if ((fp & 7) || !js_mem_word(w->s->mem, fp, &next) || !js_mem_word(w->s->mem, fp + 8, &ra)) {
+		if ((fp & 7) || !stack_word(w->s, fp, &next) || !stack_word(w->s, fp + 8, &ra)) {
 			snprintf(st->end, sizeof st->end, "frame record at %#lx unreadable",
 				 (unsigned long)fp);
 			return;
@@ -175,20 +214,36 @@ static void unwind_tid(js_session *s, js_stack *st)
 	}
 }
 
-int js_unwind_live(js_session *s, js_thread *t, js_stack *st)
+int js_unwind(js_session *s, const js_sample *x, js_stack *st, js_copy_use *use)
 {
 	start_over(st);
 	st->skipped = NULL;
-	st->tid = t->tid;
-	st->idle = t->idle;
-	memcpy(st->comm, t->comm, sizeof st->comm);
+	st->tid = x->tid;
+	st->idle = x->idle;
+	memcpy(st->comm, x->comm, sizeof st->comm);
+	js_mem_flush(s->mem); /* the thread ran since the cached pages were read */
+	struct js_unwinding u = { x, js_regs_sp(x->regs), s->mem, { 0, false } };
+	s->unwinding = &u;
+	unwind_tid(s, st);
+	s->unwinding = NULL;
+	if (use)
+		*use = u.use;
+	return 0;
+}
+
+int js_unwind_live(js_session *s, js_thread *t, js_stack *st)
+{
 	if (!t->have_regs) {
+		start_over(st);
+		st->tid = t->tid;
+		st->idle = t->idle;
+		memcpy(st->comm, t->comm, sizeof st->comm);
 		st->skipped = t->why ? t->why : "not stopped";
 		return -1;
 	}
-	js_mem_flush(s->mem); /* the thread ran since the cached pages were read */
-	unwind_tid(s, st);
-	return 0;
+	js_sample x = { .tid = t->tid, .idle = t->idle, .regs = &t->regs };
+	memcpy(x.comm, t->comm, sizeof x.comm);
+	return js_unwind(s, &x, st, NULL);
 }
 
 typedef struct core_walk {
@@ -263,9 +318,11 @@ void js_stack_free(js_stack *st)
 {
 	free(st->f);
 	free(st->sym);
+	free(st->copy);
 	st->f = NULL;
 	st->sym = NULL;
-	st->n = st->cap = st->cap_sym = 0;
+	st->copy = NULL;
+	st->n = st->cap = st->cap_sym = st->cap_copy = 0;
 }
 
 Dwfl_Module *js_module_at(js_session *s, uint64_t pc)
