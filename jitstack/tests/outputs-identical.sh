@@ -2,6 +2,7 @@
 # outputs-identical.sh - are jitstack's outputs byte-identical to those of
 # a reference commit's jitstack?  For a change meant to move code, not
 # behaviour.  Not a test of the suite (no t- prefix): run by hand.
+# SPDX-License-Identifier: MIT
 #
 #   sh jitstack/tests/outputs-identical.sh [-b BUILD] [COMMIT]
 #
