@@ -254,12 +254,7 @@ static void print_process(const ctx *c, const js_target *t)
 			s->jit.copies, (unsigned long long)t->jit_samples, (unsigned long long)t->jit_named,
 			end);
 	}
-	if (s->pm_on)
-		fprintf(stderr,
-			"jitstack: stats: perf map: first read %.3f ms, %llu bytes, %lu lines, %lu re-reads from "
-			"the start\n",
-			t->pm_first_ns / 1e6, (unsigned long long)s->pm.bytes, s->pm.lines, s->pm.rereads);
-	js_stats_jitdump(s);
+	js_sources_stats(s->src, s->n_src, stderr);
 }
 
 static void print_stats(ctx *c, double cpu, double secs)

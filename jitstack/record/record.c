@@ -276,13 +276,7 @@ static void print_ptrace_stats(const js_targets *ts, const js_profile *prof, tim
 				(int)s->pid, s->comm, (unsigned long long)prof->proc[t->proc].total,
 				t->samples, t->idle, t->failed, t->refreshes, s->jit.copies, end);
 		}
-		if (s->pm_on)
-			fprintf(stderr,
-				"jitstack: stats: perf map: first read %.3f ms, %llu bytes, %lu lines, %lu "
-				"re-reads from the start\n",
-				t->pm_first_ns / 1e6, (unsigned long long)s->pm.bytes, s->pm.lines,
-				s->pm.rereads);
-		js_stats_jitdump(s);
+		js_sources_stats(s->src, s->n_src, stderr);
 	}
 	print_dist("perf map refresh between rounds", tm->pm, tm->n_pm);
 	js_targets_stats(ts);

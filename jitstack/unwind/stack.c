@@ -199,14 +199,16 @@ static void start_over(js_stack *st)
 	st->max_sp = 0;
 }
 
-/* Unwind a thread by its tid (a live one, or a core's), reading the JIT
- * images its pcs need. */
-static void unwind_tid(js_session *s, js_stack *st)
+/* Unwind a thread, reading the JIT images its pcs need: th, a core's
+ * thread as libdwfl lists it, or (NULL) the thread st->tid (the one in
+ * flight, or a core's).  Every unwind takes this path. */
+static void unwind_tid(js_session *s, js_stack *st, Dwfl_Thread *th)
 {
 	for (unsigned round = 0;; round++) {
 		start_over(st);
 		walk w = walk_for(s, st);
-		int rc = dwfl_getthread_frames(s->dwfl, st->tid, on_frame, &w);
+		int rc = th ? dwfl_thread_getframes(th, on_frame, &w)
+			    : dwfl_getthread_frames(s->dwfl, st->tid, on_frame, &w);
 		if (rc == -1 && !st->end[0])
 			snprintf(st->end, sizeof st->end, "%s", dwfl_errmsg(-1));
 		if (round == MAX_LOAD_ROUNDS || !load_for_stack(s, st))
@@ -224,7 +226,7 @@ int js_unwind(js_session *s, const js_sample *x, js_stack *st, js_copy_use *use)
 	js_mem_flush(s->mem); /* the thread ran since the cached pages were read */
 	struct js_unwinding u = { x, js_regs_sp(x->regs), s->mem, { 0, false } };
 	s->unwinding = &u;
-	unwind_tid(s, st);
+	unwind_tid(s, st, NULL);
 	s->unwinding = NULL;
 	if (use)
 		*use = u.use;
@@ -259,14 +261,7 @@ static int on_core_thread(Dwfl_Thread *th, void *arg)
 	js_stack st = { 0 };
 	st.tid = dwfl_thread_tid(th);
 	snprintf(st.comm, sizeof st.comm, "%s", c->s->comm);
-	for (unsigned round = 0;; round++) {
-		start_over(&st);
-		walk w = walk_for(c->s, &st);
-		if (dwfl_thread_getframes(th, on_frame, &w) == -1 && !st.end[0])
-			snprintf(st.end, sizeof st.end, "%s", dwfl_errmsg(-1));
-		if (round == MAX_LOAD_ROUNDS || !load_for_stack(c->s, &st))
-			break;
-	}
+	unwind_tid(c->s, &st, th);
 	c->cb(&st, c->arg);
 	js_stack_free(&st);
 	return ++c->count < JS_MAX_THREADS ? DWARF_CB_OK : DWARF_CB_ABORT;
@@ -281,7 +276,7 @@ size_t js_unwind_core(js_session *s, void (*cb)(js_stack *st, void *arg), void *
 
 void js_unwind_core_tid(js_session *s, js_stack *st)
 {
-	unwind_tid(s, st);
+	unwind_tid(s, st, NULL);
 }
 
 size_t js_fix_loops(js_session *s, js_stack *st, size_t n)
@@ -319,10 +314,7 @@ void js_stack_free(js_stack *st)
 	free(st->f);
 	free(st->sym);
 	free(st->copy);
-	st->f = NULL;
-	st->sym = NULL;
-	st->copy = NULL;
-	st->n = st->cap = st->cap_sym = st->cap_copy = 0;
+	*st = (js_stack){ 0 };
 }
 
 Dwfl_Module *js_module_at(js_session *s, uint64_t pc)
