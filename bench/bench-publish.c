@@ -39,6 +39,7 @@
  */
 #include "jitunwind.h"
 #include "formats/clock.h"
+#include "formats/gdbjit.h"
 
 #include <execinfo.h>
 #include <stdbool.h>
@@ -554,15 +555,7 @@ static void bench_ir_backtrace(size_t n)
 }
 
 /* The GDB JIT interface's list, as the GDB manual defines it. */
-struct gdb_entry {
-	struct gdb_entry *next, *prev;
-	const char *addr;
-	uint64_t size;
-};
-extern struct {
-	uint32_t version, action;
-	struct gdb_entry *relevant, *first;
-} __jit_debug_descriptor;
+extern struct jit_descriptor __jit_debug_descriptor;
 
 static void bench_ir(size_t base, size_t batch, uint32_t mask)
 {
@@ -570,8 +563,8 @@ static void bench_ir(size_t base, size_t batch, uint32_t mask)
 	fill(c, 0, base, BATCH);
 	measured_publish(c, base, batch);
 	uint64_t bytes = 0;
-	for (const struct gdb_entry *e = __jit_debug_descriptor.first; e; e = e->next)
-		bytes += e->size;
+	for (const struct jit_code_entry *e = __jit_debug_descriptor.first_entry; e; e = e->next_entry)
+		bytes += e->symfile_size;
 	printf("gdb image bytes per blob: %.1f\n", (double)bytes / (double)(base + 4096));
 	ju_unpublish_all(c);
 	ju_close(c);

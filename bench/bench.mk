@@ -31,9 +31,9 @@ $(BENCH_DIR)/scalejit: bench/scale/scalejit.c $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -O2 -fno-omit-frame-pointer -Iinclude -o $@ $< $(LIB_A) -ldl -pthread
 
-$(BENCH_DIR)/orcjit: bench/scale/orcjit.c
+$(BENCH_DIR)/orcjit: bench/scale/orcjit.c $(FMT_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -O2 -fno-omit-frame-pointer -o $@ $<
+	$(CC) $(ALL_CFLAGS) -O2 -fno-omit-frame-pointer -I. -o $@ $<
 
 .PHONY: bench-scale bench-scale-build
 bench-scale-build: $(BENCH_DIR)/scalejit $(BENCH_DIR)/orcjit

@@ -82,6 +82,24 @@ void eh_entry_end(byte_buf *b, size_t entry)
 	buf_len32_end(b, entry);
 }
 
+void cfa_advance(byte_buf *b, uint64_t units)
+{
+	if (units == 0)
+		return;
+	if (units < 0x40) {
+		buf_u8(b, (uint8_t)(DW_CFA_advance_loc | units)); /* the delta in the low 6 bits */
+	} else if (units <= UINT8_MAX) {
+		buf_u8(b, DW_CFA_advance_loc1);
+		buf_u8(b, (uint8_t)units);
+	} else if (units <= UINT16_MAX) {
+		buf_u8(b, DW_CFA_advance_loc2);
+		buf_u16(b, (uint16_t)units);
+	} else {
+		buf_u8(b, DW_CFA_advance_loc4);
+		buf_u32(b, (uint32_t)units);
+	}
+}
+
 void eh_hdr_begin(byte_buf *b, uint64_t hdr_addr, uint64_t eh_addr, size_t n)
 {
 	buf_u8(b, 1);                                              /* version */

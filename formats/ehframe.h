@@ -85,6 +85,11 @@ enum {
 size_t eh_fde_header_size(uint8_t enc);
 #define EH_FDE_LSDA_LEN 8
 
+/* Move the location of the instructions that follow `units` code
+ * alignment units on (DWARF 4 section 6.4.2.1), in the shortest of the
+ * DW_CFA_advance_loc forms; nothing for 0. */
+void cfa_advance(byte_buf *b, uint64_t units);
+
 /* ---- writing .eh_frame_hdr ---------------------------------------------------- */
 
 /* The header for n FDEs, placed at hdr_addr, of the .eh_frame at eh_addr;

@@ -31,6 +31,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus /* C++ tests include it too */
+#define _Static_assert static_assert
+#endif
+
 /* jit_actions_t of the GDB manual. */
 enum {
 	GDBJIT_NOACTION = 0,
@@ -128,5 +132,41 @@ _Static_assert(sizeof(gdbjit_descriptor) == 88, "descriptor layout");
 /* Size of the standard part, all a foreign descriptor is known to have. */
 #define GDBJIT_STD_DESCRIPTOR_SIZE offsetof(gdbjit_descriptor, magic)
 #define GDBJIT_STD_ENTRY_SIZE offsetof(gdbjit_entry, reg_seq)
+
+/* ---- the standard part alone, as a JIT without the extension writes it ---- */
+
+/* The GDB manual's own declarations, with its pointer types: what LLVM,
+ * CPython and the tree's test and bench JITs that stand for them define
+ * (they never carry the extension). */
+struct jit_code_entry {
+	struct jit_code_entry *next_entry;
+	struct jit_code_entry *prev_entry;
+	const char *symfile_addr;
+	uint64_t symfile_size;
+};
+
+struct jit_descriptor {
+	uint32_t version;     /* GDBJIT_VERSION */
+	uint32_t action_flag; /* GDBJIT_* */
+	struct jit_code_entry *relevant_entry;
+	struct jit_code_entry *first_entry;
+};
+
+_Static_assert(sizeof(struct jit_code_entry) == GDBJIT_STD_ENTRY_SIZE, "plain entry layout");
+_Static_assert(sizeof(struct jit_descriptor) == GDBJIT_STD_DESCRIPTOR_SIZE, "plain descriptor layout");
+
+/* Put e at the head of d's list as the entry of a GDBJIT_REGISTER_FN, as
+ * LLVM's GDBRegistrationListener does; the caller then calls
+ * __jit_debug_register_code, under whatever lock its JIT holds. */
+static inline void gdbjit_plain_link(struct jit_descriptor *d, struct jit_code_entry *e)
+{
+	e->prev_entry = NULL;
+	e->next_entry = d->first_entry;
+	if (e->next_entry)
+		e->next_entry->prev_entry = e;
+	d->first_entry = e;
+	d->relevant_entry = e;
+	d->action_flag = GDBJIT_REGISTER_FN;
+}
 
 #endif

@@ -136,7 +136,8 @@ static int dump_live(js_session *s, const js_dump_opts *d, js_out *o)
 			"index, %lu by libdwfl\n",
 			(t1 - t0) / 1e6, (t2 - t1) / 1e6, (t3 - t2) / 1e6, (t4 - t3) / 1e6,
 			(now_ns() - t4) / 1e6, s->jit.copies, s->jit.copy_bytes, js_mem_syscalls(s->mem),
-			s->pm_ns / 1e6, (unsigned long long)s->pm.bytes, s->pm.lines, s->jd.ns / 1e6,
+			js_source_of(s, &js_source_perfmap)->ns / 1e6, (unsigned long long)s->pm.bytes,
+			s->pm.lines, js_source_of(s, &js_source_jitdump)->ns / 1e6,
 			(unsigned long long)s->jd.bytes, s->jd.loads, s->jit.desc_ns / 1e6,
 			s->jit.desc_looked, s->jit.desc_opened, s->jit.desc_debuginfo, s->syms.built,
 			s->syms.fast, s->syms.slow);

@@ -67,21 +67,7 @@ void cfi_offset(const ju_arch *a, byte_buf *b, unsigned reg, int64_t cfa_off)
 
 void cfi_advance(const ju_arch *a, byte_buf *b, uint32_t bytes)
 {
-	uint64_t d = factor_code(a, bytes);
-	if (d == 0)
-		return;
-	if (d < 64) {
-		buf_u8(b, DW_CFA_advance_loc | (uint8_t)d);
-	} else if (d <= UINT8_MAX) {
-		buf_u8(b, DW_CFA_advance_loc1);
-		buf_u8(b, (uint8_t)d);
-	} else if (d <= UINT16_MAX) {
-		buf_u8(b, DW_CFA_advance_loc2);
-		buf_u16(b, (uint16_t)d);
-	} else {
-		buf_u8(b, DW_CFA_advance_loc4);
-		buf_u32(b, (uint32_t)d);
-	}
+	cfa_advance(b, factor_code(a, bytes));
 }
 
 void cfi_same_value(byte_buf *b, unsigned reg)

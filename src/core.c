@@ -387,9 +387,13 @@ static int check_other_contexts(struct ju_ctx *ctx, const ju_blob *blobs, const 
 
 /* ---- file channels --------------------------------------------------------- */
 
+/* The perf files: opt-in, for they leave files behind (a jitdump holds a copy
+ * of all the code). */
+#define JU_CH_FILES (JU_CH_PERFMAP | JU_CH_JITDUMP)
+
 static int log_files(struct ju_ctx *ctx, const ju_blob *blobs, const staged *s, size_t n)
 {
-	uint32_t files = ctx->channels & (JU_CH_PERFMAP | JU_CH_JITDUMP);
+	uint32_t files = ctx->channels & JU_CH_FILES;
 	if (!files)
 		return 0;
 	/* Rows of blobs with guest frames get their files from the staged line
@@ -452,7 +456,7 @@ static int log_files(struct ju_ctx *ctx, const ju_blob *blobs, const staged *s, 
  * starts[0..n) (sorted), or every one with `all` (starts NULL). */
 static void files_forget(struct ju_ctx *ctx, const uint64_t *starts, size_t n, bool all)
 {
-	if (!n || !(ctx->channels & (JU_CH_PERFMAP | JU_CH_JITDUMP)))
+	if (!n || !(ctx->channels & JU_CH_FILES))
 		return;
 	pthread_mutex_lock(&files_lock);
 	for (size_t i = 0; i < JU_N_CHANNELS; i++) {
@@ -706,10 +710,6 @@ uint32_t ju_channels(const ju_ctx *ctx)
 
 /* ---- opening and closing --------------------------------------------------- */
 
-/* The perf files: opt-in, for they leave files behind (a jitdump holds a copy
- * of all the code). */
-#define JU_CH_FILES (JU_CH_PERFMAP | JU_CH_JITDUMP)
-
 /* What one word of JITUNWIND asks for: `want` the channels to open, `need`
  * those of them that must open.  A group opens each of its channels where it
  * can; a channel's own name requires it. */
@@ -740,9 +740,21 @@ static bool env_word(const char *p, size_t len, uint32_t *want, uint32_t *need)
 	return false;
 }
 
+/* The channels' names in table order, ", " between them. */
+static const char *channel_names(char *buf, size_t size)
+{
+	size_t len = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < JU_N_CHANNELS && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "",
+					ju_channel_table[i]->name);
+	return buf;
+}
+
 /* Parse JITUNWIND: "none", or a comma list of words (env_word). */
 static int parse_env(const char *v, uint32_t *want, uint32_t *need)
 {
+	char names[128];
 	*want = *need = 0;
 	if (!strcmp(v, "none"))
 		return 0;
@@ -756,9 +768,8 @@ static int parse_env(const char *v, uint32_t *want, uint32_t *need)
 		if (!env_word(p, len, want, need))
 			return JU_FAIL(JU_EENV,
 				       "JITUNWIND=\"%s\": unknown word \"%.*s\" (want none, or a comma list "
-				       "of default, perf, all and the channels unwinder, libunwind, gdb, "
-				       "perfmap, jitdump)",
-				       v, (int)len, p);
+				       "of default, perf, all and the channels %s)",
+				       v, (int)len, p, channel_names(names, sizeof names));
 		p += len;
 		if (!*p)
 			return 0;

@@ -28,6 +28,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "formats/gdbjit.h"
 #include "jitunwind.h"
 
 #include <stdint.h>
@@ -173,15 +174,7 @@ static int write_expect(void)
 }
 
 /* The GDB JIT interface as the GDB manual defines it: what a debugger reads. */
-struct jit_code_entry {
-	struct jit_code_entry *next_entry, *prev_entry;
-	const char *symfile_addr;
-	uint64_t symfile_size;
-};
-extern struct jit_descriptor {
-	uint32_t version, action_flag;
-	struct jit_code_entry *relevant_entry, *first_entry;
-} __jit_debug_descriptor;
+extern struct jit_descriptor __jit_debug_descriptor;
 
 /* The image that holds the blob, and the call's address. */
 static int dump(void)

@@ -31,6 +31,7 @@
 // AArch64 (cross-built and run under qemu-user: t-aarch64-*.sh), each
 // spelled out below.  Exit 0 when the unwinder did as the blobs say, 1
 // when not, 2 on setup errors.
+#include "formats/gdbjit.h"
 #include "jitunwind.h"
 
 #include <cstdint>
@@ -44,17 +45,7 @@
 #include <unwind.h>
 #include <vector>
 
-// The GDB JIT interface's standard part (GDB manual, "JIT Compilation
-// Interface"), all the dump reads.
-struct jit_code_entry {
-	jit_code_entry *next_entry, *prev_entry;
-	const char *symfile_addr;
-	uint64_t symfile_size;
-};
-struct jit_descriptor {
-	uint32_t version, action_flag;
-	jit_code_entry *relevant_entry, *first_entry;
-};
+// The GDB JIT interface's standard part, all the dump reads.
 extern "C" jit_descriptor __jit_debug_descriptor;
 extern "C" _Unwind_Reason_Code __gxx_personality_v0(int, _Unwind_Action, _Unwind_Exception_Class,
 						    struct _Unwind_Exception *, struct _Unwind_Context *);

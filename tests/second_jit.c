@@ -23,25 +23,17 @@
 
 #include "formats/bytes.h"
 #include "formats/elfhdr.h"
+#include "formats/gdbjit.h"
 
 #include <elf.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct jit_code_entry {
-	struct jit_code_entry *next_entry, *prev_entry;
-	const char *symfile_addr;
-	uint64_t symfile_size;
-};
-
-struct jit_descriptor {
-	uint32_t version, action_flag;
-	struct jit_code_entry *relevant_entry, *first_entry;
-};
-
 #ifndef SECOND_JIT_NO_DESCRIPTOR
-__attribute__((visibility("default"))) struct jit_descriptor __jit_debug_descriptor = { 1, 0, NULL, NULL };
+__attribute__((visibility("default"))) struct jit_descriptor __jit_debug_descriptor = { GDBJIT_VERSION,
+											GDBJIT_NOACTION, NULL,
+											NULL };
 
 __attribute__((visibility("default"), noinline)) void __jit_debug_register_code(void)
 {
@@ -122,14 +114,7 @@ int second_jit_register(second_fn *f)
 	f->entry = e;
 	/* GDBRegistrationListener::notifyObjectLoaded, under its lock */
 	pthread_mutex_lock(&orc_lock);
-	e->prev_entry = NULL;
-	struct jit_code_entry *next = __jit_debug_descriptor.first_entry;
-	e->next_entry = next;
-	if (next)
-		next->prev_entry = e;
-	__jit_debug_descriptor.first_entry = e;
-	__jit_debug_descriptor.relevant_entry = e;
-	__jit_debug_descriptor.action_flag = 1; /* JIT_REGISTER_FN */
+	gdbjit_plain_link(&__jit_debug_descriptor, e);
 	__jit_debug_register_code();
 	pthread_mutex_unlock(&orc_lock);
 	return 0;
@@ -140,7 +125,7 @@ void second_jit_unregister(second_fn *f)
 	struct jit_code_entry *e = f->entry;
 	/* GDBRegistrationListener::deregisterObjectInternal, under its lock */
 	pthread_mutex_lock(&orc_lock);
-	__jit_debug_descriptor.action_flag = 2; /* JIT_UNREGISTER_FN */
+	__jit_debug_descriptor.action_flag = GDBJIT_UNREGISTER_FN;
 	struct jit_code_entry *prev = e->prev_entry, *next = e->next_entry;
 	if (next)
 		next->prev_entry = prev;

@@ -57,9 +57,9 @@ $(TEST_DIR)/reuse-spin: tests/reuse_spin.c $(LIB_A)
 	$(CC) $(CHILD_CFLAGS) $(CHILD_LDFLAGS) -o $@ $< $(LIB_A) -ldl -pthread
 
 # A blob with guest frames (inlined guest functions), for the debuggers.
-$(TEST_DIR)/guest-child: tests/guest_child.c $(LIB_A)
+$(TEST_DIR)/guest-child: tests/guest_child.c $(LIB_A) $(FMT_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CHILD_CFLAGS) $(CHILD_LDFLAGS) -o $@ $< $(LIB_A) -ldl -pthread
+	$(CC) $(CHILD_CFLAGS) -I. $(CHILD_LDFLAGS) -o $@ $< $(LIB_A) -ldl -pthread
 
 # A JIT frame that saves callee-saved registers, a C++ exception across it.
 $(TEST_DIR)/fp-saved-regs: tests/fp_saved_regs.cc $(LIB_A)
@@ -67,9 +67,9 @@ $(TEST_DIR)/fp-saved-regs: tests/fp_saved_regs.cc $(LIB_A)
 	$(CXX) -std=c++17 -O2 -g $(WARN) $(SANFLAGS) -Iinclude -o $@ $< $(LIB_A) -ldl -pthread
 
 # JIT frames with personality routines and LSDAs, C++ exceptions through them.
-$(TEST_DIR)/personality: tests/personality.cc $(LIB_A)
+$(TEST_DIR)/personality: tests/personality.cc $(LIB_A) $(FMT_HDRS)
 	@mkdir -p $(dir $@)
-	$(CXX) -std=c++17 -O2 -g $(WARN) $(SANFLAGS) -Iinclude -o $@ $< $(LIB_A) -ldl -pthread
+	$(CXX) -std=c++17 -O2 -g $(WARN) $(SANFLAGS) -Iinclude -I. -o $@ $< $(LIB_A) -ldl -pthread
 
 # nongnu libunwind, linked in: memray and heaptrack do the same.
 $(TEST_DIR)/child-nongnu: tests/child.c tests/unwind_pcs.h $(LIB_A)
@@ -173,8 +173,8 @@ $(A64_DIR)/child: tests/child.c tests/unwind_pcs.h tests/child_cxx.cc $(A64_DIR)
 	$(A64_PREFIX)g++ -rdynamic -o $@ $@.o $@-cxx.o $(A64_DIR)/libjitunwind.a -ldl -pthread
 
 # tests/personality.cc's AArch64 blobs: their personality CIEs and LSDAs.
-$(A64_DIR)/personality: tests/personality.cc $(A64_DIR)/libjitunwind.a
-	$(A64_PREFIX)g++ -std=c++17 -O2 -g $(WARN) -Iinclude -o $@ $< $(A64_DIR)/libjitunwind.a -ldl -pthread
+$(A64_DIR)/personality: tests/personality.cc $(A64_DIR)/libjitunwind.a $(FMT_HDRS)
+	$(A64_PREFIX)g++ -std=c++17 -O2 -g $(WARN) -Iinclude -I. -o $@ $< $(A64_DIR)/libjitunwind.a -ldl -pthread
 
 # Longer runs of the concurrency tests: `make stress` (JU_CHURN_SECONDS and
 # JU_SIGNAL_SECONDS, default 600; `make check` runs them for 3 s and for

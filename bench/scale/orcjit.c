@@ -19,23 +19,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "formats/gdbjit.h"
+
 #define NOINLINE __attribute__((noinline, used))
 #define SLOT 32
 
 /* ---- the GDB JIT interface, plain, defined here as LLVM defines it --------- */
 
-struct jit_code_entry {
-	struct jit_code_entry *next_entry, *prev_entry;
-	const char *symfile_addr;
-	uint64_t symfile_size;
-};
-
-struct jit_descriptor {
-	uint32_t version, action_flag;
-	struct jit_code_entry *relevant_entry, *first_entry;
-};
-
-struct jit_descriptor __jit_debug_descriptor = { 1, 0, 0, 0 };
+struct jit_descriptor __jit_debug_descriptor = { GDBJIT_VERSION, GDBJIT_NOACTION, 0, 0 };
 
 NOINLINE void __jit_debug_register_code(void)
 {
@@ -49,12 +40,7 @@ static void register_image(const void *img, size_t size)
 		exit(2);
 	e->symfile_addr = img;
 	e->symfile_size = size;
-	e->next_entry = __jit_debug_descriptor.first_entry;
-	if (e->next_entry)
-		e->next_entry->prev_entry = e;
-	__jit_debug_descriptor.first_entry = e;
-	__jit_debug_descriptor.relevant_entry = e;
-	__jit_debug_descriptor.action_flag = 1; /* JIT_REGISTER_FN */
+	gdbjit_plain_link(&__jit_debug_descriptor, e);
 	__jit_debug_register_code();
 }
 

@@ -119,7 +119,6 @@ typedef struct js_jitdump {
 	size_t n_dead, cap_dead;
 	uint64_t changes; /* bumped when names, lines or CFI changed */
 	uint64_t cfi_bytes, line_rows;
-	uint64_t ns; /* time spent reading (--stats) */
 	/* counters: the summary and warnings */
 	unsigned long loads, moves, debug, unwind, with_cfi, bad, over_limit, late, unknown, reads, rereads;
 	unsigned long unkept; /* loads and moves not kept (js_jitdump_read_for), counted in them too */

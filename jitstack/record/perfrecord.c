@@ -5,9 +5,9 @@
  * thread's registers and the top of its stack into the thread's ring
  * (perfevent.h), and every DRAIN_MS (or sooner, when a ring is half
  * full) the rings are drained and each copy unwound here with the session's
- * libdwfl, modules, CFI and JIT images, through session.c's thread
- * callbacks: the registers from the sample (s->sampled), memory from the
- * stack copy, and the target's memory only for reads outside the stack
+ * libdwfl, modules, CFI and JIT images: the sample goes to js_unwind as a
+ * value (stack.h, js_sample), its registers and memory from its stack
+ * copy, and the target's memory only for reads outside the stack
  * (below the stack pointer, other mappings); a read on the stack past the
  * copy's end fails (the thread has run on: its live stack is not the
  * sampled one) and counts as a truncated copy.  Code and CFI come from
@@ -93,24 +93,19 @@ static void count_jit_leaf(ctx *c)
 	c->t->jit_named += y.func != NULL;
 }
 
-/* Unwind a stack copy into c->st; *used and *ran_off as
- * js_mem_snapshot_used says. */
+/* Unwind a stack copy into c->st; *used and *ran_off as js_copy_use
+ * says. */
 static void unwind_copy(ctx *c, pid_t tid, const char *comm, const struct user_regs_struct *regs,
 			const uint8_t *stack, size_t len, bool full, size_t *used, bool *ran_off)
 {
-	js_thread t;
-	memset(&t, 0, sizeof t);
-	t.tid = tid;
-	memcpy(t.comm, comm, sizeof t.comm);
-	t.regs = *regs;
-	t.have_regs = true;
-	c->s->sampled = &t;
-	uint64_t sp = js_regs_sp(regs);
-	js_mem_snapshot_set(c->s->mem, sp, stack, len, full ? STACK_REACH : len);
-	js_unwind_live(c->s, &t, &c->st);
-	*used = js_mem_snapshot_used(c->s->mem, ran_off);
-	js_mem_snapshot_clear(c->s->mem);
-	c->s->sampled = NULL;
+	js_sample x = {
+		.tid = tid, .regs = regs, .stack = stack, .len = len, .reach = full ? STACK_REACH : len
+	};
+	memcpy(x.comm, comm, sizeof x.comm);
+	js_copy_use use;
+	js_unwind(c->s, &x, &c->st, &use);
+	*used = use.used;
+	*ran_off = use.ran_off;
 	js_name_stack(c->s, &c->st);
 }
 
@@ -260,12 +255,7 @@ static void print_process(const ctx *c, const js_target *t)
 			s->jit.copies, (unsigned long long)t->jit_samples, (unsigned long long)t->jit_named,
 			end);
 	}
-	if (s->pm_on)
-		fprintf(stderr,
-			"jitstack: stats: perf map: first read %.3f ms, %llu bytes, %lu lines, %lu re-reads from "
-			"the start\n",
-			t->pm_first_ns / 1e6, (unsigned long long)s->pm.bytes, s->pm.lines, s->pm.rereads);
-	js_stats_jitdump(s);
+	js_sources_stats(s->src, s->n_src, stderr);
 }
 
 static void print_stats(ctx *c, double cpu, double secs)

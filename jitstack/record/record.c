@@ -16,6 +16,7 @@
  * read whole before the first sample, then between rounds only what was
  * appended to it (one stat() when nothing was).
  */
+#include "base/grow.h"
 #include "formats/clock.h"
 #include "record/perfrecord.h"
 #include "record/progress.h"
@@ -141,11 +142,15 @@ static void sample_all(js_target *tg, const js_record_opts *r, js_profile *prof,
 			continue;
 		}
 		uint64_t sp = js_regs_sp(&t->regs);
-		js_mem_snapshot(s->mem, sp, stack_to_copy(t));
+		size_t len = stack_to_copy(t);
+		while (len > st->cap_copy && js_grow(&st->copy, &st->cap_copy, st->cap_copy, 1))
+			;
+		js_sample x = { .tid = t->tid, .idle = t->idle, .regs = &t->regs, .stack = st->copy };
+		memcpy(x.comm, t->comm, sizeof x.comm);
+		x.len = js_mem_copy(s->mem, sp, st->copy, len < st->cap_copy ? len : st->cap_copy);
 		js_proc_resume(&s->proc, t);
 		uint64_t t1 = now_ns();
-		js_unwind_live(s, t, st);
-		js_mem_snapshot_clear(s->mem);
+		js_unwind(s, &x, st, NULL);
 		if (st->max_sp > sp && st->max_sp - sp < STACK_MAX)
 			t->stack_hint = (size_t)(st->max_sp - sp);
 		js_name_stack(s, st);
@@ -272,13 +277,7 @@ static void print_ptrace_stats(const js_targets *ts, const js_profile *prof, tim
 				(int)s->pid, s->comm, (unsigned long long)prof->proc[t->proc].total,
 				t->samples, t->idle, t->failed, t->refreshes, s->jit.copies, end);
 		}
-		if (s->pm_on)
-			fprintf(stderr,
-				"jitstack: stats: perf map: first read %.3f ms, %llu bytes, %lu lines, %lu "
-				"re-reads from the start\n",
-				t->pm_first_ns / 1e6, (unsigned long long)s->pm.bytes, s->pm.lines,
-				s->pm.rereads);
-		js_stats_jitdump(s);
+		js_sources_stats(s->src, s->n_src, stderr);
 	}
 	print_dist("perf map refresh between rounds", tm->pm, tm->n_pm);
 	js_targets_stats(ts);

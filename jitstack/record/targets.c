@@ -203,7 +203,7 @@ static int prepare(js_target *t)
 	s->jit.snapshot_budget_ns = RECORD_SNAPSHOT_BUDGET_NS;
 	js_refresh_perfmap(s);
 	js_refresh_jitdump(s);
-	t->pm_first_ns = s->pm_ns;
+	js_sources_first_round(s->src, s->n_src);
 	return 0;
 }
 

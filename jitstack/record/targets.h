@@ -35,8 +35,7 @@ typedef struct js_target {
 	bool exited;
 	uint64_t done_ns; /* when, since the start of sampling */
 	uint64_t last_scan, last_plain;
-	uint64_t pm_first_ns; /* the first read of its perf map (--stats) */
-	size_t n_deferred;    /* its samples waiting for a second unwind (perf events) */
+	size_t n_deferred; /* its samples waiting for a second unwind (perf events) */
 	/* --stats */
 	unsigned long refreshes, rescans;
 	unsigned long samples, idle, failed;                       /* ptrace */

@@ -39,13 +39,6 @@ struct js_mem {
 	uint64_t gen;
 	unsigned long syscalls;
 	cpage *cache;
-	uint8_t *snap; /* js_mem_snapshot's copy */
-	size_t snap_len, snap_cap;
-	uint64_t snap_lo;
-	const uint8_t *snap_at; /* the copy being read: snap, or js_mem_snapshot_set's bytes */
-	uint64_t snap_reach;    /* js_mem_snapshot_set: bytes above snap_lo not read live */
-	size_t snap_used;
-	bool snap_ran_off;
 	seg *segs;
 	size_t n_segs;
 };
@@ -120,7 +113,6 @@ void js_mem_free(js_mem *m)
 		return;
 	free(m->cache);
 	free(m->segs);
-	free(m->snap);
 	free(m);
 }
 
@@ -269,70 +261,25 @@ int js_mem_read_cached(js_mem *m, uint64_t addr, void *buf, size_t len)
 	return 0;
 }
 
-size_t js_mem_snapshot(js_mem *m, uint64_t addr, size_t len)
+size_t js_mem_copy(js_mem *m, uint64_t addr, uint8_t *buf, size_t len)
 {
-	m->snap_len = 0;
 	if (m->core)
 		return 0;
-	if (len > m->snap_cap) {
-		uint8_t *p = realloc(m->snap, len);
-		if (!p)
-			return 0;
-		m->snap = p;
-		m->snap_cap = len;
-	}
 	/* the mapped prefix */
 	size_t done = 0;
 	while (done < len) {
 		size_t asked;
-		ssize_t got = readv_pages(m, addr + done, m->snap + done, len - done, &asked);
+		ssize_t got = readv_pages(m, addr + done, buf + done, len - done, &asked);
 		if (got > 0)
 			done += (size_t)got;
 		if (got < 0 || (size_t)got != asked)
 			break;
 	}
-	m->snap_lo = addr;
-	m->snap_len = done;
-	m->snap_at = m->snap;
-	m->snap_reach = 0;
 	return done;
-}
-
-void js_mem_snapshot_set(js_mem *m, uint64_t addr, const uint8_t *bytes, size_t len, uint64_t reach)
-{
-	m->snap_at = bytes;
-	m->snap_lo = addr;
-	m->snap_len = len;
-	m->snap_reach = reach > len ? reach : len;
-	m->snap_used = 0;
-	m->snap_ran_off = false;
-}
-
-size_t js_mem_snapshot_used(const js_mem *m, bool *ran_off)
-{
-	*ran_off = m->snap_ran_off;
-	return m->snap_used;
-}
-
-void js_mem_snapshot_clear(js_mem *m)
-{
-	m->snap_len = 0;
-	m->snap_reach = 0;
 }
 
 bool js_mem_word(js_mem *m, uint64_t addr, uint64_t *v)
 {
-	if (m->snap_len >= 8 && addr >= m->snap_lo && addr - m->snap_lo <= m->snap_len - 8) {
-		size_t off = (size_t)(addr - m->snap_lo);
-		memcpy(v, m->snap_at + off, 8);
-		if (off + 8 > m->snap_used)
-			m->snap_used = off + 8;
-		return true;
-	}
-	if (m->snap_reach && addr >= m->snap_lo && addr - m->snap_lo < m->snap_reach) {
-		m->snap_ran_off = true;
-		return false;
-	}
 	if (m->core)
 		return core_read(m, addr, v, sizeof *v) == 0;
 	uint64_t page = addr & ~(uint64_t)(PAGE - 1);

@@ -41,23 +41,10 @@ int js_mem_read_u64(js_mem *m, uint64_t addr, uint64_t *v);
 int js_mem_read_cached(js_mem *m, uint64_t addr, void *buf, size_t len);
 /* An 8-byte read through the page cache (live) or the core's bytes. */
 bool js_mem_word(js_mem *m, uint64_t addr, uint64_t *v);
-/* Copy up to `len` bytes of the target from `addr` (a stopped thread's
- * stack, from its stack pointer up) and serve later reads of that range
- * from the copy, until js_mem_snapshot_clear.  Stops at the first unmapped
- * page; returns the bytes copied. */
-size_t js_mem_snapshot(js_mem *m, uint64_t addr, size_t len);
-void js_mem_snapshot_clear(js_mem *m);
-/* Serve reads of [addr, addr + len) from bytes (a stack copy the kernel
- * took at a sample, not copied here: valid until js_mem_snapshot_clear).
- * The thread has run on since, so the stack above the copy is not read
- * live: a read in the `reach` bytes above addr and past the copy fails and
- * counts as running off the copy's end.  Other reads (below the stack
- * pointer, other mappings) go to the target's memory. */
-void js_mem_snapshot_set(js_mem *m, uint64_t addr, const uint8_t *bytes, size_t len, uint64_t reach);
-/* Since js_mem_snapshot_set: the end of the highest word read from the
- * copy, as an offset from its start (0: none), and whether a read ran off
- * the copy's end. */
-size_t js_mem_snapshot_used(const js_mem *m, bool *ran_off);
+/* Copy up to `len` bytes of a live target from `addr` into buf (a stopped
+ * thread's stack, from its stack pointer up).  Stops at the first unmapped
+ * page; returns the bytes copied (0 for a core). */
+size_t js_mem_copy(js_mem *m, uint64_t addr, uint8_t *buf, size_t len);
 /* Forget cached pages: the target ran since they were read. */
 void js_mem_flush(js_mem *m);
 /* Counters for --stats: process_vm_readv calls made. */

@@ -40,23 +40,14 @@
 #include <sys/shm.h>
 #include <unistd.h>
 
+#include "formats/gdbjit.h"
+
 #define NOINLINE __attribute__((noinline, used))
 #define BARRIER() __asm__ volatile("" ::: "memory")
 
 /* ---- the GDB JIT interface, plain (GDB manual, "JIT Compilation Interface") */
 
-struct jit_code_entry {
-	struct jit_code_entry *next_entry, *prev_entry;
-	const char *symfile_addr;
-	uint64_t symfile_size;
-};
-
-struct jit_descriptor {
-	uint32_t version, action_flag;
-	struct jit_code_entry *relevant_entry, *first_entry;
-};
-
-struct jit_descriptor __jit_debug_descriptor = { 1, 0, 0, 0 };
+struct jit_descriptor __jit_debug_descriptor = { GDBJIT_VERSION, GDBJIT_NOACTION, 0, 0 };
 
 NOINLINE void __jit_debug_register_code(void)
 {
@@ -68,12 +59,7 @@ static void register_image(const void *img, size_t size)
 	struct jit_code_entry *e = calloc(1, sizeof *e);
 	e->symfile_addr = img;
 	e->symfile_size = size;
-	e->next_entry = __jit_debug_descriptor.first_entry;
-	if (e->next_entry)
-		e->next_entry->prev_entry = e;
-	__jit_debug_descriptor.first_entry = e;
-	__jit_debug_descriptor.relevant_entry = e;
-	__jit_debug_descriptor.action_flag = 1;
+	gdbjit_plain_link(&__jit_debug_descriptor, e);
 	__jit_debug_register_code();
 }
 

@@ -15,9 +15,9 @@ JS_TEST_PROGS := $(addprefix $(JS_TB)/,foreignjit jitobj.o jitobj-df.o jitobj-cl
 
 # A foreign JIT and the objects it loads (LLVM-style): the objects keep no
 # frame pointer, so only their CFI (.eh_frame, or .debug_frame) unwinds them.
-$(JS_TB)/foreignjit: $(JS)/tests/foreignjit.c
+$(JS_TB)/foreignjit: $(JS)/tests/foreignjit.c $(FMT_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(JS_TEST_CFLAGS) -rdynamic -o $@ $< -lelf -ldl
+	$(CC) $(JS_TEST_CFLAGS) -I. -rdynamic -o $@ $< -lelf -ldl
 $(JS_TB)/jitobj.o: $(JS)/tests/jitobj.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -fomit-frame-pointer -c -o $@ $<

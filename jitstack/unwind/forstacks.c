@@ -69,7 +69,7 @@ void js_perfmap_for_stacks(js_session *s, const js_stack *st, size_t n)
 	}
 	if (!ok)
 		js_warn(s, "out of memory reading the perf map for the stacks: JIT frames may be unnamed");
-	s->pm_ns += now_ns() - t0;
+	js_source_of(s, &js_source_perfmap)->ns += now_ns() - t0;
 	free(w.v);
 }
 
@@ -104,7 +104,7 @@ bool js_jitdump_for_stacks(js_session *s, const js_stack *st, size_t n)
 			break;
 		w.n = js_spans_normalize(w.v, w.n);
 	}
-	s->jd.ns += now_ns() - t0;
+	js_source_of(s, &js_source_jitdump)->ns += now_ns() - t0;
 	free(w.v);
 	if (s->dwfl)
 		js_refresh_modules(s); /* the images of the code read before are gone */

@@ -11,6 +11,7 @@
 #include "formats/clock.h"
 #include "unwind/session.h"
 #include "unwind/demangle.h"
+#include "unwind/stack.h"
 #include "target/machine.h"
 #include "base/bounds.h"
 #include "base/grow.h"
@@ -184,42 +185,28 @@ static const Dwfl_Callbacks callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
+/* Each thread is unwound alone (js_unwind): none is listed to libdwfl. */
 static pid_t cb_next_thread(Dwfl *dwfl, void *arg, void **targ)
 {
-	(void)dwfl;
-	js_session *s = arg;
-	js_thread *cur = *targ;
-	for (size_t i = cur ? (size_t)(cur - s->proc.t) + 1 : 0; i < s->proc.n; i++) {
-		if (s->proc.t[i].have_regs) {
-			*targ = &s->proc.t[i];
-			return s->proc.t[i].tid;
-		}
-	}
+	(void)dwfl, (void)arg, (void)targ;
 	return 0;
 }
 
+/* The thread of the unwind in flight, and its registers and memory. */
 static bool cb_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **targ)
 {
-	(void)dwfl;
+	(void)dwfl, (void)tid;
 	js_session *s = arg;
-	if (s->sampled && s->sampled->tid == tid && s->sampled->have_regs) {
-		*targ = s->sampled;
-		return true;
-	}
-	for (size_t i = 0; i < s->proc.n; i++) {
-		if (s->proc.t[i].tid == tid && s->proc.t[i].have_regs) {
-			*targ = &s->proc.t[i];
-			return true;
-		}
-	}
-	return false;
+	*targ = s->unwinding;
+	return s->unwinding != NULL;
 }
 
 static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
 	(void)dwfl;
 	js_session *s = arg;
-	return js_mem_word(s->mem, addr, result);
+	return s->unwinding ? js_unwinding_word(s->unwinding, addr, result)
+			    : js_mem_word(s->mem, addr, result);
 }
 
 /* Registers in DWARF numbering (x86-64 psABI, "DWARF Register Number
@@ -228,14 +215,14 @@ static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void
 static bool cb_set_initial_registers(Dwfl_Thread *thread, void *targ)
 {
 #if defined(__x86_64__)
-	const struct user_regs_struct *r = &((js_thread *)targ)->regs;
+	const struct user_regs_struct *r = js_unwinding_regs(targ);
 	Dwarf_Word d[17] = { r->rax, r->rdx, r->rcx, r->rbx, r->rsi, r->rdi, r->rbp, r->rsp, r->r8,
 			     r->r9,  r->r10, r->r11, r->r12, r->r13, r->r14, r->r15, r->rip };
 	return dwfl_thread_state_registers(thread, 0, 17, d);
 #elif defined(__aarch64__)
 	/* AArch64 ("DWARF for the Arm 64-bit Architecture"): x0-x30 are 0-30,
 	 * sp 31; the pc has no column of its own and is set apart. */
-	const struct user_regs_struct *r = &((js_thread *)targ)->regs;
+	const struct user_regs_struct *r = js_unwinding_regs(targ);
 	Dwarf_Word d[32];
 	for (int i = 0; i < 31; i++)
 		d[i] = r->regs[i];
@@ -316,16 +303,13 @@ int js_refresh_modules(js_session *s)
 {
 	dwfl_report_begin(s->dwfl);
 	int rc = report_native(s);
-	js_jit_report(&s->jit, s->dwfl);
-	if (s->jd_on)
-		js_jitdump_report(&s->jd, &s->jit, s->dwfl);
+	js_sources_report(s->src, s->n_src, s->dwfl);
 	dwfl_report_end(s->dwfl, NULL, NULL);
 	/* modules not reported again are gone, and their memory may hold
 	 * new ones later */
 	js_symindex_prune(&s->syms, s->dwfl);
 	s->n_memo = 0;
-	js_jit_reap(&s->jit);
-	js_jitdump_reap(&s->jd);
+	js_sources_reap(s->src, s->n_src);
 	s->jd_reported_cfi = s->jd.with_cfi;
 	return rc;
 }
@@ -336,9 +320,7 @@ int js_refresh_modules(js_session *s)
 static int report_added(js_session *s)
 {
 	dwfl_report_begin_add(s->dwfl);
-	bool lost = js_jit_report(&s->jit, s->dwfl);
-	if (s->jd_on)
-		lost |= js_jitdump_report(&s->jd, &s->jit, s->dwfl);
+	bool lost = js_sources_report(s->src, s->n_src, s->dwfl);
 	dwfl_report_end(s->dwfl, NULL, NULL);
 	return lost ? js_refresh_modules(s) : 0;
 }
@@ -407,7 +389,7 @@ bool js_refresh_perfmap(js_session *s)
 	uint64_t t0 = now_ns();
 	js_err why = { 0 };
 	int rc = js_perfmap_refresh(&s->pm, &why);
-	s->pm_ns += now_ns() - t0;
+	js_source_of(s, &js_source_perfmap)->ns += now_ns() - t0;
 	/* no map is the usual case (a JIT that writes none) unless one was named */
 	if (rc < 0 && (why.errnum != ENOENT || s->opt->perf_map))
 		js_warn(s, "perf map %s; JIT frames are not named from it", why.msg);
@@ -565,7 +547,7 @@ bool js_refresh_jitdump(js_session *s)
 	unsigned long rereads = s->jd.rereads;
 	js_err why = { 0 };
 	int rc = js_jitdump_refresh(&s->jd, &why);
-	s->jd.ns += now_ns() - t0;
+	js_source_of(s, &js_source_jitdump)->ns += now_ns() - t0;
 	if (rc < 0 && (why.errnum != ENOENT || s->opt->jitdump))
 		js_warn(s, "jitdump %s; JIT frames are not named from it", why.msg);
 	if (rc <= 0 || !s->dwfl)
@@ -583,13 +565,20 @@ bool js_refresh_jitdump(js_session *s)
 	return true;
 }
 
-void js_stats_jitdump(const js_session *s)
+/* ---- the list of sources ------------------------------------------------------------ */
+
+/* The GDB images first: the jitdump's loads give way to them, and the
+ * perf map's and jitdump's --stats lines come in this order. */
+static void list_sources(js_session *s)
 {
-	if (s->jd_on)
-		fprintf(stderr,
-			"jitstack: stats: jitdump: %.3f ms in all, %llu bytes read, %lu loads, %lu re-reads from the "
-			"start\n",
-			s->jd.ns / 1e6, (unsigned long long)s->jd.bytes, s->jd.loads, s->jd.rereads);
+	const js_source rows[] = {
+		{ .ops = &js_source_gdb, .r = &s->jit },
+		{ .ops = &js_source_perfmap, .r = &s->pm, .on = &s->pm_on },
+		{ .ops = &js_source_jitdump, .r = &s->jd, .on = &s->jd_on },
+	};
+	_Static_assert(sizeof rows / sizeof rows[0] <= JS_MAX_SOURCES, "room for every source");
+	memcpy(s->src, rows, sizeof rows);
+	s->n_src = sizeof rows / sizeof rows[0];
 }
 
 /* ---- live ------------------------------------------------------------------------ */
@@ -627,6 +616,7 @@ static int open_exe_live(js_session *s)
 int js_open_live(js_session *s, pid_t pid, const js_opts *opt)
 {
 	memset(s, 0, sizeof *s);
+	list_sources(s);
 	s->opt = opt;
 	s->exe_fd = s->core_fd = -1;
 	elf_version(EV_CURRENT);
@@ -730,6 +720,7 @@ static int check_truncation(js_session *s, const char *core)
 int js_open_core(js_session *s, const char *core, const char *exe, const js_opts *opt)
 {
 	memset(s, 0, sizeof *s);
+	list_sources(s);
 	s->opt = opt;
 	s->core = true;
 	s->exe_fd = s->core_fd = -1;
@@ -809,9 +800,7 @@ void js_close(js_session *s)
 		js_proc_detach(&s->proc);
 	if (s->dwfl)
 		dwfl_end(s->dwfl); /* before the images its modules point into */
-	js_jit_free(&s->jit);
-	js_perfmap_free(&s->pm);
-	js_jitdump_free(&s->jd);
+	js_sources_free(s->src, s->n_src);
 	js_memelf_free(&s->vdso);
 	js_proc_free(&s->proc);
 	js_mem_free(s->mem);

@@ -17,6 +17,7 @@
 #include "target/mem.h"
 #include "target/modules.h"
 #include "jit/perfmap.h"
+#include "jit/source.h"
 #include "target/proc.h"
 #include "unwind/symindex.h"
 
@@ -47,13 +48,19 @@ typedef struct js_session {
 	const js_opts *opt;
 	Dwfl *dwfl;
 	js_mem *mem;
-	js_proc proc;       /* live only */
-	js_thread *sampled; /* a thread unwound from a perf sample, not in proc (or NULL) */
+	js_proc proc; /* live only */
+	/* The one unwind in flight (stack.c, js_unwind), or NULL.  libdwfl hands
+	 * its memory_read callback only the Dwfl's own argument (this session),
+	 * not the thread's, so the thread's memory is found through here. */
+	struct js_unwinding *unwinding;
+	/* the sources of JIT code (source.h), in the order their modules are
+	 * reported: src[i].r points at one of the readers below */
+	js_source src[JS_MAX_SOURCES];
+	size_t n_src;
 	js_jit jit;
 	js_perfmap pm; /* the target's perf map, when pm_on */
 	bool pm_on;
-	uint64_t pm_ns; /* time spent reading it (--stats) */
-	js_jitdump jd;  /* the target's jitdump, when jd_on */
+	js_jitdump jd; /* the target's jitdump, when jd_on */
 	bool jd_on;
 	uint64_t jd_looked_ns;         /* live: when maps was last searched for the dump's mapping */
 	unsigned long jd_reported_cfi; /* jd.with_cfi at the last report of its modules */
@@ -123,15 +130,17 @@ bool js_refresh_perfmap(js_session *s);
  * names changed.  Like the perf map, a dump that cannot be read leaves a
  * warning. */
 bool js_refresh_jitdump(js_session *s);
-/* --stats: what reading the jitdump cost, one line on stderr (none without
- * a jitdump). */
-void js_stats_jitdump(const js_session *s);
+/* The source of row ops (source.h). */
+static inline js_source *js_source_of(js_session *s, const js_source_ops *ops)
+{
+	return js_sources_find(s->src, s->n_src, ops);
+}
 
 /* Bumped whenever a source of names changed (the JIT images, the perf map,
  * the jitdump): names remembered under another value may be stale. */
 static inline uint64_t js_names_epoch(const js_session *s)
 {
-	return s->jit.changes + s->pm.changes + s->jd.changes;
+	return js_sources_changes(s->src, s->n_src);
 }
 
 /* Gather a warning about the target: each distinct message once (the

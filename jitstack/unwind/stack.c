@@ -26,6 +26,45 @@ typedef struct walk {
 
 static bool has_cfi(js_session *s, uint64_t pc);
 
+/* The unwind in flight: the thread, as js_unwind was handed it, and what
+ * its unwind read of the stack copy. */
+struct js_unwinding {
+	const js_sample *x;
+	uint64_t sp;
+	js_mem *mem;
+	js_copy_use use;
+};
+
+bool js_unwinding_word(struct js_unwinding *u, uint64_t addr, uint64_t *v)
+{
+	const js_sample *x = u->x;
+	if (x->len >= 8 && addr >= u->sp && addr - u->sp <= x->len - 8) {
+		size_t off = (size_t)(addr - u->sp);
+		memcpy(v, x->stack + off, 8);
+		if (off + 8 > u->use.used)
+			u->use.used = off + 8;
+		return true;
+	}
+	uint64_t reach = x->reach > x->len ? x->reach : x->len;
+	if (x->stack && addr >= u->sp && addr - u->sp < reach) {
+		u->use.ran_off = true;
+		return false;
+	}
+	return js_mem_word(u->mem, addr, v);
+}
+
+const struct user_regs_struct *js_unwinding_regs(const struct js_unwinding *u)
+{
+	return u->x->regs;
+}
+
+/* A word of the target as the thread being unwound sees it: through its
+ * stack copy while js_unwind runs, else (a core) the target's memory. */
+static bool stack_word(js_session *s, uint64_t addr, uint64_t *v)
+{
+	return s->unwinding ? js_unwinding_word(s->unwinding, addr, v) : js_mem_word(s->mem, addr, v);
+}
+
 static int push(js_stack *st, const js_frame *f)
 {
 	if (!js_grow(&st->f, &st->cap, st->n, sizeof *st->f))
@@ -51,7 +90,7 @@ static void walk_records(walk *w, uint64_t fp)
 	js_stack *st = w->st;
 	while (fp) {
 		uint64_t next, ra;
-		if ((fp & 7) || !js_mem_word(w->s->mem, fp, &next) || !js_mem_word(w->s->mem, fp + 8, &ra)) {
+		if ((fp & 7) || !stack_word(w->s, fp, &next) || !stack_word(w->s, fp + 8, &ra)) {
 			snprintf(st->end, sizeof st->end, "frame record at %#lx unreadable",
 				 (unsigned long)fp);
 			return;
@@ -161,14 +200,16 @@ static void start_over(js_stack *st)
 	st->max_sp = 0;
 }
 
-/* Unwind a thread by its tid (a live one, or a core's), reading the JIT
- * images its pcs need. */
-static void unwind_tid(js_session *s, js_stack *st)
+/* Unwind a thread, reading the JIT images its pcs need: th, a core's
+ * thread as libdwfl lists it, or (NULL) the thread st->tid (the one in
+ * flight, or a core's).  Every unwind takes this path. */
+static void unwind_tid(js_session *s, js_stack *st, Dwfl_Thread *th)
 {
 	for (unsigned round = 0;; round++) {
 		start_over(st);
 		walk w = walk_for(s, st);
-		int rc = dwfl_getthread_frames(s->dwfl, st->tid, on_frame, &w);
+		int rc = th ? dwfl_thread_getframes(th, on_frame, &w)
+			    : dwfl_getthread_frames(s->dwfl, st->tid, on_frame, &w);
 		if (rc == -1 && !st->end[0])
 			snprintf(st->end, sizeof st->end, "%s", dwfl_errmsg(-1));
 		if (round == MAX_LOAD_ROUNDS || !load_for_stack(s, st))
@@ -176,20 +217,36 @@ static void unwind_tid(js_session *s, js_stack *st)
 	}
 }
 
-int js_unwind_live(js_session *s, js_thread *t, js_stack *st)
+int js_unwind(js_session *s, const js_sample *x, js_stack *st, js_copy_use *use)
 {
 	start_over(st);
 	st->skipped = NULL;
-	st->tid = t->tid;
-	st->idle = t->idle;
-	memcpy(st->comm, t->comm, sizeof st->comm);
+	st->tid = x->tid;
+	st->idle = x->idle;
+	memcpy(st->comm, x->comm, sizeof st->comm);
+	js_mem_flush(s->mem); /* the thread ran since the cached pages were read */
+	struct js_unwinding u = { x, js_regs_sp(x->regs), s->mem, { 0, false } };
+	s->unwinding = &u;
+	unwind_tid(s, st, NULL);
+	s->unwinding = NULL;
+	if (use)
+		*use = u.use;
+	return 0;
+}
+
+int js_unwind_live(js_session *s, js_thread *t, js_stack *st)
+{
 	if (!t->have_regs) {
+		start_over(st);
+		st->tid = t->tid;
+		st->idle = t->idle;
+		memcpy(st->comm, t->comm, sizeof st->comm);
 		st->skipped = t->why ? t->why : "not stopped";
 		return -1;
 	}
-	js_mem_flush(s->mem); /* the thread ran since the cached pages were read */
-	unwind_tid(s, st);
-	return 0;
+	js_sample x = { .tid = t->tid, .idle = t->idle, .regs = &t->regs };
+	memcpy(x.comm, t->comm, sizeof x.comm);
+	return js_unwind(s, &x, st, NULL);
 }
 
 typedef struct core_walk {
@@ -205,14 +262,7 @@ static int on_core_thread(Dwfl_Thread *th, void *arg)
 	js_stack st = { 0 };
 	st.tid = dwfl_thread_tid(th);
 	snprintf(st.comm, sizeof st.comm, "%s", c->s->comm);
-	for (unsigned round = 0;; round++) {
-		start_over(&st);
-		walk w = walk_for(c->s, &st);
-		if (dwfl_thread_getframes(th, on_frame, &w) == -1 && !st.end[0])
-			snprintf(st.end, sizeof st.end, "%s", dwfl_errmsg(-1));
-		if (round == MAX_LOAD_ROUNDS || !load_for_stack(c->s, &st))
-			break;
-	}
+	unwind_tid(c->s, &st, th);
 	c->cb(&st, c->arg);
 	js_stack_free(&st);
 	return ++c->count < JS_MAX_THREADS ? DWARF_CB_OK : DWARF_CB_ABORT;
@@ -227,7 +277,7 @@ size_t js_unwind_core(js_session *s, void (*cb)(js_stack *st, void *arg), void *
 
 void js_unwind_core_tid(js_session *s, js_stack *st)
 {
-	unwind_tid(s, st);
+	unwind_tid(s, st, NULL);
 }
 
 size_t js_fix_loops(js_session *s, js_stack *st, size_t n)
@@ -264,9 +314,8 @@ void js_stack_free(js_stack *st)
 {
 	free(st->f);
 	free(st->sym);
-	st->f = NULL;
-	st->sym = NULL;
-	st->n = st->cap = st->cap_sym = 0;
+	free(st->copy);
+	*st = (js_stack){ 0 };
 }
 
 Dwfl_Module *js_module_at(js_session *s, uint64_t pc)

@@ -36,9 +36,41 @@ typedef struct js_stack {
 	uint64_t loop_pc;    /* the pc at which the CFI made a frame its own caller, or 0 */
 	uint64_t max_sp;     /* the highest stack pointer of its frames */
 	const char *skipped; /* the thread could not be unwound at all: why */
+	uint8_t *copy;       /* room for a sample's stack copy (record's ptrace mode) */
+	size_t cap_copy;
 } js_stack;
 
-/* Unwind a stopped thread of s (live) into st.  Returns 0 or -1 (st->end). */
+/* A thread to unwind, as a value: its registers and, when the thread has
+ * run on since they were taken (a sample), a copy of the top of its stack.
+ * Reads of the copy come from it; a read in the `reach` bytes above the
+ * stack pointer but past the copy fails (the stack there is no longer the
+ * sampled one: the unwind ran off the copy's end); every other read (below
+ * the stack pointer, other mappings, the stack past `reach`) goes to the
+ * target's memory. */
+typedef struct js_sample {
+	pid_t tid;
+	char comm[32];
+	bool idle;
+	const struct user_regs_struct *regs; /* the host's ptrace layout */
+	const uint8_t *stack;                /* a copy of [sp, sp + len), or NULL: none */
+	size_t len;
+	uint64_t reach;
+} js_sample;
+
+/* What an unwind read of a sample's stack copy: the end of the highest word
+ * read, as an offset from the stack pointer (0: none), and whether a read
+ * ran off the copy's end. */
+typedef struct js_copy_use {
+	size_t used;
+	bool ran_off;
+} js_copy_use;
+
+/* Unwind the thread x of a live target into st (x is only read, during the
+ * call); use (or NULL) gets what was read of its stack copy.  Returns 0 or
+ * -1 (st->end). */
+int js_unwind(js_session *s, const js_sample *x, js_stack *st, js_copy_use *use);
+/* js_unwind of a stopped thread of s, from its registers and the target's
+ * memory.  Returns 0, or -1 with st->skipped when it has no registers. */
 int js_unwind_live(js_session *s, js_thread *t, js_stack *st);
 /* Unwind every thread of a core; calls cb for each.  Returns the count. */
 size_t js_unwind_core(js_session *s, void (*cb)(js_stack *st, void *arg), void *arg);
@@ -53,6 +85,12 @@ size_t js_fix_loops(js_session *s, js_stack *st, size_t n);
 /* Mark frames found by frame pointers (needs the modules, not the target). */
 void js_mark_fp(js_session *s, js_stack *st);
 void js_stack_free(js_stack *st);
+
+/* One 8-byte read of the unwind in flight (session.c's thread callbacks):
+ * from the sample's stack copy, or the target's memory (js_sample). */
+bool js_unwinding_word(struct js_unwinding *u, uint64_t addr, uint64_t *v);
+/* The registers of the unwind in flight. */
+const struct user_regs_struct *js_unwinding_regs(const struct js_unwinding *u);
 
 /* The address to look a frame's function up at: a return address points
  * after the call, so the call itself is at pc - 1. */

@@ -190,24 +190,6 @@ done:
 	return 0;
 }
 
-static void put_advance(byte_buf *b, uint64_t delta)
-{
-	if (delta == 0)
-		return;
-	if (delta < 0x40) {
-		buf_u8(b, (uint8_t)(DW_CFA_advance_loc | delta));
-	} else if (delta <= UINT8_MAX) {
-		buf_u8(b, DW_CFA_advance_loc1);
-		buf_u8(b, (uint8_t)delta);
-	} else if (delta <= UINT16_MAX) {
-		buf_u8(b, DW_CFA_advance_loc2);
-		buf_u16(b, (uint16_t)delta);
-	} else {
-		buf_u8(b, DW_CFA_advance_loc4);
-		buf_u32(b, (uint32_t)delta);
-	}
-}
-
 static void put_reg_op(byte_buf *b, uint8_t op, uint64_t reg)
 {
 	buf_u8(b, op);
@@ -243,7 +225,7 @@ int eh_fde_rebase(const eh_fde *fde, uint8_t *out, size_t cap, size_t *len, char
 			if (bytes % isa->api_code_align)
 				FAIL("an advance of %llu bytes is not a multiple of %llu",
 				     (unsigned long long)bytes, (unsigned long long)isa->api_code_align);
-			put_advance(&b, bytes / isa->api_code_align);
+			cfa_advance(&b, bytes / isa->api_code_align);
 			break;
 		case DW_CFA_def_cfa:
 			put_reg_op(&b, DW_CFA_def_cfa, in.reg);

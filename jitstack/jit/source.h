@@ -1,0 +1,80 @@
+/* source.h - the sources of JIT code jitstack reads, behind one table.
+ * SPDX-License-Identifier: MIT
+ *
+ * A source is a reader of one side channel a JIT publishes through: the
+ * GDB JIT interface's images (source_gdb.c, over jitmodules.h), the perf
+ * map (source_perfmap.c, over perfmap.h) and the jitdump
+ * (source_jitdump.c, over jitdump.h).  Each is one row, a js_source_ops
+ * table in a file of its own; the session (unwind/session.h) keeps a list
+ * of them, in the order their modules are reported and their --stats
+ * lines printed, and loops over it.  Adding a source is one file, its row,
+ * and its place in that list.
+ */
+#ifndef JS_SOURCE_H
+#define JS_SOURCE_H
+
+#include <elfutils/libdwfl.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct js_source js_source;
+
+typedef struct js_source_ops {
+	const char *name;
+	/* Bumped whenever the names it gives changed: names remembered
+	 * under another value may be stale.  Never fails. */
+	uint64_t (*changes)(const js_source *src);
+	/* Report its modules to dwfl, between the caller's
+	 * dwfl_report_begin (or _begin_add) and dwfl_report_end, after those
+	 * of the rows before it in list[0..n).  true when a module reported
+	 * before lost its place (then everything is reported again).  NULL:
+	 * it gives no modules.  Never fails (a module libdwfl refuses is
+	 * left out). */
+	bool (*report)(js_source *src, Dwfl *dwfl, const js_source *list, size_t n);
+	/* After a whole report: let go of what was not reported again.  NULL:
+	 * nothing to do.  Never fails. */
+	void (*reap)(js_source *src);
+	/* --stats: its own lines on f (NULL: it prints none).  Never fails. */
+	void (*stats)(const js_source *src, FILE *f);
+	/* Free its reader (also one never opened, all zeros). */
+	void (*free)(js_source *src);
+} js_source_ops;
+
+struct js_source {
+	const js_source_ops *ops;
+	void *r;           /* its reader: js_jit, js_perfmap, js_jitdump */
+	const bool *on;    /* whether it is read (a path found or named), or NULL: always */
+	uint64_t ns;       /* time spent reading it (--stats) */
+	uint64_t first_ns; /* of which before sampling began (record's --stats) */
+};
+
+/* The most sources a session lists. */
+#define JS_MAX_SOURCES 8
+
+/* The rows. */
+extern const js_source_ops js_source_gdb, js_source_perfmap, js_source_jitdump;
+
+static inline bool js_source_on(const js_source *src)
+{
+	return !src->on || *src->on;
+}
+
+/* The source of the row ops in list[0..n), or NULL. */
+js_source *js_sources_find(js_source *list, size_t n, const js_source_ops *ops);
+
+/* The sum of the sources' changes (js_source_ops.changes). */
+uint64_t js_sources_changes(const js_source *list, size_t n);
+/* Report the modules of every source that is read, in list order; true
+ * when one lost its place. */
+bool js_sources_report(js_source *list, size_t n, Dwfl *dwfl);
+/* js_source_ops.reap of every source. */
+void js_sources_reap(js_source *list, size_t n);
+/* The --stats lines of every source that is read, in list order. */
+void js_sources_stats(const js_source *list, size_t n, FILE *f);
+/* Sampling begins: each source's first_ns is the time read so far. */
+void js_sources_first_round(js_source *list, size_t n);
+void js_sources_free(js_source *list, size_t n);
+
+#endif
