@@ -21,6 +21,7 @@ known here is reported, never guessed at.
 import fnmatch
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -105,9 +106,11 @@ BUILT_IN_DEBIAN = ("build", "tmp", ".debhelper", "libjitunwind0", "libjitunwind-
 def source_files(root):
     """The files of the tree: git's list, or a walk that leaves out what
     the build makes."""
-    git = subprocess.run(["git", "-C", root, "ls-files", "-z"], capture_output=True, text=True)
-    if git.returncode == 0 and os.path.exists(os.path.join(root, ".git")):
-        return [p for p in git.stdout.split("\0") if p]
+    # A fresh Debian root has no git at all: walk the tree there too.
+    if os.path.exists(os.path.join(root, ".git")) and shutil.which("git"):
+        git = subprocess.run(["git", "-C", root, "ls-files", "-z"], capture_output=True, text=True)
+        if git.returncode == 0:
+            return [p for p in git.stdout.split("\0") if p]
     files = []
     for d, dirs, names in os.walk(root):
         rel = os.path.relpath(d, root)
