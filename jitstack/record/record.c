@@ -100,6 +100,7 @@ static bool wait_until(js_targets *ts, js_proc **procs, const sigset_t *set, uin
 		struct timespec left = { (time_t)((until - now) / 1000000000u),
 					 (long)((until - now) % 1000000000u) };
 		int sig = sigtimedwait(set, NULL, &left);
+		js_proc_suspend_point(); /* ^Z: stopped and continued here */
 		if (sig == SIGCHLD)
 			poll_all(ts, procs);
 		else if (sig > 0)

@@ -11,6 +11,7 @@
  * (p_filesz < p_memsz: pages the kernel did not dump) read as EFAULT.
  */
 #include "target/mem.h"
+#include "target/hold.h"
 #include "formats/search.h"
 
 #include <errno.h>
@@ -192,11 +193,25 @@ static int live_read(js_mem *m, uint64_t addr, void *buf, size_t len)
 	return 0;
 }
 
+/* A long read (a JIT image of many megabytes) goes in chunks, and between
+ * two jitstack may stop itself (^Z: js_hold_point). */
+enum { READ_CHUNK = 1 << 20 };
+
 int js_mem_read(js_mem *m, uint64_t addr, void *buf, size_t len)
 {
 	if (len && addr + len < addr)
 		return EFAULT;
-	return m->core ? core_read(m, addr, buf, len) : live_read(m, addr, buf, len);
+	if (m->core)
+		return core_read(m, addr, buf, len);
+	uint8_t *out = buf;
+	while (len > READ_CHUNK) {
+		int e = live_read(m, addr, out, READ_CHUNK);
+		if (e)
+			return e;
+		js_hold_point();
+		out += READ_CHUNK, addr += READ_CHUNK, len -= READ_CHUNK;
+	}
+	return live_read(m, addr, out, len);
 }
 
 int js_mem_read_u64(js_mem *m, uint64_t addr, uint64_t *v)
@@ -268,6 +283,23 @@ int js_mem_read_cached(js_mem *m, uint64_t addr, void *buf, size_t len)
 	return 0;
 }
 
+size_t js_mem_copy(js_mem *m, uint64_t addr, void *buf, size_t len)
+{
+	if (m->core)
+		return 0;
+	/* the mapped prefix */
+	size_t done = 0;
+	while (done < len) {
+		size_t asked;
+		ssize_t got = readv_pages(m, addr + done, (uint8_t *)buf + done, len - done, &asked);
+		if (got > 0)
+			done += (size_t)got;
+		if (got < 0 || (size_t)got != asked)
+			break;
+	}
+	return done;
+}
+
 size_t js_mem_snapshot(js_mem *m, uint64_t addr, size_t len)
 {
 	m->snap_len = 0;
@@ -280,16 +312,7 @@ size_t js_mem_snapshot(js_mem *m, uint64_t addr, size_t len)
 		m->snap = p;
 		m->snap_cap = len;
 	}
-	/* the mapped prefix */
-	size_t done = 0;
-	while (done < len) {
-		size_t asked;
-		ssize_t got = readv_pages(m, addr + done, m->snap + done, len - done, &asked);
-		if (got > 0)
-			done += (size_t)got;
-		if (got < 0 || (size_t)got != asked)
-			break;
-	}
+	size_t done = js_mem_copy(m, addr, m->snap, len);
 	m->snap_lo = addr;
 	m->snap_len = done;
 	m->snap_at = m->snap;

@@ -45,6 +45,8 @@ bool js_mem_word(js_mem *m, uint64_t addr, uint64_t *v);
  * from the copy, until js_mem_snapshot_clear.  Stops at the first unmapped
  * page; returns the bytes copied. */
 size_t js_mem_snapshot(js_mem *m, uint64_t addr, size_t len);
+/* The same copy into buf, kept by the caller (live only; 0 for a core). */
+size_t js_mem_copy(js_mem *m, uint64_t addr, void *buf, size_t len);
 void js_mem_snapshot_clear(js_mem *m);
 /* Serve reads of [addr, addr + len) from bytes (a stack copy the kernel
  * took at a sample, not copied here: valid until js_mem_snapshot_clear).

@@ -103,7 +103,7 @@ $(JS_TB)/jitdump_check: $(JS)/tests/jitdump_check.c $(JS_JD_SRCS) $(JS_HDRS) tes
 
 # jitmodules.c and the image reader on their own: images whose DWARF
 # names another's symbols, over two refreshes of a list in memory.
-JS_RELOC_SRCS := $(addprefix $(JS)/,jit/jitmodules.c jit/desc.c target/mem.c jit/jitimage.c jit/elfin.c \
+JS_RELOC_SRCS := $(addprefix $(JS)/,jit/jitmodules.c jit/desc.c target/mem.c target/hold.c jit/jitimage.c jit/elfin.c \
 	jit/cfi_convert.c jit/aranges.c base/err.c base/grow.c target/machine.c target/symfind.c) $(FMT_SRCS)
 $(JS_TB)/relocs_check: $(JS)/tests/relocs_check.c $(JS_RELOC_SRCS) $(JS_HDRS)
 	@mkdir -p $(dir $@)
@@ -116,7 +116,7 @@ $(JS_TB)/symindex_check: $(JS)/tests/symindex_check.c $(JS_SYMIDX_SRCS) $(JS)/un
 	$(CC) $(JS_TEST_CFLAGS) -D_GNU_SOURCE -I$(JS) -I. -o $@ $< $(JS_SYMIDX_SRCS) -ldw -lelf
 
 # The fuzz target and the reader it drives, instrumented (clang-19).
-JS_FUZZ_SRCS := $(JS)/tests/fuzz_reader.c $(addprefix $(JS)/,jit/desc.c target/mem.c jit/jitimage.c jit/elfin.c \
+JS_FUZZ_SRCS := $(JS)/tests/fuzz_reader.c $(addprefix $(JS)/,jit/desc.c target/mem.c target/hold.c jit/jitimage.c jit/elfin.c \
 	jit/cfi_convert.c jit/aranges.c base/err.c base/grow.c base/follow.c base/maps.c target/machine.c jit/perfmap.c jit/jitdump.c) $(FMT_SRCS)
 $(JS_TB)/fuzz_reader: $(JS_FUZZ_SRCS) $(JS_HDRS)
 	@mkdir -p $(dir $@)
