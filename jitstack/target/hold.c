@@ -66,7 +66,8 @@ static void on_stop_signal(int sig)
 
 static void timer(uint64_t ns)
 {
-	struct itimerval it = { { 0, 0 }, { (time_t)(ns / 1000000000u), (suseconds_t)(ns % 1000000000u / 1000) } };
+	struct itimerval it = { { 0, 0 },
+				{ (time_t)(ns / 1000000000u), (suseconds_t)(ns % 1000000000u / 1000) } };
 	if (ns && !it.it_value.tv_sec && !it.it_value.tv_usec)
 		it.it_value.tv_usec = 1;
 	setitimer(ITIMER_REAL, &it, NULL);
