@@ -71,7 +71,7 @@ static void load_consumers(void)
 	/* global, so that the channel's dlsym(RTLD_DEFAULT) finds _U_dyn_register */
 	if (dlopen("libunwind.so.8", RTLD_NOW | RTLD_GLOBAL)) {
 		unw_by_ip = (int (*)(void *, uint64_t, void *, void *))dlsym(RTLD_DEFAULT,
-									 "_ULx86_64_get_proc_info_by_ip");
+									     "_ULx86_64_get_proc_info_by_ip");
 		unw_local_as = dlsym(RTLD_DEFAULT, "_ULx86_64_local_addr_space");
 	}
 #endif
@@ -132,7 +132,8 @@ static long jitdump_loads(const char *path)
 		blob_buf bb;
 		ju_blob b = make_blob(i, &bb);
 		if (d.loads[i].h.code_addr != (uintptr_t)b.start || strcmp(d.loads[i].name, b.name)) {
-			printf("FAIL jitdump load %zu is %s, not blob %zu's %s\n", i, d.loads[i].name, i, b.name);
+			printf("FAIL jitdump load %zu is %s, not blob %zu's %s\n", i, d.loads[i].name, i,
+			       b.name);
 			n = -1;
 			break;
 		}
@@ -205,8 +206,8 @@ static void gdb_names(void)
 	char want0[64], wantn[64];
 	snprintf(want0, sizeof want0, "%s in section", first.name);
 	snprintf(wantn, sizeof wantn, "%s + %zu in section", last.name, (size_t)last.size - 1);
-	CHECK(strstr(out, want0) && strstr(out, wantn), "gdb does not name the first and last blobs (%s, %s):\n%s",
-	      want0, wantn, out);
+	CHECK(strstr(out, want0) && strstr(out, wantn),
+	      "gdb does not name the first and last blobs (%s, %s):\n%s", want0, wantn, out);
 }
 
 int main(void)
@@ -252,7 +253,8 @@ int main(void)
 		size_t missed = 99;
 		int err = ju_channel_error(ctx, ch, &missed);
 		if (ch & files)
-			CHECK(err == JU_EIO, "ju_channel_error(%s) = %d, want JU_EIO", ju_channel_name(ch), err);
+			CHECK(err == JU_EIO, "ju_channel_error(%s) = %d, want JU_EIO", ju_channel_name(ch),
+			      err);
 		else
 			CHECK(err == 0 && missed == 0, "ju_channel_error(%s) = %d, %zu missed",
 			      ju_channel_name(ch), err, missed);
