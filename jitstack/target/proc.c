@@ -64,9 +64,18 @@ int js_proc_tgid(pid_t pid, pid_t *tgid, js_err *err)
 					     : JS_EXIT_FAILURE,
 			       e, "no process %d", (int)pid);
 	}
+	/* A leader that called pthread_exit is a zombie while its threads
+	 * live on (Threads: counts them): the process is there, but its
+	 * executable and memory are no longer to be had through it. */
+	char threads[32];
+	int live = status_field(status, "Threads", threads, sizeof threads) ? atoi(threads) : 0;
 	if (status_field(status, "State", v, sizeof v) && (v[0] == 'Z' || v[0] == 'X'))
-		return js_fail(err, JS_EXIT_NO_PROCESS, ESRCH, "process %d has exited (it is a zombie)",
-			       (int)pid);
+		return live > 1 ? js_fail(err, JS_EXIT_NO_PROCESS, ESRCH,
+					  "process %d: its main thread has exited (pthread_exit) while %d "
+					  "other thread%s live%s on; jitstack cannot read such a process",
+					  (int)pid, live - 1, live > 2 ? "s" : "", live > 2 ? "" : "s")
+				: js_fail(err, JS_EXIT_NO_PROCESS, ESRCH,
+					  "process %d has exited (it is a zombie)", (int)pid);
 	if (!status_field(status, "Tgid", v, sizeof v))
 		return js_fail(err, JS_EXIT_FAILURE, EIO, "cannot read /proc/%d/status", (int)pid);
 	*tgid = (pid_t)atoi(v);
@@ -82,6 +91,10 @@ static int fail_eperm(js_proc *p, js_err *err)
 	    status_field(status, "TracerPid", v, sizeof v) && atoi(v) != 0)
 		return js_fail(err, JS_EXIT_PERMISSION, EPERM,
 			       "process %d is already traced by process %s (a debugger?)", (int)p->pid, v);
+	if (p->pid == getpid())
+		return js_fail(err, JS_EXIT_PERMISSION, EPERM,
+			       "process %d is jitstack itself: a process cannot trace its own threads",
+			       (int)p->pid);
 	char scope[16] = "";
 	js_read_small("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof scope);
 	return js_fail(err, JS_EXIT_PERMISSION, EPERM,

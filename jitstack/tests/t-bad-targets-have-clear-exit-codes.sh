@@ -41,6 +41,15 @@ expect 3 "no process $gone" "$JS" record -p $gone -d 1
 start_zombie
 expect 3 "zombie" "$JS" -p "$ZOMBIE"
 expect 3 "zombie" "$JS" record -p "$ZOMBIE" -d 1
+# a process whose main thread called pthread_exit is no zombie: it says so
+if [ -x "$JTB/leaderexit" ]; then
+	start_child le.out "$JTB/leaderexit"
+	expect 3 "its main thread has exited \(pthread_exit\) while 1 other thread lives on" "$JS" -p "$CHILD_PID"
+	kill_tree "$CHILD_PID"
+fi
+# jitstack cannot trace itself, and says that rather than naming users
+expect_exit 4 "is jitstack itself" sh -c 'exec "$1" -p $$' sh "$JS"
+note "exit 4: $(head -1 err)"
 
 # a process that exits while it is being read
 start_child child.out "$TB/child" wait

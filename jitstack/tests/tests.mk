@@ -10,7 +10,7 @@ JS_FUZZ_TIME ?= 300
 JS_TEST_CFLAGS = -std=gnu11 $(JS_WARN) -O1 -g -fno-omit-frame-pointer $(SANFLAGS)
 
 JS_TEST_PROGS := $(addprefix $(JS_TB)/,foreignjit jitobj.o jitobj-df.o jitobj-clang.o cxxwait hostile threads tomb churnjit pprofdump perfmap_check jitdump_check \
-	child-localdesc child-hiddenlib relocs_check symindex_check latethread noperf hostilestack inl) $(BUILD)/bench/scalejit $(BUILD)/bench/orcjit
+	child-localdesc child-hiddenlib relocs_check symindex_check latethread leaderexit noperf hostilestack inl) $(BUILD)/bench/scalejit $(BUILD)/bench/orcjit
 
 # A foreign JIT and the objects it loads (LLVM-style): the objects keep no
 # frame pointer, so only their CFI (.eh_frame, or .debug_frame) unwinds them.
@@ -62,6 +62,9 @@ $(JS_TB)/child-hiddenlib: $(TEST_DIR)/child $(JS_TB)/libhiddenjit.so
 	$(CXX) $(CHILD_LDFLAGS) -o $@ $(TEST_DIR)/child.o $(TEST_DIR)/child-cxx.o -L$(JS_TB) -lhiddenjit \
 		'-Wl,-rpath,$$ORIGIN' -ldl -pthread
 $(JS_TB)/latethread: $(JS)/tests/latethread.c
+	@mkdir -p $(dir $@)
+	$(CC) $(JS_TEST_CFLAGS) -o $@ $< -pthread
+$(JS_TB)/leaderexit: $(JS)/tests/leaderexit.c
 	@mkdir -p $(dir $@)
 	$(CC) $(JS_TEST_CFLAGS) -o $@ $< -pthread
 
