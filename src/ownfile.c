@@ -29,6 +29,8 @@ int ju__ownfile_openat(int dirfd, const char *name, const char *path, int access
 	if (fd < 0 && errno == ENXIO)
 		return JU_FAIL(JU_EPERM, "%s is a FIFO or socket, not a regular file; refusing to write it",
 			       path);
+	if (fd < 0 && errno == EISDIR) /* planted: API.md's table says JU_EPERM for it */
+		return JU_FAIL(JU_EPERM, "%s is a directory, not a regular file; refusing to write it", path);
 	if (fd < 0)
 		return JU_FAIL(errno == EACCES || errno == EPERM ? JU_EPERM : JU_EIO, "cannot open %s: %s",
 			       path, strerror(errno));

@@ -359,6 +359,14 @@ static void fifo_is_refused_without_blocking(void)
 	CHECK(strstr(ju_errmsg(), "not a regular file"), "message: %s", ju_errmsg());
 }
 
+static void directory_is_refused(void)
+{
+	CHECK(mkdir(path, 0700) == 0, "mkdir: %s", strerror(errno));
+	open_map(JU_EPERM);
+	CHECK(strstr(ju_errmsg(), "is a directory"), "message: %s", ju_errmsg());
+	rmdir(path);
+}
+
 static void hard_linked_file_is_refused(void)
 {
 	write_file(target, "precious\n");
@@ -584,6 +592,7 @@ int main(void)
 	in_child("a write cut short is undone", partial_write_is_cut_off);
 	in_child("a symbolic link is refused", symlink_is_refused);
 	in_child("a FIFO is refused", fifo_is_refused_without_blocking);
+	in_child("a directory is refused with JU_EPERM", directory_is_refused);
 	in_child("a hard-linked file is refused", hard_linked_file_is_refused);
 	if (geteuid() == 0)
 		in_child("another user's file is refused", file_of_another_user_is_refused);
