@@ -47,6 +47,18 @@ if [ -x "$JTB/leaderexit" ]; then
 	expect 3 "its main thread has exited \(pthread_exit\) while 1 other thread lives on" "$JS" -p "$CHILD_PID"
 	kill_tree "$CHILD_PID"
 fi
+# another user's process: record names whose it is first, not
+# perf_event_paranoid (run as nobody, on a process of root's)
+if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then
+	start_child child.out "$TB/child" wait
+	chmod 755 "$T" && cp "$JS" "$T/js-copy"
+	expect_exit 4 "^jitstack: process $CHILD_PID belongs to user 0, not to this one \(65534\)" \
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$T/js-copy" record -p "$CHILD_PID" -d 0.5 -o /dev/null
+	note "exit 4: $(head -1 err)"
+	kill_tree "$CHILD_PID"
+else
+	note "not root or no setpriv: another user's process not tried"
+fi
 # jitstack cannot trace itself, and says that rather than naming users
 expect_exit 4 "is jitstack itself" sh -c 'exec "$1" -p $$' sh "$JS"
 note "exit 4: $(head -1 err)"
