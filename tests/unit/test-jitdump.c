@@ -543,6 +543,48 @@ static void room_after_is_what_perf_needs(void)
 	printf("a 40-byte FP blob needs %zu bytes of room\n", room);
 }
 
+/* A directory on the way that another user could change is refused: one
+ * of theirs (here nobody's, uid 65534) at JITDUMPDIR or at its .debug, and
+ * one any user may write without the sticky bit; a sticky one of ours, as
+ * /tmp is, is taken.  Root only (chown). */
+static void directories_another_user_can_change_are_refused(void)
+{
+	if (geteuid() != 0) {
+		printf("note: not root, cannot make another user's directory; not checked\n");
+		return;
+	}
+	const char *old = getenv("JITDUMPDIR");
+	char saved[400] = "", base[300], sub[340];
+	if (old)
+		snprintf(saved, sizeof saved, "%s", old);
+	snprintf(base, sizeof base, "%s/theirs", top);
+	CHECK(mkdir(base, 0755) == 0 && chown(base, 65534, 65534) == 0, "%s: %s", base, strerror(errno));
+	setenv("JITDUMPDIR", base, 1);
+	open_dump(NULL, JU_EPERM);
+	CHECK(strstr(ju_errmsg(), "belongs to user 65534"), "their JITDUMPDIR: %s", ju_errmsg());
+	snprintf(base, sizeof base, "%s/theirs-inside", top);
+	snprintf(sub, sizeof sub, "%s/.debug", base);
+	CHECK(mkdir(base, 0755) == 0 && mkdir(sub, 0755) == 0 && chown(sub, 65534, 65534) == 0, "%s: %s", sub,
+	      strerror(errno));
+	setenv("JITDUMPDIR", base, 1);
+	open_dump(NULL, JU_EPERM);
+	CHECK(strstr(ju_errmsg(), "at .debug, belongs to user 65534"), "their .debug: %s", ju_errmsg());
+	snprintf(base, sizeof base, "%s/open", top);
+	CHECK(mkdir(base, 0700) == 0 && chmod(base, 0777) == 0, "%s: %s", base, strerror(errno));
+	setenv("JITDUMPDIR", base, 1);
+	open_dump(NULL, JU_EPERM);
+	CHECK(strstr(ju_errmsg(), "no sticky bit"), "a directory anyone may write: %s", ju_errmsg());
+	CHECK(chmod(base, 01777) == 0, "chmod: %s", strerror(errno));
+	ju_ctx *ctx = open_dump(NULL, 0);
+	CHECK(ctx, "a sticky directory of ours, as /tmp, is refused: %s", ju_errmsg());
+	if (ctx)
+		CHECK_RC(ju_close(ctx), 0);
+	if (saved[0])
+		setenv("JITDUMPDIR", saved, 1);
+	else
+		unsetenv("JITDUMPDIR");
+}
+
 /* The main round trip: batches in any order, neighbours with and without
  * room, unpublishing, a second context, a failed publish, closing. */
 static void records_round_trip(void)
@@ -831,6 +873,7 @@ int main(int argc, char **argv)
 		R[i] = (uint8_t)(i * 7 + 3);
 
 	default_directory_is_like_perfs_agents();
+	directories_another_user_can_change_are_refused();
 	symlinks_and_foreign_files_are_refused();
 	symlink_on_the_directory_path_is_refused();
 	room_after_is_what_perf_needs();
