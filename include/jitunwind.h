@@ -346,6 +346,15 @@ JU_API int ju_close(ju_ctx *ctx);
 /* The channels actually active in this context (JU_CH_* mask). */
 JU_API uint32_t ju_channels(const ju_ctx *ctx);
 
+/* Whether a file channel (JU_CH_PERFMAP, JU_CH_JITDUMP: one bit) was turned
+ * off because its file could not be written (a full disk, an I/O error, a
+ * file replaced under it): 0 if not, else the error that turned it off
+ * (JU_EIO, JU_EPERM; ju_channels() no longer lists it).  *missed (may be
+ * NULL) is set to the number of blobs published since then, which the
+ * channel did not get; the other channels got them.  JU_EINVAL for a NULL
+ * context or a value that is not one channel bit. */
+JU_API int ju_channel_error(const ju_ctx *ctx, uint32_t channel, size_t *missed);
+
 /* Publish one blob.  The code must stay mapped, unchanged, until it is
  * unpublished.  Everything the call adds becomes visible before it returns.
  * The library copies what it needs from *blob (name, frame description, line

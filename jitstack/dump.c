@@ -17,6 +17,7 @@
 #include "formats/clock.h"
 #include "base/grow.h"
 #include "out/output.h"
+#include "target/hold.h"
 #include "unwind/forstacks.h"
 #include "unwind/stack.h"
 
@@ -37,17 +38,62 @@ static bool fault(const char *what)
 	return f && !strcmp(f, what);
 }
 
+/* Each thread's stack as it was at the stop, from its stack pointer up
+ * (the used stack: its mapping ends above).  The threads are let go when
+ * a hold passes its bound or jitstack is stopped (target/hold.h), and the
+ * unwinds go on from these copies; a frame above a copy is read live. */
+enum { STACK_COPY = 512 << 10, STACK_COPIES = 256 << 20 };
+
+typedef struct stack_copy {
+	uint8_t *bytes;
+	size_t len;
+} stack_copy;
+
+static stack_copy *copy_stacks(js_session *s)
+{
+	stack_copy *c = calloc(s->proc.n ? s->proc.n : 1, sizeof *c);
+	size_t total = 0;
+	for (size_t i = 0; c && i < s->proc.n && total < STACK_COPIES; i++) {
+		js_thread *t = &s->proc.t[i];
+		if (!t->have_regs || !(c[i].bytes = malloc(STACK_COPY)))
+			continue;
+		c[i].len = js_mem_copy(s->mem, js_regs_sp(&t->regs), c[i].bytes, STACK_COPY);
+		total += c[i].len;
+	}
+	return c;
+}
+
+static void free_copies(stack_copy *c, size_t n)
+{
+	for (size_t i = 0; c && i < n; i++)
+		free(c[i].bytes);
+	free(c);
+}
+
+static void unwind_thread(js_session *s, const stack_copy *c, size_t i, js_stack *st)
+{
+	js_thread *t = &s->proc.t[i];
+	if (!c || !c[i].len || !t->have_regs) {
+		js_unwind_live(s, t, st);
+		return;
+	}
+	/* reach 0: a frame above the copy is read from the target */
+	js_sample x = { .tid = t->tid, .idle = t->idle, .regs = &t->regs, .stack = c[i].bytes, .len = c[i].len };
+	memcpy(x.comm, t->comm, sizeof x.comm);
+	js_unwind(s, &x, st, NULL);
+}
+
 /* The jitdump read for the n stacks, and those with a pc in its code with
  * CFI unwound again, until no pc is new (each round finds at least one
  * more frame's code, as unwind/stack.c's rounds for GDB JIT images). */
 enum { MAX_JITDUMP_ROUNDS = 256 };
-static void jitdump_rounds(js_session *s, js_stack *st, size_t n, bool live)
+static void jitdump_rounds(js_session *s, js_stack *st, size_t n, const stack_copy *c, bool live)
 {
 	for (unsigned round = 0; round < MAX_JITDUMP_ROUNDS && js_jitdump_for_stacks(s, st, n); round++)
 		for (size_t i = 0; i < n; i++)
 			if (js_stack_in_jitdump_cfi(s, &st[i])) {
 				if (live)
-					js_unwind_live(s, &s->proc.t[i], &st[i]);
+					unwind_thread(s, c, i, &st[i]);
 				else
 					js_unwind_core_tid(s, &st[i]);
 			}
@@ -70,6 +116,8 @@ static int dump_live(js_session *s, const js_dump_opts *d, js_out *o)
 	}
 	uint64_t t1 = now_ns();
 	js_proc_stop_all(&s->proc);
+	unsigned long cuts = js_hold_cuts();
+	stack_copy *copies = copy_stacks(s);
 	uint64_t t2 = now_ns();
 	if (fault("kill-after-stop")) {
 		pid_t tgid;
@@ -78,29 +126,39 @@ static int dump_live(js_session *s, const js_dump_opts *d, js_out *o)
 			usleep(1000); /* until it is a zombie: gone for good */
 	}
 	if (js_jit_has_plain(&s->jit) || js_jit_seq_moved(&s->jit, s->mem)) {
-		if ((rc = js_refresh_jit(s, READ_STOPPED)))
+		if ((rc = js_refresh_jit(s, READ_STOPPED))) {
+			free_copies(copies, s->proc.n);
 			return rc;
+		}
 	}
 	if (!s->opt->for_stacks) {
 		js_refresh_perfmap(s);
 		js_refresh_jitdump(s);
 	}
-	js_stack *st = calloc(s->proc.n ? s->proc.n : 1, sizeof *st);
-	if (!st)
-		return js_fail(&s->err, JS_EXIT_FAILURE, ENOMEM, "out of memory");
 	size_t n = s->proc.n;
+	js_stack *st = calloc(n ? n : 1, sizeof *st);
+	if (!st) {
+		free_copies(copies, n);
+		return js_fail(&s->err, JS_EXIT_FAILURE, ENOMEM, "out of memory");
+	}
 	for (size_t i = 0; i < n; i++)
-		js_unwind_live(s, &s->proc.t[i], &st[i]);
+		unwind_thread(s, copies, i, &st[i]);
 	if (s->opt->for_stacks)
-		jitdump_rounds(s, st, n, true);
+		jitdump_rounds(s, st, n, copies, true);
 	if (js_fix_loops(s, st, n))
 		for (size_t i = 0; i < n; i++)
 			if (st[i].loop_pc)
-				js_unwind_live(s, &s->proc.t[i], &st[i]);
+				unwind_thread(s, copies, i, &st[i]);
+	free_copies(copies, n);
 	if (s->opt->for_stacks && s->pm_on) {
 		js_err why = { 0 };
 		js_perfmap_pin(&s->pm, &why); /* read after the release, as it is now (if absent: then) */
 	}
+	if (js_hold_cuts() != cuts)
+		js_warn(s,
+			"the threads were let go after %.0f ms (--max-hold) or as jitstack was stopped: "
+			"the stacks were unwound from copies, the rest read while the process ran",
+			js_hold_bound_ns() / 1e6);
 	uint64_t t3 = now_ns();
 	js_proc_detach(&s->proc);
 	uint64_t t4 = now_ns();
@@ -165,7 +223,7 @@ static int dump_core(js_session *s, const js_dump_opts *d, js_out *o)
 	if (!d->images) {
 		js_unwind_core(s, keep_core_thread, &c);
 		if (s->opt->for_stacks)
-			jitdump_rounds(s, c.st, c.n, false);
+			jitdump_rounds(s, c.st, c.n, NULL, false);
 		if (js_fix_loops(s, c.st, c.n))
 			for (size_t i = 0; i < c.n; i++)
 				if (c.st[i].loop_pc)

@@ -8,6 +8,7 @@
 #   bench-jitstack-record  record's modes against perf (jitstack/bench/record_modes.sh)
 #   bench-jitstack-multi   record over 1, 2 and 4 processes (jitstack/bench/record_multi.sh)
 #   bench-jitstack-top     the target's slowdown under top and under record (jitstack/bench/top_cost.sh)
+#   bench-jitstack-hold    the longest hold of a dump's target (jitstack/bench/hold.sh)
 #   bench-jitstack-php     a cold dump of PHP's opcache JIT beside eu-stack (jitstack/bench/php_desc.sh)
 #   JS_DEBUG=1       error messages carry the file and line that made them
 
@@ -73,6 +74,13 @@ bench-jitstack-multi: $(JS_BIN) $(TJ_BIN) $(REAPER)
 
 bench-jitstack-top: $(JS_BIN) $(TJ_BIN) $(REAPER)
 	sh $(JS)/bench/top_cost.sh $(BUILD)
+
+$(JS_B)/bench/holdwatch: $(JS)/bench/holdwatch.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(JS_WARN) -O2 -o $@ $<
+
+bench-jitstack-hold: $(JS_BIN) $(JS_B)/bench/holdwatch $(JS_TB)/hostile
+	sh $(JS)/bench/hold.sh $(BUILD)
 
 bench-jitstack-php: $(JS_BIN)
 	sh $(JS)/bench/php_desc.sh $(BUILD)

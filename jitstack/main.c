@@ -5,6 +5,8 @@
 #include "dump.h"
 #include "base/bounds.h"
 #include "record/record.h"
+#include "base/follow.h"
+#include "target/hold.h"
 #include "top.h"
 
 #include <errno.h>
@@ -19,7 +21,7 @@
 static const char usage[] =
 	"usage: jitstack -p PID [--json] [-s] [--images] [--max-frames N] [--no-jit] [--no-demangle]\n"
 	"                       [--perf-map FILE | --no-perf-map] [--jitdump FILE | --no-jitdump]\n"
-	"                       [--debuginfo-path PATH] [--color[=WHEN]] [--stats]\n"
+	"                       [--debuginfo-path PATH] [--color[=WHEN]] [--max-hold MS] [--stats]\n"
 	"       jitstack --core FILE [--exe PATH] [--json] [-s] [--images] [--max-frames N] [--no-jit]\n"
 	"                       [--no-demangle] [--perf-map FILE | --no-perf-map] [--jitdump FILE | --no-jitdump]\n"
 	"                       [--debuginfo-path PATH] [--color[=WHEN]]\n"
@@ -27,11 +29,11 @@ static const char usage[] =
 	"                       [--format collapsed|pprof|svg] [--mode perf|ptrace] [--idle] [--addresses]\n"
 	"                       [--max-frames N] [--no-jit] [--no-demangle]\n"
 	"                       [--perf-map FILE | --no-perf-map] [--jitdump FILE | --no-jitdump]\n"
-	"                       [--debuginfo-path PATH] [--stats]\n"
+	"                       [--debuginfo-path PATH] [--max-hold MS] [--stats]\n"
 	"       jitstack top (-p PID[,PID...] | --all) [--once] [-F HZ] [-d SECONDS] [--mode perf|ptrace]\n"
 	"                       [--idle] [--color[=WHEN]] [--max-frames N] [--no-jit] [--no-demangle]\n"
 	"                       [--perf-map FILE | --no-perf-map] [--jitdump FILE | --no-jitdump]\n"
-	"                       [--debuginfo-path PATH]\n"
+	"                       [--debuginfo-path PATH] [--max-hold MS]\n"
 	"\n"
 	"Print the stack of every thread of a live process or a core file, through JIT\n"
 	"code registered with the GDB JIT interface (named, with source lines, unwound\n"
@@ -62,6 +64,12 @@ static const char usage[] =
 	"                       unnamed grey (as the SVG); WHEN is auto (the default: when\n"
 	"                       stdout is a terminal and NO_COLOR is unset), always (also\n"
 	"                       --color alone) or never\n"
+	"      --max-read SIZE  read no more of a perf map or jitdump than SIZE bytes (K, M, G\n"
+	"                       suffixes; default 1G): the rest is not read, with a warning\n"
+	"      --max-read-time SECS  stop reading a perf map or jitdump after SECS (default 5)\n"
+	"      --max-hold MS    no thread of the target is held stopped longer than this\n"
+	"                       (default %u, 1..60000): past it the threads go on and the\n"
+	"                       rest is read from copies, or while they run\n"
 	"      --stats          timings and counters on stderr\n"
 	"  record:\n"
 	"  -p, --pid PID,PID... the processes to sample, in one profile (a PID that cannot\n"
@@ -116,6 +124,9 @@ enum {
 	O_ALL,
 	O_COLOR,
 	O_ONCE,
+	O_MAX_HOLD,
+	O_MAX_READ,
+	O_MAX_READ_TIME,
 	O_VERSION
 };
 
@@ -145,6 +156,9 @@ static const struct option long_opts[] = {
 	{ "addresses", no_argument, NULL, O_ADDRESSES },
 	{ "color", optional_argument, NULL, O_COLOR },
 	{ "once", no_argument, NULL, O_ONCE },
+	{ "max-hold", required_argument, NULL, O_MAX_HOLD },
+	{ "max-read", required_argument, NULL, O_MAX_READ },
+	{ "max-read-time", required_argument, NULL, O_MAX_READ_TIME },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, O_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -207,6 +221,24 @@ static bool parse_double(const char *s, double lo, double hi, double *out)
 	return true;
 }
 
+/* A size: digits with an optional K, M or G (powers of 1024). */
+static bool parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	int shift = *end == 'K' || *end == 'k'   ? 10
+		    : *end == 'M' || *end == 'm' ? 20
+		    : *end == 'G' || *end == 'g' ? 30
+						 : 0;
+	if (shift)
+		end++;
+	if (errno || end == s || *end || !v || *s == '-' || v > (UINT64_MAX >> shift))
+		return false;
+	*out = (uint64_t)v << shift;
+	return true;
+}
+
 int main(int argc, char **argv)
 {
 	bool top = argc > 1 && !strcmp(argv[1], "top");
@@ -220,6 +252,9 @@ int main(int argc, char **argv)
 	js_record_opts r = { .hz = 99, .format = FMT_COLLAPSED };
 	const char *pid_arg = NULL, *format = NULL, *mode = NULL;
 	bool hz_given = false, all = false, color_given = false, once = false;
+	unsigned hold_ms = 0;
+	uint64_t read_bytes = 0;
+	double read_secs = 0;
 	int c;
 	long v;
 	while ((c = getopt_long(argc, argv, "p:sF:d:o:h", long_opts, NULL)) != -1) {
@@ -267,13 +302,34 @@ int main(int argc, char **argv)
 			color_given = true;
 			break;
 		case O_ONCE: once = true; break;
-		case 'h': printf(usage, JS_DEFAULT_MAX_FRAMES, JS_MAX_FRAMES); return 0;
+		case O_MAX_HOLD:
+			if (!parse_long(optarg, 1, 60000, &v))
+				return bad_usage("--max-hold: expected 1..60000 milliseconds, got '%s'",
+						 optarg);
+			hold_ms = (unsigned)v;
+			break;
+		case O_MAX_READ:
+			if (!parse_size(optarg, &read_bytes))
+				return bad_usage("--max-read: expected a size in bytes (K, M, G), got '%s'",
+						 optarg);
+			break;
+		case O_MAX_READ_TIME:
+			if (!parse_double(optarg, 0.001, 1e6, &read_secs))
+				return bad_usage("--max-read-time: expected seconds, got '%s'", optarg);
+			break;
+		case 'h':
+			printf(usage, JS_DEFAULT_MAX_FRAMES, JS_MAX_FRAMES,
+			       (unsigned)(JS_DEFAULT_MAX_HOLD_NS / 1000000u));
+			return 0;
 		case O_VERSION: printf("jitstack %s\n", JS_VERSION); return 0;
 		default: fprintf(stderr, "Try 'jitstack --help'.\n"); return JS_EXIT_USAGE;
 		}
 	}
 	if (optind < argc)
 		return bad_usage("unexpected argument '%s'", argv[optind]);
+	/* ^Z, and the bound on every stop of the target's threads (hold.h) */
+	js_hold_setup((uint64_t)hold_ms * 1000000u);
+	js_follow_set_bounds(read_bytes, (uint64_t)(read_secs * 1e9));
 	if (pid_arg && !record) {
 		if (!parse_long(pid_arg, 1, INT_MAX, &v))
 			return bad_usage("-p: expected a process id, got '%s'", pid_arg);

@@ -23,6 +23,7 @@
 #include "out/window.h"
 #include "record/progress.h"
 #include "record/targets.h"
+#include "target/hold.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -266,8 +267,11 @@ int js_top(js_top_opts *o)
 		.tick_ns = TICK_NS, .tick = tick, .stop = screen_leave, .done = done, .arg = &t
 	};
 	o->r.view = &view;
+	/* ^Z takes the screen down; the next tick puts it back (on_screen) */
+	js_hold_set_screen(&(js_hold_screen){ .leave = screen_leave, .arg = &t });
 	js_window_init(&t.w, NULL); /* (it reads the profile record fills: tick and done give it) */
 	int rc = js_record(&o->r);
+	js_hold_set_screen(NULL);
 	screen_leave(&t);
 	js_window_free(&t.w);
 	return rc;

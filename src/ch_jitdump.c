@@ -165,6 +165,13 @@ static int subdir(int at, const char *name, const char *shown, mode_t mode, bool
 			       name);
 	if (fd < 0)
 		return JU_FAIL(JU_EIO, "cannot open %s: %s: %s", shown, name, strerror(errno));
+	char what[PATH_MAX + 64];
+	int len = snprintf(what, sizeof what, "%s, at %s,", shown, name);
+	int untrusted = ju__dir_trusted(fd, what, len < (int)sizeof what ? len : (int)sizeof what - 1);
+	if (untrusted) {
+		close(fd);
+		return untrusted;
+	}
 	return fd;
 }
 

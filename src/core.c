@@ -391,6 +391,26 @@ static int check_other_contexts(struct ju_ctx *ctx, const ju_blob *blobs, const 
  * of all the code). */
 #define JU_CH_FILES (JU_CH_PERFMAP | JU_CH_JITDUMP)
 
+_Static_assert(JU_N_CHANNELS <= sizeof((struct ju_ctx *)0)->file_err / sizeof(int),
+	       "a failure slot per channel");
+
+/* Channel i could not write its file (a full disk: ENOSPC; EIO; a file
+ * replaced under it), and left it as it was, whole up to its last record.
+ * Any local user can fill /tmp, so that must not take the in-memory
+ * channels down with it: the channel turns off in this context, says so
+ * once, and the publish goes on without it.  Returns 0. */
+static int file_failed(struct ju_ctx *ctx, size_t i, int err)
+{
+	const ju_channel_ops *ops = ju_channel_table[i];
+	ju__log(ctx, JU_LOG_WARN, "channel %s is off: %s; the other channels go on", ops->name, ju_errmsg());
+	ops->close(ctx);
+	ctx->channels &= ~ops->bit;
+	ctx->file_err[i] = err;
+	ctx->file_missed[i] = 0; /* this batch counts once it is published */
+	ju__clear_error();
+	return 0;
+}
+
 static int log_files(struct ju_ctx *ctx, const ju_blob *blobs, const staged *s, size_t n)
 {
 	uint32_t files = ctx->channels & JU_CH_FILES;
@@ -432,8 +452,10 @@ static int log_files(struct ju_ctx *ctx, const ju_blob *blobs, const staged *s, 
 		row_file += b->n_lines;
 	}
 	/* All or nothing across the files, in table order: when the jitdump
-	 * fails after the perf map took its lines, the lines are taken back.
-	 * The lock keeps other contexts' appends out of the way in between. */
+	 * runs out of memory after the perf map took its lines, the lines are
+	 * taken back.  A file that cannot be written is another matter: the
+	 * channel turns off (file_failed) and the publish goes on.  The lock
+	 * keeps other contexts' appends out of the way in between. */
 	pthread_mutex_lock(&files_lock);
 	int err = 0;
 	size_t i = 0;
@@ -441,6 +463,8 @@ static int log_files(struct ju_ctx *ctx, const ju_blob *blobs, const staged *s, 
 		const ju_channel_ops *ops = ju_channel_table[i];
 		if ((ctx->channels & ops->bit) && ops->log_blobs)
 			err = ops->log_blobs(ctx, v, n);
+		if (err == JU_EIO || err == JU_EPERM)
+			err = file_failed(ctx, i, err);
 	}
 	for (size_t j = err ? i - 1 : 0; j-- > 0;) {
 		const ju_channel_ops *ops = ju_channel_table[j];
@@ -450,6 +474,14 @@ static int log_files(struct ju_ctx *ctx, const ju_blob *blobs, const staged *s, 
 	pthread_mutex_unlock(&files_lock);
 	free(v);
 	return err;
+}
+
+/* The blobs the file channels turned off by a failure did not get. */
+static void count_missed(struct ju_ctx *ctx, size_t n)
+{
+	for (size_t i = 0; i < JU_N_CHANNELS; i++)
+		if (ctx->file_err[i])
+			ctx->file_missed[i] += n;
 }
 
 /* Tell the file channels that n blobs left the arena set: those at
@@ -498,6 +530,7 @@ static int publish_locked(struct ju_ctx *ctx, const ju_blob *blobs, size_t n)
 		} else {
 			arena_commit_publish(ctx, plan);
 			ctx->n_live += n;
+			count_missed(ctx, n);
 		}
 		ju__cross_unlock();
 	}
@@ -706,6 +739,25 @@ size_t ju_count(const ju_ctx *ctx)
 uint32_t ju_channels(const ju_ctx *ctx)
 {
 	return ctx ? ctx->channels : 0;
+}
+
+int ju_channel_error(const ju_ctx *ctx, uint32_t channel, size_t *missed)
+{
+	ju__clear_error();
+	if (!ctx)
+		return JU_FAIL(JU_EINVAL, "context is NULL");
+	for (size_t i = 0; i < JU_N_CHANNELS; i++) {
+		if (ju_channel_table[i]->bit != channel)
+			continue;
+		ju_ctx *c = (ju_ctx *)ctx;
+		pthread_mutex_lock(&c->lock);
+		int err = c->file_err[i];
+		if (missed)
+			*missed = c->file_missed[i];
+		pthread_mutex_unlock(&c->lock);
+		return err;
+	}
+	return JU_FAIL(JU_EINVAL, "%#x is not one channel bit", channel);
 }
 
 /* ---- opening and closing --------------------------------------------------- */

@@ -255,6 +255,11 @@ struct ju_ctx {
 	 * order first used; never shrinks (JU_PERSONALITY_MAX at most). */
 	cie_key *cies;
 	size_t n_cies;
+	/* File channels turned off by a failed write (core.c, log_files), by
+	 * channel index: the error, and the blobs published since that the
+	 * channel did not get (ju_channel_error). */
+	int file_err[8];
+	size_t file_missed[8];
 };
 
 /* ---- arena operations (arena.c) ------------------------------------------ */

@@ -30,6 +30,8 @@ int ju__ownfile_openat(int dirfd, const char *name, const char *path, int access
 	if (fd < 0 && errno == ENXIO)
 		return JU_FAIL(JU_EPERM, "%s is a FIFO or socket, not a regular file; refusing to write it",
 			       path);
+	if (fd < 0 && errno == EISDIR) /* planted: API.md's table says JU_EPERM for it */
+		return JU_FAIL(JU_EPERM, "%s is a directory, not a regular file; refusing to write it", path);
 	if (fd < 0)
 		return JU_FAIL(errno == EACCES || errno == EPERM ? JU_EPERM : JU_EIO, "cannot open %s: %s",
 			       path, strerror(errno));
@@ -131,6 +133,24 @@ bool ju__is_symlink_at(int dirfd, const char *name)
 	return !fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISLNK(st.st_mode);
 }
 
+int ju__dir_trusted(int fd, const char *shown, int len)
+{
+	struct stat st;
+	if (fstat(fd, &st))
+		return JU_FAIL(JU_EIO, "cannot stat %.*s: %s", len, shown, strerror(errno));
+	if (st.st_uid != 0 && st.st_uid != geteuid())
+		return JU_FAIL(
+			JU_EPERM,
+			"%.*s belongs to user %u, not to this one (%u) or root; refusing to write under it",
+			len, shown, (unsigned)st.st_uid, (unsigned)geteuid());
+	if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))
+		return JU_FAIL(
+			JU_EPERM,
+			"%.*s may be written by any user and has no sticky bit; refusing to write under it",
+			len, shown);
+	return 0;
+}
+
 int ju__dir_open_nofollow(const char *path)
 {
 	if (ju__fault())
@@ -160,6 +180,11 @@ int ju__dir_open_nofollow(const char *path)
 		if (next < 0)
 			return JU_FAIL(e == EACCES || e == EPERM ? JU_EPERM : JU_EIO,
 				       "cannot open %s: %.*s: %s", path, upto, path, strerror(e));
+		int untrusted = ju__dir_trusted(next, path, upto);
+		if (untrusted) {
+			close(next);
+			return untrusted;
+		}
 		fd = next;
 	}
 	if (fd < 0)

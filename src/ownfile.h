@@ -21,8 +21,16 @@ int ju__ownfile_open(const char *path, int access, struct stat *st);
  * messages. */
 int ju__ownfile_openat(int dirfd, const char *name, const char *path, int access, struct stat *st);
 
+/* 0 when the directory open at fd (shown as the first len bytes of
+ * `shown`) is one only we or root can change: owned by us or root, and not
+ * writable by every user unless sticky (/tmp).  Else JU_EPERM: another
+ * user could swap what we make in it (a later `perf inject --jit` as root
+ * would read their file). */
+int ju__dir_trusted(int fd, const char *shown, int len);
+
 /* Open `path` as a directory (O_RDONLY, close-on-exec), refusing a symbolic
- * link at every component, not only the last (O_NOFOLLOW on each openat):
+ * link at every component, not only the last (O_NOFOLLOW on each openat),
+ * and a component another user could change (ju__dir_trusted):
  * a directory swapped for a link anywhere on the way must not redirect us.
  * Returns the descriptor, or a negative JU_E* code with the message set. */
 int ju__dir_open_nofollow(const char *path);

@@ -3,6 +3,8 @@
 #include "base/follow.h"
 
 #include <errno.h>
+#include <signal.h>
+#include <time.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,13 +32,46 @@ int js_follow_look(const js_follow *f, const js_follow_path *p, bool found, bool
 			       p->path, (unsigned)st->st_uid, p->flag);
 	uint64_t size = (uint64_t)st->st_size;
 	bool same = found && st->st_dev == f->dev && st->st_ino == f->ino;
-	if (same && size >= f->off && (size == f->off + f->skip || done))
+	if (same && size >= f->off && (size == f->off + f->skip || done || f->capped))
 		*news = JS_FOLLOW_NOTHING;
 	else if (!same || size < f->off)
 		*news = JS_FOLLOW_NEW_FILE;
 	else
 		*news = JS_FOLLOW_MORE;
 	return 0;
+}
+
+static uint64_t max_bytes = JS_FOLLOW_MAX_BYTES, max_ns = JS_FOLLOW_MAX_NS;
+
+void js_follow_set_bounds(uint64_t bytes, uint64_t ns)
+{
+	max_bytes = bytes ? bytes : JS_FOLLOW_MAX_BYTES;
+	max_ns = ns ? ns : JS_FOLLOW_MAX_NS;
+}
+
+uint64_t js_follow_max_bytes(void)
+{
+	return max_bytes;
+}
+
+uint64_t js_follow_max_ns(void)
+{
+	return max_ns;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* A signal that ends the run waits, blocked (record): stop reading. */
+static bool ending(void)
+{
+	sigset_t pending;
+	return !sigpending(&pending) && (sigismember(&pending, SIGINT) || sigismember(&pending, SIGTERM) ||
+					 sigismember(&pending, SIGHUP));
 }
 
 /* Step over what f->skip says is still to be skipped, within size. */
@@ -52,15 +87,33 @@ static void step_over(js_follow *f, uint64_t size)
 static int feed_from(js_follow *f, int fd, uint64_t size, js_follow_feed *feed, void *ctx)
 {
 	size_t cap = JS_FOLLOW_BUF, have = 0;
+	if (!f->off && !f->skip) /* from the start: a new file, or read again */
+		f->read = 0, f->capped = false;
+	if (f->capped)
+		return 0;
 	uint8_t *buf = malloc(cap);
 	if (!buf)
 		return ENOMEM;
 	int err = 0;
+	uint64_t deadline = mono_ns() + max_ns;
 	for (bool stop = false; !stop;) {
 		if (f->skip && !have)
 			step_over(f, size);
 		if (f->off + have >= size)
 			break;
+		if (f->read >= max_bytes) {
+			f->capped = true;
+			err = EFBIG;
+			break;
+		}
+		if (mono_ns() >= deadline) {
+			err = ETIMEDOUT;
+			break;
+		}
+		if (ending()) {
+			err = EINTR;
+			break;
+		}
 		size_t want = cap - have;
 		if (want > size - f->off - have)
 			want = (size_t)(size - f->off - have);
@@ -72,6 +125,7 @@ static int feed_from(js_follow *f, int fd, uint64_t size, js_follow_feed *feed, 
 			break;
 		}
 		have += (size_t)n;
+		f->read += (uint64_t)n;
 		size_t need = 0;
 		ssize_t used = feed(ctx, buf, have, (size_t)n, &need, &stop);
 		if (used < 0) {
@@ -122,6 +176,19 @@ int js_follow_feed_fd(js_follow *f, const js_follow_path *p, int fd, uint64_t si
 	f->fd = fd;
 	int err = feed_from(f, fd, size, feed, ctx);
 	f->fd = -1;
+	if (err == EFBIG)
+		return js_fail(why, JS_EXIT_FAILURE, err,
+			       "%s: read no further than %llu MiB, the bound (--max-read); %llu MiB not read",
+			       p->path, (unsigned long long)(max_bytes >> 20),
+			       (unsigned long long)((size - f->off) >> 20));
+	if (err == ETIMEDOUT)
+		return js_fail(
+			why, JS_EXIT_FAILURE, err,
+			"%s: still reading after %.1f s, the bound (--max-read-time); read up to byte %llu "
+			"of %llu",
+			p->path, max_ns / 1e9, (unsigned long long)f->off, (unsigned long long)size);
+	if (err == EINTR)
+		return js_fail(why, JS_EXIT_FAILURE, err, "%s: reading interrupted by a signal", p->path);
 	if (err)
 		return js_fail(why, JS_EXIT_FAILURE, err, "%s: %s", p->path, strerror(err));
 	return 0;

@@ -38,7 +38,22 @@ typedef struct js_follow {
 	uint64_t off;  /* bytes consumed: the next read starts here */
 	uint64_t skip; /* bytes after off to step over without reading them */
 	int fd;        /* the file, for reads by offset: valid only while the reader is fed */
+	uint64_t read; /* bytes read from this file since its start */
+	bool capped;   /* past the bound on bytes: not read further (until a new file) */
 } js_follow;
+
+/* The bounds on reading one file (a target's perf map or jitdump can be
+ * made as large as its owner likes, and sparse: 16 GB of zeros cost no
+ * disk).  A file is read up to `bytes` in all (then it is followed no
+ * further) and for at most `ns` per read; a read also stops when SIGINT,
+ * SIGTERM or SIGHUP is pending (blocked, as record blocks them) so that
+ * the run can end.  What was read stays fed; the stop is an error of its
+ * own, saying which bound (--max-read, --max-read-time) it met. */
+#define JS_FOLLOW_MAX_BYTES ((uint64_t)1 << 30)         /* 1 GiB */
+#define JS_FOLLOW_MAX_NS ((uint64_t)5 * 1000000000u)    /* 5 s */
+void js_follow_set_bounds(uint64_t bytes, uint64_t ns); /* 0: the default */
+uint64_t js_follow_max_bytes(void);
+uint64_t js_follow_max_ns(void);
 
 /* Which file, and which files may be read. */
 typedef struct js_follow_path {

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <zlib.h>
 
 /* Labels per sample: the thread's name, and its process's pid and name
@@ -235,25 +236,29 @@ static int build(const js_profile *p, msgs *m)
 	return 0;
 }
 
-/* gzip (RFC 1952) through zlib's gz* file interface. */
-static int write_gzip(const uint8_t *data, size_t len, const char *path, js_err *err)
+/* gzip (RFC 1952) through zlib's gz* file interface, on a descriptor of
+ * its own (gzclose closes it; the caller closes f). */
+static int write_gzip(const uint8_t *data, size_t len, FILE *f, const char *name, js_err *err)
 {
 	errno = 0;
-	gzFile f = gzopen(path, "wbe");
-	int rc = f ? 0 : -1; /* errno is set (or 0 when zlib ran out of memory) */
+	int fd = fflush(f) ? -1 : dup(fileno(f));
+	gzFile g = fd < 0 ? NULL : gzdopen(fd, "wb");
+	if (!g && fd >= 0)
+		close(fd);
+	int rc = g ? 0 : -1; /* errno is set (or 0 when zlib ran out of memory) */
 	for (size_t at = 0; at < len && rc == 0;) {
 		unsigned n = len - at > (1u << 30) ? 1u << 30 : (unsigned)(len - at);
-		if (gzwrite(f, data + at, n) != (int)n)
+		if (gzwrite(g, data + at, n) != (int)n)
 			rc = -1;
 		at += n;
 	}
-	if (f && gzclose(f) != Z_OK)
+	if (g && gzclose(g) != Z_OK)
 		rc = -1;
 	int e = errno ? errno : EIO;
-	return rc ? js_fail(err, JS_EXIT_FAILURE, e, "cannot write %s: %s", path, strerror(e)) : 0;
+	return rc ? js_fail(err, JS_EXIT_FAILURE, e, "cannot write %s: %s", name, strerror(e)) : 0;
 }
 
-int js_profile_write_pprof(const js_profile *p, const char *path, js_err *err)
+int js_profile_write_pprof(const js_profile *p, FILE *f, const char *name, js_err *err)
 {
 	msgs m;
 	memset(&m, 0, sizeof m);
@@ -263,9 +268,9 @@ int js_profile_write_pprof(const js_profile *p, const char *path, js_err *err)
 	if (build(p, &m) == 0 &&
 	    (len = perftools__profiles__profile__get_packed_size(&m.prof), buf = malloc(len ? len : 1))) {
 		perftools__profiles__profile__pack(&m.prof, buf);
-		rc = write_gzip(buf, len, path, err);
+		rc = write_gzip(buf, len, f, name, err);
 	} else {
-		rc = js_fail(err, JS_EXIT_FAILURE, ENOMEM, "cannot write %s: %s", path, strerror(ENOMEM));
+		rc = js_fail(err, JS_EXIT_FAILURE, ENOMEM, "cannot write %s: %s", name, strerror(ENOMEM));
 	}
 	free(buf);
 	msgs_free(&m);

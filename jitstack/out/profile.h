@@ -115,7 +115,7 @@ void js_profile_comment(js_profile *p, const char *text);
  * stackcollapse-perf.pl --pid writes the process. */
 int js_profile_write_collapsed(const js_profile *p, FILE *f, bool addresses, const char *name, js_err *err);
 /* pprof: the profile.proto message, gzip-compressed. */
-int js_profile_write_pprof(const js_profile *p, const char *path, js_err *err);
+int js_profile_write_pprof(const js_profile *p, FILE *f, const char *name, js_err *err);
 /* The writers' end: f flushed, and "cannot write NAME: ..." in *err when
  * that failed or failed is set (out of memory).  0 or js_fail's code. */
 int js_profile_flushed(FILE *f, int failed, const char *name, js_err *err);

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -112,9 +113,19 @@ static void fill_attr(const js_pe *pe, struct perf_event_attr *a, uint32_t stack
 	a->wakeup_watermark = (uint32_t)(data_size / 2); /* js_pe_drain takes all then */
 }
 
-/* Say why the kernel refused, in words a user can act on. */
+/* Say why the kernel refused, in words a user can act on: first whose
+ * process it is (the reason whatever perf_event_paranoid says), then the
+ * knobs that refuse one's own. */
 static int refused(pid_t pid, int e, js_err *err)
 {
+	char proc[32];
+	struct stat st;
+	snprintf(proc, sizeof proc, "/proc/%d", (int)pid);
+	if (geteuid() != 0 && stat(proc, &st) == 0 && st.st_uid != geteuid())
+		return js_fail(err, JS_EXIT_PERMISSION, e,
+			       "process %d belongs to user %u, not to this one (%u): run as its user or as "
+			       "root (perf_event_open: %s)",
+			       (int)pid, (unsigned)st.st_uid, (unsigned)geteuid(), strerror(e));
 	char v[16] = "?";
 	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
 	if (f) {

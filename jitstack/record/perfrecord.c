@@ -465,6 +465,7 @@ int js_record_perf(js_targets *ts, const js_record_opts *r, js_profile *prof, co
 			while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si)
 				signalled |= si.ssi_signo != SIGCHLD;
 		}
+		js_proc_suspend_point(); /* ^Z: stopped and continued here */
 		round_once(&c, start);
 		if (signalled || js_ticker_tick(&k, now_ns()))
 			break;

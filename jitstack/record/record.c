@@ -20,6 +20,7 @@
 #include "formats/clock.h"
 #include "record/perfrecord.h"
 #include "record/progress.h"
+#include "out/outfile.h"
 #include "out/profile.h"
 #include "record/record.h"
 #include "out/svg.h"
@@ -102,6 +103,7 @@ static bool wait_until(js_targets *ts, js_proc **procs, const sigset_t *set, uin
 		struct timespec left = { (time_t)((until - now) / 1000000000u),
 					 (long)((until - now) % 1000000000u) };
 		int sig = sigtimedwait(set, NULL, &left);
+		js_proc_suspend_point(); /* ^Z: stopped and continued here */
 		if (sig == SIGCHLD)
 			poll_all(ts, procs);
 		else if (sig > 0)
@@ -185,27 +187,37 @@ static void svg_title(const js_targets *ts, const js_record_opts *r, const js_pr
 		 prof->duration_ns / 1e9, hz);
 }
 
+/* The profile, whole or not at all (outfile.h): an old file at -o stays
+ * as it was when the write fails. */
 static int write_profile(js_targets *ts, const js_record_opts *r, js_profile *prof)
 {
 	js_err *err = &ts->first;
-	const char *out = r->out;
-	if (r->format == FMT_PPROF)
-		return js_profile_write_pprof(prof, out ? out : "jitstack.pb.gz", err);
-	FILE *f = out && strcmp(out, "-") ? fopen(out, "we") : stdout;
-	if (!f)
-		return js_fail(err, JS_EXIT_FAILURE, errno, "cannot write %s: %s", out, strerror(errno));
-	const char *name = out ? out : "stdout";
+	const char *out = r->out ? r->out : r->format == FMT_PPROF ? "jitstack.pb.gz" : "-";
+	bool to_stdout = !strcmp(out, "-");
+	const char *name = to_stdout ? "stdout" : out;
+	js_outfile of = { .f = stdout };
+	if (!to_stdout) {
+		int rc = js_outfile_open(&of, out, err);
+		if (rc)
+			return rc;
+	}
 	int rc;
-	if (r->format == FMT_SVG) {
+	if (r->format == FMT_PPROF) {
+		rc = js_profile_write_pprof(prof, of.f, name, err);
+	} else if (r->format == FMT_SVG) {
 		char title[512];
 		svg_title(ts, r, prof, title, sizeof title);
-		rc = js_profile_write_svg(prof, f, title, name, err);
+		rc = js_profile_write_svg(prof, of.f, title, name, err);
 	} else {
-		rc = js_profile_write_collapsed(prof, f, r->addresses, name, err);
+		rc = js_profile_write_collapsed(prof, of.f, r->addresses, name, err);
 	}
-	if (f != stdout && fclose(f) && !rc)
-		rc = js_fail(err, JS_EXIT_FAILURE, errno, "cannot write %s: %s", name, strerror(errno));
-	return rc;
+	if (to_stdout)
+		return rc;
+	if (rc) {
+		js_outfile_abort(&of);
+		return rc;
+	}
+	return js_outfile_commit(&of, err);
 }
 
 /* One process's round: its threads listed now and then, its JIT lists,
@@ -390,6 +402,20 @@ static int record(js_targets *ts, const js_record_opts *r, const sigset_t *set, 
 	return rc;
 }
 
+/* SIGINT, SIGTERM or SIGHUP came while the targets were being opened
+ * (their perf maps read): the run ends there, with no profile, and says so
+ * by its exit status. */
+static bool interrupted(void)
+{
+	sigset_t stop;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
+	struct timespec now = { 0, 0 };
+	return sigtimedwait(&stop, NULL, &now) > 0; /* taken: the exit status says it */
+}
+
 int js_record(const js_record_opts *r)
 {
 	/* Signals are taken synchronously (sigtimedwait), so SIGCHLD from the
@@ -405,6 +431,9 @@ int js_record(const js_record_opts *r)
 	js_profile_init(&prof);
 	js_targets ts;
 	int rc = js_targets_open(&ts, r, &prof);
+	if (!rc && interrupted())
+		rc = js_fail(&ts.first, JS_EXIT_FAILURE, EINTR, "interrupted before sampling began: %s%s",
+			     r->out ? r->out : "no profile", r->out ? " not written" : "");
 	if (!rc)
 		rc = record(&ts, r, &set, &prof);
 	if (rc)

@@ -12,6 +12,7 @@
  * (p_filesz < p_memsz: pages the kernel did not dump) read as EFAULT.
  */
 #include "target/mem.h"
+#include "target/hold.h"
 #include "formats/search.h"
 
 #include <errno.h>
@@ -185,11 +186,25 @@ static int live_read(js_mem *m, uint64_t addr, void *buf, size_t len)
 	return 0;
 }
 
+/* A long read (a JIT image of many megabytes) goes in chunks, and between
+ * two jitstack may stop itself (^Z: js_hold_point). */
+enum { READ_CHUNK = 1 << 20 };
+
 int js_mem_read(js_mem *m, uint64_t addr, void *buf, size_t len)
 {
 	if (len && addr + len < addr)
 		return EFAULT;
-	return m->core ? core_read(m, addr, buf, len) : live_read(m, addr, buf, len);
+	if (m->core)
+		return core_read(m, addr, buf, len);
+	uint8_t *out = buf;
+	while (len > READ_CHUNK) {
+		int e = live_read(m, addr, out, READ_CHUNK);
+		if (e)
+			return e;
+		js_hold_point();
+		out += READ_CHUNK, addr += READ_CHUNK, len -= READ_CHUNK;
+	}
+	return live_read(m, addr, out, len);
 }
 
 int js_mem_read_u64(js_mem *m, uint64_t addr, uint64_t *v)

@@ -4,6 +4,7 @@
  * "PTRACE_EVENT_STOP", "Signal-delivery-stop".
  */
 #include "target/proc.h"
+#include "target/hold.h"
 #include "base/follow.h"
 #include "formats/clock.h"
 #include "base/grow.h"
@@ -64,9 +65,18 @@ int js_proc_tgid(pid_t pid, pid_t *tgid, js_err *err)
 					     : JS_EXIT_FAILURE,
 			       e, "no process %d", (int)pid);
 	}
+	/* A leader that called pthread_exit is a zombie while its threads
+	 * live on (Threads: counts them): the process is there, but its
+	 * executable and memory are no longer to be had through it. */
+	char threads[32];
+	int live = status_field(status, "Threads", threads, sizeof threads) ? atoi(threads) : 0;
 	if (status_field(status, "State", v, sizeof v) && (v[0] == 'Z' || v[0] == 'X'))
-		return js_fail(err, JS_EXIT_NO_PROCESS, ESRCH, "process %d has exited (it is a zombie)",
-			       (int)pid);
+		return live > 1 ? js_fail(err, JS_EXIT_NO_PROCESS, ESRCH,
+					  "process %d: its main thread has exited (pthread_exit) while %d "
+					  "other thread%s live%s on; jitstack cannot read such a process",
+					  (int)pid, live - 1, live > 2 ? "s" : "", live > 2 ? "" : "s")
+				: js_fail(err, JS_EXIT_NO_PROCESS, ESRCH,
+					  "process %d has exited (it is a zombie)", (int)pid);
 	if (!status_field(status, "Tgid", v, sizeof v))
 		return js_fail(err, JS_EXIT_FAILURE, EIO, "cannot read /proc/%d/status", (int)pid);
 	*tgid = (pid_t)atoi(v);
@@ -82,12 +92,73 @@ static int fail_eperm(js_proc *p, js_err *err)
 	    status_field(status, "TracerPid", v, sizeof v) && atoi(v) != 0)
 		return js_fail(err, JS_EXIT_PERMISSION, EPERM,
 			       "process %d is already traced by process %s (a debugger?)", (int)p->pid, v);
+	if (p->pid == getpid())
+		return js_fail(err, JS_EXIT_PERMISSION, EPERM,
+			       "process %d is jitstack itself: a process cannot trace its own threads",
+			       (int)p->pid);
 	char scope[16] = "";
 	js_read_small("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof scope);
 	return js_fail(err, JS_EXIT_PERMISSION, EPERM,
 		       "not allowed to trace process %d: run as its user or as root (CAP_SYS_PTRACE)%s%.*s",
 		       (int)p->pid, scope[0] ? "; kernel.yama.ptrace_scope is " : "",
 		       (int)strcspn(scope, "\n"), scope);
+}
+
+/* The processes attached to, for js_proc_suspend_point. */
+static js_proc **all;
+static size_t n_all, cap_all;
+
+static void suspend_point(void)
+{
+	js_proc_suspend_point();
+}
+
+static void enrol(js_proc *p)
+{
+	js_hold_set_point(suspend_point);
+	for (size_t i = 0; i < n_all; i++)
+		if (all[i] == p)
+			return;
+	if (js_grow(&all, &cap_all, n_all, sizeof *all))
+		all[n_all++] = p;
+}
+
+static void unenrol(js_proc *p)
+{
+	for (size_t i = 0; i < n_all; i++)
+		if (all[i] == p) {
+			all[i] = all[--n_all];
+			return;
+		}
+}
+
+/* A thread held is entered in hold.h's table, and forgotten there when it
+ * is let go, or when a handler let it go (then it runs, with the signal it
+ * was to get). */
+static void hold(js_thread *t)
+{
+	if (!t->hold && t->stopped)
+		t->hold = js_hold_add(t->tid, t->pending_sig, t->group_stop) + 1;
+}
+
+static void settle(js_thread *t)
+{
+	if (!t->hold)
+		return;
+	if (js_hold_released(t->hold - 1)) {
+		t->stopped = false;
+		t->pending_sig = 0;
+	}
+	if (!t->stopped) {
+		js_hold_drop(t->hold - 1);
+		t->hold = 0;
+	}
+}
+
+static void settle_all(js_proc *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		settle(&p->t[i]);
 }
 
 static js_thread *find(js_proc *p, pid_t tid)
@@ -207,6 +278,7 @@ static int seize_new(js_proc *p, js_err *err)
 static int attach(js_proc *p, pid_t pid, bool list_only, js_err *err)
 {
 	memset(p, 0, sizeof *p);
+	enrol(p);
 	p->pid = pid;
 	p->list_only = list_only;
 	p->stop_timeout_ns = DEFAULT_STOP_TIMEOUT_NS;
@@ -245,6 +317,7 @@ int js_proc_list(js_proc *p, pid_t pid, js_err *err)
 
 int js_proc_rescan(js_proc *p, js_err *err)
 {
+	settle_all(p);
 	int added;
 	int rc = scan(p, &added, err);
 	if (rc)
@@ -369,6 +442,8 @@ static void read_regs(js_thread *t)
 
 int js_proc_stop(js_proc *p, js_thread *t)
 {
+	js_proc_suspend_point();
+	settle(t);
 	t->have_regs = false;
 	if (t->gone || !t->seized)
 		return -1;
@@ -381,12 +456,15 @@ int js_proc_stop(js_proc *p, js_thread *t)
 		if (wait_stop(t, p->stop_timeout_ns))
 			return -1;
 	}
+	hold(t);
 	read_regs(t);
 	return t->have_regs ? 0 : -1;
 }
 
 void js_proc_stop_all(js_proc *p)
 {
+	js_proc_suspend_point();
+	settle_all(p);
 	for (size_t i = 0; i < p->n; i++) {
 		js_thread *t = &p->t[i];
 		t->have_regs = false;
@@ -404,6 +482,7 @@ void js_proc_stop_all(js_proc *p)
 		if (!t->stopped &&
 		    wait_stop(t, spent < p->stop_timeout_ns ? p->stop_timeout_ns - spent : 1000000))
 			continue;
+		hold(t);
 		read_regs(t);
 	}
 }
@@ -411,6 +490,7 @@ void js_proc_stop_all(js_proc *p)
 void js_proc_resume(js_proc *p, js_thread *t)
 {
 	(void)p;
+	settle(t);
 	if (!t->stopped || t->gone)
 		return;
 	long r = t->group_stop ? ptrace(PTRACE_LISTEN, t->tid, 0, 0)
@@ -420,6 +500,7 @@ void js_proc_resume(js_proc *p, js_thread *t)
 		t->pending_sig = 0;
 		if (r)
 			t->gone = true;
+		settle(t);
 	}
 }
 
@@ -457,6 +538,7 @@ void js_proc_poll_all(js_proc *const *p, size_t n)
 
 void js_proc_detach(js_proc *p)
 {
+	settle_all(p);
 	for (size_t i = 0; i < p->n; i++) {
 		js_thread *t = &p->t[i];
 		if (!t->seized || t->gone)
@@ -467,11 +549,46 @@ void js_proc_detach(js_proc *p)
 			continue;
 		ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)t->pending_sig);
 		t->seized = t->stopped = false;
+		t->pending_sig = 0;
+		settle(t);
 	}
+}
+
+bool js_proc_suspend_point(void)
+{
+	int sig = js_hold_take_suspend();
+	if (!sig)
+		return false;
+	for (size_t k = 0; k < n_all; k++) {
+		js_proc *p = all[k];
+		for (size_t i = 0; i < p->n; i++)
+			p->t[i].reseize = p->t[i].seized && !p->t[i].gone;
+		js_proc_detach(p);
+	}
+	js_hold_screen_leave();
+	js_hold_stop_self(sig);
+	js_hold_screen_enter();
+	for (size_t k = 0; k < n_all; k++) {
+		js_proc *p = all[k];
+		for (size_t i = 0; i < p->n; i++) {
+			js_thread *t = &p->t[i];
+			if (!t->reseize || t->seized)
+				continue;
+			t->reseize = false;
+			if (ptrace(PTRACE_SEIZE, t->tid, 0, 0) == 0)
+				t->seized = true;
+			else if (errno == ESRCH)
+				t->gone = true, t->why = "exited";
+			else
+				t->why = "not traced again after jitstack was stopped";
+		}
+	}
+	return true;
 }
 
 void js_proc_free(js_proc *p)
 {
+	unenrol(p);
 	free(p->t);
 	p->t = NULL;
 	p->n = p->cap = 0;

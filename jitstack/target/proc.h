@@ -34,6 +34,8 @@ typedef struct js_thread {
 	bool seen;         /* listed by the latest scan */
 	unsigned listings; /* scans that listed it after the first */
 	int pending_sig;   /* a signal we intercepted, delivered on resume */
+	int hold;          /* 1 + its slot in hold.h's table while held, else 0 */
+	bool reseize;      /* detached for a suspension: seized again after it */
 	size_t stack_hint; /* bytes of stack its unwinds have needed (record) */
 	struct user_regs_struct regs;
 	const char *why; /* why no registers: "did not stop", "exited" */
@@ -87,6 +89,13 @@ void js_proc_poll_all(js_proc *const *p, size_t n);
 /* Detach every thread (stopping it first: PTRACE_DETACH needs a stop). */
 void js_proc_detach(js_proc *p);
 void js_proc_free(js_proc *p);
+/* Where jitstack may stop itself: if a stop signal came (hold.h), every
+ * thread of every process is let go (detached), the screen taken down,
+ * jitstack stopped; once continued, the screen is put back and the
+ * threads seized again.  Returns true when that happened: stops and
+ * registers taken before are stale. */
+bool js_proc_suspend_point(void);
+
 /* Is the process itself gone? */
 bool js_proc_gone(js_proc *p);
 

@@ -32,6 +32,9 @@
  *              (seqlock kept, entries unmapped right after unlinking)
  *   torn       the extension, a thread changing the list without moving
  *              seq (a broken writer)
+ *   big        HOSTILE_IMAGES (200) images of 64 MB on a list without the
+ *              extension (read only while the threads are stopped): the
+ *              first valid, the others not ELF, so each is copied whole
  *
  * Usage: hostile MODE wait|abort [--expect FILE]
  * The expect file (tests/child.c's format) lists the frames; the JIT blob
@@ -355,6 +358,20 @@ static void setup(const char *mode)
 		pthread_t t;
 		pthread_create(&t, NULL, churn, !strcmp(mode, "torn") ? (void *)1 : NULL);
 		usleep(10000);
+	} else if (!strcmp(mode, "big")) {
+		const char *env = getenv("HOSTILE_IMAGES");
+		size_t n = env ? strtoul(env, NULL, 10) : 200, size = (size_t)64 << 20;
+		gdbjit_entry **all = calloc(n ? n : 1, sizeof *all);
+		for (size_t i = 0; i < n; i++) {
+			uint8_t *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+					  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+			if (p == MAP_FAILED)
+				exit(2);
+			if (!i)
+				memcpy(p, good.p, good.n);
+			all[i] = entry(p, size);
+		}
+		link_list(all, n);
 	} else {
 		fprintf(stderr, "hostile: unknown mode %s\n", mode);
 		exit(2);

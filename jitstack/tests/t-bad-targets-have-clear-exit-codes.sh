@@ -42,6 +42,27 @@ expect 3 "no process $gone" "$JS" record -p $gone -d 1
 start_zombie
 expect 3 "zombie" "$JS" -p "$ZOMBIE"
 expect 3 "zombie" "$JS" record -p "$ZOMBIE" -d 1
+# a process whose main thread called pthread_exit is no zombie: it says so
+if [ -x "$JTB/leaderexit" ]; then
+	start_child le.out "$JTB/leaderexit"
+	expect 3 "its main thread has exited \(pthread_exit\) while 1 other thread lives on" "$JS" -p "$CHILD_PID"
+	kill_tree "$CHILD_PID"
+fi
+# another user's process: record names whose it is first, not
+# perf_event_paranoid (run as nobody, on a process of root's)
+if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then
+	start_child child.out "$TB/child" wait
+	chmod 755 "$T" && cp "$JS" "$T/js-copy"
+	expect_exit 4 "^jitstack: process $CHILD_PID belongs to user 0, not to this one \(65534\)" \
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$T/js-copy" record -p "$CHILD_PID" -d 0.5 -o /dev/null
+	note "exit 4: $(head -1 err)"
+	kill_tree "$CHILD_PID"
+else
+	note "not root or no setpriv: another user's process not tried"
+fi
+# jitstack cannot trace itself, and says that rather than naming users
+expect_exit 4 "is jitstack itself" sh -c 'exec "$1" -p $$' sh "$JS"
+note "exit 4: $(head -1 err)"
 
 # a process that exits while it is being read
 start_child child.out "$TB/child" wait

@@ -11,7 +11,7 @@ JS_FUZZ_TIME ?= 300
 JS_TEST_CFLAGS = -std=gnu11 $(JS_WARN) -O1 -g -fno-omit-frame-pointer $(SANFLAGS)
 
 JS_TEST_PROGS := $(addprefix $(JS_TB)/,foreignjit jitobj.o jitobj-df.o jitobj-clang.o cxxwait hostile threads tomb churnjit pprofdump perfmap_check jitdump_check \
-	child-localdesc child-hiddenlib relocs_check symindex_check latethread noperf hostilestack inl) $(BUILD)/bench/scalejit $(BUILD)/bench/orcjit
+	child-localdesc child-hiddenlib relocs_check symindex_check latethread leaderexit noperf hostilestack inl) $(BUILD)/bench/scalejit $(BUILD)/bench/orcjit
 
 # A foreign JIT and the objects it loads (LLVM-style): the objects keep no
 # frame pointer, so only their CFI (.eh_frame, or .debug_frame) unwinds them.
@@ -65,6 +65,9 @@ $(JS_TB)/child-hiddenlib: $(TEST_DIR)/child $(JS_TB)/libhiddenjit.so
 $(JS_TB)/latethread: $(JS)/tests/latethread.c
 	@mkdir -p $(dir $@)
 	$(CC) $(JS_TEST_CFLAGS) -o $@ $< -pthread
+$(JS_TB)/leaderexit: $(JS)/tests/leaderexit.c
+	@mkdir -p $(dir $@)
+	$(CC) $(JS_TEST_CFLAGS) -o $@ $< -pthread
 
 # inl.c optimised as a release build is: leaf and mid inlined into outer.
 $(JS_TB)/inl: $(JS)/tests/inl.c
@@ -104,7 +107,7 @@ $(JS_TB)/jitdump_check: $(JS)/tests/jitdump_check.c $(JS_JD_SRCS) $(JS_HDRS) tes
 
 # jitmodules.c and the image reader on their own: images whose DWARF
 # names another's symbols, over two refreshes of a list in memory.
-JS_RELOC_SRCS := $(addprefix $(JS)/,jit/jitmodules.c jit/desc.c target/mem.c jit/jitimage.c jit/elfin.c \
+JS_RELOC_SRCS := $(addprefix $(JS)/,jit/jitmodules.c jit/desc.c target/mem.c target/hold.c jit/jitimage.c jit/elfin.c \
 	jit/cfi_convert.c jit/aranges.c base/err.c base/grow.c target/machine.c target/symfind.c) $(FMT_SRCS)
 $(JS_TB)/relocs_check: $(JS)/tests/relocs_check.c $(JS_RELOC_SRCS) $(JS_HDRS)
 	@mkdir -p $(dir $@)
@@ -117,7 +120,7 @@ $(JS_TB)/symindex_check: $(JS)/tests/symindex_check.c $(JS_SYMIDX_SRCS) $(JS)/un
 	$(CC) $(JS_TEST_CFLAGS) -D_GNU_SOURCE -I$(JS) -I. -o $@ $< $(JS_SYMIDX_SRCS) -ldw -lelf
 
 # The fuzz target and the reader it drives, instrumented (clang-19).
-JS_FUZZ_SRCS := $(JS)/tests/fuzz_reader.c $(addprefix $(JS)/,jit/desc.c target/mem.c jit/jitimage.c jit/elfin.c \
+JS_FUZZ_SRCS := $(JS)/tests/fuzz_reader.c $(addprefix $(JS)/,jit/desc.c target/mem.c target/hold.c jit/jitimage.c jit/elfin.c \
 	jit/cfi_convert.c jit/aranges.c base/err.c base/grow.c base/follow.c base/maps.c target/machine.c jit/perfmap.c jit/jitdump.c) $(FMT_SRCS)
 $(JS_TB)/fuzz_reader: $(JS_FUZZ_SRCS) $(JS_HDRS)
 	@mkdir -p $(dir $@)

@@ -209,13 +209,13 @@ out:
 	return result;
 }
 
-static ju_ctx *ctxs[2]; /* the contexts whose arenas hold the published blobs */
+static ju_ctx *ctxs[3]; /* the contexts whose arenas hold the published blobs */
 
 /* Every pc of the blob (and the salt after it) through both tables. */
 static void tables_match_in_process(const jd_load *l, const tblob *t)
 {
 	arena *a = NULL;
-	for (size_t i = 0; i < 2 && !a; i++)
+	for (size_t i = 0; i < 3 && !a; i++)
 		if (ctxs[i] && !arena_find(ctxs[i], l->h.code_addr, &a))
 			a = NULL;
 	CHECK(a, "%s is not published", l->name);
@@ -544,6 +544,48 @@ static void room_after_is_what_perf_needs(void)
 	printf("a 40-byte FP blob needs %zu bytes of room\n", room);
 }
 
+/* A directory on the way that another user could change is refused: one
+ * of theirs (here nobody's, uid 65534) at JITDUMPDIR or at its .debug, and
+ * one any user may write without the sticky bit; a sticky one of ours, as
+ * /tmp is, is taken.  Root only (chown). */
+static void directories_another_user_can_change_are_refused(void)
+{
+	if (geteuid() != 0) {
+		printf("note: not root, cannot make another user's directory; not checked\n");
+		return;
+	}
+	const char *old = getenv("JITDUMPDIR");
+	char saved[400] = "", base[300], sub[340];
+	if (old)
+		snprintf(saved, sizeof saved, "%s", old);
+	snprintf(base, sizeof base, "%s/theirs", top);
+	CHECK(mkdir(base, 0755) == 0 && chown(base, 65534, 65534) == 0, "%s: %s", base, strerror(errno));
+	setenv("JITDUMPDIR", base, 1);
+	open_dump(NULL, JU_EPERM);
+	CHECK(strstr(ju_errmsg(), "belongs to user 65534"), "their JITDUMPDIR: %s", ju_errmsg());
+	snprintf(base, sizeof base, "%s/theirs-inside", top);
+	snprintf(sub, sizeof sub, "%s/.debug", base);
+	CHECK(mkdir(base, 0755) == 0 && mkdir(sub, 0755) == 0 && chown(sub, 65534, 65534) == 0, "%s: %s", sub,
+	      strerror(errno));
+	setenv("JITDUMPDIR", base, 1);
+	open_dump(NULL, JU_EPERM);
+	CHECK(strstr(ju_errmsg(), "at .debug, belongs to user 65534"), "their .debug: %s", ju_errmsg());
+	snprintf(base, sizeof base, "%s/open", top);
+	CHECK(mkdir(base, 0700) == 0 && chmod(base, 0777) == 0, "%s: %s", base, strerror(errno));
+	setenv("JITDUMPDIR", base, 1);
+	open_dump(NULL, JU_EPERM);
+	CHECK(strstr(ju_errmsg(), "no sticky bit"), "a directory anyone may write: %s", ju_errmsg());
+	CHECK(chmod(base, 01777) == 0, "chmod: %s", strerror(errno));
+	ju_ctx *ctx = open_dump(NULL, 0);
+	CHECK(ctx, "a sticky directory of ours, as /tmp, is refused: %s", ju_errmsg());
+	if (ctx)
+		CHECK_RC(ju_close(ctx), 0);
+	if (saved[0])
+		setenv("JITDUMPDIR", saved, 1);
+	else
+		unsetenv("JITDUMPDIR");
+}
+
 /* The main round trip: batches in any order, neighbours with and without
  * room, unpublishing, a second context, a failed publish, closing. */
 static void records_round_trip(void)
@@ -597,9 +639,13 @@ static void records_round_trip(void)
 		CHECK(size > 0 && setrlimit(RLIMIT_FSIZE, &rl) == 0, "no dump of its own, or setrlimit");
 		ju_blob c[] = { fp_blob(0x4000, 40, "late-a"),
 				other_blob(0x4100, 30, "late-b", JU_FRAME_CFI) };
-		CHECK_RC(ju_publish_batch(ctx, c, 2), JU_EIO);
+		/* the channel turns off; the publish goes on without it */
+		CHECK_RC(ju_publish_batch(ctx, c, 2), 0);
 		CHECK(file_size(mine) == size, "the child's dump is %ld bytes, was %ld", file_size(mine),
 		      size);
+		size_t missed = 0;
+		CHECK_RC(ju_channel_error(ctx, JU_CH_JITDUMP, &missed), JU_EIO);
+		CHECK(missed == 2, "%zu blobs missed, want 2", missed);
 		fflush(stdout);
 		_exit(unit_failures ? 1 : 0);
 	}
@@ -607,25 +653,45 @@ static void records_round_trip(void)
 	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
 	      "a write cut short in a child (status %#x)", st);
 
-	/* Failed publishes leave the file alone, whichever write or allocation fails. */
+	/* Failed publishes leave the file alone, whichever write or allocation
+	 * fails: a failed allocation fails the publish, a failed write turns the
+	 * channel off in that context and the publish goes on (docs/API.md, "When
+	 * a file cannot be written").  A context of its own for each fault
+	 * point, sharing the file; the one without a fault is kept. */
 	ju_blob b7[] = { fp_blob(0x4000, 40, "late-a"), other_blob(0x4100, 30, "late-b", JU_FRAME_CFI) };
-	long n = 1;
+	ju_ctx *three = NULL;
+	long n = 1, absorbed = 0;
 	for (; n < 1000; n++) {
+		ju_ctx *f = open_dump(NULL, 0);
+		if (!f)
+			break;
 		long size = file_size(path);
 		ju__fault_after(n);
-		int rc = ju_publish_batch(ctx, b7, 2);
+		int rc = ju_publish_batch(f, b7, 2);
 		bool hit = ju__fault_remaining() == 0;
 		ju__fault_after(0);
-		if (!hit || rc == 0) {
+		if (!hit) {
 			CHECK(rc == 0, "publish without a fault: %s", ju_errmsg());
 			for (size_t i = 0; i < 2; i++)
 				blobs[n_blobs++] = (tblob){ b7[i], true, 7 };
+			three = f;
 			break;
 		}
+		char msg[256];
+		snprintf(msg, sizeof msg, "%s", ju_errmsg());
+		int off = ju_channel_error(f, JU_CH_JITDUMP, NULL);
 		CHECK(file_size(path) == size, "fault %ld (%s): the dump grew from %ld to %ld", n,
-		      ju_errmsg(), size, file_size(path));
+		      rc ? msg : "the channel turned off", size, file_size(path));
+		CHECK(rc ? ju_count(f) == 0 : off == JU_EIO && ju_count(f) == 2,
+		      "fault %ld: rc %d, channel error %d, %zu blobs published", n, rc, off, ju_count(f));
+		absorbed += rc == 0;
+		CHECK_RC(ju_unpublish_all(f), 0);
+		CHECK_RC(ju_close(f), 0);
 	}
-	printf("a failed publish left the dump as it was at each of %ld fault points\n", n - 1);
+	printf("a failed publish left the dump as it was at each of %ld fault points (%ld turned the "
+	       "channel off)\n",
+	       n - 1, absorbed);
+	ctxs[2] = three;
 
 	ctxs[0] = ctx, ctxs[1] = two;
 	size_t loads = check_dump(path, true, false);
@@ -661,8 +727,12 @@ static void records_round_trip(void)
 	CHECK(jd_marker_mapped(path), "closing one of two contexts unmapped the dump");
 	CHECK_RC(ju_unpublish_all(two), 0);
 	CHECK_RC(ju_close(two), 0);
+	if (three) {
+		CHECK_RC(ju_unpublish_all(three), 0);
+		CHECK_RC(ju_close(three), 0);
+	}
 	CHECK(!jd_marker_mapped(path), "the dump is still mapped after the last close");
-	ctxs[0] = ctxs[1] = NULL;
+	ctxs[0] = ctxs[1] = ctxs[2] = NULL;
 	check_dump(path, false, true);
 }
 
@@ -804,6 +874,7 @@ int main(int argc, char **argv)
 		R[i] = (uint8_t)(i * 7 + 3);
 
 	default_directory_is_like_perfs_agents();
+	directories_another_user_can_change_are_refused();
 	symlinks_and_foreign_files_are_refused();
 	symlink_on_the_directory_path_is_refused();
 	room_after_is_what_perf_needs();
