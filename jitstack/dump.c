@@ -78,7 +78,9 @@ static void unwind_thread(js_session *s, const stack_copy *c, size_t i, js_stack
 		return;
 	}
 	/* reach 0: a frame above the copy is read from the target */
-	js_sample x = { .tid = t->tid, .idle = t->idle, .regs = &t->regs, .stack = c[i].bytes, .len = c[i].len };
+	js_sample x = {
+		.tid = t->tid, .idle = t->idle, .regs = &t->regs, .stack = c[i].bytes, .len = c[i].len
+	};
 	memcpy(x.comm, t->comm, sizeof x.comm);
 	js_unwind(s, &x, st, NULL);
 }
