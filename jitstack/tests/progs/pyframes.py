@@ -10,6 +10,7 @@
 # print "parked NATIVE-TID ROLE" and sleep at the same line.
 #   python3 pyframes.py [DEPTH]
 import _thread
+import os
 import sys
 import threading
 import time
@@ -20,7 +21,8 @@ both = threading.Barrier(2)
 
 def park(role):
     both.wait()
-    print("parked", threading.get_native_id(), role, flush=True)
+    # one write(2), so that the two threads' lines never mix
+    os.write(1, b"parked %d %s\n" % (threading.get_native_id(), role.encode()))
     time.sleep(1000)  #@park
 
 
