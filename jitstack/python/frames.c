@@ -321,6 +321,8 @@ static void read_thread(js_py *py, uint64_t ts)
 	read_chain(py, t, frame);
 }
 
+static void read_runtime(js_py *py);
+
 void js_py_walk(js_py *py)
 {
 	js_strs_free(&py->strs);
@@ -331,6 +333,14 @@ void js_py_walk(js_py *py)
 	if (!py->known)
 		return;
 	js_mem_flush(py->mem);
+	unsigned long syscalls = js_mem_syscalls(py->mem);
+	read_runtime(py);
+	py->stats.syscalls = js_mem_syscalls(py->mem) - syscalls;
+}
+
+/* The interpreters, their threads and each thread's chain. */
+static void read_runtime(js_py *py)
+{
 	uint64_t interp = 0;
 	cycle ci = { 0, 1, 0 };
 	int e = rd_u64(py, py->runtime + (uint64_t)off(py, JS_PY_RT_INTERP_HEAD), &interp);

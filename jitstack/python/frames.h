@@ -53,6 +53,7 @@ typedef struct js_py_stats {
 	unsigned long reads;     /* reads of the target's memory */
 	unsigned long bytes;     /* bytes they asked for */
 	unsigned long code_hits; /* code objects found in the walk's cache */
+	unsigned long syscalls;  /* process_vm_readv calls they took (a live target) */
 } js_py_stats;
 
 struct js_strchunk;

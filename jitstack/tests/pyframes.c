@@ -227,11 +227,11 @@ int main(int argc, char **argv)
 		if (repeat) {
 			qsort(us, repeat, sizeof *us, cmp_u64);
 			fprintf(stderr,
-				"pyframes: a walk: %lu reads, %lu bytes, %lu code objects read again; "
+				"pyframes: a walk: %lu reads (%lu system calls), %lu bytes, %lu code objects from the walk's cache; "
 				"%llu/%llu/%llu us (min/median/max of %u)\n",
-				py.stats.reads, py.stats.bytes, py.stats.code_hits, (unsigned long long)us[0],
-				(unsigned long long)us[repeat / 2], (unsigned long long)us[repeat - 1],
-				repeat);
+				py.stats.reads, py.stats.syscalls, py.stats.bytes, py.stats.code_hits,
+				(unsigned long long)us[0], (unsigned long long)us[repeat / 2],
+				(unsigned long long)us[repeat - 1], repeat);
 		}
 		free(us);
 	}
