@@ -376,6 +376,25 @@ static uint64_t symbol(Elf *elf, const char *name, uint64_t bias)
 	return js_find_symbol(elf, name, &v, &size) ? v + bias : 0;
 }
 
+/* The 4 bytes at vaddr in the file's sections: Py_Version is constant,
+ * and a core (gdb's gcore) leaves out the read-only pages that hold it. */
+static bool file_u32(Elf *elf, uint64_t vaddr, uint32_t *v)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || vaddr < sh.sh_addr ||
+		    vaddr - sh.sh_addr + sizeof *v > sh.sh_size)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || vaddr - sh.sh_addr + sizeof *v > d->d_size)
+			return false;
+		memcpy(v, (const uint8_t *)d->d_buf + (vaddr - sh.sh_addr), sizeof *v);
+		return true;
+	}
+	return false;
+}
+
 /* Which CPython it is, into py->version; false with py->warning when its
  * frames are not read. */
 static bool tell_version(js_py *py, Elf *elf, uint64_t bias)
@@ -394,9 +413,13 @@ static bool tell_version(js_py *py, Elf *elf, uint64_t bias)
 	} else {
 		uint64_t at = symbol(elf, "Py_Version", bias);
 		uint32_t v;
-		if (!at || js_mem_read(py->mem, at, &v, sizeof v)) {
+		if (!at) {
 			snprintf(py->warning, sizeof py->warning,
 				 "a CPython older than 3.11 (no Py_Version): its Python frames are not read");
+			return false;
+		}
+		if (js_mem_read(py->mem, at, &v, sizeof v) && !file_u32(elf, at - bias, &v)) {
+			snprintf(py->warning, sizeof py->warning, "CPython's Py_Version is unreadable");
 			return false;
 		}
 		hex = v;

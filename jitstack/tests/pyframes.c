@@ -5,20 +5,22 @@
  * ("  QUALNAME FILE:LINE", " [entry]" on the first frame of an eval loop
  * activation).
  *
- *   pyframes [--no-dwarf] [--no-stop] [--repeat N] -p PID
+ *   pyframes [--no-dwarf] [--no-stop] [--repeat N] -p PID | --core FILE
  *   pyframes --check-table MINOR PYTHON   the table of 3.MINOR against
  *                                         PYTHON's DWARF, field by field
  *
- * --no-dwarf takes the layout from the table even where DWARF has it;
+ * The target's modules are found as jitstack finds them (target/modules.h:
+ * /proc/PID/maps, or a core's NT_FILE note).  --no-dwarf takes the layout
+ * from the table even where DWARF has it;
  * --no-stop reads without stopping the threads; --repeat N walks N times
  * and prints the cost of a walk on stderr (reads, bytes, microseconds:
  * minimum, median, maximum).
  */
 #include "base/err.h"
-#include "base/maps.h"
 #include "python/frames.h"
 #include "python/layout.h"
 #include "target/mem.h"
+#include "target/modules.h"
 #include "target/proc.h"
 #include "target/symfind.h"
 
@@ -56,49 +58,44 @@ static Elf *open_elf(const char *path, int *fd)
 	return *fd < 0 ? NULL : elf_begin(*fd, ELF_C_READ_MMAP, NULL);
 }
 
-/* The file of /proc/PID/maps that exports _PyRuntime, and its load bias
- * (its mapping at offset 0 less its first PT_LOAD's page). */
-static bool find_python(pid_t pid, char *path, size_t len, uint64_t *bias)
+/* The target's modules as jitstack reports them (target/modules.h). */
+static int find_elf(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr base, char **file, Elf **elfp)
 {
-	char name[64], line[4096];
-	snprintf(name, sizeof name, "/proc/%d/maps", (int)pid);
-	FILE *f = fopen(name, "re");
-	if (!f)
-		return false;
-	bool found = false;
-	char tried[4096] = "";
-	while (!found && fgets(line, sizeof line, f)) {
-		js_maps_line m;
-		if (!js_maps_parse(line, strcspn(line, "\n"), &m) || m.off != 0 || m.path_len == 0 ||
-		    m.path[0] != '/' || m.path_len >= len)
-			continue;
-		memcpy(path, m.path, m.path_len);
-		path[m.path_len] = 0;
-		if (strcmp(path, tried) == 0)
-			continue;
-		snprintf(tried, sizeof tried, "%s", path);
-		js_file_look look;
-		if (!js_look_in_file(path, "_PyRuntime", "Py_Version", &look) || !look.defines)
-			continue;
-		int fd;
-		Elf *elf = open_elf(path, &fd);
-		size_t n;
-		GElf_Phdr ph;
-		if (elf && elf_getphdrnum(elf, &n) == 0) {
-			for (size_t i = 0; i < n; i++) {
-				if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD) {
-					*bias = m.lo - (ph.p_vaddr & ~(uint64_t)4095);
-					found = true;
-					break;
-				}
-			}
-		}
-		elf_end(elf);
-		if (fd >= 0)
-			close(fd);
-	}
-	fclose(f);
-	return found;
+	if (js_memelf_find_elf(ud, elfp))
+		return -1;
+	return dwfl_linux_proc_find_elf(mod, ud, name, base, file, elfp);
+}
+
+static const Dwfl_Callbacks target_callbacks = {
+	.find_elf = find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.debuginfo_path = &debuginfo_path,
+};
+
+/* The module that defines _PyRuntime: its ELF, load bias and DWARF
+ * (NULL unless use_dwarf, or when it has none). */
+typedef struct python_module {
+	Elf *elf;
+	Dwarf_Addr bias;
+	Dwarf *dw;
+	bool use_dwarf;
+} python_module;
+
+static int find_runtime(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr start, void *arg)
+{
+	(void)ud, (void)name, (void)start;
+	python_module *py = arg;
+	Dwarf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	GElf_Addr v;
+	GElf_Xword size;
+	if (!elf || !js_find_symbol(elf, "_PyRuntime", &v, &size))
+		return DWARF_CB_OK;
+	py->elf = elf;
+	py->bias = bias;
+	Dwarf_Addr dbias;
+	py->dw = py->use_dwarf ? dwfl_module_getdwarf(mod, &dbias) : NULL;
+	return DWARF_CB_ABORT;
 }
 
 static uint64_t now_us(void)
@@ -165,47 +162,67 @@ static int check_table(unsigned minor, const char *path)
 
 int main(int argc, char **argv)
 {
-	bool use_dwarf = true, stop = true;
+	bool stop = true;
+	python_module pm = { .use_dwarf = true };
 	unsigned repeat = 0;
 	pid_t pid = 0;
+	const char *core_path = NULL;
 	elf_version(EV_CURRENT);
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--no-dwarf"))
-			use_dwarf = false;
+			pm.use_dwarf = false;
 		else if (!strcmp(argv[i], "--no-stop"))
 			stop = false;
 		else if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
 			repeat = (unsigned)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "-p") && i + 1 < argc)
 			pid = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--core") && i + 1 < argc)
+			core_path = argv[++i];
 		else if (!strcmp(argv[i], "--check-table") && i + 2 < argc)
 			return check_table((unsigned)atoi(argv[i + 1]), argv[i + 2]);
 		else {
-			fprintf(stderr, "usage: pyframes [--no-dwarf] [--no-stop] [--repeat N] -p PID\n"
-					"       pyframes --check-table MINOR PYTHON\n");
+			fprintf(stderr,
+				"usage: pyframes [--no-dwarf] [--no-stop] [--repeat N] -p PID | --core FILE\n"
+				"       pyframes --check-table MINOR PYTHON\n");
 			return 2;
 		}
 	}
-	if (pid <= 0) {
-		fprintf(stderr, "pyframes: -p PID is needed\n");
+	if ((pid <= 0) == !core_path) {
+		fprintf(stderr, "pyframes: -p PID or --core FILE is needed\n");
 		return 2;
 	}
-	char path[4096];
-	uint64_t bias = 0;
-	if (!find_python(pid, path, sizeof path, &bias)) {
-		fprintf(stderr, "pyframes: process %d maps no file that exports _PyRuntime\n", (int)pid);
+	int core_fd = -1;
+	Elf *core = core_path ? open_elf(core_path, &core_fd) : NULL;
+	js_mem *mem = core ? js_mem_core(core) : pid > 0 ? js_mem_live(pid) : NULL;
+	js_memelf vdso = { 0 };
+	js_err err = { 0 };
+	Dwfl *dwfl = dwfl_begin(&target_callbacks);
+	if (!mem || !dwfl) {
+		fprintf(stderr, "pyframes: cannot read %s\n", core_path ? core_path : "the process");
 		return 1;
 	}
-	int fd;
-	Dwfl *dwfl = NULL;
-	Elf *elf = open_elf(path, &fd);
-	Dwarf *dw = use_dwarf && elf ? dwarf_of(path, &dwfl) : NULL;
-	js_mem *mem = js_mem_live(pid);
+	dwfl_report_begin(dwfl);
+	int r = core ? js_report_core_files(dwfl, core, NULL, mem, &vdso)
+		     : js_report_proc_maps(dwfl, pid, mem, &vdso, &err);
+	dwfl_report_end(dwfl, NULL, NULL);
+	if (r) {
+		if (core)
+			fprintf(stderr, "pyframes: %s: no NT_FILE note\n", core_path);
+		else
+			js_err_print(&err);
+		return 1;
+	}
+	dwfl_getmodules(dwfl, find_runtime, &pm, 0);
+	if (!pm.elf) {
+		fprintf(stderr, "pyframes: no module of the target exports _PyRuntime\n");
+		return 1;
+	}
+	stop = stop && !core;
 	js_proc proc = { 0 };
-	js_err err = { 0 };
 	js_py py;
-	if (!elf || !mem || (stop && js_proc_attach(&proc, pid, &err)) ||
-	    js_py_open(&py, mem, elf, bias, dw, &err)) {
+	if ((stop && js_proc_attach(&proc, pid, &err)) ||
+	    js_py_open(&py, mem, pm.elf, pm.bias, pm.dw, &err)) {
 		js_err_print(&err);
 		return 1;
 	}
@@ -216,7 +233,7 @@ int main(int argc, char **argv)
 		if (stop)
 			js_proc_stop_all(&proc);
 		uint64_t *us = calloc(repeat ? repeat : 1, sizeof *us);
-		for (unsigned i = 0; i < (repeat ? repeat : 1); i++) {
+		for (unsigned i = 0; us && i < (repeat ? repeat : 1); i++) {
 			uint64_t t0 = now_us();
 			js_py_walk(&py);
 			us[i] = now_us() - t0;
@@ -224,11 +241,11 @@ int main(int argc, char **argv)
 		if (stop)
 			js_proc_resume_all(&proc);
 		print(&py);
-		if (repeat) {
+		if (repeat && us) {
 			qsort(us, repeat, sizeof *us, cmp_u64);
 			fprintf(stderr,
-				"pyframes: a walk: %lu reads (%lu system calls), %lu bytes, %lu code objects from the walk's cache; "
-				"%llu/%llu/%llu us (min/median/max of %u)\n",
+				"pyframes: a walk: %lu reads (%lu system calls), %lu bytes, %lu code objects from the "
+				"walk's cache; %llu/%llu/%llu us (min/median/max of %u)\n",
 				py.stats.reads, py.stats.syscalls, py.stats.bytes, py.stats.code_hits,
 				(unsigned long long)us[0], (unsigned long long)us[repeat / 2],
 				(unsigned long long)us[repeat - 1], repeat);
@@ -239,10 +256,12 @@ int main(int argc, char **argv)
 		js_proc_detach(&proc);
 	js_proc_free(&proc);
 	js_py_free(&py);
+	dwfl_end(dwfl);
+	js_memelf_free(&vdso);
 	js_mem_free(mem);
-	if (dwfl)
-		dwfl_end(dwfl);
-	elf_end(elf);
-	close(fd);
+	if (core) {
+		elf_end(core);
+		close(core_fd);
+	}
 	return 0;
 }

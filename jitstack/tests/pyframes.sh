@@ -56,3 +56,33 @@ check_pyframes() { # FILE DEPTH WHAT
 		}
 	done
 }
+
+# gdb's py-bt (CPython's python-gdb.py for PYTHON) on every thread of a
+# process or a core (GDB-TARGET-ARGS: "-p PID", or "PYTHON CORE"), into
+# FILE as frames_of reads it: "thread TID", then "  NAME FILE:LINE".
+pybt() { # PYTHON FILE GDB-TARGET-ARGS...
+	pb_script=/usr/share/gdb/auto-load$(readlink -f "$1")-gdb.py pb_file=$2
+	shift 2
+	need_file "$pb_script" "python3.11-dbg"
+	limit 120 gdb -batch -nx -iex 'set auto-load python-scripts off' -ex "source $pb_script" \
+		-ex 'thread apply all py-bt' "$@" > gdb.out 2>&1 || { tail gdb.out; fail "gdb exited $?"; }
+	# "Thread N (Thread 0x... (LWP TID) ...)", then '  File "F", line L, in NAME'
+	sed -n 's/^Thread [0-9]* (.*(LWP \([0-9]*\)).*/thread \1/p; s/^  File "\(.*\)", line \([0-9]*\), in \(.*\)/  \3 \1:\2/p' \
+		gdb.out > "$pb_file"
+}
+
+# py-bt's frames (PYBT, from pybt) and pyframes' (OURS) agree thread by
+# thread: py-bt names a function by its code's co_name, the last part of
+# the qualified name.  WHAT names the run in a failure.
+same_as_pybt() { # PYBT OURS WHAT
+	for role in main gen; do
+		eval tid=\$TID_$role
+		frames_of "$tid" < "$1" > "pybt.$role"
+		frames_of "$tid" < "$2" | sed 's/ \[entry\]$//' | awk '{ n = split($1, q, "."); print "  " q[n] " " $2 }' > "ours.$role"
+		[ -s "pybt.$role" ] || { cat gdb.out; fail "$3: py-bt shows no frame of thread $tid"; }
+		cmp -s "pybt.$role" "ours.$role" || {
+			diff "pybt.$role" "ours.$role"
+			fail "$3: thread $tid ($role): py-bt and python/ differ"
+		}
+	done
+}

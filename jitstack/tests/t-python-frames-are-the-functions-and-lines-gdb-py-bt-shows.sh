@@ -10,28 +10,11 @@
 need_cmd gdb
 runs=0
 for py in /usr/bin/python3.11d /usr/bin/python3; do
-	real=$(readlink -f "$py")
-	script=/usr/share/gdb/auto-load$real-gdb.py
-	need_file "$script" "python3.11-dbg"
 	start_pyframes "$py" 3
 	limit 30 "$PYF" -p "$CHILD_PID" > out 2> err || { cat err; fail "$py: pyframes exited $?"; }
 	check_pyframes out 3 "$py"
-	limit 120 gdb -p "$CHILD_PID" -batch -nx -iex 'set auto-load python-scripts off' -ex "source $script" \
-		-ex 'thread apply all py-bt' > gdb.out 2>&1 || { tail gdb.out; fail "$py: gdb exited $?"; }
-	# "Thread N (Thread 0x... (LWP TID) ...)", then '  File "F", line L, in NAME'
-	sed -n 's/^Thread [0-9]* (.*(LWP \([0-9]*\)).*/thread \1/p; s/^  File "\(.*\)", line \([0-9]*\), in \(.*\)/  \3 \1:\2/p' \
-		gdb.out > gdb.frames
-	for role in main gen; do
-		eval tid=\$TID_$role
-		frames_of "$tid" < gdb.frames > gdb.$role
-		frames_of "$tid" < out | sed 's/ \[entry\]$//' |
-			awk '{ n = split($1, q, "."); print "  " q[n] " " $2 }' > ours.$role
-		[ -s gdb.$role ] || { cat gdb.out; fail "$py: py-bt shows no frame of thread $tid"; }
-		cmp -s gdb.$role ours.$role || {
-			diff gdb.$role ours.$role
-			fail "$py: thread $tid ($role): py-bt and python/ differ"
-		}
-	done
+	pybt "$py" pybt.frames -p "$CHILD_PID"
+	same_as_pybt pybt.frames out "$py"
 	kill "$CHILD_PID"
 	runs=$((runs + 1))
 done

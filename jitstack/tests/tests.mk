@@ -118,7 +118,7 @@ $(JS_TB)/symindex_check: $(JS)/tests/symindex_check.c $(JS_SYMIDX_SRCS) $(JS)/un
 
 # The Python frame reader on its own (python/), over a live CPython.
 JS_PY_SRCS := $(addprefix $(JS)/,python/frames.c python/layout.c python/linetable.c target/mem.c target/proc.c \
-	target/symfind.c base/err.c base/grow.c base/maps.c base/follow.c)
+	target/symfind.c target/modules.c target/machine.c base/err.c base/grow.c base/maps.c base/follow.c)
 $(JS_TB)/pyframes: $(JS)/tests/pyframes.c $(JS_PY_SRCS) $(JS_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(JS_TEST_CFLAGS) -D_GNU_SOURCE -I$(JS) -I. -o $@ $< $(JS_PY_SRCS) -ldw -lelf
