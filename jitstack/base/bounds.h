@@ -73,6 +73,7 @@
 #define JS_PY_MAX_STRING 1024u         /* characters of a name or file name; longer ones are cut */
 #define JS_PY_MAX_LINETABLE (1u << 20) /* bytes of one code object's co_linetable */
 #define JS_PY_MAX_READS 1000000ul      /* reads of the target's memory in one walk */
-#define JS_PY_CODE_CACHE 256u          /* code objects one walk remembers */
+#define JS_PY_CODE_CACHE 256u          /* code objects remembered, by address */
+#define JS_PY_MAX_KEPT ((size_t)8 << 20) /* bytes of names and line tables kept across walks */
 
 #endif

@@ -32,8 +32,15 @@
  * at once: the layout's offsets must fall inside. */
 enum { HEAD_MAX = 256, STRS_CHUNK = 64 << 10 };
 
+/* A code object decoded, kept across walks: a code object never changes
+ * what is read here, but it may be freed and its memory reused, so a
+ * later walk reads its head again (one read) and keeps what was decoded
+ * only when the head still points to the same name, file and line table
+ * and holds the same numbers. */
 struct js_py_code {
 	uint64_t addr; /* 0: an empty slot */
+	uint64_t walk; /* the walk that last read its head */
+	uint64_t qualname_at, filename_at, linetable_at;
 	const char *qualname, *filename;
 	const uint8_t *linetable;
 	size_t linetable_n;
@@ -66,8 +73,12 @@ static int64_t off(const js_py *py, enum js_py_field f)
 }
 
 /* A read of the target's memory within the walk's budget: 0 or an errno
- * value. */
-static int rd(js_py *py, uint64_t addr, void *buf, size_t len)
+ * value.  Frames live in a thread's data stack, a few pages that hold the
+ * whole chain: they are read through the page cache (`cached`), which
+ * reads a run of pages at a time.  The rest (thread states, code objects,
+ * strings) lies scattered over the heap, where a run of pages a read
+ * would copy pages no other read wants: it is read exactly. */
+static int rd_how(js_py *py, uint64_t addr, void *buf, size_t len, bool cached)
 {
 	if (py->stats.reads >= JS_PY_MAX_READS)
 		return E2BIG;
@@ -75,7 +86,12 @@ static int rd(js_py *py, uint64_t addr, void *buf, size_t len)
 	py->stats.bytes += len;
 	if (!addr)
 		return EFAULT;
-	return js_mem_read_cached(py->mem, addr, buf, len);
+	return cached ? js_mem_read_cached(py->mem, addr, buf, len) : js_mem_read(py->mem, addr, buf, len);
+}
+
+static int rd(js_py *py, uint64_t addr, void *buf, size_t len)
+{
+	return rd_how(py, addr, buf, len, false);
 }
 
 static int rd_u64(js_py *py, uint64_t addr, uint64_t *v)
@@ -173,6 +189,7 @@ static const char *read_str(js_py *py, uint64_t addr, char *why, size_t n)
 	}
 	out[len] = 0;
 	const char *s = js_strs_keep(&py->strs, out, len, STRS_CHUNK);
+	py->kept += len + 1;
 	if (!s)
 		js_note(why, n, "out of memory");
 	return s;
@@ -193,6 +210,7 @@ static const uint8_t *read_bytes(js_py *py, uint64_t addr, size_t *len, char *wh
 		return NULL;
 	}
 	uint8_t *b = js_strs_alloc(&py->strs, size ? (size_t)size : 1, STRS_CHUNK);
+	py->kept += (size_t)size;
 	if (!b) {
 		js_note(why, n, "out of memory");
 		return NULL;
@@ -211,7 +229,7 @@ static const uint8_t *read_bytes(js_py *py, uint64_t addr, size_t *len, char *wh
 static const struct js_py_code *read_code(js_py *py, uint64_t addr, char *why, size_t n)
 {
 	struct js_py_code *c = &py->codes[(addr >> 4) % JS_PY_CODE_CACHE];
-	if (c->addr == addr && addr) {
+	if (c->addr == addr && addr && c->walk == py->walks) {
 		py->stats.code_hits++;
 		return c;
 	}
@@ -226,17 +244,29 @@ static const struct js_py_code *read_code(js_py *py, uint64_t addr, char *why, s
 		js_note(why, n, "0x%llx is not a code object", (unsigned long long)addr);
 		return NULL;
 	}
-	struct js_py_code k = { .addr = addr };
-	k.qualname = read_str(py, u64_at(head, off(py, JS_PY_CO_QUALNAME)), why, n);
-	k.filename = k.qualname ? read_str(py, u64_at(head, off(py, JS_PY_CO_FILENAME)), why, n) : NULL;
-	k.linetable =
-		k.filename ? read_bytes(py, u64_at(head, off(py, JS_PY_CO_LINETABLE)), &k.linetable_n, why, n)
-			   : NULL;
+	struct js_py_code k = {
+		.addr = addr,
+		.walk = py->walks,
+		.qualname_at = u64_at(head, off(py, JS_PY_CO_QUALNAME)),
+		.filename_at = u64_at(head, off(py, JS_PY_CO_FILENAME)),
+		.linetable_at = u64_at(head, off(py, JS_PY_CO_LINETABLE)),
+		.firstlineno = (int)u32_at(head, off(py, JS_PY_CO_FIRSTLINENO)),
+		.firsttraceable = (int)u32_at(head, off(py, JS_PY_CO_FIRSTTRACEABLE)),
+		.units = (long)u64_at(head, off(py, JS_PY_VAR_SIZE)),
+	};
+	if (c->addr == addr && c->qualname_at == k.qualname_at && c->filename_at == k.filename_at &&
+	    c->linetable_at == k.linetable_at && c->firstlineno == k.firstlineno &&
+	    c->firsttraceable == k.firsttraceable && c->units == k.units) {
+		c->walk = py->walks;
+		py->stats.code_kept++;
+		return c;
+	}
+	c->addr = 0;
+	k.qualname = read_str(py, k.qualname_at, why, n);
+	k.filename = k.qualname ? read_str(py, k.filename_at, why, n) : NULL;
+	k.linetable = k.filename ? read_bytes(py, k.linetable_at, &k.linetable_n, why, n) : NULL;
 	if (!k.linetable)
 		return NULL;
-	k.firstlineno = (int)u32_at(head, off(py, JS_PY_CO_FIRSTLINENO));
-	k.firsttraceable = (int)u32_at(head, off(py, JS_PY_CO_FIRSTTRACEABLE));
-	k.units = (long)u64_at(head, off(py, JS_PY_VAR_SIZE));
 	*c = k;
 	return c;
 }
@@ -248,7 +278,7 @@ static int read_frame(js_py *py, uint64_t addr, js_py_frame *f, uint64_t *previo
 {
 	uint8_t b[HEAD_MAX];
 	size_t span = (size_t)off(py, JS_PY_FR_OWNER) + 1;
-	int e = addr % 8 ? EFAULT : rd(py, addr, b, span);
+	int e = addr % 8 ? EFAULT : rd_how(py, addr, b, span, true);
 	if (e) {
 		js_note(why, n, "frame at 0x%llx unreadable (%s)", (unsigned long long)addr, strerror(e));
 		return -1;
@@ -323,10 +353,19 @@ static void read_thread(js_py *py, uint64_t ts)
 
 static void read_runtime(js_py *py);
 
-void js_py_walk(js_py *py)
+void js_py_forget(js_py *py)
 {
 	js_strs_free(&py->strs);
-	memset(py->codes, 0, JS_PY_CODE_CACHE * sizeof *py->codes);
+	py->kept = 0;
+	if (py->codes)
+		memset(py->codes, 0, JS_PY_CODE_CACHE * sizeof *py->codes);
+}
+
+void js_py_walk(js_py *py)
+{
+	if (py->kept > JS_PY_MAX_KEPT)
+		js_py_forget(py);
+	py->walks++;
 	py->n_threads = py->n_frames = 0;
 	py->warning_walk[0] = 0;
 	py->stats = (js_py_stats){ 0 };

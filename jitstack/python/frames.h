@@ -52,7 +52,8 @@ typedef struct js_py_thread {
 typedef struct js_py_stats {
 	unsigned long reads;     /* reads of the target's memory */
 	unsigned long bytes;     /* bytes they asked for */
-	unsigned long code_hits; /* code objects found in the walk's cache */
+	unsigned long code_hits; /* code objects already read in this walk */
+	unsigned long code_kept; /* code objects decoded by an earlier walk, kept */
 	unsigned long syscalls;  /* process_vm_readv calls they took (a live target) */
 } js_py_stats;
 
@@ -71,9 +72,11 @@ typedef struct js_py {
 	size_t n_threads, cap_threads;
 	js_py_frame *frames;
 	size_t n_frames, cap_frames;
-	char warning_walk[256]; /* why the walk itself stopped, "" when it did not */
-	struct js_strchunk *strs;
-	struct js_py_code *codes; /* the walk's code objects, by address */
+	char warning_walk[256];   /* why the walk itself stopped, "" when it did not */
+	struct js_strchunk *strs; /* the names, files and line tables decoded */
+	size_t kept;              /* their bytes */
+	struct js_py_code *codes; /* code objects decoded, by address, across walks */
+	uint64_t walks;
 	js_py_stats stats;
 } js_py;
 
@@ -85,10 +88,15 @@ typedef struct js_py {
  * is false and py->warning says why. */
 int js_py_open(js_py *py, js_mem *mem, Elf *elf, uint64_t bias, Dwarf *dw, js_err *err);
 
-/* Read every thread's frames again (the previous walk's are forgotten).
+/* Read every thread's frames again (the previous walk's are forgotten;
+ * the code objects it decoded are kept, each checked by one read of its
+ * head, until they hold more than JS_PY_MAX_KEPT bytes).
  * Threads whose chain could not be read carry a warning and no frames;
  * py->warning_walk says why the walk stopped early.  Never fails. */
 void js_py_walk(js_py *py);
+
+/* Forget the decoded code objects: the next walk reads them all. */
+void js_py_forget(js_py *py);
 
 void js_py_free(js_py *py);
 

@@ -5,7 +5,7 @@
  * ("  QUALNAME FILE:LINE", " [entry]" on the first frame of an eval loop
  * activation).
  *
- *   pyframes [--no-dwarf] [--no-stop] [--repeat N] -p PID | --core FILE
+ *   pyframes [--no-dwarf] [--no-stop] [--repeat N [--cold]] -p PID | --core FILE
  *   pyframes --check-table MINOR PYTHON   the table of 3.MINOR against
  *                                         PYTHON's DWARF, field by field
  *
@@ -13,6 +13,8 @@
  * /proc/PID/maps, or a core's NT_FILE note).  --no-dwarf takes the layout
  * from the table even where DWARF has it;
  * --no-stop reads without stopping the threads; --repeat N walks N times
+ * (warm: each walk after the first keeps the code objects decoded; --cold
+ * forgets them before each)
  * and prints the cost of a walk on stderr (reads, bytes, microseconds:
  * minimum, median, maximum).
  */
@@ -162,7 +164,7 @@ static int check_table(unsigned minor, const char *path)
 
 int main(int argc, char **argv)
 {
-	bool stop = true;
+	bool stop = true, cold = false;
 	python_module pm = { .use_dwarf = true };
 	unsigned repeat = 0;
 	pid_t pid = 0;
@@ -173,6 +175,8 @@ int main(int argc, char **argv)
 			pm.use_dwarf = false;
 		else if (!strcmp(argv[i], "--no-stop"))
 			stop = false;
+		else if (!strcmp(argv[i], "--cold"))
+			cold = true;
 		else if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
 			repeat = (unsigned)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "-p") && i + 1 < argc)
@@ -183,7 +187,7 @@ int main(int argc, char **argv)
 			return check_table((unsigned)atoi(argv[i + 1]), argv[i + 2]);
 		else {
 			fprintf(stderr,
-				"usage: pyframes [--no-dwarf] [--no-stop] [--repeat N] -p PID | --core FILE\n"
+				"usage: pyframes [--no-dwarf] [--no-stop] [--repeat N [--cold]] -p PID | --core FILE\n"
 				"       pyframes --check-table MINOR PYTHON\n");
 			return 2;
 		}
@@ -234,6 +238,8 @@ int main(int argc, char **argv)
 			js_proc_stop_all(&proc);
 		uint64_t *us = calloc(repeat ? repeat : 1, sizeof *us);
 		for (unsigned i = 0; us && i < (repeat ? repeat : 1); i++) {
+			if (cold)
+				js_py_forget(&py);
 			uint64_t t0 = now_us();
 			js_py_walk(&py);
 			us[i] = now_us() - t0;
@@ -244,11 +250,12 @@ int main(int argc, char **argv)
 		if (repeat && us) {
 			qsort(us, repeat, sizeof *us, cmp_u64);
 			fprintf(stderr,
-				"pyframes: a walk: %lu reads (%lu system calls), %lu bytes, %lu code objects from the "
-				"walk's cache; %llu/%llu/%llu us (min/median/max of %u)\n",
-				py.stats.reads, py.stats.syscalls, py.stats.bytes, py.stats.code_hits,
-				(unsigned long long)us[0], (unsigned long long)us[repeat / 2],
-				(unsigned long long)us[repeat - 1], repeat);
+				"pyframes: a %s walk: %lu reads (%lu system calls), %lu bytes, %lu code objects read "
+				"again in the walk, %lu kept from the last; %llu/%llu/%llu us (min/median/max of %u)\n",
+				cold ? "cold" : "warm", py.stats.reads, py.stats.syscalls, py.stats.bytes,
+				py.stats.code_hits, py.stats.code_kept, (unsigned long long)us[0],
+				(unsigned long long)us[repeat / 2], (unsigned long long)us[repeat - 1],
+				repeat);
 		}
 		free(us);
 	}
