@@ -75,5 +75,6 @@
 #define JS_PY_MAX_READS 1000000ul        /* reads of the target's memory in one walk */
 #define JS_PY_CODE_CACHE 256u            /* code objects remembered, by address */
 #define JS_PY_MAX_KEPT ((size_t)8 << 20) /* bytes of names and line tables kept across walks */
+#define JS_PY_MAX_OFFSET (1u << 20)      /* an offset _Py_DebugOffsets gives */
 
 #endif

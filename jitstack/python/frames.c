@@ -23,8 +23,11 @@
 #define STATE_ASCII(s) (((s) >> 6) & 1u)
 #define STATE_READY(s) (((s) >> 7) & 1u)
 
-/* _PyInterpreterFrame.owner of a generator's or coroutine's frame. */
+/* _PyInterpreterFrame.owner of a generator's or coroutine's frame; 3.13:
+ * of the shim frame an activation of the eval loop pushes first, behind
+ * its entry frame. */
 #define FRAME_OWNED_BY_GENERATOR 1
+#define FRAME_OWNED_BY_CSTACK 3
 /* sizeof(_Py_CODEUNIT) */
 #define CODEUNIT 2
 
@@ -161,7 +164,8 @@ static const char *read_str(js_py *py, uint64_t addr, char *why, size_t n)
 	}
 	uint32_t state = u32_at(head, off(py, JS_PY_STR_STATE));
 	uint64_t length = u64_at(head, off(py, JS_PY_STR_LENGTH));
-	if (!object_ok(head, addr, py->unicode_type, py) || !STATE_COMPACT(state) || !STATE_READY(state) ||
+	bool ready = py->lay.minor >= 12 || STATE_READY(state); /* 3.12 has no ready bit */
+	if (!object_ok(head, addr, py->unicode_type, py) || !STATE_COMPACT(state) || !ready ||
 	    length > INT64_MAX) {
 		js_note(why, n, "0x%llx is not a compact str", (unsigned long long)addr);
 		return NULL;
@@ -251,7 +255,9 @@ static const struct js_py_code *read_code(js_py *py, uint64_t addr, char *why, s
 		.filename_at = u64_at(head, off(py, JS_PY_CO_FILENAME)),
 		.linetable_at = u64_at(head, off(py, JS_PY_CO_LINETABLE)),
 		.firstlineno = (int)u32_at(head, off(py, JS_PY_CO_FIRSTLINENO)),
-		.firsttraceable = (int)u32_at(head, off(py, JS_PY_CO_FIRSTTRACEABLE)),
+		.firsttraceable = off(py, JS_PY_CO_FIRSTTRACEABLE) < 0
+					  ? 0
+					  : (int)u32_at(head, off(py, JS_PY_CO_FIRSTTRACEABLE)),
 		.units = (long)u64_at(head, off(py, JS_PY_VAR_SIZE)),
 	};
 	if (c->addr == addr && c->qualname_at == k.qualname_at && c->filename_at == k.filename_at &&
@@ -271,30 +277,45 @@ static const struct js_py_code *read_code(js_py *py, uint64_t addr, char *why, s
 	return c;
 }
 
+/* The bytes of a frame read: up to the last field read. */
+static size_t frame_span(const js_py *py)
+{
+	static const enum js_py_field fields[] = { JS_PY_FR_CODE, JS_PY_FR_PREVIOUS, JS_PY_FR_PREV_INSTR,
+						   JS_PY_FR_IS_ENTRY, JS_PY_FR_OWNER };
+	int64_t end = 0;
+	for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
+		if (off(py, fields[i]) + 8 > end)
+			end = off(py, fields[i]) + 8;
+	return (size_t)end;
+}
+
 /* One frame of a chain into f; *previous is the next one out.  0, 1 to
- * leave it out (not started yet, as CPython's own walkers do), -1 with
- * why[n]. */
+ * leave it out (not started yet, as CPython's own walkers do), 2 for
+ * 3.13's shim frame (left out too: the frame before it is an entry
+ * frame), -1 with why[n]. */
 static int read_frame(js_py *py, uint64_t addr, js_py_frame *f, uint64_t *previous, char *why, size_t n)
 {
 	uint8_t b[HEAD_MAX];
-	size_t span = (size_t)off(py, JS_PY_FR_OWNER) + 1;
-	int e = addr % 8 ? EFAULT : rd_how(py, addr, b, span, true);
+	int e = addr % 8 ? EFAULT : rd_how(py, addr, b, frame_span(py), true);
 	if (e) {
 		js_note(why, n, "frame at 0x%llx unreadable (%s)", (unsigned long long)addr, strerror(e));
 		return -1;
 	}
 	*previous = u64_at(b, off(py, JS_PY_FR_PREVIOUS));
+	uint8_t owner = b[off(py, JS_PY_FR_OWNER)];
+	if (off(py, JS_PY_FR_IS_ENTRY) < 0 && owner == FRAME_OWNED_BY_CSTACK)
+		return 2;
 	const struct js_py_code *c = read_code(py, u64_at(b, off(py, JS_PY_FR_CODE)), why, n);
 	if (!c)
 		return -1;
 	uint64_t code = c->addr + (uint64_t)off(py, JS_PY_CO_CODE);
-	uint64_t prev_instr = u64_at(b, off(py, JS_PY_FR_PREV_INSTR));
-	long unit = (long)((int64_t)(prev_instr - code) / CODEUNIT);
-	if (b[off(py, JS_PY_FR_OWNER)] != FRAME_OWNED_BY_GENERATOR && unit < c->firsttraceable)
+	uint64_t instr = u64_at(b, off(py, JS_PY_FR_PREV_INSTR));
+	long unit = (long)((int64_t)(instr - code) / CODEUNIT);
+	if (owner != FRAME_OWNED_BY_GENERATOR && unit < c->firsttraceable)
 		return 1;
 	*f = (js_py_frame){ .qualname = c->qualname,
 			    .filename = c->filename,
-			    .entry = b[off(py, JS_PY_FR_IS_ENTRY)] != 0,
+			    .entry = off(py, JS_PY_FR_IS_ENTRY) >= 0 && b[off(py, JS_PY_FR_IS_ENTRY)] != 0,
 			    .addr = addr };
 	f->line = unit >= -1 && unit < c->units
 			  ? js_py_line(c->linetable, c->linetable_n, c->firstlineno, unit)
@@ -327,6 +348,8 @@ static void read_chain(js_py *py, js_py_thread *t, uint64_t frame)
 		}
 		if (r == 0)
 			py->n_frames++;
+		if (r == 2 && py->n_frames > t->first)
+			py->frames[py->n_frames - 1].entry = true;
 	}
 	t->n = py->n_frames - t->first;
 }
@@ -341,8 +364,10 @@ static void read_thread(js_py *py, uint64_t ts)
 	int e = rd_u64(py, ts + (uint64_t)off(py, JS_PY_TS_NATIVE_TID), &t->native_tid);
 	if (!e)
 		e = rd_u64(py, ts + (uint64_t)off(py, JS_PY_TS_CFRAME), &cframe);
-	if (!e && cframe)
+	if (!e && cframe && off(py, JS_PY_CF_CURRENT_FRAME) >= 0)
 		e = rd_u64(py, cframe + (uint64_t)off(py, JS_PY_CF_CURRENT_FRAME), &frame);
+	else if (!e)
+		frame = cframe; /* 3.13: the thread state holds the frame itself */
 	if (e) {
 		snprintf(t->warning, sizeof t->warning, "thread state at 0x%llx unreadable (%s)",
 			 (unsigned long long)ts, strerror(e));
@@ -434,6 +459,27 @@ static bool file_u32(Elf *elf, uint64_t vaddr, uint32_t *v)
 	return false;
 }
 
+/* 3.13's layout, from the _Py_DebugOffsets at the start of _PyRuntime;
+ * false with py->warning for another version's or a free-threaded
+ * build's. */
+static bool read_debug_offsets(js_py *py)
+{
+	uint8_t bytes[JS_PY_DEBUG_OFFSETS_313_SIZE];
+	char why[128] = "";
+	if (py->lay.major != 3 || py->lay.minor != 13) {
+		snprintf(py->warning, sizeof py->warning,
+			 "CPython %s: no layout known for its _Py_DebugOffsets", py->version);
+		return false;
+	}
+	int e = js_mem_read(py->mem, py->runtime, bytes, sizeof bytes);
+	if (e || js_py_layout_debug_offsets_313(bytes, &py->lay, why, sizeof why)) {
+		snprintf(py->warning, sizeof py->warning, "CPython %s: its _Py_DebugOffsets are %s",
+			 py->version, e ? "unreadable" : why);
+		return false;
+	}
+	return true;
+}
+
 /* Which CPython it is, into py->version; false with py->warning when its
  * frames are not read. */
 static bool tell_version(js_py *py, Elf *elf, uint64_t bias)
@@ -467,12 +513,8 @@ static bool tell_version(js_py *py, Elf *elf, uint64_t bias)
 	py->lay.minor = (unsigned)(hex >> 16) & 0xff;
 	snprintf(py->version, sizeof py->version, "%u.%u.%u", py->lay.major, py->lay.minor,
 		 (unsigned)(hex >> 8) & 0xff);
-	if (debug_offsets) {
-		snprintf(py->warning, sizeof py->warning,
-			 "CPython %s: reading its frames through _Py_DebugOffsets is not done yet",
-			 py->version);
-		return false;
-	}
+	if (debug_offsets)
+		return read_debug_offsets(py);
 	if (py->lay.major != 3 || py->lay.minor != 11) {
 		snprintf(py->warning, sizeof py->warning, "CPython %s: no layout known for its frames",
 			 py->version);
@@ -496,14 +538,15 @@ int js_py_open(js_py *py, js_mem *mem, Elf *elf, uint64_t bias, Dwarf *dw, js_er
 	GElf_Addr eval;
 	GElf_Xword size;
 	js_py_layout d = py->lay;
-	bool dwarf = dw && js_find_symbol(elf, "PyEval_EvalCode", &eval, &size) &&
+	bool dwarf = py->lay.minor == 11 && dw && js_find_symbol(elf, "PyEval_EvalCode", &eval, &size) &&
 		     js_py_layout_dwarf(dw, eval, &d, why, sizeof why) == 0;
 	if (dwarf)
 		py->lay = d;
-	else
+	else if (py->lay.minor == 11)
 		js_py_layout_table(py->lay.minor, &py->lay);
-	for (int f = 0; f < JS_PY_NFIELDS; f++) {
-		if (py->lay.off[f] < 0 || py->lay.off[f] + 8 > HEAD_MAX) {
+	/* the fields from the frame's on are read out of one read of a head */
+	for (int f = JS_PY_FR_CODE; f < JS_PY_NFIELDS; f++) {
+		if (py->lay.off[f] + 8 > HEAD_MAX) {
 			snprintf(py->warning, sizeof py->warning,
 				 "CPython %s: its %s layout is past what is read", py->version, py->lay.from);
 			return 0;

@@ -11,10 +11,13 @@
  * pieces.
  *
  * Which version it is: 3.13 and later begin `_PyRuntime` with
- * `_Py_DebugOffsets` (a cookie, then the version); 3.11 and 3.12 export
- * `Py_Version`.  The layout of 3.11 comes from the interpreter's DWARF
- * when the caller hands it over, else from layout.h's table.  Any other
- * version gets a one-line warning and no frames.
+ * `_Py_DebugOffsets` (a cookie, then the version), which gives 3.13's
+ * layout; 3.11 and 3.12 export `Py_Version`.  The layout of 3.11 comes
+ * from the interpreter's DWARF when the caller hands it over, else from
+ * layout.h's table.  Any other version (3.12, 3.14 and later, a
+ * free-threaded build) gets a one-line warning and no frames.  3.13 has
+ * no is_entry: its eval loop pushes a shim frame (owned by the C stack)
+ * behind each activation's first frame, which marks that one.
  *
  * Everything read is untrusted: each thread's chain is bounded in depth,
  * strings and line tables in size, a walk in reads (base/bounds.h); a

@@ -79,6 +79,88 @@ bool js_py_layout_table(unsigned minor, js_py_layout *lay)
 	return true;
 }
 
+/* 3.13's _Py_DebugOffsets (Include/internal/pycore_runtime.h): the
+ * cookie, then uint64_t fields only, struct after struct; the index of
+ * each field read here. */
+enum {
+	DO_FREE_THREADED = 2,
+	DO_RT_INTERPRETERS_HEAD = 5,
+	DO_IS_NEXT = 8,
+	DO_IS_THREADS_HEAD = 9,
+	DO_TS_NEXT = 21,
+	DO_TS_CURRENT_FRAME = 23,
+	DO_TS_NATIVE_THREAD_ID = 25,
+	DO_FR_PREVIOUS = 29,
+	DO_FR_EXECUTABLE = 30,
+	DO_FR_INSTR_PTR = 31,
+	DO_FR_OWNER = 33,
+	DO_CO_FILENAME = 35,
+	DO_CO_QUALNAME = 37,
+	DO_CO_LINETABLE = 38,
+	DO_CO_FIRSTLINENO = 39,
+	DO_CO_CODE_ADAPTIVE = 43,
+	DO_OB_TYPE = 45,
+	DO_BYTES_OB_SIZE = 65,
+	DO_BYTES_OB_SVAL = 66,
+	DO_STR_STATE = 68,
+	DO_STR_LENGTH = 69,
+	DO_STR_ASCIIOBJECT_SIZE = 70,
+	DO_FIELDS = 73,
+};
+_Static_assert(JS_PY_DEBUG_OFFSETS_313_SIZE == DO_FIELDS * 8, "3.13's _Py_DebugOffsets");
+
+/* PyCompactUnicodeObject past PyASCIIObject since 3.12: utf8_length, utf8. */
+#define COMPACT_PAST_ASCII 16
+
+int js_py_layout_debug_offsets_313(const uint8_t *bytes, js_py_layout *lay, char *why, size_t n)
+{
+	uint64_t f[DO_FIELDS];
+	memcpy(f, bytes, sizeof f);
+	if (f[DO_FREE_THREADED]) {
+		js_note(why, n, "a free-threaded build");
+		return -1;
+	}
+	static const struct {
+		enum js_py_field field;
+		int index;
+	} map[] = {
+		{ JS_PY_RT_INTERP_HEAD, DO_RT_INTERPRETERS_HEAD },
+		{ JS_PY_IS_NEXT, DO_IS_NEXT },
+		{ JS_PY_IS_THREADS_HEAD, DO_IS_THREADS_HEAD },
+		{ JS_PY_TS_NEXT, DO_TS_NEXT },
+		{ JS_PY_TS_CFRAME, DO_TS_CURRENT_FRAME },
+		{ JS_PY_TS_NATIVE_TID, DO_TS_NATIVE_THREAD_ID },
+		{ JS_PY_FR_CODE, DO_FR_EXECUTABLE },
+		{ JS_PY_FR_PREVIOUS, DO_FR_PREVIOUS },
+		{ JS_PY_FR_PREV_INSTR, DO_FR_INSTR_PTR },
+		{ JS_PY_FR_OWNER, DO_FR_OWNER },
+		{ JS_PY_OB_TYPE, DO_OB_TYPE },
+		{ JS_PY_VAR_SIZE, DO_BYTES_OB_SIZE },
+		{ JS_PY_CO_FILENAME, DO_CO_FILENAME },
+		{ JS_PY_CO_QUALNAME, DO_CO_QUALNAME },
+		{ JS_PY_CO_LINETABLE, DO_CO_LINETABLE },
+		{ JS_PY_CO_FIRSTLINENO, DO_CO_FIRSTLINENO },
+		{ JS_PY_CO_CODE, DO_CO_CODE_ADAPTIVE },
+		{ JS_PY_BYTES_SVAL, DO_BYTES_OB_SVAL },
+		{ JS_PY_STR_LENGTH, DO_STR_LENGTH },
+		{ JS_PY_STR_STATE, DO_STR_STATE },
+		{ JS_PY_STR_ASCII_SIZE, DO_STR_ASCIIOBJECT_SIZE },
+	};
+	for (size_t i = 0; i < sizeof map / sizeof *map; i++) {
+		if (f[map[i].index] > JS_PY_MAX_OFFSET) {
+			js_note(why, n, "an offset of %llu", (unsigned long long)f[map[i].index]);
+			return -1;
+		}
+		lay->off[map[i].field] = (int64_t)f[map[i].index];
+	}
+	lay->off[JS_PY_CF_CURRENT_FRAME] = -1;
+	lay->off[JS_PY_FR_IS_ENTRY] = -1;
+	lay->off[JS_PY_CO_FIRSTTRACEABLE] = -1;
+	lay->off[JS_PY_STR_COMPACT_SIZE] = lay->off[JS_PY_STR_ASCII_SIZE] + COMPACT_PAST_ASCII;
+	lay->from = "_Py_DebugOffsets";
+	return 0;
+}
+
 /* A type with its typedefs and qualifiers peeled off. */
 static bool peel(Dwarf_Die *die, Dwarf_Die *out)
 {

@@ -36,7 +36,7 @@ enum js_py_field {
 	JS_PY_CO_QUALNAME,       /* PyCodeObject.co_qualname */
 	JS_PY_CO_LINETABLE,      /* PyCodeObject.co_linetable */
 	JS_PY_CO_FIRSTLINENO,    /* PyCodeObject.co_firstlineno */
-	JS_PY_CO_FIRSTTRACEABLE, /* PyCodeObject._co_firsttraceable */
+	JS_PY_CO_FIRSTTRACEABLE, /* PyCodeObject._co_firsttraceable; 3.13: -1 (not told) */
 	JS_PY_CO_CODE,           /* PyCodeObject.co_code_adaptive: the bytecode */
 	JS_PY_BYTES_SVAL,        /* PyBytesObject.ob_sval */
 	JS_PY_STR_LENGTH,        /* PyASCIIObject.length */
@@ -54,10 +54,11 @@ typedef struct js_py_field_name {
 
 extern const js_py_field_name js_py_field_names[JS_PY_NFIELDS];
 
+/* An offset of -1: the version has no such field (the comments above). */
 typedef struct js_py_layout {
 	unsigned major, minor;
 	int64_t off[JS_PY_NFIELDS];
-	const char *from; /* "DWARF" or "table" */
+	const char *from; /* "DWARF", "table" or "_Py_DebugOffsets" */
 } js_py_layout;
 
 /* The table for 3.<minor>: false when there is none. */
@@ -68,6 +69,13 @@ bool js_py_layout_table(unsigned minor, js_py_layout *lay);
  * every structure above).  0, or -1 with why[n] saying which field is
  * missing. */
 int js_py_layout_dwarf(Dwarf *dw, uint64_t inside, js_py_layout *lay, char *why, size_t n);
+
+/* The bytes of 3.13's _Py_DebugOffsets (JS_PY_DEBUG_OFFSETS_313_SIZE, at
+ * the start of _PyRuntime), read into lay.  0, or -1 with why[n]: a
+ * free-threaded build (other object headers), or an offset past what the
+ * reader reads at once. */
+#define JS_PY_DEBUG_OFFSETS_313_SIZE (73 * 8)
+int js_py_layout_debug_offsets_313(const uint8_t *bytes, js_py_layout *lay, char *why, size_t n);
 
 /* A debug build or a layout different from the table's: the fields that
  * differ, one "NAME: table T, DWARF D" clause each, into why[n].  The

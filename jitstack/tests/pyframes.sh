@@ -57,11 +57,13 @@ check_pyframes() { # FILE DEPTH WHAT
 	done
 }
 
-# gdb's py-bt (CPython's python-gdb.py for PYTHON) on every thread of a
-# process or a core (GDB-TARGET-ARGS: "-p PID", or "PYTHON CORE"), into
-# FILE as frames_of reads it: "thread TID", then "  NAME FILE:LINE".
+# gdb's py-bt (CPython's python-gdb.py for PYTHON: Debian's beside its
+# gdb, a build's in its tree) on every thread of a process or a core
+# (GDB-TARGET-ARGS: "-p PID", or "PYTHON CORE"), into FILE as frames_of
+# reads it: "thread TID", then "  NAME FILE:LINE".
 pybt() { # PYTHON FILE GDB-TARGET-ARGS...
 	pb_script=/usr/share/gdb/auto-load$(readlink -f "$1")-gdb.py pb_file=$2
+	[ -e "$pb_script" ] || pb_script=$(dirname "$1")/python-gdb.py
 	shift 2
 	need_file "$pb_script" "python3.11-dbg"
 	limit 120 gdb -batch -nx -iex 'set auto-load python-scripts off' -ex "source $pb_script" \
@@ -84,5 +86,16 @@ same_as_pybt() { # PYBT OURS WHAT
 			diff "pybt.$role" "ours.$role"
 			fail "$3: thread $tid ($role): py-bt and python/ differ"
 		}
+	done
+}
+
+# The CPython 3.13 that `make cpython` builds (integrations/cpython), in
+# its tree: $JU_CPYTHON, else the newest finished build in its cache (a
+# "built" stamp beside its tree) that runs here; empty when none.
+cpython_313() {
+	if [ -n "${JU_CPYTHON:-}" ]; then echo "$JU_CPYTHON"; return; fi
+	for cp_built in $(ls -t "$HOME"/.cache/jitunwind/cpython/*/built 2>/dev/null); do
+		cp_py=$(dirname "$cp_built")/src/python
+		[ -x "$cp_py" ] && "$cp_py" -c pass 2>/dev/null && { echo "$cp_py"; return; }
 	done
 }

@@ -2,7 +2,8 @@
 # A CPython whose version python/ does not read gets one line of warning
 # and no frames, never frames read with another version's layout: gdb
 # makes python3.11d's Py_Version say 3.12, then the start of _PyRuntime
-# hold _Py_DebugOffsets' cookie and version as 3.13 writes them.
+# hold _Py_DebugOffsets' cookie and the version 3.14 (whose offsets are
+# laid out otherwise than 3.13's).
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/jitstack/tests/pyframes.sh"
 need_cmd gdb
@@ -20,8 +21,8 @@ one_warning() {
 # 3.12.0 final: PY_VERSION_HEX 0x030c00f0
 poke -ex 'set var *(unsigned long *)&Py_Version = 0x030c00f0'
 one_warning "CPython 3\.12\.0: no layout known for its frames"
-# "xdebugpy", then 3.13.0 final
+# "xdebugpy", then 3.14.0 final
 poke -ex 'set var *(unsigned long *)&_PyRuntime = 0x7970677562656478' \
-	-ex 'set var *(unsigned long *)((char *)&_PyRuntime + 8) = 0x030d00f0'
-one_warning "CPython 3\.13\.0: reading its frames through _Py_DebugOffsets is not done yet"
-pass "3.12 and 3.13: one line of warning each, no frames"
+	-ex 'set var *(unsigned long *)((char *)&_PyRuntime + 8) = 0x030e00f0'
+one_warning "CPython 3\.14\.0: no layout known for its _Py_DebugOffsets"
+pass "3.12 and 3.14: one line of warning each, no frames"
