@@ -27,7 +27,7 @@ JS_PROTO_C := $(JS_B)/profile.pb-c.c
 JS_PROTO_H := $(JS_B)/profile.pb-c.h
 
 # the rooms, in the order each may use the ones before it (README.md)
-JS_ROOMS := base target jit unwind out record
+JS_ROOMS := base target python jit unwind out record
 JS_SRCS := $(sort $(wildcard $(JS)/*.c $(JS_ROOMS:%=$(JS)/%/*.c)))
 JS_TOOL_SRCS := $(JS_SRCS)
 JS_OBJS := $(JS_TOOL_SRCS:$(JS)/%.c=$(JS_B)/obj/%.o) $(JS_B)/obj/profile.pb-c.o \

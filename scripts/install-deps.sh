@@ -67,6 +67,9 @@ test="$test $deb"
 test="$test luajit"
 # the license check (t-every-file-states-its-license: reuse lint)
 test="$test reuse"
+# jitstack's Python frame tests: python3.11d (a debug build with DWARF),
+# the release build's separate debug file, and gdb's py-bt (python-gdb.py)
+test="$test python3.11-dbg"
 
 want=""
 for g in "$@"; do

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # The tree's rooms in their order (docs/ARCHITECTURE.md): a source file
 # includes only headers of its own room or of rooms below it.
-#   jitstack: base < target < jit < unwind < out < record < main.c, dump.c
+#   jitstack: base < target < python < jit < unwind < out < record < main.c, dump.c
 #   tinyjit:  vm < runtime < host (gen/ and stencils/ are build time)
 #   src:      the channel files (ch_*.c) include neither arena's nor core's
 #             parts (channels.h), and use no arena_ function: they reach
@@ -63,7 +63,7 @@ check() {
 		done
 	done
 }
-check jitstack "base target jit unwind out record"
+check jitstack "base target python jit unwind out record"
 # tinyjit's includes name files relative to the includer ("../vm/vm.h"),
 # or, inside vm/, by bare name: a bare name in vm/ must be a vm/ file
 check tinyjit "vm runtime host"

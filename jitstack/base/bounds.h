@@ -67,4 +67,14 @@
 #define JS_TARGET_FD_RESERVE 64           /* descriptors kept free when adding a process */
 #define JS_RING_BUDGET ((size_t)64 << 20) /* perf ring bytes shared by all sampled threads */
 
+/* ---- CPython's frames, read from outside (python/) ------------------------------- */
+#define JS_PY_MAX_INTERPRETERS 256u      /* interpreters of one runtime */
+#define JS_PY_MAX_FRAMES 8192u           /* Python frames of one thread (its recursion limit is 1000) */
+#define JS_PY_MAX_STRING 1024u           /* characters of a name or file name; longer ones are cut */
+#define JS_PY_MAX_LINETABLE (1u << 20)   /* bytes of one code object's co_linetable */
+#define JS_PY_MAX_READS 1000000ul        /* reads of the target's memory in one walk */
+#define JS_PY_CODE_CACHE 256u            /* code objects remembered, by address */
+#define JS_PY_MAX_KEPT ((size_t)8 << 20) /* bytes of names and line tables kept across walks */
+#define JS_PY_MAX_OFFSET (1u << 20)      /* an offset _Py_DebugOffsets gives */
+
 #endif
