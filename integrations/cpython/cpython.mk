@@ -35,4 +35,8 @@ cpython: cpython-link-lib
 	@sh $(CY)/build.sh $(CY_LINK_BUILD) $(BUILD)/cpython $(CY_PATCHES)
 cpython-stock:
 	@sh $(CY)/build.sh $(CY_LINK_BUILD) $(BUILD)/cpython-stock $(CY_STOCK_PATCHES)
-CHECK_BUILD += cpython cpython-stock
+# The tests also read the process with jitstack (its fragment is included
+# after this one).
+.PHONY: cpython-check-tools
+cpython-check-tools: cpython cpython-stock $(BUILD)/jitstack/jitstack
+CHECK_BUILD += cpython-check-tools

@@ -88,3 +88,16 @@ lldb_check() {
 		/frame #[0-9]+:/ && /`Py_BytesMain/ { seen_main = 1 }
 		END { exit !(ok && seen_main) }' || { grep 'frame #' lldb.in; return 1; }
 }
+
+# jitstack_check SCRIPT INNER ENTER CALL < jitstack's text output: the same
+# in jitstack's words: "py:small ([jit ...]) at .../SCRIPT:INNER [inlined]",
+# then "py:hot (SCRIPT:ENTER)+0x... ([jit ...]) at .../SCRIPT:CALL", and
+# Py_BytesMain below.  Prints the frames and returns 1 when it is not so.
+jitstack_check() {
+	tee js.in | awk -v f="$1" -v inner="$2" -v enter="$3" -v call="$4" '
+		/^#[0-9]+ / && index($0, " py:small ([jit ") && $0 ~ ("[ /]" f ":" inner " \\[inlined\\]$") { s = NR; next }
+		/^#[0-9]+ / && s && NR == s + 1 && index($0, " py:hot (" f ":" enter ")+0x") &&
+		    $0 ~ ("[ /]" f ":" call "$") { ok = 1 }
+		/^#[0-9]+ / && / Py_BytesMain\+/ { seen_main = 1 }
+		END { exit !(ok && seen_main) }' || { grep '^#' js.in; return 1; }
+}
