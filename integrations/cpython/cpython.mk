@@ -8,8 +8,8 @@
 #                  published): the baseline every test must fail on;
 #                  $(BUILD)/cpython-stock/dir
 #
-# Both are built once and cached outside the tree (build.sh: about 5 minutes
-# each on two free cores), keyed by the source package and the patches.
+# Both are built once and cached outside the tree (build.sh: about 11
+# CPU-minutes each), keyed by the source package and the patches.
 # The interpreter is linked against libjitunwind.so of the plain build
 # (build/ under SAN=1 too: a sanitized library cannot be loaded into the
 # interpreter's own runs during its build) and loads the library of the
