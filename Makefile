@@ -180,6 +180,7 @@ include tests/tools/tools.mk
 include examples/examples.mk
 include tinyjit/tinyjit.mk
 include integrations/luajit/luajit.mk
+include integrations/cpython/cpython.mk
 include bench/bench.mk
 -include jitstack/jitstack.mk
 -include tests/matrix/matrix.mk
@@ -193,7 +194,9 @@ include bench/bench.mk
 DEPCHECK ?= 1
 export JU_REAPER := $(abspath $(REAPER))
 
+# The CPython builds come first, outside the traced run (cpython.mk says why).
 check: test-deps test-tools
+	@$(MAKE) --no-print-directory cpython cpython-stock
 ifeq ($(DEPCHECK),1)
 	@sh tests/check.sh $(BUILD) $(MAKE) --no-print-directory check-run
 else

@@ -89,7 +89,8 @@ done
 # builds that bring theirs).
 installed() { case $(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true) in *" installed") return 0 ;; esac; return 1; }
 case " $* " in *" build "* | *" test "*)
-	for f in "$(dirname "$0")"/../tinyjit/PACKAGES "$(dirname "$0")"/../jitstack/PACKAGES; do
+	for f in "$(dirname "$0")"/../tinyjit/PACKAGES "$(dirname "$0")"/../jitstack/PACKAGES \
+		"$(dirname "$0")"/../integrations/cpython/PACKAGES; do
 		[ -f "$f" ] || continue
 		while read -r pkg cmd; do
 			case $pkg in '' | '#'*) continue ;; esac

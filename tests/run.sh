@@ -8,6 +8,7 @@
 #   tinyjit   tinyjit/tests/run-*.sh
 #   jitstack  jitstack/tests/t-*.sh
 #   luajit    integrations/luajit/tests/t-*.sh (the LuaJIT module)
+#   cpython   integrations/cpython/tests/t-*.sh (CPython's JIT, make cpython)
 #   matrix    the unwind matrix in its check form (tests/matrix/check.sh)
 # With no argument every suite runs, in that order.  Any other argument
 # names one test of any suite, as it is listed: tests/run.sh
@@ -29,7 +30,7 @@ export BUILD
 TIMEOUT=${JU_TEST_TIMEOUT:-600}
 REAPER=${JU_REAPER:-$BUILD/tools/reaper}
 [ -x "$REAPER" ] || REAPER=
-SUITES="lib tinyjit jitstack luajit matrix"
+SUITES="lib tinyjit jitstack luajit cpython matrix"
 cd "$ROOT" || exit 2
 
 # The tests of a suite, one "NAME COMMAND..." line each.
@@ -43,6 +44,7 @@ list() {
 	tinyjit) for t in tinyjit/tests/run-*.sh; do echo "$(basename "$t" .sh) sh $t"; done ;;
 	jitstack) for t in jitstack/tests/t-*.sh; do echo "$(basename "$t" .sh) sh $t"; done ;;
 	luajit) for t in integrations/luajit/tests/t-*.sh; do echo "$(basename "$t" .sh) sh $t"; done ;;
+	cpython) for t in integrations/cpython/tests/t-*.sh; do echo "$(basename "$t" .sh) sh $t"; done ;;
 	matrix) echo "matrix-check sh tests/matrix/check.sh" ;;
 	esac
 }

@@ -1,0 +1,42 @@
+# cpython.mk - the CPython integration (integrations/cpython); included by
+# the top-level Makefile.
+#
+#   cpython        CPython 3.13 with its JIT, our patches applied: the
+#                  executors published through libjitunwind; $(BUILD)/cpython/dir
+#                  names its build directory (the interpreter is its `python`)
+#   cpython-stock  the same JIT with only the LLVM 19 patch (nothing
+#                  published): the baseline every test must fail on;
+#                  $(BUILD)/cpython-stock/dir
+#
+# Both are built once and cached outside the tree (build.sh: about 11
+# CPU-minutes each), keyed by the source package and the patches.
+# The interpreter is linked against libjitunwind.so of the plain build
+# (build/ under SAN=1 too: a sanitized library cannot be loaded into the
+# interpreter's own runs during its build) and loads the library of the
+# tree it is tested with through LD_LIBRARY_PATH, so a SAN=1 check runs the
+# same cached interpreter against the sanitized library.
+#
+# make check builds them before its traced part (tests/check.sh): CPython's
+# configure probes every optional library the machine has (OpenSSL, Tk,
+# SQLite, ...) and builds without the ones it lacks, so those files are no
+# dependency of the project; what the build needs is in PACKAGES.
+#
+# SPDX-License-Identifier: MIT
+
+CY := integrations/cpython
+CY_PATCHES := $(sort $(wildcard $(CY)/patches/*.patch))
+CY_STOCK_PATCHES := $(CY)/patches/0001-jit-build-stencils-with-llvm-19.patch
+CY_LINK_BUILD := $(if $(filter 1,$(SAN)),build,$(BUILD))
+
+.PHONY: cpython cpython-stock cpython-link-lib
+cpython-link-lib:
+	@$(MAKE) --no-print-directory SAN= BUILD=$(CY_LINK_BUILD) lib
+cpython: cpython-link-lib
+	@sh $(CY)/build.sh $(CY_LINK_BUILD) $(BUILD)/cpython $(CY_PATCHES)
+cpython-stock:
+	@sh $(CY)/build.sh $(CY_LINK_BUILD) $(BUILD)/cpython-stock $(CY_STOCK_PATCHES)
+# The tests also read the process with jitstack (its fragment is included
+# after this one).
+.PHONY: cpython-check-tools
+cpython-check-tools: cpython cpython-stock $(BUILD)/jitstack/jitstack
+CHECK_BUILD += cpython-check-tools

@@ -1,0 +1,34 @@
+# bt.py - glibc backtrace() called, through ctypes, from the trace of a hot
+# loop; then the last stack it took, as backtrace_symbols_fd writes it
+# (one frame a line, on stdout), after a line "depth N".
+#
+# SPDX-License-Identifier: MIT
+import ctypes
+import sys
+
+libc = ctypes.CDLL(None)
+backtrace = libc.backtrace
+backtrace.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int]
+backtrace.restype = ctypes.c_int
+frames = (ctypes.c_void_p * 256)()
+depth = 0
+
+
+def probe(x):
+    global depth
+    depth = backtrace(frames, 256)  # mark: backtrace
+    return x
+
+
+def hot(n):
+    total = 0
+    for i in range(n):
+        total += probe(i)
+    return total
+
+
+if __name__ == "__main__":
+    hot(1000)
+    print("depth", depth)
+    sys.stdout.flush()
+    libc.backtrace_symbols_fd(frames, depth, 1)
