@@ -38,7 +38,8 @@ key=$({
 	sha256sum "$dsc" | cut -d' ' -f1
 	echo "$CONFIGURE"
 	[ -z "$ju" ] || sha256sum "$CY/jit_jitunwind.c" "$ROOT/include/jitunwind.h" | cut -d' ' -f1
-	for p in "$@"; do sha256sum "$p" | cut -d' ' -f1; done
+	# a patch's explanation above its first diff changes no build
+	for p in "$@"; do awk '/^(diff |--- )/ { d = 1 } d' "$p" | sha256sum | cut -d' ' -f1; done
 } | sha256sum | cut -c1-16)
 dir=$CACHE/$key
 if [ -x "$dir/src/python" ] && [ -f "$dir/built" ]; then
