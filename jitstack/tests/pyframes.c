@@ -131,12 +131,9 @@ static void print(const js_py *py)
 	}
 }
 
-static int check_table(unsigned minor, const char *path)
+/* The table of 3.minor against the DWARF of the file at path. */
+static int compare_table(unsigned minor, const char *path, Elf *elf, Dwarf *dw)
 {
-	int fd;
-	Dwfl *dwfl;
-	Elf *elf = open_elf(path, &fd);
-	Dwarf *dw = elf ? dwarf_of(path, &dwfl) : NULL;
 	GElf_Addr eval;
 	GElf_Xword size;
 	js_py_layout table, dwarf;
@@ -160,6 +157,20 @@ static int check_table(unsigned minor, const char *path)
 	if (d)
 		fprintf(stderr, "pyframes: %u fields differ: %s\n", d, why);
 	return d ? 1 : 0;
+}
+
+static int check_table(unsigned minor, const char *path)
+{
+	int fd = -1;
+	Dwfl *dwfl = NULL;
+	Elf *elf = open_elf(path, &fd);
+	Dwarf *dw = elf ? dwarf_of(path, &dwfl) : NULL;
+	int rc = compare_table(minor, path, elf, dw);
+	dwfl_end(dwfl);
+	elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return rc;
 }
 
 int main(int argc, char **argv)
