@@ -521,11 +521,23 @@ void js_pe_take_forks(js_pe *pe)
 		drain_one(pe, i, NULL, NULL, true);
 }
 
+/* A resize waits for an empty ring, so that no sample taken at the old size
+ * is read at the new one.  Samples land while a drain unwinds the ones
+ * before them: where unwinding is slow (AddressSanitizer, a loaded machine)
+ * the ring was never empty at the check, and a copy that ran short never
+ * grew.  So a thread with a resize pending is drained again, a few passes,
+ * each taking only what landed during the one before. */
+enum { RESIZE_CATCH_UP = 4 };
+
 size_t js_pe_drain(js_pe *pe, void (*cb)(const js_pe_sample *x, void *arg), void *arg)
 {
 	size_t count = 0;
-	for (size_t i = 0; i < pe->n; i++)
+	for (size_t i = 0; i < pe->n; i++) {
 		count += drain_one(pe, i, cb, arg, false);
+		for (int k = 0;
+		     k < RESIZE_CATCH_UP && pe->t[i].want && !pe->t[i].hup && !ring_empty(&pe->t[i]); k++)
+			count += drain_one(pe, i, cb, arg, false);
+	}
 	size_t w = 0;
 	for (size_t i = 0; i < pe->n; i++) {
 		js_pe_thread *t = &pe->t[i];
