@@ -44,6 +44,12 @@ INCIDENTAL = [
     (re.compile(r"^/usr/share/fonts/"), "fontconfig (Chromium) lists every font installed"),
     (re.compile(r"^/usr/lib/llvm-[0-9]+/bin/llvm-objdump$"),
      "pprof tries llvm-objdump first, where it is on the PATH, before binutils' objdump"),
+    (re.compile(r"\.(egg-info/PKG-INFO|dist-info/METADATA)$"),
+     "Python's importlib.metadata reads every installed distribution's metadata (reuse, as it starts)"),
+    (re.compile(r"^/usr/lib/python3/dist-packages/apt"),
+     "python-debian's deb822 (reuse reading .reuse/dep5) takes apt_pkg where installed, else parses itself"),
+    (re.compile(r"^/usr/bin/git$"),
+     "license-headers.py lists a checkout's files with git where it is installed, else walks the tree"),
 ]
 # Merged /usr: dpkg lists /lib/x, /bin/x ... while the kernel reports the
 # path it opened, /usr/lib/x.
