@@ -399,7 +399,7 @@ _Static_assert(JU_N_CHANNELS <= sizeof((struct ju_ctx *)0)->file_err / sizeof(in
  * Any local user can fill /tmp, so that must not take the in-memory
  * channels down with it: the channel turns off in this context, says so
  * once, and the publish goes on without it.  Returns 0. */
-static int file_failed(struct ju_ctx *ctx, size_t i, int err)
+static void file_failed(struct ju_ctx *ctx, size_t i, int err)
 {
 	const ju_channel_ops *ops = ju_channel_table[i];
 	ju__log(ctx, JU_LOG_WARN, "channel %s is off: %s; the other channels go on", ops->name, ju_errmsg());
@@ -408,7 +408,6 @@ static int file_failed(struct ju_ctx *ctx, size_t i, int err)
 	ctx->file_err[i] = err;
 	ctx->file_missed[i] = 0; /* this batch counts once it is published */
 	ju__clear_error();
-	return 0;
 }
 
 static int log_files(struct ju_ctx *ctx, const ju_blob *blobs, const staged *s, size_t n)
@@ -463,8 +462,10 @@ static int log_files(struct ju_ctx *ctx, const ju_blob *blobs, const staged *s, 
 		const ju_channel_ops *ops = ju_channel_table[i];
 		if ((ctx->channels & ops->bit) && ops->log_blobs)
 			err = ops->log_blobs(ctx, v, n);
-		if (err == JU_EIO || err == JU_EPERM)
-			err = file_failed(ctx, i, err);
+		if (err == JU_EIO || err == JU_EPERM) {
+			file_failed(ctx, i, err);
+			err = 0;
+		}
 	}
 	for (size_t j = err ? i - 1 : 0; j-- > 0;) {
 		const ju_channel_ops *ops = ju_channel_table[j];
@@ -749,6 +750,7 @@ int ju_channel_error(const ju_ctx *ctx, uint32_t channel, size_t *missed)
 	for (size_t i = 0; i < JU_N_CHANNELS; i++) {
 		if (ju_channel_table[i]->bit != channel)
 			continue;
+		/* the lock guards the counters; taking it changes no state a caller sees */
 		ju_ctx *c = (ju_ctx *)ctx;
 		pthread_mutex_lock(&c->lock);
 		int err = c->file_err[i];

@@ -72,13 +72,16 @@ run_one() { # SUITE NAME COMMAND...
 }
 
 run_suite() { # SUITE [NAME]: every test of SUITE, or the one called NAME
-	list "$1" > "$BUILD/test-logs/.list" || return
+	# a list of its own: two runs on one build directory do not share it
+	lst=$(mktemp "$BUILD/test-logs/.list.XXXXXX") || return
+	list "$1" > "$lst" || { rm -f "$lst"; return 1; }
 	while read -r name cmd; do
 		[ -z "${2:-}" ] || [ "$name" = "$2" ] || continue
 		# shellcheck disable=SC2086
 		run_one "$1" "$name" $cmd < /dev/null
 		found=1
-	done < "$BUILD/test-logs/.list"
+	done < "$lst"
+	rm -f "$lst"
 }
 
 mkdir -p "$BUILD/test-logs"

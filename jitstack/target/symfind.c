@@ -411,7 +411,7 @@ bool js_look_in_file(const char *path, const char *name, const char *partner, js
 		look->has_symtab = file_section(&f, SHT_SYMTAB) != NULL;
 		if (!look->defines && look->has_symtab)
 			look->defines = symtab_defines(f.fd, name);
-		look->partner = file_dynsym_defines(&f, partner);
+		look->partner = partner && file_dynsym_defines(&f, partner);
 		look->program = is_program(&f);
 	}
 	free(f.sh);

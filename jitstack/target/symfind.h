@@ -22,7 +22,7 @@ typedef struct js_file_look {
 	bool elf;        /* a 64-bit ELF file (else a data file: no symbols) */
 	bool defines;    /* its .dynsym or .symtab defines `name` */
 	bool has_symtab; /* it has its .symtab: a separate debug file adds no symbol */
-	bool partner;    /* its .dynsym defines `partner` */
+	bool partner;    /* its .dynsym defines `partner` (false when partner is NULL) */
 	bool program;    /* an executable (not a shared library), which keeps local
 			  * symbols out of .dynsym unless linked with -rdynamic */
 } js_file_look;
