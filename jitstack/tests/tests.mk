@@ -11,7 +11,7 @@ JS_FUZZ_TIME ?= 300
 JS_TEST_CFLAGS = -std=gnu11 $(JS_WARN) -O1 -g -fno-omit-frame-pointer $(SANFLAGS)
 
 JS_TEST_PROGS := $(addprefix $(JS_TB)/,foreignjit jitobj.o jitobj-df.o jitobj-clang.o cxxwait hostile threads tomb churnjit pprofdump perfmap_check jitdump_check \
-	child-localdesc child-hiddenlib relocs_check symindex_check latethread leaderexit noperf hostilestack inl pyframes pyline_check) $(BUILD)/bench/scalejit $(BUILD)/bench/orcjit
+	child-localdesc child-hiddenlib relocs_check symindex_check latethread leaderexit noperf hostilestack inl pyframes pyline_check pymerge_check) $(BUILD)/bench/scalejit $(BUILD)/bench/orcjit
 
 # A foreign JIT and the objects it loads (LLVM-style): the objects keep no
 # frame pointer, so only their CFI (.eh_frame, or .debug_frame) unwinds them.
@@ -130,6 +130,11 @@ $(JS_TB)/pyframes: $(JS)/tests/pyframes.c $(JS_PY_SRCS) $(JS_HDRS)
 $(JS_TB)/pyline_check: $(JS)/tests/pyline_check.c $(JS)/python/linetable.c $(JS)/python/linetable.h
 	@mkdir -p $(dir $@)
 	$(CC) $(JS_TEST_CFLAGS) -D_GNU_SOURCE -I$(JS) -I. -o $@ $< $(JS)/python/linetable.c
+
+# The placement of Python frames in a native stack, on cases by hand.
+$(JS_TB)/pymerge_check: $(JS)/tests/pymerge_check.c $(JS)/python/merge.c $(JS)/python/merge.h $(JS)/python/frames.h
+	@mkdir -p $(dir $@)
+	$(CC) $(JS_TEST_CFLAGS) -D_GNU_SOURCE -I$(JS) -I. -o $@ $< $(JS)/python/merge.c
 
 # The fuzz target and the reader it drives, instrumented (clang-19).
 JS_FUZZ_SRCS := $(JS)/tests/fuzz_reader.c $(addprefix $(JS)/,jit/desc.c target/mem.c target/hold.c jit/jitimage.c jit/elfin.c \
