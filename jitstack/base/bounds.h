@@ -76,5 +76,7 @@
 #define JS_PY_CODE_CACHE 256u            /* code objects remembered, by address */
 #define JS_PY_MAX_KEPT ((size_t)8 << 20) /* bytes of names and line tables kept across walks */
 #define JS_PY_MAX_OFFSET (1u << 20)      /* an offset _Py_DebugOffsets gives */
+#define JS_PY_REREADS 3u                 /* reads of a running thread's chain that changed as it was read */
+#define JS_PY_RECHECK_FRAMES 64u         /* frames called since a running thread's chain was read, followed */
 
 #endif

@@ -292,10 +292,11 @@ static size_t frame_span(const js_py *py)
 /* One frame of a chain into f; *previous is the next one out.  0, 1 to
  * leave it out (not started yet, as CPython's own walkers do), 2 for
  * 3.13's shim frame (left out too: the frame before it is an entry
- * frame), -1 with why[n]. */
-static int read_frame(js_py *py, uint64_t addr, js_py_frame *f, uint64_t *previous, char *why, size_t n)
+ * frame), -1 with why[n].  raw (or NULL) gets the frame's bytes as read. */
+static int read_frame(js_py *py, uint64_t addr, js_py_frame *f, uint64_t *previous, char *why, size_t n,
+		      uint8_t *raw)
 {
-	uint8_t b[HEAD_MAX];
+	uint8_t buf[HEAD_MAX], *b = raw ? raw : buf;
 	int e = addr % 8 ? EFAULT : rd_how(py, addr, b, frame_span(py), true);
 	if (e) {
 		js_note(why, n, "frame at 0x%llx unreadable (%s)", (unsigned long long)addr, strerror(e));
@@ -325,7 +326,7 @@ static int read_frame(js_py *py, uint64_t addr, js_py_frame *f, uint64_t *previo
 
 /* A thread's chain, from its innermost frame; on any failure the thread
  * keeps no frame and says why. */
-static void read_chain(js_py *py, js_py_thread *t, uint64_t frame)
+static void read_chain(js_py *py, js_py_thread *t, uint64_t frame, uint8_t *first)
 {
 	cycle cy = { 0, 1, 0 };
 	t->first = py->n_frames;
@@ -338,7 +339,9 @@ static void read_chain(js_py *py, js_py_thread *t, uint64_t frame)
 		else if (!js_grow(&py->frames, &py->cap_frames, py->n_frames, sizeof *py->frames))
 			fail = "out of memory";
 		char why[160] = "";
-		int r = fail ? -1 : read_frame(py, frame, &py->frames[py->n_frames], &frame, why, sizeof why);
+		int r = fail ? -1
+			     : read_frame(py, frame, &py->frames[py->n_frames], &frame, why, sizeof why,
+					  depth ? NULL : first);
 		if (r < 0) {
 			snprintf(t->warning, sizeof t->warning, "frame chain dropped at frame %u: %s", depth,
 				 fail ? fail : why);
@@ -354,26 +357,77 @@ static void read_chain(js_py *py, js_py_thread *t, uint64_t frame)
 	t->n = py->n_frames - t->first;
 }
 
+/* The innermost frame of thread state ts, now (not through the page
+ * cache): 0 or an errno value. */
+static int current_frame(js_py *py, uint64_t ts, uint64_t *frame)
+{
+	uint64_t cframe = 0;
+	*frame = 0;
+	int e = rd_u64(py, ts + (uint64_t)off(py, JS_PY_TS_CFRAME), &cframe);
+	if (!e && cframe && off(py, JS_PY_CF_CURRENT_FRAME) >= 0)
+		e = rd_u64(py, cframe + (uint64_t)off(py, JS_PY_CF_CURRENT_FRAME), frame);
+	else if (!e)
+		*frame = cframe; /* 3.13: the thread state holds the frame itself */
+	return e;
+}
+
+/* Whether the chain read from frame (its innermost frame's bytes as read
+ * in first) is still the thread's, or the outer part of it: that frame is
+ * in the thread's chain now, still running the same code with the same
+ * caller.  A chain changes only from its inside, so the frames outside it
+ * are then the ones read; frames called since do not matter (the chain
+ * read is the one the thread had when it was read).  The chain's pages
+ * are read again as they are now. */
+static bool chain_unchanged(js_py *py, uint64_t ts, uint64_t frame, const uint8_t *first)
+{
+	uint64_t at;
+	uint8_t b[HEAD_MAX];
+	js_mem_flush(py->mem);
+	if (current_frame(py, ts, &at))
+		return false;
+	for (unsigned step = 0; at && step < JS_PY_RECHECK_FRAMES; step++) {
+		if (at % 8 || rd_how(py, at, b, frame_span(py), true))
+			return false;
+		if (at == frame)
+			return u64_at(b, off(py, JS_PY_FR_CODE)) == u64_at(first, off(py, JS_PY_FR_CODE)) &&
+			       u64_at(b, off(py, JS_PY_FR_PREVIOUS)) ==
+				       u64_at(first, off(py, JS_PY_FR_PREVIOUS));
+		at = u64_at(b, off(py, JS_PY_FR_PREVIOUS));
+	}
+	return at == frame; /* both 0: a thread that had and has no frame */
+}
+
 static void read_thread(js_py *py, uint64_t ts)
 {
 	if (!js_grow(&py->threads, &py->cap_threads, py->n_threads, sizeof *py->threads))
 		return;
 	js_py_thread *t = &py->threads[py->n_threads++];
 	*t = (js_py_thread){ .tstate = ts };
-	uint64_t cframe = 0, frame = 0;
+	uint64_t frame = 0;
 	int e = rd_u64(py, ts + (uint64_t)off(py, JS_PY_TS_NATIVE_TID), &t->native_tid);
-	if (!e)
-		e = rd_u64(py, ts + (uint64_t)off(py, JS_PY_TS_CFRAME), &cframe);
-	if (!e && cframe && off(py, JS_PY_CF_CURRENT_FRAME) >= 0)
-		e = rd_u64(py, cframe + (uint64_t)off(py, JS_PY_CF_CURRENT_FRAME), &frame);
-	else if (!e)
-		frame = cframe; /* 3.13: the thread state holds the frame itself */
-	if (e) {
-		snprintf(t->warning, sizeof t->warning, "thread state at 0x%llx unreadable (%s)",
-			 (unsigned long long)ts, strerror(e));
-		return;
+	for (unsigned tries = 0; !e; tries++) {
+		uint8_t first[HEAD_MAX] = { 0 };
+		e = current_frame(py, ts, &frame);
+		if (e)
+			break;
+		read_chain(py, t, frame, first);
+		if (!py->running || chain_unchanged(py, ts, frame, first))
+			return;
+		/* what was read, frames or a reason to drop them, is not the thread's */
+		py->n_frames = t->first;
+		t->n = 0;
+		t->warning[0] = '\0';
+		if (tries + 1 == JS_PY_REREADS) {
+			py->stats.changed++;
+			snprintf(t->warning, sizeof t->warning,
+				 "frame chain dropped: it changed while it was read, %u times",
+				 JS_PY_REREADS);
+			return;
+		}
+		py->stats.rereads++;
 	}
-	read_chain(py, t, frame);
+	snprintf(t->warning, sizeof t->warning, "thread state at 0x%llx unreadable (%s)",
+		 (unsigned long long)ts, strerror(e));
 }
 
 static void read_runtime(js_py *py);

@@ -58,6 +58,8 @@ typedef struct js_py_stats {
 	unsigned long code_hits; /* code objects already read in this walk */
 	unsigned long code_kept; /* code objects decoded by an earlier walk, kept */
 	unsigned long syscalls;  /* process_vm_readv calls they took (a live target) */
+	unsigned long rereads;   /* chains read again: they changed while read (py->running) */
+	unsigned long changed;   /* chains dropped: they changed at every read */
 } js_py_stats;
 
 struct js_strchunk;
@@ -65,6 +67,7 @@ struct js_py_code;
 
 typedef struct js_py {
 	js_mem *mem;
+	bool running;      /* the threads run while they are read: check each chain (js_py_walk) */
 	bool known;        /* a version whose frames are read */
 	char warning[256]; /* when not: why, one line */
 	char version[32];  /* "3.11.2", or "" */
@@ -93,7 +96,14 @@ int js_py_open(js_py *py, js_mem *mem, Elf *elf, uint64_t bias, Dwarf *dw, js_er
 
 /* Read every thread's frames again (the previous walk's are forgotten;
  * the code objects it decoded are kept, each checked by one read of its
- * head, until they hold more than JS_PY_MAX_KEPT bytes).
+ * head, until they hold more than JS_PY_MAX_KEPT bytes).  With
+ * py->running (a target that was not stopped), each thread's chain is
+ * checked once read: its innermost frame must still be in the thread's
+ * chain, at most JS_PY_RECHECK_FRAMES frames in, running the same code
+ * with the same caller.  A chain only changes from its inside, so the
+ * chain read is then one the thread had (each frame's line as of its
+ * read); when not, it is read again, up to JS_PY_REREADS times, then
+ * dropped with a warning.
  * Threads whose chain could not be read carry a warning and no frames;
  * py->warning_walk says why the walk stopped early.  Never fails. */
 void js_py_walk(js_py *py);

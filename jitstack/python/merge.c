@@ -31,7 +31,7 @@ static size_t shown_by_jit(const js_py_native *nat, size_t n_nat, const js_py_fr
 }
 
 size_t js_py_merge(const js_py_native *nat, size_t n_nat, const js_py_frame *py, size_t n_py,
-                   js_py_insert *ins, size_t cap, char *warning, size_t wsz)
+		   js_py_insert *ins, size_t cap, char *warning, size_t wsz)
 {
 	if (wsz)
 		warning[0] = '\0';
@@ -66,7 +66,8 @@ size_t js_py_merge(const js_py_native *nat, size_t n_nat, const js_py_frame *py,
 		}
 		if (skip < n) {
 			if (n_ins == cap) {
-				warn(warning, wsz, "more than %zu pieces of Python frames: the outer ones are left out",
+				warn(warning, wsz,
+				     "more than %zu pieces of Python frames: the outer ones are left out",
 				     cap);
 				break;
 			}

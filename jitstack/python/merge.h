@@ -34,9 +34,9 @@
 
 /* One native frame as the merge sees it. */
 typedef struct js_py_native {
-	bool eval;                   /* an activation of the eval loop */
-	const char *const *guests;   /* a JIT frame's Python functions (qualified */
-	size_t n_guests;             /* names), innermost first; 0: none */
+	bool eval;                 /* an activation of the eval loop */
+	const char *const *guests; /* a JIT frame's Python functions (qualified */
+	size_t n_guests;           /* names), innermost first; 0: none */
 } js_py_native;
 
 /* Python frames frames[first..first+n) of the thread's chain go before
@@ -52,7 +52,7 @@ typedef struct js_py_insert {
  * that are in none of them are the ones the JIT frames show.  `warning`
  * (wsz bytes) gets one line when the placement is not exact, else "". */
 size_t js_py_merge(const js_py_native *nat, size_t n_nat, const js_py_frame *py, size_t n_py,
-                   js_py_insert *ins, size_t cap, char *warning, size_t wsz);
+		   js_py_insert *ins, size_t cap, char *warning, size_t wsz);
 
 /* The qualified name of the Python function a JIT frame's name shows
  * ("py:QUALNAME" or "py:QUALNAME (FILE:LINE)"), copied to out (n bytes);

@@ -5,18 +5,21 @@
  * ("  QUALNAME FILE:LINE", " [entry]" on the first frame of an eval loop
  * activation).
  *
- *   pyframes [--no-dwarf] [--no-stop] [--repeat N [--cold]] -p PID | --core FILE
+ *   pyframes [--no-dwarf] [--no-stop [--no-check]] [--repeat N [--cold] [--each]] -p PID | --core FILE
  *   pyframes --check-table MINOR PYTHON   the table of 3.MINOR against
  *                                         PYTHON's DWARF, field by field
  *
  * The target's modules are found as jitstack finds them (target/modules.h:
  * /proc/PID/maps, or a core's NT_FILE note).  --no-dwarf takes the layout
  * from the table even where DWARF has it;
- * --no-stop reads without stopping the threads; --repeat N walks N times
+ * --no-stop reads without stopping the threads (and has the reader check
+ * each chain it read: frames.h, py->running; --no-check reads as if they
+ * were stopped, to show what the check catches); --repeat N walks N times
  * (warm: each walk after the first keeps the code objects decoded; --cold
  * forgets them before each)
  * and prints the cost of a walk on stderr (reads, bytes, microseconds:
- * minimum, median, maximum).
+ * minimum, median, maximum; chains read again and dropped); --each prints
+ * the frames of every walk, each after a line "walk K".
  */
 #include "base/err.h"
 #include "python/frames.h"
@@ -113,7 +116,9 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void print(const js_py *py)
+/* Every thread's frames on stdout, its warning on stderr (and as a line
+ * "  warning: ..." in its place with `inline_warnings`). */
+static void print(const js_py *py, bool inline_warnings)
 {
 	if (py->warning_walk[0])
 		fprintf(stderr, "pyframes: warning: %s\n", py->warning_walk);
@@ -123,6 +128,8 @@ static void print(const js_py *py)
 		if (t->warning[0])
 			fprintf(stderr, "pyframes: warning: thread %llu: %s\n",
 				(unsigned long long)t->native_tid, t->warning);
+		if (t->warning[0] && inline_warnings)
+			printf("  warning: %s\n", t->warning);
 		for (size_t j = 0; j < t->n; j++) {
 			const js_py_frame *f = &py->frames[t->first + j];
 			printf("  %s %s:%d%s\n", f->qualname, f->filename, f->line,
@@ -178,6 +185,7 @@ int main(int argc, char **argv)
 	bool stop = true, cold = false;
 	python_module pm = { .use_dwarf = true };
 	unsigned repeat = 0;
+	bool each = false, check = true;
 	pid_t pid = 0;
 	const char *core_path = NULL;
 	elf_version(EV_CURRENT);
@@ -188,6 +196,10 @@ int main(int argc, char **argv)
 			stop = false;
 		else if (!strcmp(argv[i], "--cold"))
 			cold = true;
+		else if (!strcmp(argv[i], "--each"))
+			each = true;
+		else if (!strcmp(argv[i], "--no-check"))
+			check = false;
 		else if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
 			repeat = (unsigned)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "-p") && i + 1 < argc)
@@ -198,7 +210,7 @@ int main(int argc, char **argv)
 			return check_table((unsigned)atoi(argv[i + 1]), argv[i + 2]);
 		else {
 			fprintf(stderr,
-				"usage: pyframes [--no-dwarf] [--no-stop] [--repeat N [--cold]] -p PID | --core FILE\n"
+				"usage: pyframes [--no-dwarf] [--no-stop [--no-check]] [--repeat N [--cold] [--each]] -p PID | --core FILE\n"
 				"       pyframes --check-table MINOR PYTHON\n");
 			return 2;
 		}
@@ -245,6 +257,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pyframes: warning: %s\n", py.warning);
 	} else {
 		fprintf(stderr, "pyframes: CPython %s, its layout from %s\n", py.version, py.lay.from);
+		py.running = !stop && check;
+		unsigned long rereads = 0, changed = 0;
 		if (stop)
 			js_proc_stop_all(&proc);
 		uint64_t *us = calloc(repeat ? repeat : 1, sizeof *us);
@@ -254,19 +268,27 @@ int main(int argc, char **argv)
 			uint64_t t0 = now_us();
 			js_py_walk(&py);
 			us[i] = now_us() - t0;
+			rereads += py.stats.rereads;
+			changed += py.stats.changed;
+			if (each) {
+				printf("walk %u\n", i + 1);
+				print(&py, true);
+			}
 		}
 		if (stop)
 			js_proc_resume_all(&proc);
-		print(&py);
+		if (!each)
+			print(&py, false);
 		if (repeat && us) {
 			qsort(us, repeat, sizeof *us, cmp_u64);
 			fprintf(stderr,
 				"pyframes: a %s walk: %lu reads (%lu system calls), %lu bytes, %lu code objects read "
-				"again in the walk, %lu kept from the last; %llu/%llu/%llu us (min/median/max of %u)\n",
+				"again in the walk, %lu kept from the last; %llu/%llu/%llu us (min/median/max of %u); "
+				"%lu chains read again, %lu dropped\n",
 				cold ? "cold" : "warm", py.stats.reads, py.stats.syscalls, py.stats.bytes,
 				py.stats.code_hits, py.stats.code_kept, (unsigned long long)us[0],
 				(unsigned long long)us[repeat / 2], (unsigned long long)us[repeat - 1],
-				repeat);
+				repeat, rereads, changed);
 		}
 		free(us);
 	}

@@ -22,7 +22,8 @@ enum { MAX = 64 };
 static size_t words(char *s, char **w)
 {
 	size_t n = 0;
-	for (char *save = NULL, *t = strtok_r(s, " \t\n", &save); t && n < MAX; t = strtok_r(NULL, " \t\n", &save))
+	for (char *save = NULL, *t = strtok_r(s, " \t\n", &save); t && n < MAX;
+	     t = strtok_r(NULL, " \t\n", &save))
 		w[n++] = t;
 	return n;
 }
@@ -43,7 +44,8 @@ int main(void)
 			cases++;
 			if (strcmp(got, want) != 0) {
 				wrong++;
-				printf("case %lu: name of \"%s\": %s, wanted %s\n", cases, line + 6, got, want);
+				printf("case %lu: name of \"%s\": %s, wanted %s\n", cases, line + 6, got,
+				       want);
 			}
 			continue;
 		}
@@ -82,7 +84,8 @@ int main(void)
 		for (size_t i = 0; i <= nn; i++) {
 			for (; k < n_ins && ins[k].before == i; k++)
 				for (size_t f = ins[k].first; f < ins[k].first + ins[k].n; f++)
-					at += (size_t)snprintf(got + at, sizeof got - at, " py:%s", py[f].qualname);
+					at += (size_t)snprintf(got + at, sizeof got - at, " py:%s",
+							       py[f].qualname);
 			if (i < nn)
 				at += (size_t)snprintf(got + at, sizeof got - at, " %s", nw[i]);
 		}
@@ -94,8 +97,8 @@ int main(void)
 		cases++;
 		if (strcmp(got, want) != 0) {
 			wrong++;
-			printf("case %lu: %s\n  merged:%s\n  wanted:%s\n  warning: %s\n", cases, copy, got, want,
-			       warning[0] ? warning : "(none)");
+			printf("case %lu: %s\n  merged:%s\n  wanted:%s\n  warning: %s\n", cases, copy, got,
+			       want, warning[0] ? warning : "(none)");
 		}
 	}
 	printf("%lu cases, %lu wrong\n", cases, wrong);
