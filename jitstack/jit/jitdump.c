@@ -867,6 +867,7 @@ static bool latest(js_jitdump *jd, const js_jd_code *c)
 
 bool js_jitdump_report(js_jitdump *jd, const js_jit *j, Dwfl *dwfl)
 {
+	jd->reported_cfi = jd->with_cfi;
 	spans s = { 0 };
 	bool lost = false;
 	dwfl_getmodules(dwfl, other_module, &s, 0);

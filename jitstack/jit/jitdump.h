@@ -117,7 +117,8 @@ typedef struct js_jitdump {
 	struct js_strchunk *strs; /* file names */
 	js_image **dead;          /* images of a file read again, freed after libdwfl let go */
 	size_t n_dead, cap_dead;
-	uint64_t changes; /* bumped when names, lines or CFI changed */
+	uint64_t changes;           /* bumped when names, lines or CFI changed */
+	unsigned long reported_cfi; /* with_cfi at the last report of its modules */
 	uint64_t cfi_bytes, line_rows;
 	/* counters: the summary and warnings */
 	unsigned long loads, moves, debug, unwind, with_cfi, bad, over_limit, late, unknown, reads, rereads;

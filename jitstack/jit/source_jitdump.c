@@ -12,6 +12,20 @@ static uint64_t jitdump_changes(const js_source *src)
 	return jd->changes;
 }
 
+static int jitdump_refresh(js_source *src, js_source_report *report, js_err *why)
+{
+	js_jitdump *jd = src->r;
+	unsigned long rereads = jd->rereads;
+	int rc = js_jitdump_refresh(jd, why);
+	if (jd->rereads != rereads) /* a new file: its old modules must go */
+		*report = JS_SOURCE_REPORT_ALL;
+	else if (jd->with_cfi != jd->reported_cfi || jd->reported_cfi)
+		*report = JS_SOURCE_REPORT_ADDED;
+	else
+		*report = JS_SOURCE_REPORT_NONE;
+	return rc;
+}
+
 static bool jitdump_report(js_source *src, Dwfl *dwfl, const js_source *list, size_t n)
 {
 	const js_jit *j = NULL;
@@ -43,6 +57,7 @@ static void jitdump_free(js_source *src)
 const js_source_ops js_source_jitdump = {
 	.name = "jitdump",
 	.changes = jitdump_changes,
+	.refresh = jitdump_refresh,
 	.report = jitdump_report,
 	.reap = jitdump_reap,
 	.stats = jitdump_stats,

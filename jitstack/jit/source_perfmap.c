@@ -11,6 +11,12 @@ static uint64_t perfmap_changes(const js_source *src)
 	return pm->changes;
 }
 
+static int perfmap_refresh(js_source *src, js_source_report *report, js_err *why)
+{
+	*report = JS_SOURCE_REPORT_NONE; /* it gives no modules */
+	return js_perfmap_refresh(src->r, why);
+}
+
 static void perfmap_stats(const js_source *src, FILE *f)
 {
 	const js_perfmap *pm = src->r;
@@ -28,6 +34,7 @@ static void perfmap_free(js_source *src)
 const js_source_ops js_source_perfmap = {
 	.name = "perf map",
 	.changes = perfmap_changes,
+	.refresh = perfmap_refresh,
 	.stats = perfmap_stats,
 	.free = perfmap_free,
 };

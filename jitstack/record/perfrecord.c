@@ -357,8 +357,7 @@ static bool refresh(js_target *t, uint64_t now)
 		if (js_refresh_jit_stopped(s))
 			return true;
 	}
-	js_refresh_perfmap(s);
-	js_refresh_jitdump(s);
+	js_refresh_sources(s);
 	return false;
 }
 

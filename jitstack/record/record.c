@@ -255,8 +255,7 @@ static void round_one(js_targets *ts, js_target *t, const js_record_opts *r, js_
 	}
 	/* one stat() when nothing was appended */
 	uint64_t pm0 = now_ns();
-	js_refresh_perfmap(s);
-	js_refresh_jitdump(s);
+	js_refresh_sources(s);
 	note_pm(tm, now_ns() - pm0);
 	sample_all(t, r, prof, st, tm);
 }

@@ -201,8 +201,7 @@ static int prepare(js_target *t)
 	/* From now on a snapshot must not hold sampling up: a writer that
 	 * keeps the list changing gets a best-effort read instead. */
 	s->jit.snapshot_budget_ns = RECORD_SNAPSHOT_BUDGET_NS;
-	js_refresh_perfmap(s);
-	js_refresh_jitdump(s);
+	js_refresh_sources(s);
 	js_sources_first_round(s->src, s->n_src);
 	return 0;
 }
