@@ -55,6 +55,16 @@ void js_follow_set_bounds(uint64_t bytes, uint64_t ns); /* 0: the default */
 uint64_t js_follow_max_bytes(void);
 uint64_t js_follow_max_ns(void);
 
+/* A round's budget for reading files, shared by every read until the
+ * next call (record of several processes: one process's file must not
+ * hold up the sampling of the others).  A read that finds it spent stops
+ * once it made some progress (one buffer, JS_FOLLOW_BUF: a small file is
+ * still read whole) and the reader consumed every item it was fed, and
+ * returns 0 as if it had read all: the next
+ * js_follow_look finds the rest (JS_FOLLOW_MORE) and it is read then.
+ * 0: no budget (the default). */
+void js_follow_round(uint64_t budget_ns);
+
 /* Which file, and which files may be read. */
 typedef struct js_follow_path {
 	const char *path;

@@ -22,6 +22,7 @@
  * after what replaced them, or kept and retried as above.  The perf map and
  * the jitdump are refreshed before each drain too.
  */
+#include "base/follow.h"
 #include "formats/clock.h"
 #include "record/perfrecord.h"
 #include "record/progress.h"
@@ -390,6 +391,7 @@ static void round_once(ctx *c, uint64_t start)
 {
 	js_targets *ts = c->ts;
 	uint64_t now = now_ns();
+	js_follow_round(ts->multi ? JS_ROUND_READ_BUDGET_NS : 0);
 	for (size_t i = 0; i < ts->n; i++) {
 		js_target *t = ts->t[i];
 		if (t->done || !(t->n_deferred || js_pe_pending(&t->pe)) || !refresh(t, now))
@@ -398,6 +400,7 @@ static void round_once(ctx *c, uint64_t start)
 		js_pe_drain(&t->pe, on_sample, c);
 		js_target_end(ts, t, true, now - start);
 	}
+	js_follow_round(0);
 	flush_deferred(c);
 	for (size_t i = 0; i < ts->n; i++) {
 		js_target *t = ts->t[i];

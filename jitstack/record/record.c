@@ -16,6 +16,7 @@
  * read whole before the first sample, then between rounds only what was
  * appended to it (one stat() when nothing was).
  */
+#include "base/follow.h"
 #include "base/grow.h"
 #include "formats/clock.h"
 #include "record/perfrecord.h"
@@ -325,9 +326,11 @@ static int sample_ptrace(js_targets *ts, const js_record_opts *r, const sigset_t
 		if (now_ns() >= end)
 			break;
 		poll_all(ts, procs);
+		js_follow_round(ts->multi ? JS_ROUND_READ_BUDGET_NS : 0);
 		for (size_t i = 0; i < ts->n; i++)
 			if (!ts->t[i]->done)
 				round_one(ts, ts->t[i], r, prof, &st, &tm, start);
+		js_follow_round(0);
 		next += prof->period_ns;
 		if (next <= now_ns()) /* fell behind: skip, never burst */
 			next = now_ns() + prof->period_ns;

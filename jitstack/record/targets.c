@@ -190,7 +190,7 @@ static int probe(js_targets *ts, const js_record_opts *r, js_target *t, pid_t pi
 
 /* The first reads of a new session, before sampling: its JIT lists, its
  * perf map and jitdump.  0, or a js_exit code with s->err. */
-static int prepare(js_target *t)
+static int prepare(const js_targets *ts, js_target *t)
 {
 	js_session *s = &t->s;
 	int rc = js_refresh_jit(s, READ_RUNNING);
@@ -201,7 +201,9 @@ static int prepare(js_target *t)
 	/* From now on a snapshot must not hold sampling up: a writer that
 	 * keeps the list changing gets a best-effort read instead. */
 	s->jit.snapshot_budget_ns = RECORD_SNAPSHOT_BUDGET_NS;
+	js_follow_round(ts->multi ? JS_ROUND_READ_BUDGET_NS : 0); /* the rest in the rounds */
 	js_refresh_sources(s);
+	js_follow_round(0);
 	js_sources_first_round(s->src, s->n_src);
 	return 0;
 }
@@ -279,7 +281,7 @@ static void open_one(js_targets *ts, const js_record_opts *r, js_profile *prof, 
 	ts->opt.no_ptrace = ts->perf;
 	rc = js_open_live(&t->s, tgid, &ts->opt);
 	if (!rc)
-		rc = prepare(t);
+		rc = prepare(ts, t);
 	if (rc) {
 		skip(ts, tgid, &t->s.err, false);
 		free_target(t);

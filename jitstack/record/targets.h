@@ -27,6 +27,12 @@
 #include "record/record.h"
 #include "unwind/session.h"
 
+/* With several processes, a round's budget for reading their files (the
+ * perf maps and jitdumps, js_follow_round): one process's huge file is
+ * read a piece a round, and the others are sampled meanwhile.  Also the
+ * budget of each process's first reads when it is opened. */
+#define JS_ROUND_READ_BUDGET_NS 2000000ull /* 2 ms */
+
 typedef struct js_target {
 	js_session s;
 	js_pe pe;      /* perf events: one per thread (perf mode) */
