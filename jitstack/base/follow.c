@@ -96,6 +96,7 @@ static int feed_from(js_follow *f, int fd, uint64_t size, js_follow_feed *feed, 
 	size_t cap = JS_FOLLOW_BUF, have = 0;
 	if (!f->off && !f->skip) /* from the start: a new file, or read again */
 		f->read = 0, f->capped = false;
+	f->at_end = false;
 	if (f->capped)
 		return 0;
 	uint8_t *buf = malloc(cap);
@@ -158,6 +159,8 @@ static int feed_from(js_follow *f, int fd, uint64_t size, js_follow_feed *feed, 
 		}
 	}
 	free(buf);
+	f->size = size;
+	f->at_end = !err;
 	return err;
 }
 

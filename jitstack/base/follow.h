@@ -40,6 +40,8 @@ typedef struct js_follow {
 	int fd;        /* the file, for reads by offset: valid only while the reader is fed */
 	uint64_t read; /* bytes read from this file since its start */
 	bool capped;   /* past the bound on bytes: not read further (until a new file) */
+	uint64_t size; /* the file's size at the last read */
+	bool at_end;   /* the last read fed the reader up to size (no bound, budget or error stopped it) */
 } js_follow;
 
 /* The bounds on reading one file (a target's perf map or jitdump can be

@@ -86,7 +86,7 @@ static void reset(js_jitdump *jd)
 	js_perfmap_free(&jd->ranges);
 	js_perfmap_init(&jd->ranges, NULL);
 	jd->file.off = jd->file.skip = 0;
-	jd->have_header = jd->ended = false;
+	jd->have_header = jd->ended = jd->cut = false;
 	jd->why[0] = 0;
 	jd->cfi_bytes = jd->line_rows = 0;
 	jd->loads = jd->moves = jd->debug = jd->unwind = jd->with_cfi = 0;
@@ -608,6 +608,7 @@ static ssize_t record(js_jitdump *jd, const uint8_t *p, size_t len, uint64_t at,
 	}
 	jd_prefix pf;
 	memcpy(&pf, p, sizeof pf);
+	jd->last_at = at, jd->last_id = pf.id, jd->last_size = pf.total_size;
 	if (pf.total_size < sizeof pf) {
 		/* no way to the next record: perf stops here too */
 		give_up(jd, at, "a record of %llu bytes", pf.total_size);
@@ -914,6 +915,50 @@ bool js_jitdump_report(js_jitdump *jd, const js_jit *j, Dwfl *dwfl)
 
 /* ---- the file --------------------------------------------------------------------------- */
 
+static const char *kind_name(uint32_t id)
+{
+	static const char *const names[] = { "CODE_LOAD", "CODE_MOVE", "CODE_DEBUG_INFO", "CODE_CLOSE",
+					     "CODE_UNWINDING_INFO" };
+	return id < sizeof names / sizeof names[0] ? names[id] : "unknown";
+}
+
+/* After a read that reached the end of the file: does its last record run
+ * past that end, not read?  (A CODE_LOAD's name read, its code cut, is
+ * used: its code is never read.  A DEBUG_INFO or UNWINDING_INFO a dump
+ * steps over, to read it by offset for a load after it, has no load.) */
+static void note_cut(js_jitdump *jd)
+{
+	const js_follow *f = &jd->file;
+	jd->cut = false;
+	if (!f->at_end || jd->ended)
+		return;
+	if (!jd->have_header && f->off < f->size) {
+		jd->cut = true;
+		snprintf(jd->cut_what, sizeof jd->cut_what,
+			 "its header is cut short at byte %" PRIu64 ": the file is not read", f->size);
+		return;
+	}
+	bool info = jd->last_id == JD_CODE_DEBUG_INFO || jd->last_id == JD_CODE_UNWINDING_INFO;
+	if (f->off < f->size && !f->skip) { /* a record whose head is not all there */
+		jd->cut = true;
+		if (f->size - f->off < sizeof(jd_prefix) || jd->last_at != f->off)
+			snprintf(jd->cut_what, sizeof jd->cut_what,
+				 "the record at byte %" PRIu64 " is cut short at byte %" PRIu64 ": not read",
+				 f->off, f->size);
+		else
+			snprintf(jd->cut_what, sizeof jd->cut_what,
+				 "the %s record of %" PRIu32 " bytes at byte %" PRIu64
+				 " runs past the end of the file at byte %" PRIu64 ": not read",
+				 kind_name(jd->last_id), jd->last_size, jd->last_at, f->size);
+	} else if (f->skip && info && jd->want) {
+		jd->cut = true;
+		snprintf(jd->cut_what, sizeof jd->cut_what,
+			 "the %s record of %" PRIu32 " bytes at byte %" PRIu64
+			 " runs past the end of the file at byte %" PRIu64 ": not read",
+			 kind_name(jd->last_id), jd->last_size, jd->last_at, f->size);
+	}
+}
+
 /* js_follow's reader: the records in buf, counted as read. */
 static ssize_t feed_file(void *ctx, const uint8_t *buf, size_t len, size_t fresh, size_t *need, bool *stop)
 {
@@ -944,6 +989,7 @@ int js_jitdump_refresh(js_jitdump *jd, js_err *why)
 		reset(jd);
 	}
 	int rc = js_follow_read(&jd->file, &p, &st, &jd->found, feed_file, jd, why);
+	note_cut(jd);
 	if (js_jitdump_commit(jd))
 		rc = js_fail(why, JS_EXIT_FAILURE, ENOMEM, "%s: %s", jd->path, strerror(ENOMEM));
 	if (rc)

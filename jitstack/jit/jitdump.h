@@ -86,6 +86,12 @@ typedef struct js_jitdump {
 	uint64_t until_ns; /* records stamped later are not used (a core's time); 0: all */
 	bool found, ended; /* ended: the file cannot be read further (why) */
 	char why[200];
+	/* the file's last record (or its header) runs past its end, as the
+	 * last read that reached the end found it: what was not read (cut) */
+	bool cut;
+	char cut_what[160];
+	uint64_t last_at; /* the last record whose prefix was read: where, its kind and size */
+	uint32_t last_id, last_size;
 	/* file.off: bytes consumed (records used or stepped over); file.skip:
 	 * bytes of the current record still to step over */
 	js_follow file;

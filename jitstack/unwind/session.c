@@ -98,6 +98,10 @@ void js_warn_jit_data(js_session *s)
 		js_warn(s, "jitdump %s is not read further, %s", s->jd.path, s->jd.why);
 	if (s->jd.bad)
 		js_warn(s, "jitdump %s: %lu malformed records skipped", s->jd.path, s->jd.bad);
+	/* a core's dump is whole; a live writer's last record may still be
+	 * on its way (stdio writes a record in pieces), and is read then */
+	if (s->core && s->jd_on && s->jd.cut)
+		js_warn(s, "jitdump %s: %s", s->jd.path, s->jd.cut_what);
 	if (s->jd.over_limit)
 		js_warn(s, "jitdump %s: %lu records over jitstack's bounds skipped", s->jd.path,
 			s->jd.over_limit);
