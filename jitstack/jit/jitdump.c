@@ -95,6 +95,7 @@ static void reset(js_jitdump *jd)
 	jd->gap = jd->doubt = 0;
 	jd->pend_debug_len = jd->pend_unwind_len = 0;
 	jd->changes++;
+	jd->resets++;
 }
 
 void js_jitdump_free(js_jitdump *jd)
@@ -765,8 +766,11 @@ js_image *js_jitdump_image(js_jitdump *jd, js_jd_code *c)
 			  .code_hi = c->hi,
 			  .desc = JS_IMAGE_FROM_JITDUMP,
 			  .live = true };
+	/* a name of its own: libdwfl keeps the module of an earlier report
+	 * with the same name and range, and the image of this code read before
+	 * (then forgotten: jd->dead) would stay in use, freed */
 	size_t idx = (size_t)(c - jd->code);
-	snprintf(im->modname, sizeof im->modname, "[jitdump@%" PRIx64 ".%zu]", c->lo, idx);
+	snprintf(im->modname, sizeof im->modname, "[jitdump@%" PRIx64 ".%zu.%lu]", c->lo, idx, jd->resets);
 	snprintf(im->label, sizeof im->label, "[jitdump %#" PRIx64 "]", c->lo);
 	js_img_in in = { .bytes = b.p,
 			 .size = b.len,

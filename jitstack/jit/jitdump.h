@@ -125,6 +125,7 @@ typedef struct js_jitdump {
 	size_t n_dead, cap_dead;
 	uint64_t changes;           /* bumped when names, lines or CFI changed */
 	unsigned long reported_cfi; /* with_cfi at the last report of its modules */
+	unsigned long resets;       /* times what was read was forgotten (its modules' names differ) */
 	uint64_t cfi_bytes, line_rows;
 	/* counters: the summary and warnings */
 	unsigned long loads, moves, debug, unwind, with_cfi, bad, over_limit, late, unknown, reads, rereads;
