@@ -223,6 +223,20 @@ int js_follow_read(js_follow *f, const js_follow_path *p, const struct stat *st,
 	return rc;
 }
 
+int js_follow_reread(js_follow *f, const js_follow_path *p, int fd, uint64_t size, bool *found,
+		     js_follow_feed *feed, void *ctx, js_err *why)
+{
+	f->off = f->skip = 0;
+	if (fd >= 0)
+		return js_follow_feed_fd(f, p, fd, size, feed, ctx, why);
+	struct stat st;
+	enum js_follow_news news;
+	*found = false;
+	if (js_follow_look(f, p, false, false, &st, &news, why))
+		return -1;
+	return js_follow_read(f, p, &st, found, feed, ctx, why);
+}
+
 ssize_t js_read_small(const char *path, char *buf, size_t len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);

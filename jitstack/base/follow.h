@@ -117,6 +117,14 @@ int js_follow_open(js_follow *f, const js_follow_path *p, const struct stat *st,
 int js_follow_feed_fd(js_follow *f, const js_follow_path *p, int fd, uint64_t size, js_follow_feed *feed,
 		      void *ctx, js_err *why);
 
+/* Read the file again from its start, for a reader that forgot what it
+ * read (a dump reads the perf map and the jitdump again for the pcs of its
+ * stacks): from fd up to size when fd >= 0 (the file js_follow_open
+ * opened), else from its path as the first js_follow_look and
+ * js_follow_read read it.  0, or the code with *why, as js_follow_read. */
+int js_follow_reread(js_follow *f, const js_follow_path *p, int fd, uint64_t size, bool *found,
+		     js_follow_feed *feed, void *ctx, js_err *why);
+
 /* A small file (a /proc file) read whole into buf, NUL-terminated: the
  * bytes read (at most len - 1), or -1 with errno as open(2) or read(2)
  * left it. */

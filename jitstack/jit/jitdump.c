@@ -974,12 +974,17 @@ static ssize_t feed_file(void *ctx, const uint8_t *buf, size_t len, size_t fresh
 	return used;
 }
 
+/* A symbolic link is followed only in a path the user gave, or the
+ * kernel's own link to a mapped file (/proc/PID/map_files). */
+static js_follow_path follow_path(const js_jitdump *jd)
+{
+	return (js_follow_path){ jd->path, jd->owner < 0 || strstr(jd->path, "/map_files/"), jd->owner,
+				 "--jitdump FILE" };
+}
+
 int js_jitdump_refresh(js_jitdump *jd, js_err *why)
 {
-	/* a symbolic link is followed only in a path the user gave, or the
-	 * kernel's own link to a mapped file (/proc/PID/map_files) */
-	js_follow_path p = { jd->path, jd->owner < 0 || strstr(jd->path, "/map_files/"), jd->owner,
-			     "--jitdump FILE" };
+	js_follow_path p = follow_path(jd);
 	struct stat st;
 	enum js_follow_news news;
 	if (js_follow_look(&jd->file, &p, jd->found, jd->ended, &st, &news, why))
@@ -1003,18 +1008,15 @@ int js_jitdump_refresh(js_jitdump *jd, js_err *why)
 
 int js_jitdump_read_for(js_jitdump *jd, const js_span *v, size_t n, js_err *why)
 {
-	js_span *want = malloc((n ? n : 1) * sizeof *want);
-	if (!want) {
-		js_fail(why, JS_EXIT_FAILURE, ENOMEM, "%s: %s", jd->path, strerror(ENOMEM));
-		return -1;
-	}
-	if (n)
-		memcpy(want, v, n * sizeof *want);
-	free(jd->want);
-	jd->want = want, jd->n_want = js_spans_normalize(want, n);
-	jd->found = false; /* read from the start, as the first time */
-	reset(jd);
-	return js_jitdump_refresh(jd, why) < 0 ? -1 : 0;
+	if (js_spans_set(&jd->want, &jd->n_want, v, n))
+		return js_fail(why, JS_EXIT_FAILURE, ENOMEM, "%s: %s", jd->path, strerror(ENOMEM));
+	reset(jd); /* read from the start, as the first time */
+	js_follow_path p = follow_path(jd);
+	int rc = js_follow_reread(&jd->file, &p, -1, 0, &jd->found, feed_file, jd, why);
+	note_cut(jd);
+	if (js_jitdump_commit(jd))
+		rc = js_fail(why, JS_EXIT_FAILURE, ENOMEM, "%s: %s", jd->path, strerror(ENOMEM));
+	return rc ? -1 : 0;
 }
 
 /* ---- where it is ------------------------------------------------------------------------- */
