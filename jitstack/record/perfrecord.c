@@ -235,28 +235,20 @@ static void sum_stats(const js_targets *ts, js_pe_stats *p)
 	}
 }
 
-/* --stats of one process (when there are several), then its perf map's
- * and jitdump's lines. */
+/* --stats of one process: its perf events' counts. */
 static void print_process(const ctx *c, const js_target *t)
 {
-	const js_session *s = &t->s;
 	const js_pe_stats *p = &t->pe.st;
-	if (c->ts->multi) {
-		char end[64] = "";
-		if (t->done)
-			snprintf(end, sizeof end, "; %s after %.2f s", t->exited ? "exited" : "ended",
-				 t->done_ns / 1e9);
-		fprintf(stderr,
-			"jitstack: stats: process %d (%s): %llu samples in the profile; perf events: %llu samples, "
-			"%llu lost, %llu truncated stack copies, %llu threads followed from their clone; %lu JIT "
-			"re-reads, %lu images copied; samples whose leaf is JIT code: %llu, named: %llu%s\n",
-			(int)s->pid, s->comm, (unsigned long long)c->prof->proc[t->proc].total,
-			(unsigned long long)p->samples, (unsigned long long)p->lost,
-			(unsigned long long)p->truncated, (unsigned long long)p->forks, t->refreshes,
-			s->jit.copies, (unsigned long long)t->jit_samples, (unsigned long long)t->jit_named,
-			end);
-	}
-	js_sources_stats(s->src, s->n_src, stderr);
+	char how[512];
+	snprintf(
+		how, sizeof how,
+		"perf events: %llu samples, %llu lost, %llu truncated stack copies, %llu threads followed from "
+		"their clone; %lu JIT re-reads, %lu images copied; samples whose leaf is JIT code: %llu, named: "
+		"%llu",
+		(unsigned long long)p->samples, (unsigned long long)p->lost, (unsigned long long)p->truncated,
+		(unsigned long long)p->forks, t->refreshes, t->s.jit.copies,
+		(unsigned long long)t->jit_samples, (unsigned long long)t->jit_named);
+	js_target_stats(c->ts, t, c->prof, how);
 }
 
 static void print_stats(ctx *c, double cpu, double secs)

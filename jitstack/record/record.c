@@ -277,19 +277,12 @@ static void print_ptrace_stats(const js_targets *ts, const js_profile *prof, tim
 	print_dist("whole sample (stop, unwind, name)", tm->total, tm->n);
 	for (size_t i = 0; i < ts->n; i++) {
 		const js_target *t = ts->t[i];
-		const js_session *s = &t->s;
-		if (ts->multi) {
-			char end[64] = "";
-			if (t->done)
-				snprintf(end, sizeof end, "; %s after %.2f s", t->exited ? "exited" : "ended",
-					 t->done_ns / 1e9);
-			fprintf(stderr,
-				"jitstack: stats: process %d (%s): %llu samples in the profile; %lu thread samples, "
-				"%lu idle skipped, %lu failed, %lu JIT re-reads, %lu images copied%s\n",
-				(int)s->pid, s->comm, (unsigned long long)prof->proc[t->proc].total,
-				t->samples, t->idle, t->failed, t->refreshes, s->jit.copies, end);
-		}
-		js_sources_stats(s->src, s->n_src, stderr);
+		char how[256];
+		snprintf(
+			how, sizeof how,
+			"%lu thread samples, %lu idle skipped, %lu failed, %lu JIT re-reads, %lu images copied",
+			t->samples, t->idle, t->failed, t->refreshes, t->s.jit.copies);
+		js_target_stats(ts, t, prof, how);
 	}
 	print_dist("perf map refresh between rounds", tm->pm, tm->n_pm);
 	js_targets_stats(ts);

@@ -414,6 +414,20 @@ void js_targets_stats(const js_targets *ts)
 		fprintf(stderr, "jitstack: stats: left out: %lu more not named\n", left_out - ts->n_skipped);
 }
 
+void js_target_stats(const js_targets *ts, const js_target *t, const js_profile *prof, const char *how)
+{
+	const js_session *s = &t->s;
+	if (ts->multi) {
+		char end[64] = "";
+		if (t->done)
+			snprintf(end, sizeof end, "; %s after %.2f s", t->exited ? "exited" : "ended",
+				 t->done_ns / 1e9);
+		fprintf(stderr, "jitstack: stats: process %d (%s): %llu samples in the profile; %s%s\n",
+			(int)s->pid, s->comm, (unsigned long long)prof->proc[t->proc].total, how, end);
+	}
+	js_sources_stats(s->src, s->n_src, stderr);
+}
+
 void js_targets_close(js_targets *ts)
 {
 	for (size_t i = 0; i < ts->n; i++)

@@ -81,6 +81,10 @@ int js_targets_open(js_targets *ts, const js_record_opts *r, js_profile *prof);
 void js_target_end(js_targets *ts, js_target *t, bool exited, uint64_t now);
 /* Are all the targets' parts over? */
 bool js_targets_done(const js_targets *ts);
+/* --stats of t: with several processes its line, "process PID (COMM): N
+ * samples in the profile; " + how (the sampling mode's counts) + how its
+ * part ended; then its sources' own lines (source.h). */
+void js_target_stats(const js_targets *ts, const js_target *t, const js_profile *prof, const char *how);
 /* --stats: what was left out and why. */
 void js_targets_stats(const js_targets *ts);
 void js_targets_close(js_targets *ts);
