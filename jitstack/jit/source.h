@@ -30,8 +30,13 @@ typedef enum js_source_report {
 	JS_SOURCE_REPORT_ALL,   /* everything again: modules it reported before may be gone */
 } js_source_report;
 
+/* The output's writer of a JSON string (NULL: null), for describe. */
+typedef void js_json_str_fn(FILE *f, const char *s);
+
 typedef struct js_source_ops {
 	const char *name;
+	/* Its member in a dump's JSON "jit" object (describe). */
+	const char *json_key;
 	/* Bumped whenever the names it gives changed: names remembered
 	 * under another value may be stale.  Never fails. */
 	uint64_t (*changes)(const js_source *src);
@@ -52,6 +57,12 @@ typedef struct js_source_ops {
 	/* After a whole report: let go of what was not reported again.  NULL:
 	 * nothing to do.  Never fails. */
 	void (*reap)(js_source *src);
+	/* What it read, for a dump's summary: with json, its JSON value on f
+	 * (an object, or null when it found no file; str writes a string);
+	 * else its "JIT: ..." line, or nothing when it found no file.  Called
+	 * only when it is read (js_source_on).  NULL: the output describes
+	 * it itself (the GDB images).  Never fails. */
+	void (*describe)(const js_source *src, FILE *f, bool json, js_json_str_fn *str);
 	/* --stats: its own lines on f (NULL: it prints none).  Never fails. */
 	void (*stats)(const js_source *src, FILE *f);
 	/* Free its reader (also one never opened, all zeros). */
