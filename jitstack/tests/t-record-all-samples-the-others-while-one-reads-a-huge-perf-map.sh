@@ -8,7 +8,8 @@
 # latethread spinning in main_spin (L).  In each record mode,
 # `record --all -F 200 -d 1` is run first while T has no map (the
 # baseline), then with T's map of 16 GB: the run must end within 10 s, and
-# L must have at least a quarter of the baseline's samples in main_spin.
+# L must have at least a quarter of the baseline's samples in main_spin
+# (a baseline of fewer than 4, a machine too loaded to judge, is a skip).
 # Before the round budget a read of the map took up to --max-read-time (5 s) a
 # round: here the ptrace run took 18.8 s with L sampled once, the perf
 # events run did not end within 120 s.
@@ -56,7 +57,7 @@ for rm in $RECORD_MODES; do
 	[ "$rc1" = 0 ] || { cat huge.$rm.err; fail "[$rm] record --all beside a 16 GB perf map exited $rc1 after $ms1 ms"; }
 	n0=$(spins base.$rm.txt)
 	n1=$(spins huge.$rm.txt)
-	[ "$n0" -ge 4 ] || { cat base.$rm.err; fail "[$rm] the baseline has $n0 samples of main_spin: too loaded to judge"; }
+	[ "$n0" -ge 4 ] || skip "[$rm] the baseline has only $n0 samples of main_spin in 1 s: the machine is too loaded to judge"
 	[ "$ms1" -le 10000 ] || fail "[$rm] record --all -d 1 beside a 16 GB perf map took $ms1 ms"
 	[ $((n1 * 4)) -ge "$n0" ] ||
 		fail "[$rm] main_spin has $n1 samples beside a 16 GB perf map, $n0 without it: the map held the sampling up"
