@@ -108,8 +108,7 @@ static int dump_live(js_session *s, const js_dump_opts *d, js_out *o)
 	if (rc)
 		return rc;
 	if (!s->opt->for_stacks) {
-		js_refresh_perfmap(s);
-		js_refresh_jitdump(s);
+		js_refresh_sources(s);
 	}
 	if (d->images && !js_jit_has_plain(&s->jit)) {
 		out_begin(o, s);
@@ -134,8 +133,7 @@ static int dump_live(js_session *s, const js_dump_opts *d, js_out *o)
 		}
 	}
 	if (!s->opt->for_stacks) {
-		js_refresh_perfmap(s);
-		js_refresh_jitdump(s);
+		js_refresh_sources(s);
 	}
 	size_t n = s->proc.n;
 	js_stack *st = calloc(n ? n : 1, sizeof *st);

@@ -66,6 +66,13 @@ static uint64_t mono_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+static uint64_t round_end; /* js_follow_round: 0, none */
+
+void js_follow_round(uint64_t budget_ns)
+{
+	round_end = budget_ns ? mono_ns() + budget_ns : 0;
+}
+
 /* A signal that ends the run waits, blocked (record): stop reading. */
 static bool ending(void)
 {
@@ -89,6 +96,7 @@ static int feed_from(js_follow *f, int fd, uint64_t size, js_follow_feed *feed, 
 	size_t cap = JS_FOLLOW_BUF, have = 0;
 	if (!f->off && !f->skip) /* from the start: a new file, or read again */
 		f->read = 0, f->capped = false;
+	f->at_end = false;
 	if (f->capped)
 		return 0;
 	uint8_t *buf = malloc(cap);
@@ -96,7 +104,7 @@ static int feed_from(js_follow *f, int fd, uint64_t size, js_follow_feed *feed, 
 		return ENOMEM;
 	int err = 0;
 	uint64_t deadline = mono_ns() + max_ns;
-	for (bool stop = false; !stop;) {
+	for (bool stop = false, first = true; !stop; first = false) {
 		if (f->skip && !have)
 			step_over(f, size);
 		if (f->off + have >= size)
@@ -106,8 +114,13 @@ static int feed_from(js_follow *f, int fd, uint64_t size, js_follow_feed *feed, 
 			err = EFBIG;
 			break;
 		}
-		if (mono_ns() >= deadline) {
+		uint64_t now = mono_ns();
+		if (now >= deadline) {
 			err = ETIMEDOUT;
+			break;
+		}
+		if (round_end && now >= round_end && !first && !have) {
+			err = EAGAIN; /* the rest in a later round, from an item's start */
 			break;
 		}
 		if (ending()) {
@@ -146,6 +159,8 @@ static int feed_from(js_follow *f, int fd, uint64_t size, js_follow_feed *feed, 
 		}
 	}
 	free(buf);
+	f->size = size;
+	f->at_end = !err;
 	return err;
 }
 
@@ -176,6 +191,8 @@ int js_follow_feed_fd(js_follow *f, const js_follow_path *p, int fd, uint64_t si
 	f->fd = fd;
 	int err = feed_from(f, fd, size, feed, ctx);
 	f->fd = -1;
+	if (err == EAGAIN)
+		return 0; /* the round's budget spent: a later look finds more */
 	if (err == EFBIG)
 		return js_fail(why, JS_EXIT_FAILURE, err,
 			       "%s: read no further than %llu MiB, the bound (--max-read); %llu MiB not read",
@@ -204,6 +221,20 @@ int js_follow_read(js_follow *f, const js_follow_path *p, const struct stat *st,
 	int rc = js_follow_feed_fd(f, p, fd, size, feed, ctx, why);
 	close(fd);
 	return rc;
+}
+
+int js_follow_reread(js_follow *f, const js_follow_path *p, int fd, uint64_t size, bool *found,
+		     js_follow_feed *feed, void *ctx, js_err *why)
+{
+	f->off = f->skip = 0;
+	if (fd >= 0)
+		return js_follow_feed_fd(f, p, fd, size, feed, ctx, why);
+	struct stat st;
+	enum js_follow_news news;
+	*found = false;
+	if (js_follow_look(f, p, false, false, &st, &news, why))
+		return -1;
+	return js_follow_read(f, p, &st, found, feed, ctx, why);
 }
 
 ssize_t js_read_small(const char *path, char *buf, size_t len)

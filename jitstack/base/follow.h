@@ -40,6 +40,8 @@ typedef struct js_follow {
 	int fd;        /* the file, for reads by offset: valid only while the reader is fed */
 	uint64_t read; /* bytes read from this file since its start */
 	bool capped;   /* past the bound on bytes: not read further (until a new file) */
+	uint64_t size; /* the file's size at the last read */
+	bool at_end;   /* the last read fed the reader up to size (no bound, budget or error stopped it) */
 } js_follow;
 
 /* The bounds on reading one file (a target's perf map or jitdump can be
@@ -54,6 +56,16 @@ typedef struct js_follow {
 void js_follow_set_bounds(uint64_t bytes, uint64_t ns); /* 0: the default */
 uint64_t js_follow_max_bytes(void);
 uint64_t js_follow_max_ns(void);
+
+/* A round's budget for reading files, shared by every read until the
+ * next call (record of several processes: one process's file must not
+ * hold up the sampling of the others).  A read that finds it spent stops
+ * once it made some progress (one buffer, JS_FOLLOW_BUF: a small file is
+ * still read whole) and the reader consumed every item it was fed, and
+ * returns 0 as if it had read all: the next
+ * js_follow_look finds the rest (JS_FOLLOW_MORE) and it is read then.
+ * 0: no budget (the default). */
+void js_follow_round(uint64_t budget_ns);
 
 /* Which file, and which files may be read. */
 typedef struct js_follow_path {
@@ -104,6 +116,14 @@ int js_follow_open(js_follow *f, const js_follow_path *p, const struct stat *st,
 		   uint64_t *size, js_err *why);
 int js_follow_feed_fd(js_follow *f, const js_follow_path *p, int fd, uint64_t size, js_follow_feed *feed,
 		      void *ctx, js_err *why);
+
+/* Read the file again from its start, for a reader that forgot what it
+ * read (a dump reads the perf map and the jitdump again for the pcs of its
+ * stacks): from fd up to size when fd >= 0 (the file js_follow_open
+ * opened), else from its path as the first js_follow_look and
+ * js_follow_read read it.  0, or the code with *why, as js_follow_read. */
+int js_follow_reread(js_follow *f, const js_follow_path *p, int fd, uint64_t size, bool *found,
+		     js_follow_feed *feed, void *ctx, js_err *why);
 
 /* A small file (a /proc file) read whole into buf, NUL-terminated: the
  * bytes read (at most len - 1), or -1 with errno as open(2) or read(2)

@@ -86,7 +86,7 @@ static void reset(js_jitdump *jd)
 	js_perfmap_free(&jd->ranges);
 	js_perfmap_init(&jd->ranges, NULL);
 	jd->file.off = jd->file.skip = 0;
-	jd->have_header = jd->ended = false;
+	jd->have_header = jd->ended = jd->cut = false;
 	jd->why[0] = 0;
 	jd->cfi_bytes = jd->line_rows = 0;
 	jd->loads = jd->moves = jd->debug = jd->unwind = jd->with_cfi = 0;
@@ -95,6 +95,7 @@ static void reset(js_jitdump *jd)
 	jd->gap = jd->doubt = 0;
 	jd->pend_debug_len = jd->pend_unwind_len = 0;
 	jd->changes++;
+	jd->resets++;
 }
 
 void js_jitdump_free(js_jitdump *jd)
@@ -608,6 +609,7 @@ static ssize_t record(js_jitdump *jd, const uint8_t *p, size_t len, uint64_t at,
 	}
 	jd_prefix pf;
 	memcpy(&pf, p, sizeof pf);
+	jd->last_at = at, jd->last_id = pf.id, jd->last_size = pf.total_size;
 	if (pf.total_size < sizeof pf) {
 		/* no way to the next record: perf stops here too */
 		give_up(jd, at, "a record of %llu bytes", pf.total_size);
@@ -764,8 +766,11 @@ js_image *js_jitdump_image(js_jitdump *jd, js_jd_code *c)
 			  .code_hi = c->hi,
 			  .desc = JS_IMAGE_FROM_JITDUMP,
 			  .live = true };
+	/* a name of its own: libdwfl keeps the module of an earlier report
+	 * with the same name and range, and the image of this code read before
+	 * (then forgotten: jd->dead) would stay in use, freed */
 	size_t idx = (size_t)(c - jd->code);
-	snprintf(im->modname, sizeof im->modname, "[jitdump@%" PRIx64 ".%zu]", c->lo, idx);
+	snprintf(im->modname, sizeof im->modname, "[jitdump@%" PRIx64 ".%zu.%lu]", c->lo, idx, jd->resets);
 	snprintf(im->label, sizeof im->label, "[jitdump %#" PRIx64 "]", c->lo);
 	js_img_in in = { .bytes = b.p,
 			 .size = b.len,
@@ -867,6 +872,7 @@ static bool latest(js_jitdump *jd, const js_jd_code *c)
 
 bool js_jitdump_report(js_jitdump *jd, const js_jit *j, Dwfl *dwfl)
 {
+	jd->reported_cfi = jd->with_cfi;
 	spans s = { 0 };
 	bool lost = false;
 	dwfl_getmodules(dwfl, other_module, &s, 0);
@@ -913,6 +919,50 @@ bool js_jitdump_report(js_jitdump *jd, const js_jit *j, Dwfl *dwfl)
 
 /* ---- the file --------------------------------------------------------------------------- */
 
+static const char *kind_name(uint32_t id)
+{
+	static const char *const names[] = { "CODE_LOAD", "CODE_MOVE", "CODE_DEBUG_INFO", "CODE_CLOSE",
+					     "CODE_UNWINDING_INFO" };
+	return id < sizeof names / sizeof names[0] ? names[id] : "unknown";
+}
+
+/* After a read that reached the end of the file: does its last record run
+ * past that end, not read?  (A CODE_LOAD's name read, its code cut, is
+ * used: its code is never read.  A DEBUG_INFO or UNWINDING_INFO a dump
+ * steps over, to read it by offset for a load after it, has no load.) */
+static void note_cut(js_jitdump *jd)
+{
+	const js_follow *f = &jd->file;
+	jd->cut = false;
+	if (!f->at_end || jd->ended)
+		return;
+	if (!jd->have_header && f->off < f->size) {
+		jd->cut = true;
+		snprintf(jd->cut_what, sizeof jd->cut_what,
+			 "its header is cut short at byte %" PRIu64 ": the file is not read", f->size);
+		return;
+	}
+	bool info = jd->last_id == JD_CODE_DEBUG_INFO || jd->last_id == JD_CODE_UNWINDING_INFO;
+	if (f->off < f->size && !f->skip) { /* a record whose head is not all there */
+		jd->cut = true;
+		if (f->size - f->off < sizeof(jd_prefix) || jd->last_at != f->off)
+			snprintf(jd->cut_what, sizeof jd->cut_what,
+				 "the record at byte %" PRIu64 " is cut short at byte %" PRIu64 ": not read",
+				 f->off, f->size);
+		else
+			snprintf(jd->cut_what, sizeof jd->cut_what,
+				 "the %s record of %" PRIu32 " bytes at byte %" PRIu64
+				 " runs past the end of the file at byte %" PRIu64 ": not read",
+				 kind_name(jd->last_id), jd->last_size, jd->last_at, f->size);
+	} else if (f->skip && info && jd->want) {
+		jd->cut = true;
+		snprintf(jd->cut_what, sizeof jd->cut_what,
+			 "the %s record of %" PRIu32 " bytes at byte %" PRIu64
+			 " runs past the end of the file at byte %" PRIu64 ": not read",
+			 kind_name(jd->last_id), jd->last_size, jd->last_at, f->size);
+	}
+}
+
 /* js_follow's reader: the records in buf, counted as read. */
 static ssize_t feed_file(void *ctx, const uint8_t *buf, size_t len, size_t fresh, size_t *need, bool *stop)
 {
@@ -924,12 +974,17 @@ static ssize_t feed_file(void *ctx, const uint8_t *buf, size_t len, size_t fresh
 	return used;
 }
 
+/* A symbolic link is followed only in a path the user gave, or the
+ * kernel's own link to a mapped file (/proc/PID/map_files). */
+static js_follow_path follow_path(const js_jitdump *jd)
+{
+	return (js_follow_path){ jd->path, jd->owner < 0 || strstr(jd->path, "/map_files/"), jd->owner,
+				 "--jitdump FILE" };
+}
+
 int js_jitdump_refresh(js_jitdump *jd, js_err *why)
 {
-	/* a symbolic link is followed only in a path the user gave, or the
-	 * kernel's own link to a mapped file (/proc/PID/map_files) */
-	js_follow_path p = { jd->path, jd->owner < 0 || strstr(jd->path, "/map_files/"), jd->owner,
-			     "--jitdump FILE" };
+	js_follow_path p = follow_path(jd);
 	struct stat st;
 	enum js_follow_news news;
 	if (js_follow_look(&jd->file, &p, jd->found, jd->ended, &st, &news, why))
@@ -943,6 +998,7 @@ int js_jitdump_refresh(js_jitdump *jd, js_err *why)
 		reset(jd);
 	}
 	int rc = js_follow_read(&jd->file, &p, &st, &jd->found, feed_file, jd, why);
+	note_cut(jd);
 	if (js_jitdump_commit(jd))
 		rc = js_fail(why, JS_EXIT_FAILURE, ENOMEM, "%s: %s", jd->path, strerror(ENOMEM));
 	if (rc)
@@ -952,18 +1008,15 @@ int js_jitdump_refresh(js_jitdump *jd, js_err *why)
 
 int js_jitdump_read_for(js_jitdump *jd, const js_span *v, size_t n, js_err *why)
 {
-	js_span *want = malloc((n ? n : 1) * sizeof *want);
-	if (!want) {
-		js_fail(why, JS_EXIT_FAILURE, ENOMEM, "%s: %s", jd->path, strerror(ENOMEM));
-		return -1;
-	}
-	if (n)
-		memcpy(want, v, n * sizeof *want);
-	free(jd->want);
-	jd->want = want, jd->n_want = js_spans_normalize(want, n);
-	jd->found = false; /* read from the start, as the first time */
-	reset(jd);
-	return js_jitdump_refresh(jd, why) < 0 ? -1 : 0;
+	if (js_spans_set(&jd->want, &jd->n_want, v, n))
+		return js_fail(why, JS_EXIT_FAILURE, ENOMEM, "%s: %s", jd->path, strerror(ENOMEM));
+	reset(jd); /* read from the start, as the first time */
+	js_follow_path p = follow_path(jd);
+	int rc = js_follow_reread(&jd->file, &p, -1, 0, &jd->found, feed_file, jd, why);
+	note_cut(jd);
+	if (js_jitdump_commit(jd))
+		rc = js_fail(why, JS_EXIT_FAILURE, ENOMEM, "%s: %s", jd->path, strerror(ENOMEM));
+	return rc ? -1 : 0;
 }
 
 /* ---- where it is ------------------------------------------------------------------------- */

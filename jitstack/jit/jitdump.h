@@ -86,6 +86,12 @@ typedef struct js_jitdump {
 	uint64_t until_ns; /* records stamped later are not used (a core's time); 0: all */
 	bool found, ended; /* ended: the file cannot be read further (why) */
 	char why[200];
+	/* the file's last record (or its header) runs past its end, as the
+	 * last read that reached the end found it: what was not read (cut) */
+	bool cut;
+	char cut_what[160];
+	uint64_t last_at; /* the last record whose prefix was read: where, its kind and size */
+	uint32_t last_id, last_size;
 	/* file.off: bytes consumed (records used or stepped over); file.skip:
 	 * bytes of the current record still to step over */
 	js_follow file;
@@ -117,7 +123,9 @@ typedef struct js_jitdump {
 	struct js_strchunk *strs; /* file names */
 	js_image **dead;          /* images of a file read again, freed after libdwfl let go */
 	size_t n_dead, cap_dead;
-	uint64_t changes; /* bumped when names, lines or CFI changed */
+	uint64_t changes;           /* bumped when names, lines or CFI changed */
+	unsigned long reported_cfi; /* with_cfi at the last report of its modules */
+	unsigned long resets;       /* times what was read was forgotten (its modules' names differ) */
 	uint64_t cfi_bytes, line_rows;
 	/* counters: the summary and warnings */
 	unsigned long loads, moves, debug, unwind, with_cfi, bad, over_limit, late, unknown, reads, rereads;

@@ -104,6 +104,18 @@ static int span_cmp(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+int js_spans_set(js_span **want, size_t *n_want, const js_span *v, size_t n)
+{
+	js_span *w = malloc((n ? n : 1) * sizeof *w);
+	if (!w)
+		return -1;
+	if (n)
+		memcpy(w, v, n * sizeof *w);
+	free(*want);
+	*want = w, *n_want = js_spans_normalize(w, n);
+	return 0;
+}
+
 size_t js_spans_normalize(js_span *v, size_t n)
 {
 	qsort(v, n, sizeof *v, span_cmp);
@@ -573,23 +585,12 @@ int js_perfmap_pin(js_perfmap *pm, js_err *why)
 
 int js_perfmap_read_for(js_perfmap *pm, const js_span *v, size_t n, js_err *why)
 {
-	js_span *want = malloc((n ? n : 1) * sizeof *want);
-	if (!want) {
-		js_fail(why, JS_EXIT_FAILURE, ENOMEM, "%s: %s", pm->path, strerror(ENOMEM));
-		return -1;
-	}
-	if (n)
-		memcpy(want, v, n * sizeof *want);
-	free(pm->want);
-	pm->want = want, pm->n_want = js_spans_normalize(want, n);
-	if (pm->pin_fd < 0) { /* from the path, as a refresh reads it the first time */
-		pm->found = false;
-		reset(pm);
-		return js_perfmap_refresh(pm, why) < 0 ? -1 : 0;
-	}
+	if (js_spans_set(&pm->want, &pm->n_want, v, n))
+		return js_fail(why, JS_EXIT_FAILURE, ENOMEM, "%s: %s", pm->path, strerror(ENOMEM));
 	reset(pm);
+	/* as pinned, or from the path as a refresh reads it the first time */
 	js_follow_path p = follow_path(pm);
-	int rc = js_follow_feed_fd(&pm->file, &p, pm->pin_fd, pm->pin_size, feed_file, pm, why);
+	int rc = js_follow_reread(&pm->file, &p, pm->pin_fd, pm->pin_size, &pm->found, feed_file, pm, why);
 	if (js_perfmap_commit(pm))
 		rc = js_fail(why, JS_EXIT_FAILURE, ENOMEM, "%s: %s", pm->path, strerror(ENOMEM));
 	return rc ? -1 : 0;

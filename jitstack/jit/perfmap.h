@@ -69,6 +69,9 @@ typedef struct js_span {
 /* Sort spans by lo and join those that overlap or touch; empty ones go.
  * Returns how many are left. */
 size_t js_spans_normalize(js_span *v, size_t n);
+/* *want (freed) becomes a normalized copy of v[0..n), *n_want its count.
+ * 0, or -1 when out of memory (then *want is as it was). */
+int js_spans_set(js_span **want, size_t *n_want, const js_span *v, size_t n);
 /* Does [lo, hi) overlap one of the n spans (normalized)? */
 bool js_spans_overlap(const js_span *v, size_t n, uint64_t lo, uint64_t hi);
 

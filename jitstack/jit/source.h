@@ -13,6 +13,8 @@
 #ifndef JS_SOURCE_H
 #define JS_SOURCE_H
 
+#include "base/err.h"
+
 #include <elfutils/libdwfl.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -21,11 +23,30 @@
 
 typedef struct js_source js_source;
 
+/* What a refresh asks of the modules the source reports (js_source_ops.refresh). */
+typedef enum js_source_report {
+	JS_SOURCE_REPORT_NONE,  /* nothing */
+	JS_SOURCE_REPORT_ADDED, /* report it again with a report that only adds */
+	JS_SOURCE_REPORT_ALL,   /* everything again: modules it reported before may be gone */
+} js_source_report;
+
+/* The output's writer of a JSON string (NULL: null), for describe. */
+typedef void js_json_str_fn(FILE *f, const char *s);
+
 typedef struct js_source_ops {
 	const char *name;
+	/* Its member in a dump's JSON "jit" object (describe). */
+	const char *json_key;
 	/* Bumped whenever the names it gives changed: names remembered
 	 * under another value may be stale.  Never fails. */
 	uint64_t (*changes)(const js_source *src);
+	/* Read what the target appended to it since the last call (all of it
+	 * the first time).  1 when its names changed (*report: what that asks
+	 * of its modules), 0 when not, -1 with *why ("PATH: reason") when it
+	 * cannot be read (errnum ENOENT: there is none).  NULL: it is read
+	 * otherwise (the GDB images: desc.h's modes, the session's
+	 * js_refresh_jit). */
+	int (*refresh)(js_source *src, js_source_report *report, js_err *why);
 	/* Report its modules to dwfl, between the caller's
 	 * dwfl_report_begin (or _begin_add) and dwfl_report_end, after those
 	 * of the rows before it in list[0..n).  true when a module reported
@@ -36,6 +57,12 @@ typedef struct js_source_ops {
 	/* After a whole report: let go of what was not reported again.  NULL:
 	 * nothing to do.  Never fails. */
 	void (*reap)(js_source *src);
+	/* What it read, for a dump's summary: with json, its JSON value on f
+	 * (an object, or null when it found no file; str writes a string);
+	 * else its "JIT: ..." line, or nothing when it found no file.  Called
+	 * only when it is read (js_source_on).  NULL: the output describes
+	 * it itself (the GDB images).  Never fails. */
+	void (*describe)(const js_source *src, FILE *f, bool json, js_json_str_fn *str);
 	/* --stats: its own lines on f (NULL: it prints none).  Never fails. */
 	void (*stats)(const js_source *src, FILE *f);
 	/* Free its reader (also one never opened, all zeros). */
@@ -46,6 +73,7 @@ struct js_source {
 	const js_source_ops *ops;
 	void *r;           /* its reader: js_jit, js_perfmap, js_jitdump */
 	const bool *on;    /* whether it is read (a path found or named), or NULL: always */
+	bool named;        /* the user named its file: its absence is worth a warning */
 	uint64_t ns;       /* time spent reading it (--stats) */
 	uint64_t first_ns; /* of which before sampling began (record's --stats) */
 };

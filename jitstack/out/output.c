@@ -64,15 +64,6 @@ static size_t jit_accepted(const js_session *s)
 	return n;
 }
 
-/* The jitdump's code reported as modules (unwound with its CFI). */
-static size_t jitdump_modules(const js_session *s)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < s->jd.n_code; i++)
-		n += s->jd.code[i].img && s->jd.code[i].img->reported;
-	return n;
-}
-
 /* An image that holds no code: data or DWARF for code in other images
  * (LLVM's lazy ORC JIT registers the globals of a module so).  Nothing
  * failed: it is not counted or shown as rejected. */
@@ -107,30 +98,11 @@ static size_t jit_other_format(const js_session *s)
 
 /* ---- text ------------------------------------------------------------------------ */
 
-static void text_perfmap_summary(FILE *f, const js_session *s)
-{
-	if (!s->pm_on || !s->pm.found)
-		return;
-	fprintf(f, "JIT: perf map %s, %lu lines", s->pm.path, s->pm.lines);
-	if (s->pm.unkept)
-		fprintf(f, " (%lu not read: no pc of the stacks in them)", s->pm.unkept);
-	fprintf(f, ", %zu ranges\n", js_perfmap_size(&s->pm));
-}
-
-static void text_jitdump_summary(FILE *f, const js_session *s)
-{
-	if (!s->jd_on || !s->jd.found)
-		return;
-	fprintf(f, "JIT: jitdump %s, %lu loads", s->jd.path, s->jd.loads + s->jd.moves);
-	if (s->jd.unkept)
-		fprintf(f, " (%lu not read: no pc of the stacks in their code)", s->jd.unkept);
-	fprintf(f, ", %lu with CFI, %" PRIu64 " line rows\n", s->jd.with_cfi, s->jd.line_rows);
-}
-
 static void text_jit_summary(FILE *f, const js_session *s)
 {
-	text_perfmap_summary(f, s);
-	text_jitdump_summary(f, s);
+	for (size_t i = 0; i < s->n_src; i++)
+		if (s->src[i].ops->describe && js_source_on(&s->src[i]))
+			s->src[i].ops->describe(&s->src[i], f, false, json_str);
 	if (s->opt->no_jit) {
 		fprintf(f, "JIT: not read (--no-jit)\n");
 		return;
@@ -325,31 +297,16 @@ void out_begin(js_out *o, js_session *s)
 		json_str(f, im->out.note[0] ? im->out.note : NULL);
 		fputc('}', f);
 	}
-	fprintf(f, "],\n    \"entries_not_read\": %zu,\n    \"perf_map\": ", s->jit.n_defer_left);
-	if (s->pm_on && s->pm.found) {
-		fputs("{\"path\": ", f);
-		json_str(f, s->pm.path);
-		fprintf(f,
-			", \"lines\": %lu, \"not_read\": %lu, \"ranges\": %zu, \"skipped\": %lu, \"tombstones\": "
-			"%lu}",
-			s->pm.lines, s->pm.unkept, js_perfmap_size(&s->pm), s->pm.bad + s->pm.over_limit,
-			s->pm.tombstones);
-	} else {
-		fputs("null", f);
-	}
-	fputs(",\n    \"jitdump\": ", f);
-	if (s->jd_on && s->jd.found) {
-		fputs("{\"path\": ", f);
-		json_str(f, s->jd.path);
-		fprintf(f,
-			", \"loads\": %lu, \"moves\": %lu, \"not_read\": %lu, \"with_cfi\": %lu, \"modules\": %zu, "
-			"\"line_rows\": %" PRIu64 ", \"skipped\": %lu, \"late\": %lu, \"error\": ",
-			s->jd.loads, s->jd.moves, s->jd.unkept, s->jd.with_cfi, jitdump_modules(s),
-			s->jd.line_rows, s->jd.bad + s->jd.over_limit, s->jd.late);
-		json_str(f, s->jd.ended ? s->jd.why : NULL);
-		fputc('}', f);
-	} else {
-		fputs("null", f);
+	fprintf(f, "],\n    \"entries_not_read\": %zu", s->jit.n_defer_left);
+	for (size_t i = 0; i < s->n_src; i++) {
+		const js_source *src = &s->src[i];
+		if (!src->ops->describe)
+			continue;
+		fprintf(f, ",\n    \"%s\": ", src->ops->json_key);
+		if (js_source_on(src))
+			src->ops->describe(src, f, true, json_str);
+		else
+			fputs("null", f);
 	}
 	fputs("},\n  \"threads\": [", f);
 }

@@ -22,6 +22,7 @@
  * after what replaced them, or kept and retried as above.  The perf map and
  * the jitdump are refreshed before each drain too.
  */
+#include "base/follow.h"
 #include "formats/clock.h"
 #include "record/perfrecord.h"
 #include "record/progress.h"
@@ -234,28 +235,20 @@ static void sum_stats(const js_targets *ts, js_pe_stats *p)
 	}
 }
 
-/* --stats of one process (when there are several), then its perf map's
- * and jitdump's lines. */
+/* --stats of one process: its perf events' counts. */
 static void print_process(const ctx *c, const js_target *t)
 {
-	const js_session *s = &t->s;
 	const js_pe_stats *p = &t->pe.st;
-	if (c->ts->multi) {
-		char end[64] = "";
-		if (t->done)
-			snprintf(end, sizeof end, "; %s after %.2f s", t->exited ? "exited" : "ended",
-				 t->done_ns / 1e9);
-		fprintf(stderr,
-			"jitstack: stats: process %d (%s): %llu samples in the profile; perf events: %llu samples, "
-			"%llu lost, %llu truncated stack copies, %llu threads followed from their clone; %lu JIT "
-			"re-reads, %lu images copied; samples whose leaf is JIT code: %llu, named: %llu%s\n",
-			(int)s->pid, s->comm, (unsigned long long)c->prof->proc[t->proc].total,
-			(unsigned long long)p->samples, (unsigned long long)p->lost,
-			(unsigned long long)p->truncated, (unsigned long long)p->forks, t->refreshes,
-			s->jit.copies, (unsigned long long)t->jit_samples, (unsigned long long)t->jit_named,
-			end);
-	}
-	js_sources_stats(s->src, s->n_src, stderr);
+	char how[512];
+	snprintf(
+		how, sizeof how,
+		"perf events: %llu samples, %llu lost, %llu truncated stack copies, %llu threads followed from "
+		"their clone; %lu JIT re-reads, %lu images copied; samples whose leaf is JIT code: %llu, named: "
+		"%llu",
+		(unsigned long long)p->samples, (unsigned long long)p->lost, (unsigned long long)p->truncated,
+		(unsigned long long)p->forks, t->refreshes, t->s.jit.copies,
+		(unsigned long long)t->jit_samples, (unsigned long long)t->jit_named);
+	js_target_stats(c->ts, t, c->prof, how);
 }
 
 static void print_stats(ctx *c, double cpu, double secs)
@@ -357,8 +350,7 @@ static bool refresh(js_target *t, uint64_t now)
 		if (js_refresh_jit_stopped(s))
 			return true;
 	}
-	js_refresh_perfmap(s);
-	js_refresh_jitdump(s);
+	js_refresh_sources(s);
 	return false;
 }
 
@@ -391,6 +383,7 @@ static void round_once(ctx *c, uint64_t start)
 {
 	js_targets *ts = c->ts;
 	uint64_t now = now_ns();
+	js_follow_round(ts->multi ? JS_ROUND_READ_BUDGET_NS : 0);
 	for (size_t i = 0; i < ts->n; i++) {
 		js_target *t = ts->t[i];
 		if (t->done || !(t->n_deferred || js_pe_pending(&t->pe)) || !refresh(t, now))
@@ -399,6 +392,7 @@ static void round_once(ctx *c, uint64_t start)
 		js_pe_drain(&t->pe, on_sample, c);
 		js_target_end(ts, t, true, now - start);
 	}
+	js_follow_round(0);
 	flush_deferred(c);
 	for (size_t i = 0; i < ts->n; i++) {
 		js_target *t = ts->t[i];

@@ -16,6 +16,7 @@
  * read whole before the first sample, then between rounds only what was
  * appended to it (one stat() when nothing was).
  */
+#include "base/follow.h"
 #include "base/grow.h"
 #include "formats/clock.h"
 #include "record/perfrecord.h"
@@ -255,8 +256,7 @@ static void round_one(js_targets *ts, js_target *t, const js_record_opts *r, js_
 	}
 	/* one stat() when nothing was appended */
 	uint64_t pm0 = now_ns();
-	js_refresh_perfmap(s);
-	js_refresh_jitdump(s);
+	js_refresh_sources(s);
 	note_pm(tm, now_ns() - pm0);
 	sample_all(t, r, prof, st, tm);
 }
@@ -277,19 +277,12 @@ static void print_ptrace_stats(const js_targets *ts, const js_profile *prof, tim
 	print_dist("whole sample (stop, unwind, name)", tm->total, tm->n);
 	for (size_t i = 0; i < ts->n; i++) {
 		const js_target *t = ts->t[i];
-		const js_session *s = &t->s;
-		if (ts->multi) {
-			char end[64] = "";
-			if (t->done)
-				snprintf(end, sizeof end, "; %s after %.2f s", t->exited ? "exited" : "ended",
-					 t->done_ns / 1e9);
-			fprintf(stderr,
-				"jitstack: stats: process %d (%s): %llu samples in the profile; %lu thread samples, "
-				"%lu idle skipped, %lu failed, %lu JIT re-reads, %lu images copied%s\n",
-				(int)s->pid, s->comm, (unsigned long long)prof->proc[t->proc].total,
-				t->samples, t->idle, t->failed, t->refreshes, s->jit.copies, end);
-		}
-		js_sources_stats(s->src, s->n_src, stderr);
+		char how[256];
+		snprintf(
+			how, sizeof how,
+			"%lu thread samples, %lu idle skipped, %lu failed, %lu JIT re-reads, %lu images copied",
+			t->samples, t->idle, t->failed, t->refreshes, t->s.jit.copies);
+		js_target_stats(ts, t, prof, how);
 	}
 	print_dist("perf map refresh between rounds", tm->pm, tm->n_pm);
 	js_targets_stats(ts);
@@ -326,9 +319,11 @@ static int sample_ptrace(js_targets *ts, const js_record_opts *r, const sigset_t
 		if (now_ns() >= end)
 			break;
 		poll_all(ts, procs);
+		js_follow_round(ts->multi ? JS_ROUND_READ_BUDGET_NS : 0);
 		for (size_t i = 0; i < ts->n; i++)
 			if (!ts->t[i]->done)
 				round_one(ts, ts->t[i], r, prof, &st, &tm, start);
+		js_follow_round(0);
 		next += prof->period_ns;
 		if (next <= now_ns()) /* fell behind: skip, never burst */
 			next = now_ns() + prof->period_ns;

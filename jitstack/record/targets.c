@@ -190,7 +190,7 @@ static int probe(js_targets *ts, const js_record_opts *r, js_target *t, pid_t pi
 
 /* The first reads of a new session, before sampling: its JIT lists, its
  * perf map and jitdump.  0, or a js_exit code with s->err. */
-static int prepare(js_target *t)
+static int prepare(const js_targets *ts, js_target *t)
 {
 	js_session *s = &t->s;
 	int rc = js_refresh_jit(s, READ_RUNNING);
@@ -201,8 +201,9 @@ static int prepare(js_target *t)
 	/* From now on a snapshot must not hold sampling up: a writer that
 	 * keeps the list changing gets a best-effort read instead. */
 	s->jit.snapshot_budget_ns = RECORD_SNAPSHOT_BUDGET_NS;
-	js_refresh_perfmap(s);
-	js_refresh_jitdump(s);
+	js_follow_round(ts->multi ? JS_ROUND_READ_BUDGET_NS : 0); /* the rest in the rounds */
+	js_refresh_sources(s);
+	js_follow_round(0);
 	js_sources_first_round(s->src, s->n_src);
 	return 0;
 }
@@ -280,7 +281,7 @@ static void open_one(js_targets *ts, const js_record_opts *r, js_profile *prof, 
 	ts->opt.no_ptrace = ts->perf;
 	rc = js_open_live(&t->s, tgid, &ts->opt);
 	if (!rc)
-		rc = prepare(t);
+		rc = prepare(ts, t);
 	if (rc) {
 		skip(ts, tgid, &t->s.err, false);
 		free_target(t);
@@ -411,6 +412,20 @@ void js_targets_stats(const js_targets *ts)
 			ts->skipped[i].why);
 	if (left_out > ts->n_skipped)
 		fprintf(stderr, "jitstack: stats: left out: %lu more not named\n", left_out - ts->n_skipped);
+}
+
+void js_target_stats(const js_targets *ts, const js_target *t, const js_profile *prof, const char *how)
+{
+	const js_session *s = &t->s;
+	if (ts->multi) {
+		char end[64] = "";
+		if (t->done)
+			snprintf(end, sizeof end, "; %s after %.2f s", t->exited ? "exited" : "ended",
+				 t->done_ns / 1e9);
+		fprintf(stderr, "jitstack: stats: process %d (%s): %llu samples in the profile; %s%s\n",
+			(int)s->pid, s->comm, (unsigned long long)prof->proc[t->proc].total, how, end);
+	}
+	js_sources_stats(s->src, s->n_src, stderr);
 }
 
 void js_targets_close(js_targets *ts)

@@ -27,6 +27,12 @@
 #include "record/record.h"
 #include "unwind/session.h"
 
+/* With several processes, a round's budget for reading their files (the
+ * perf maps and jitdumps, js_follow_round): one process's huge file is
+ * read a piece a round, and the others are sampled meanwhile.  Also the
+ * budget of each process's first reads when it is opened. */
+#define JS_ROUND_READ_BUDGET_NS 2000000ull /* 2 ms */
+
 typedef struct js_target {
 	js_session s;
 	js_pe pe;      /* perf events: one per thread (perf mode) */
@@ -75,6 +81,10 @@ int js_targets_open(js_targets *ts, const js_record_opts *r, js_profile *prof);
 void js_target_end(js_targets *ts, js_target *t, bool exited, uint64_t now);
 /* Are all the targets' parts over? */
 bool js_targets_done(const js_targets *ts);
+/* --stats of t: with several processes its line, "process PID (COMM): N
+ * samples in the profile; " + how (the sampling mode's counts) + how its
+ * part ended; then its sources' own lines (source.h). */
+void js_target_stats(const js_targets *ts, const js_target *t, const js_profile *prof, const char *how);
 /* --stats: what was left out and why. */
 void js_targets_stats(const js_targets *ts);
 void js_targets_close(js_targets *ts);

@@ -98,6 +98,10 @@ void js_warn_jit_data(js_session *s)
 		js_warn(s, "jitdump %s is not read further, %s", s->jd.path, s->jd.why);
 	if (s->jd.bad)
 		js_warn(s, "jitdump %s: %lu malformed records skipped", s->jd.path, s->jd.bad);
+	/* a core's dump is whole; a live writer's last record may still be
+	 * on its way (stdio writes a record in pieces), and is read then */
+	if (s->core && s->jd_on && s->jd.cut)
+		js_warn(s, "jitdump %s: %s", s->jd.path, s->jd.cut_what);
 	if (s->jd.over_limit)
 		js_warn(s, "jitdump %s: %lu records over jitstack's bounds skipped", s->jd.path,
 			s->jd.over_limit);
@@ -310,7 +314,6 @@ int js_refresh_modules(js_session *s)
 	js_symindex_prune(&s->syms, s->dwfl);
 	s->n_memo = 0;
 	js_sources_reap(s->src, s->n_src);
-	s->jd_reported_cfi = s->jd.with_cfi;
 	return rc;
 }
 
@@ -381,20 +384,6 @@ int js_refresh_jit_stopped(js_session *s)
 }
 
 /* ---- the perf map ------------------------------------------------------------------ */
-
-bool js_refresh_perfmap(js_session *s)
-{
-	if (!s->pm_on)
-		return false;
-	uint64_t t0 = now_ns();
-	js_err why = { 0 };
-	int rc = js_perfmap_refresh(&s->pm, &why);
-	js_source_of(s, &js_source_perfmap)->ns += now_ns() - t0;
-	/* no map is the usual case (a JIT that writes none) unless one was named */
-	if (rc < 0 && (why.errnum != ENOENT || s->opt->perf_map))
-		js_warn(s, "perf map %s; JIT frames are not named from it", why.msg);
-	return rc > 0;
-}
 
 /* Follow the perf map at path, accepting files of owner besides ours and
  * root's (-1: any owner, the user named the file). */
@@ -474,7 +463,7 @@ static void use_jitdump(js_session *s, const char *path, long owner, uint64_t un
 }
 
 /* A live process's dump: the one given, else the file its marker mapping
- * names (none yet: looked for again by js_refresh_jitdump). */
+ * names (none yet: looked for again by js_refresh_sources). */
 static void open_jitdump_live(js_session *s)
 {
 	if (s->opt->no_jitdump)
@@ -536,36 +525,43 @@ static void open_jitdump_core(js_session *s)
 	use_jitdump(s, path, fstat(s->core_fd, &c) ? (long)geteuid() : (long)c.st_uid, until);
 }
 
-bool js_refresh_jitdump(js_session *s)
+/* ---- the list of sources ------------------------------------------------------------ */
+
+bool js_refresh_sources(js_session *s)
 {
 	if (!s->jd_on && !s->core && !s->opt->no_jitdump && !s->opt->jitdump &&
 	    now_ns() - s->jd_looked_ns >= 1000000000u)
 		open_jitdump_live(s); /* a JIT that starts its dump late */
-	if (!s->jd_on)
-		return false;
-	uint64_t t0 = now_ns();
-	unsigned long rereads = s->jd.rereads;
-	js_err why = { 0 };
-	int rc = js_jitdump_refresh(&s->jd, &why);
-	js_source_of(s, &js_source_jitdump)->ns += now_ns() - t0;
-	if (rc < 0 && (why.errnum != ENOENT || s->opt->jitdump))
-		js_warn(s, "jitdump %s; JIT frames are not named from it", why.msg);
-	if (rc <= 0 || !s->dwfl)
-		return rc > 0;
-	if (s->jd.rereads != rereads) { /* a new file: its old modules must go */
-		js_refresh_modules(s);
-	} else if (s->jd.with_cfi != s->jd_reported_cfi || s->jd_reported_cfi) {
+	bool changed = false;
+	for (size_t i = 0; i < s->n_src; i++) {
+		js_source *src = &s->src[i];
+		if (!src->ops->refresh || !js_source_on(src))
+			continue;
+		uint64_t t0 = now_ns();
+		js_err why = { 0 };
+		js_source_report report = JS_SOURCE_REPORT_NONE;
+		int rc = src->ops->refresh(src, &report, &why);
+		src->ns += now_ns() - t0;
+		/* none is the usual case (a JIT that writes none) unless one was named */
+		if (rc < 0 && (why.errnum != ENOENT || src->named))
+			js_warn(s, "%s %s; JIT frames are not named from it", src->ops->name, why.msg);
+		if (rc <= 0)
+			continue;
+		changed = true;
+		if (!s->dwfl || report == JS_SOURCE_REPORT_NONE)
+			continue;
+		if (report == JS_SOURCE_REPORT_ALL) {
+			js_refresh_modules(s);
+			continue;
+		}
 		dwfl_report_begin_add(s->dwfl);
-		bool lost = js_jitdump_report(&s->jd, &s->jit, s->dwfl);
+		bool lost = src->ops->report(src, s->dwfl, s->src, i);
 		dwfl_report_end(s->dwfl, NULL, NULL);
-		s->jd_reported_cfi = s->jd.with_cfi;
 		if (lost)
 			js_refresh_modules(s);
 	}
-	return true;
+	return changed;
 }
-
-/* ---- the list of sources ------------------------------------------------------------ */
 
 /* The GDB images first: the jitdump's loads give way to them, and the
  * perf map's and jitdump's --stats lines come in this order. */
@@ -573,8 +569,8 @@ static void list_sources(js_session *s)
 {
 	const js_source rows[] = {
 		{ .ops = &js_source_gdb, .r = &s->jit },
-		{ .ops = &js_source_perfmap, .r = &s->pm, .on = &s->pm_on },
-		{ .ops = &js_source_jitdump, .r = &s->jd, .on = &s->jd_on },
+		{ .ops = &js_source_perfmap, .r = &s->pm, .on = &s->pm_on, .named = s->opt->perf_map },
+		{ .ops = &js_source_jitdump, .r = &s->jd, .on = &s->jd_on, .named = s->opt->jitdump },
 	};
 	_Static_assert(sizeof rows / sizeof rows[0] <= JS_MAX_SOURCES, "room for every source");
 	memcpy(s->src, rows, sizeof rows);
@@ -616,8 +612,8 @@ static int open_exe_live(js_session *s)
 int js_open_live(js_session *s, pid_t pid, const js_opts *opt)
 {
 	memset(s, 0, sizeof *s);
-	list_sources(s);
 	s->opt = opt;
+	list_sources(s);
 	s->exe_fd = s->core_fd = -1;
 	elf_version(EV_CURRENT);
 	pid_t tgid;
@@ -720,8 +716,8 @@ static int check_truncation(js_session *s, const char *core)
 int js_open_core(js_session *s, const char *core, const char *exe, const js_opts *opt)
 {
 	memset(s, 0, sizeof *s);
-	list_sources(s);
 	s->opt = opt;
+	list_sources(s);
 	s->core = true;
 	s->exe_fd = s->core_fd = -1;
 	elf_version(EV_CURRENT);
@@ -788,8 +784,7 @@ int js_open_core(js_session *s, const char *core, const char *exe, const js_opts
 	open_perfmap_core(s);
 	open_jitdump_core(s);
 	if (!opt->for_stacks) { /* a dump reads them for its stacks */
-		js_refresh_perfmap(s);
-		js_refresh_jitdump(s);
+		js_refresh_sources(s);
 	}
 	return js_refresh_jit(s, READ_CORE);
 }

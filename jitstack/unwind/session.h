@@ -62,8 +62,7 @@ typedef struct js_session {
 	bool pm_on;
 	js_jitdump jd; /* the target's jitdump, when jd_on */
 	bool jd_on;
-	uint64_t jd_looked_ns;         /* live: when maps was last searched for the dump's mapping */
-	unsigned long jd_reported_cfi; /* jd.with_cfi at the last report of its modules */
+	uint64_t jd_looked_ns; /* live: when maps was last searched for the dump's mapping */
 	js_memelf vdso;
 	int exe_fd, core_fd;
 	Elf *exe_elf, *core_elf;
@@ -119,17 +118,13 @@ size_t js_load_jit_for(js_session *s, const uint64_t *pcs, size_t n);
 /* Report the native modules again (after the target mapped new files). */
 int js_refresh_modules(js_session *s);
 
-/* Read what was appended to the perf map (all of it at first).  Returns
- * true when its names changed.  A map that cannot be read leaves a warning
- * (none when the target simply has no map). */
-bool js_refresh_perfmap(js_session *s);
-
-/* Read what was appended to the jitdump (all of it at first; for a live
- * process, found through its mapping, looked for again now and then until
- * it appears) and report the modules its CFI makes.  Returns true when its
- * names changed.  Like the perf map, a dump that cannot be read leaves a
- * warning. */
-bool js_refresh_jitdump(js_session *s);
+/* Read what was appended to the perf map, the jitdump and any source
+ * read from a file (all of it at first; a live process's jitdump is found
+ * through its mapping, looked for again now and then until it appears),
+ * and report the modules that adds.  Returns true when names changed.  A
+ * file that cannot be read leaves a warning (none when the target simply
+ * has none, unless the user named it). */
+bool js_refresh_sources(js_session *s);
 /* The source of row ops (source.h). */
 static inline js_source *js_source_of(js_session *s, const js_source_ops *ops)
 {
