@@ -249,7 +249,7 @@ int main(int argc, char **argv)
 		argc--;
 	}
 	js_dump_opts d = { 0 };
-	js_record_opts r = { .hz = 99, .format = FMT_COLLAPSED };
+	js_record_opts r = { .hz = 99, .format = &js_writers[0] };
 	const char *pid_arg = NULL, *format = NULL, *mode = NULL;
 	bool hz_given = false, all = false, color_given = false, once = false;
 	unsigned hold_ms = 0;
@@ -352,12 +352,12 @@ int main(int argc, char **argv)
 			return bad_usage("%s", "--color belongs to the stack dump and 'jitstack top'");
 		if (top && (format || r.out || r.addresses))
 			return bad_usage("%s", "-o, --format and --addresses belong to 'jitstack record'");
-		if (format && strcmp(format, "collapsed") && strcmp(format, "pprof") && strcmp(format, "svg"))
-			return bad_usage("--format: expected collapsed, pprof or svg, got '%s'", format);
-		r.format = !format                    ? FMT_COLLAPSED
-			   : !strcmp(format, "pprof") ? FMT_PPROF
-			   : !strcmp(format, "svg")   ? FMT_SVG
-						      : FMT_COLLAPSED;
+		if (format && !(r.format = js_writer_named(format))) {
+			char names[128], msg[400];
+			js_writer_names(names, sizeof names);
+			snprintf(msg, sizeof msg, "--format: expected %s, got '%.200s'", names, format);
+			return bad_usage("%s", msg);
+		}
 		if (mode && strcmp(mode, "perf") && strcmp(mode, "ptrace"))
 			return bad_usage("--mode: expected perf or ptrace, got '%s'", mode);
 		/* perf events sample threads while they run on a CPU: blocked ones never */

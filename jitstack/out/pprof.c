@@ -5,6 +5,7 @@
  * documentation requires for files.
  */
 #include "out/profile.h"
+#include "out/writers.h"
 #include "profile.pb-c.h"
 
 #include <errno.h>
@@ -258,8 +259,9 @@ static int write_gzip(const uint8_t *data, size_t len, FILE *f, const char *name
 	return rc ? js_fail(err, JS_EXIT_FAILURE, e, "cannot write %s: %s", name, strerror(e)) : 0;
 }
 
-int js_profile_write_pprof(const js_profile *p, FILE *f, const char *name, js_err *err)
+int js_write_pprof(const js_profile *p, const js_write_opts *o, FILE *f, const char *name, js_err *err)
 {
+	(void)o;
 	msgs m;
 	memset(&m, 0, sizeof m);
 	int rc;

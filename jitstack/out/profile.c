@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* profile.c - sample aggregation and the collapsed writer (profile.h). */
+/* profile.c - sample aggregation (profile.h). */
 #include "out/profile.h"
 #include "base/grow.h"
 #include "base/hash.h"
-#include "formats/bytes.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -101,7 +100,9 @@ void js_profile_free(js_profile *p)
 	memset(p, 0, sizeof *p);
 }
 
-static uint32_t mapping_of(js_profile *p, pr_process *proc, js_session *s, const js_sym *y, uint64_t pc)
+/* The mapping of the module the frame at pc is in (y: its name), added
+ * the first time: the module's extent as the unwind stage found it. */
+static uint32_t mapping_of(js_profile *p, pr_process *proc, const js_sym *y, uint64_t pc)
 {
 	if (!y->module)
 		return 0;
@@ -113,13 +114,7 @@ static uint32_t mapping_of(js_profile *p, pr_process *proc, js_session *s, const
 		p->oom = true;
 		return 0;
 	}
-	pr_mapping pm = { pc - y->module_off, pc + 1, file, y->jit != NULL };
-	Dwfl_Module *mod = js_module_at(s, pc);
-	Dwarf_Addr lo, hi;
-	if (mod && dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL))
-		pm.start = lo, pm.limit = hi;
-	else if (y->jit)
-		pm.start = y->jit->code_lo, pm.limit = y->jit->code_hi;
+	pr_mapping pm = { pc - y->module_off, y->module_end ? y->module_end : pc + 1, file, y->jit != NULL };
 	p->map[p->n_map++] = pm;
 	js_htab_put(&proc->map_index, file, (uint32_t)p->n_map);
 	return (uint32_t)p->n_map;
@@ -162,8 +157,8 @@ static void inline_lines(js_profile *p, pr_location *l, const js_sym *y)
 
 /* A new location for the frame at pc named sym; kept out of the loop of
  * js_profile_add, which finds most pcs in the memo. */
-__attribute__((noinline)) static uint32_t new_location(js_profile *p, pr_process *proc, js_session *s,
-						       const js_frame *f, const js_sym *sym)
+__attribute__((noinline)) static uint32_t new_location(js_profile *p, pr_process *proc, const js_frame *f,
+						       const js_sym *sym)
 {
 	uint64_t pc = js_lookup_pc(f);
 	const js_sym y = *sym;
@@ -174,7 +169,7 @@ __attribute__((noinline)) static uint32_t new_location(js_profile *p, pr_process
 	/* named from JIT data: named again when that changes */
 	bool jit = y.jit || y.source == JS_SRC_PERFMAP || y.source == JS_SRC_JITDUMP;
 	pr_location loc = { .address = pc,
-			    .mapping = mapping_of(p, proc, s, &y, f->pc),
+			    .mapping = mapping_of(p, proc, &y, f->pc),
 			    .function = function_of(p, y.func, y.file),
 			    .line = y.line,
 			    .jit = jit,
@@ -200,16 +195,16 @@ static bool native_location(const void *ctx, uint32_t v)
 	return !p->loc[v - 1].jit && p->loc[v - 1].mapping;
 }
 
-void js_profile_add(js_profile *p, uint32_t pi, js_session *s, const js_stack *st)
+void js_profile_add(js_profile *p, uint32_t pi, uint64_t names_epoch, const js_stack *st)
 {
 	if (p->oom || !st->n || pi >= p->n_proc)
 		return;
 	pr_process *proc = &p->proc[pi];
-	if (proc->jit_changes != js_names_epoch(s)) {
+	if (proc->jit_changes != names_epoch) {
 		/* JIT code may have been replaced: forget what its pcs (and pcs
 		 * in no module) were named; native pcs keep their locations. */
 		js_htab_filter(&proc->pc_memo, native_location, p);
-		proc->jit_changes = js_names_epoch(s);
+		proc->jit_changes = names_epoch;
 	}
 	/* the locations, in a buffer kept from sample to sample: a sample
 	 * seen before only adds to its count */
@@ -225,7 +220,7 @@ void js_profile_add(js_profile *p, uint32_t pi, js_session *s, const js_stack *s
 	uint32_t *loc = p->scratch;
 	for (size_t i = 0; i < st->n; i++) {
 		uint32_t l = js_htab_get(&proc->pc_memo, js_lookup_pc(&st->f[i]));
-		loc[i] = l ? l : new_location(p, proc, s, &st->f[i], &st->sym[i]);
+		loc[i] = l ? l : new_location(p, proc, &st->f[i], &st->sym[i]);
 	}
 	uint32_t thread = intern(p, st->comm[0] ? st->comm : "?");
 	uint32_t who[2] = { pi, thread };
@@ -257,87 +252,6 @@ void js_profile_add(js_profile *p, uint32_t pi, js_session *s, const js_stack *s
 	js_htab_put_at(t, i, h, (uint32_t)p->n_smp);
 	p->total++;
 	proc->total++;
-}
-
-/* ---- collapsed ------------------------------------------------------------------- */
-
-/* A frame name as the format allows: ';' separates frames and the count
- * follows the last space, so ';' and line breaks are replaced. */
-static void put_frame(byte_buf *b, const char *s)
-{
-	for (; *s; s++)
-		buf_u8(b, *s == ';' ? ':' : (*s == '\n' || *s == '\r') ? ' ' : (uint8_t)*s);
-}
-
-typedef struct cline {
-	char *stack; /* "[comm-PID;]thread;root;...;leaf" */
-	uint64_t count;
-} cline;
-
-static int cmp_cline(const void *a, const void *b)
-{
-	return strcmp(((const cline *)a)->stack, ((const cline *)b)->stack);
-}
-
-/* One sample's line without its count; NULL when out of memory. */
-static char *stack_line(const js_profile *p, const pr_sample *x, bool addresses)
-{
-	byte_buf b;
-	buf_init_grow(&b, (size_t)1 << 30);
-	if (p->by_process && x->proc < p->n_proc) {
-		put_frame(&b, p->str[p->proc[x->proc].frame]);
-		buf_u8(&b, ';');
-	}
-	put_frame(&b, p->str[x->thread]);
-	for (size_t k = x->n; k-- > 0;) { /* root first */
-		const pr_location *l = x->loc[k] ? &p->loc[x->loc[k] - 1] : NULL;
-		/* the physical function, then what was inlined into it */
-		for (uint32_t j = 0; j <= (l ? l->n_inl : 0); j++) {
-			uint32_t fn = !l ? 0 : j ? p->inl[l->inl + l->n_inl - j].function : l->function;
-			buf_u8(&b, ';');
-			put_frame(&b, fn ? p->str[p->fn[fn - 1].name] : "[unknown]");
-			if (addresses && l) {
-				char a[24];
-				snprintf(a, sizeof a, " [%#" PRIx64 "]", l->address);
-				put_frame(&b, a);
-			}
-		}
-	}
-	buf_u8(&b, 0);
-	if (!buf_ok(&b)) {
-		buf_free(&b);
-		return NULL;
-	}
-	return (char *)b.p;
-}
-
-/* Samples are kept per distinct pc stack; the format wants one line per
- * distinct stack of names, so lines that read the same are summed (sorted:
- * flamegraph.pl sorts anyway, and the output is the same for the same
- * profile). */
-int js_profile_write_collapsed(const js_profile *p, FILE *f, bool addresses, const char *name, js_err *err)
-{
-	cline *v = calloc(p->n_smp ? p->n_smp : 1, sizeof *v);
-	int rc = v ? 0 : -1;
-	size_t n = 0;
-	for (size_t i = 0; !rc && i < p->n_smp; i++) {
-		v[n] = (cline){ stack_line(p, &p->smp[i], addresses), p->smp[i].count };
-		rc = v[n++].stack ? 0 : -1;
-	}
-	if (!rc)
-		qsort(v, n, sizeof *v, cmp_cline);
-	for (size_t i = 0; !rc && i < n;) {
-		size_t j = i;
-		uint64_t count = 0;
-		for (; j < n && !strcmp(v[j].stack, v[i].stack); j++)
-			count += v[j].count;
-		fprintf(f, "%s %" PRIu64 "\n", v[i].stack, count);
-		i = j;
-	}
-	for (size_t i = 0; i < n; i++)
-		free(v[i].stack);
-	free(v);
-	return js_profile_flushed(f, rc, name, err);
 }
 
 int js_profile_flushed(FILE *f, int failed, const char *name, js_err *err)

@@ -100,24 +100,17 @@ void js_profile_init(js_profile *p);
 void js_profile_free(js_profile *p);
 /* A process the samples come from: its index for js_profile_add. */
 uint32_t js_profile_process(js_profile *p, pid_t pid, const char *comm);
-/* Add one stack (already unwound) of a thread of process proc (s: its
- * session). */
-void js_profile_add(js_profile *p, uint32_t proc, js_session *s, const js_stack *st);
+/* Add one stack (unwound and named) of a thread of process proc, whose
+ * names are those of names_epoch (js_names_epoch): when that changed, the
+ * pcs that JIT data named are named again from st. */
+void js_profile_add(js_profile *p, uint32_t proc, uint64_t names_epoch, const js_stack *st);
 
 /* A line of text the profile carries about itself (pprof: a comment):
  * samples lost, stack copies too short.  At most 8; later ones dropped. */
 void js_profile_comment(js_profile *p, const char *text);
 
-/* flamegraph.pl's collapsed format: "thread;root;...;leaf count", one line
- * per distinct stack of names (a function inlined at a pc is a frame of its
- * own, above the function it was inlined into) (with ADDRESSES, of names and addresses:
- * "name [0xADDR]"), counts summed; by_process: "comm-PID;thread;...", as
- * stackcollapse-perf.pl --pid writes the process. */
-int js_profile_write_collapsed(const js_profile *p, FILE *f, bool addresses, const char *name, js_err *err);
-/* pprof: the profile.proto message, gzip-compressed. */
-int js_profile_write_pprof(const js_profile *p, FILE *f, const char *name, js_err *err);
-/* The writers' end: f flushed, and "cannot write NAME: ..." in *err when
- * that failed or failed is set (out of memory).  0 or js_fail's code. */
+/* The profile is written in a format of writers.h.  The writers' end: f flushed, and "cannot write NAME: ..."
+ * in *err when that failed or failed is set (out of memory).  0 or js_fail's code. */
 int js_profile_flushed(FILE *f, int failed, const char *name, js_err *err);
 
 #endif

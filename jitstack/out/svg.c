@@ -1,5 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* svg.c - the flame graph of svg.h.
+/* svg.c - a profile as a flame graph (writers.h): one self-contained SVG
+ * file (no network, no other file), drawn in full for any viewer and
+ * interactive in a browser: hovering a frame shows its name and share of
+ * the samples, clicking one zooms to it ("Reset zoom" goes back), and a
+ * search box (regular expression; Ctrl-F) colours the frames whose names
+ * match and shows their share.  JIT frames are coloured apart from native
+ * ones.  Its title says which processes, how many samples, how long and
+ * at what rate.
  *
  * The samples become a tree of frames, root first: "all", then each
  * process ("comm-PID", when the profile holds them by process), then each
@@ -13,7 +20,7 @@
  * function inlined into its caller is a frame of its own above it, its
  * label in italics (data-i).
  */
-#include "out/svg.h"
+#include "out/writers.h"
 #include "base/grow.h"
 #include "base/hash.h"
 #include "formats/utf8.h"
@@ -410,8 +417,36 @@ static void write_head(FILE *f, const ftree *t, int height, const char *title)
 		height - 12);
 }
 
-int js_profile_write_svg(const js_profile *p, FILE *f, const char *title, const char *name, js_err *err)
+/* The title: the process (or how many), samples, time and rate. */
+static void svg_title(const js_profile *p, char *title, size_t len)
 {
+	/* the rate sampled at: perf events may have lowered -F to the kernel's maximum */
+	double hz = p->period_ns ? 1e9 / (double)p->period_ns : 0;
+	char who[300];
+	if (!p->by_process) {
+		const char *exe = p->main_exe && *p->main_exe ? p->main_exe : "?";
+		const char *base = strrchr(exe, '/');
+		snprintf(who, sizeof who, "%.200s (PID %d)", base ? base + 1 : exe,
+			 p->n_proc ? (int)p->proc[0].pid : 0);
+	} else {
+		int at = snprintf(who, sizeof who, "%zu processes (PID", p->n_proc);
+		for (size_t i = 0; i < p->n_proc && at > 0 && (size_t)at < sizeof who - 40; i++)
+			at += snprintf(who + at, sizeof who - (size_t)at, "%s %d", i ? "," : "",
+				       (int)p->proc[i].pid);
+		if (at > 0 && (size_t)at < sizeof who - 40)
+			snprintf(who + at, sizeof who - (size_t)at, ")");
+		else if (at > 0 && (size_t)at < sizeof who)
+			snprintf(who + at, sizeof who - (size_t)at, "...)");
+	}
+	snprintf(title, len, "%s: %" PRIu64 " samples in %.1f s at %g Hz", who, p->total,
+		 p->duration_ns / 1e9, hz);
+}
+
+int js_write_svg(const js_profile *p, const js_write_opts *o, FILE *f, const char *name, js_err *err)
+{
+	(void)o;
+	char title[512];
+	svg_title(p, title, sizeof title);
 	ftree t = { .p = p };
 	int rc = 0;
 	if (js_grow(&t.v, &t.cap, 0, sizeof *t.v)) {

@@ -122,7 +122,7 @@ static bool in_unknown_code(ctx *c)
 
 static void add_sample(ctx *c)
 {
-	js_profile_add(c->prof, c->t->proc, c->s, &c->st);
+	js_profile_add(c->prof, c->t->proc, js_names_epoch(c->s), &c->st);
 	if (c->ts->opt.stats)
 		count_jit_leaf(c);
 }

@@ -24,7 +24,6 @@
 #include "out/outfile.h"
 #include "out/profile.h"
 #include "record/record.h"
-#include "out/svg.h"
 #include "unwind/stack.h"
 #include "record/targets.h"
 
@@ -157,43 +156,20 @@ static void sample_all(js_target *tg, const js_record_opts *r, js_profile *prof,
 		if (st->max_sp > sp && st->max_sp - sp < STACK_MAX)
 			t->stack_hint = (size_t)(st->max_sp - sp);
 		js_name_stack(s, st);
-		js_profile_add(prof, tg->proc, s, st);
+		js_profile_add(prof, tg->proc, js_names_epoch(s), st);
 		tg->samples++;
 		note_time(tm, t1 - t0, now_ns() - t0);
 	}
 }
 
-/* The SVG's title: the process (or how many), samples, time and rate. */
-static void svg_title(const js_targets *ts, const js_record_opts *r, const js_profile *prof, char *title,
-		      size_t len)
-{
-	/* the rate sampled at: perf events may have lowered -F to the kernel's maximum */
-	double hz = prof->period_ns ? 1e9 / (double)prof->period_ns : r->hz;
-	char who[300];
-	if (!ts->multi) {
-		const char *exe = prof->main_exe && *prof->main_exe ? prof->main_exe : "?";
-		const char *base = strrchr(exe, '/');
-		snprintf(who, sizeof who, "%.200s (PID %d)", base ? base + 1 : exe, (int)ts->t[0]->s.pid);
-	} else {
-		int at = snprintf(who, sizeof who, "%zu processes (PID", ts->n);
-		for (size_t i = 0; i < ts->n && at > 0 && (size_t)at < sizeof who - 40; i++)
-			at += snprintf(who + at, sizeof who - (size_t)at, "%s %d", i ? "," : "",
-				       (int)ts->t[i]->s.pid);
-		if (at > 0 && (size_t)at < sizeof who - 40)
-			snprintf(who + at, sizeof who - (size_t)at, ")");
-		else if (at > 0 && (size_t)at < sizeof who)
-			snprintf(who + at, sizeof who - (size_t)at, "...)");
-	}
-	snprintf(title, len, "%s: %" PRIu64 " samples in %.1f s at %g Hz", who, prof->total,
-		 prof->duration_ns / 1e9, hz);
-}
-
 /* The profile, whole or not at all (outfile.h): an old file at -o stays
  * as it was when the write fails. */
-static int write_profile(js_targets *ts, const js_record_opts *r, js_profile *prof)
+static int write_profile(js_targets *ts, const js_record_opts *r, const js_profile *prof)
 {
 	js_err *err = &ts->first;
-	const char *out = r->out ? r->out : r->format == FMT_PPROF ? "jitstack.pb.gz" : "-";
+	char deflt[32];
+	snprintf(deflt, sizeof deflt, "jitstack%s", r->format->ext);
+	const char *out = r->out ? r->out : r->format->to_file ? deflt : "-";
 	bool to_stdout = !strcmp(out, "-");
 	const char *name = to_stdout ? "stdout" : out;
 	js_outfile of = { .f = stdout };
@@ -202,16 +178,8 @@ static int write_profile(js_targets *ts, const js_record_opts *r, js_profile *pr
 		if (rc)
 			return rc;
 	}
-	int rc;
-	if (r->format == FMT_PPROF) {
-		rc = js_profile_write_pprof(prof, of.f, name, err);
-	} else if (r->format == FMT_SVG) {
-		char title[512];
-		svg_title(ts, r, prof, title, sizeof title);
-		rc = js_profile_write_svg(prof, of.f, title, name, err);
-	} else {
-		rc = js_profile_write_collapsed(prof, of.f, r->addresses, name, err);
-	}
+	js_write_opts o = { .addresses = r->addresses };
+	int rc = r->format->write(prof, &o, of.f, name, err);
 	if (to_stdout)
 		return rc;
 	if (rc) {
@@ -389,11 +357,10 @@ static int record(js_targets *ts, const js_record_opts *r, const sigset_t *set, 
 		return rc;
 	char gone[96];
 	exit_note(ts, gone, sizeof gone);
-	fprintf(stderr, "jitstack: %llu samples in %.2f s%s%s\n", (unsigned long long)prof->total,
-		prof->duration_ns / 1e9, gone,
-		rc                       ? ""
-		: r->format == FMT_PPROF ? ", pprof written"
-					 : "");
+	fprintf(stderr, "jitstack: %llu samples in %.2f s%s%s%s%s\n", (unsigned long long)prof->total,
+		prof->duration_ns / 1e9, gone, !rc && r->format->to_file ? ", " : "",
+		!rc && r->format->to_file ? r->format->name : "",
+		!rc && r->format->to_file ? " written" : "");
 	return rc;
 }
 

@@ -4,9 +4,8 @@
 #define JS_RECORD_H
 
 #include "out/profile.h"
+#include "out/writers.h"
 #include "unwind/session.h"
-
-typedef enum { FMT_COLLAPSED, FMT_PPROF, FMT_SVG } js_format;
 
 typedef enum {
 	MODE_PERF,   /* perf events copy registers and stacks; nothing stops (the default) */
@@ -34,13 +33,13 @@ typedef struct js_record_opts {
 	js_opts opt;
 	const pid_t *pids; /* -p PID,PID,...: the processes to sample */
 	size_t n_pids;
-	bool all;        /* --all: every process the user may read (pids unused) */
-	double hz;       /* samples per second */
-	double secs;     /* 0: until the targets exit or SIGINT/SIGTERM */
-	const char *out; /* NULL: stdout (collapsed, svg) or jitstack.pb.gz (pprof) */
-	js_format format;
-	bool idle;      /* count threads blocked in system calls too */
-	bool addresses; /* collapsed: each frame's address too */
+	bool all;                /* --all: every process the user may read (pids unused) */
+	double hz;               /* samples per second */
+	double secs;             /* 0: until the targets exit or SIGINT/SIGTERM */
+	const char *out;         /* NULL: stdout, or "jitstack" and the extension for a binary format */
+	const js_writer *format; /* a row of js_writers */
+	bool idle;               /* count threads blocked in system calls too */
+	bool addresses;          /* collapsed: each frame's address too */
 	js_mode mode;
 	const js_record_view *view; /* NULL: record writes the profile (top: its view) */
 } js_record_opts;

@@ -331,16 +331,18 @@ static void symbolize(js_session *s, const js_frame *f, js_sym *o, struct js_str
 		if (o->jit) {
 			o->module = o->jit->label;
 			o->module_off = f->pc - o->jit->code_lo;
+			o->module_end = o->jit->code_hi;
 		}
 		perfmap_name(s, f, pc, o, arena);
 		return;
 	}
 	void **ud;
-	Dwarf_Addr start;
-	const char *name = dwfl_module_info(mod, &ud, &start, NULL, NULL, NULL, NULL, NULL);
+	Dwarf_Addr start, end;
+	const char *name = dwfl_module_info(mod, &ud, &start, &end, NULL, NULL, NULL, NULL);
 	o->jit = js_jit_of(*ud);
 	o->module = o->jit ? o->jit->label : name;
 	o->module_off = f->pc - start;
+	o->module_end = end;
 	Dwarf_Addr bias;
 	if (!o->jit && !dwfl_module_getelf(mod, &bias)) {
 		/* a core whose files moved, or a file deleted since it was mapped */

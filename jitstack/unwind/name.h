@@ -41,6 +41,7 @@ typedef struct js_sym {
 	uint64_t func_off;     /* pc - the function's start */
 	const char *module;    /* the module's file (or the JIT image's label); NULL if none */
 	uint64_t module_off;   /* pc - the module's start */
+	uint64_t module_end;   /* the module's end (a rejected image's: its code's), 0 if none */
 	/* source line: the pc's own, or with inline frames, the call site of
 	 * the outermost of them (where the physical function is) */
 	const char *file; /* NULL when unknown */
