@@ -12,10 +12,11 @@ Rows are unwinders (mxmethods.METHODS), columns a workload in a publishing
 mode (mxmethods.COLUMNS); the LuaJIT block (mxluajit.py) is a table of its
 own: stock luajit without and with the jitunwind module, in the rows that
 have a way into it.  A cell is PASS, FAIL, XFAIL (listed with its
-reason in mxxfail.py), XPASS (listed there but passed) or SKIP (a tool is
-missing; the reason is printed).  Then the every-instruction part
-(mxsteps.py).  Exit 1 on any FAIL or XPASS, or a required every-instruction
-result below 100 %.
+reason in mxxfail.py), XPASS (listed there but passed), SKIP (a tool is
+missing; the reason is printed), N/A, or TIMEOUT (not judged: a time limit
+ran out, stretched as it is to the machine's load, mxrun.py).  Then the
+every-instruction part (mxsteps.py).  Exit 1 on any FAIL, XPASS or
+TIMEOUT, or a required every-instruction result below 100 %.
 
 Writes BUILD/matrix/matrix.json (for machines) and, with --write-doc, the
 Markdown page; per-cell logs go to BUILD/matrix/logs.  Scratch directories
@@ -25,6 +26,7 @@ library's /tmp/perf-PID.map files are removed for every workload started).
 import argparse
 import concurrent.futures
 import json
+import math
 import os
 import signal
 import subprocess
@@ -37,13 +39,12 @@ sys.path.insert(0, HERE)
 import mxjudge as J  # noqa: E402
 import mxrun  # noqa: E402
 import mxsteps  # noqa: E402
-from mxmethods import COLUMNS, METHODS, SYSTEM_COLUMNS, Ctx  # noqa: E402
+from mxmethods import COLUMNS, METHODS, MIN_SAMPLES, SYSTEM_COLUMNS, Ctx  # noqa: E402
 import mxaarch64  # noqa: E402
 import mxluajit  # noqa: E402
 from mxxfail import XFAIL, expected_failure  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
-MIN_SAMPLES = 10
 SAMPLE_SHARE = 0.9
 
 # The quick form (`make demo`): every unwinder in the default mode and in
@@ -60,8 +61,10 @@ CHECK_LJ_COLUMNS = ["lj-module"]
 # ---- judging a cell --------------------------------------------------------------
 
 def judge_samples(samples, expect, names_jit, fp_only=False):
+    """SAMPLE_SHARE of the samples in the spinning function, and at least
+    MIN_SAMPLES of them, must show the whole stack."""
     first = [s for s in expect.frames if s.fp or not fp_only][0]
-    relevant = [s for s in samples if any(J.matches(first, f, i, expect, names_jit) for i, f in enumerate(s))]
+    relevant = J.relevant(samples, expect, names_jit, fp_only)
     good = 0
     bad_why = None
     for s in relevant:
@@ -70,9 +73,11 @@ def judge_samples(samples, expect, names_jit, fp_only=False):
         bad_why = bad_why or (None if ok else why)
     n = len(relevant)
     if n < MIN_SAMPLES:
-        return False, "only %d of %d samples are in %s" % (n, len(samples), first.name)
-    ok = good >= SAMPLE_SHARE * n
-    why = "%d of %d samples in %s match" % (good, n, first.name)
+        return False, "%d samples, %s in %s, but %d in %s are required" % (
+            len(samples), mxrun.share(n, len(samples)), first.name, MIN_SAMPLES, first.name)
+    need = math.ceil(SAMPLE_SHARE * n - 1e-9)
+    ok = good >= need
+    why = "%d of the %d samples in %s show the whole stack (%d required)" % (good, n, first.name, need)
     return ok, why if ok or not bad_why else why + "; e.g. " + bad_why
 
 
@@ -91,9 +96,12 @@ def judge_guest_samples(chains, expect, lines):
         good += ok
         bad_why = bad_why or (None if ok else why)
     if len(relevant) < MIN_SAMPLES:
-        return False, "only %d samples hold JIT frames" % len(relevant)
-    ok = good >= SAMPLE_SHARE * len(relevant)
-    why = "%d of %d samples show the guest frames in order" % (good, len(relevant))
+        return False, "%d samples, %s with JIT frames, but %d with JIT frames are required" % (
+            len(chains), mxrun.share(len(relevant), len(chains)), MIN_SAMPLES)
+    need = math.ceil(SAMPLE_SHARE * len(relevant) - 1e-9)
+    ok = good >= need
+    why = "%d of the %d samples with JIT frames show the guest frames in order (%d required)" % (
+        good, len(relevant), need)
     return ok, why if ok or not bad_why else why + "; e.g. " + bad_why
 
 
@@ -158,13 +166,13 @@ def run_cell(ctx, method, col, run_root, keep):
         status, why = "SKIP", str(e)
     except mxrun.NotApplicable as e:
         status, why = "N/A", str(e)
-    except mxrun.Timeout as e:
-        status, why = ("XFAIL" if xf else "FAIL"), str(e)
+    except mxrun.Timeout as e:  # not judged: neither the tool's failure nor a pass
+        status, why = "TIMEOUT", "not judged: %s" % e
     except Exception as e:  # a broken cell is a failure, never a crash of the run
         status, why = ("XFAIL" if xf else "FAIL"), "%s: %s" % (type(e).__name__, e)
     finally:
         cell.cleanup(keep)
-    res.update(status=status, detail=why, seconds=round(time.monotonic() - t0, 2))
+    res.update(status=status, detail=why, seconds=round(time.monotonic() - t0, 2), scale=cell.scale)
     log.append("%s: %s" % (status, why))
     return res, log
 
@@ -183,6 +191,8 @@ def run_steps(ctx, col, unwinder, run_root, keep):
         res.update(status="SKIP", first_bad=str(e))
     except mxrun.NotApplicable as e:
         res.update(status="N/A", first_bad=str(e))
+    except mxrun.Timeout as e:
+        res.update(status="TIMEOUT", first_bad="not judged: %s" % e)
     except Exception as e:
         res.update(status="FAIL", first_bad="%s: %s" % (type(e).__name__, e))
     finally:
@@ -194,7 +204,7 @@ def run_steps(ctx, col, unwinder, run_root, keep):
 # ---- output ------------------------------------------------------------------------
 
 COLOR = {"PASS": "32", "XFAIL": "33", "FAIL": "1;31", "XPASS": "1;31", "SKIP": "36", "N/A": "2",
-         "INFO": "0"}
+         "INFO": "0", "TIMEOUT": "1;35"}
 
 
 def paint(text, status, tty):
@@ -249,6 +259,10 @@ def terminal_table(doc, tty):
     out.append("")
     for status, reason, where in grouped(doc):
         out.append("%s %s: %s" % (paint(status, status, tty), where, reason))
+    for c in not_judged(doc):
+        out.append("%s %s x %s: %s" % (paint("TIMEOUT", "TIMEOUT", tty), c.get("method") or
+                                       "every instruction, " + c["unwinder"], c["column"],
+                                       c.get("detail") or c.get("first_bad")))
     return "\n".join(out)
 
 
@@ -277,16 +291,30 @@ def problems(doc):
     return bad
 
 
+def exit_code(doc):
+    """1 on any unexpected result, and on any result not judged in time: a
+    run with a TIMEOUT has not shown that everything passes."""
+    return 1 if problems(doc) or not_judged(doc) else 0
+
+
+def not_judged(doc):
+    """The cells and every-instruction runs that ran out of time: neither
+    passed nor failed, and the run does not pass with them."""
+    return [c for c in doc["cells"] + doc["steps"] if c["status"] == "TIMEOUT"]
+
+
 def summary(doc):
     n = {}
     for c in doc["cells"]:
         n[c["status"]] = n.get(c["status"], 0) + 1
     st = [s for s in doc["steps"] if s["required"]]
-    return ("%d PASS, %d XFAIL, %d SKIP, %d N/A, %d FAIL, %d XPASS; every instruction: %d of %d required "
-            "at 100 %%"
+    steps_out = sum(s["status"] == "TIMEOUT" for s in doc["steps"])
+    return ("%d PASS, %d XFAIL, %d SKIP, %d N/A, %d FAIL, %d XPASS, %d TIMEOUT (not judged); every "
+            "instruction: %d of %d required at 100 %%%s"
             % (n.get("PASS", 0), n.get("XFAIL", 0), n.get("SKIP", 0), n.get("N/A", 0), n.get("FAIL", 0),
-               n.get("XPASS", 0),
-               sum(s["status"] == "PASS" for s in st), len(st)))
+               n.get("XPASS", 0), n.get("TIMEOUT", 0),
+               sum(s["status"] == "PASS" for s in st), len(st),
+               ", %d not judged (TIMEOUT)" % steps_out if steps_out else ""))
 
 
 def tool_versions():
@@ -336,7 +364,9 @@ def markdown(doc):
          "blob and, where the tool names JIT code, carries the right `tj:` name (in the LuaJIT block, the "
          "trace's `lua:` name).", "",
          "**PASS** the whole stack, innermost to `main` · **XFAIL** a known limitation, reason below · "
-         "**FAIL** / **XPASS** (unexpected) fail `make %s` · **SKIP** the tool is missing here · "
+         "**FAIL** / **XPASS** (unexpected) fail `make %s` · **TIMEOUT** not judged: a time limit ran "
+         "out even stretched to the machine's load (neither a pass nor the tool's failure; it fails the "
+         "run all the same, listed below) · **SKIP** the tool is missing here · "
          "**N/A** %s, reason below." % (
              ("check-aarch64-system", "not run in the VM") if doc.get("system") else
              ("check", "the unwinder has no way into that workload (an AArch64 guest under qemu-user) "
@@ -377,7 +407,7 @@ def markdown(doc):
         for c in cols:
             cell = cells.get((m["id"], c["id"]))
             s = cell["status"] if cell else "–"
-            row.append("**%s**" % s if s in ("FAIL", "XPASS") else s)
+            row.append("**%s**" % s if s in ("FAIL", "XPASS", "TIMEOUT") else s)
         L.append("| %s | %s |" % (m["label"], " | ".join(row)))
     if doc["lj_columns"]:
         L += luajit_section(doc, cells)
@@ -402,6 +432,13 @@ def markdown(doc):
     if odd:
         L += ["", "## Unexpected results", ""]
         L += ["- %s × `%s`: %s: %s" % (c["method"], c["column"], c["status"], c["detail"]) for c in odd]
+    late = not_judged(doc)
+    if late:
+        L += ["", "## Not judged", "",
+              "A time limit ran out, stretched to the machine's load (time scale %s): these were "
+              "neither passed nor failed, and the run failed for them." % doc.get("time_scale", "?"), ""]
+        L += ["- %s × `%s`: %s" % (c.get("method") or "every instruction, " + c["unwinder"], c["column"],
+                                    c.get("detail") or c.get("first_bad")) for c in late]
     if doc["steps"]:
         scols = [c for c in cols if any(s["column"] == c["id"] for s in doc["steps"])]
         steps = {(s["unwinder"], s["column"]): s for s in doc["steps"]}
@@ -477,7 +514,7 @@ def luajit_section(doc, cells):
         for c in doc["lj_columns"]:
             cell = cells.get((m["id"], c["id"]))
             st = cell["status"] if cell else "–"
-            row.append("**%s**" % st if st in ("FAIL", "XPASS") else st)
+            row.append("**%s**" % st if st in ("FAIL", "XPASS", "TIMEOUT") else st)
         L.append("| %s | %s |" % (m["label"], " | ".join(row)))
     L += ["", "Not in the LuaJIT block:", ""]
     L += ["- %s: %s" % (label, why) for label, why in doc["lj_not_run"]]
@@ -527,6 +564,9 @@ def main():
         finally:
             mxrun.kill_all()
 
+    scale, how = mxrun.calibrate()
+    print("matrix: time limits x %g for the machine's load (%s; MX_TIME_SCALE=N sets it)" % (scale, how),
+          flush=True)
     if args.selftest:
         import mxselftest
         if mxselftest.run(ctx, run_root):
@@ -568,7 +608,7 @@ def main():
             with open(os.path.join(log_dir, name + ".log"), "w") as lf:
                 lf.write("\n".join(log) + "\n")
             (steps if "unwinder" in res else cells).append(res)
-            if res["status"] in ("FAIL", "XPASS") and not mxrun.stopping.is_set():
+            if res["status"] in ("FAIL", "XPASS", "TIMEOUT") and not mxrun.stopping.is_set():
                 print("  %s %s: %s" % (paint(res["status"], res["status"], tty), name, 
                                        res.get("detail") or res.get("first_bad")), flush=True)
     mxrun.kill_all()
@@ -590,6 +630,7 @@ def main():
            "steps": sorted(steps, key=lambda s: (s["unwinder"], s["column"])),
            "xfail": [{"methods": m, "columns": c, "reason": r} for m, c, r, *_ in XFAIL],
            "tools": tool_versions() if args.write_doc else [],
+           "time_scale": scale, "load": how,
            "seconds": round(time.monotonic() - t0, 1)}
     doc["summary"] = summary(doc)
     with open(os.path.join(out_dir, "matrix.json"), "w") as f:
@@ -599,13 +640,18 @@ def main():
         with open(args.write_doc if os.path.isabs(args.write_doc) else os.path.join(ROOT, args.write_doc),
                   "w") as f:
             f.write(markdown(doc))
-    bad = problems(doc)
+    bad, late = problems(doc), not_judged(doc)
     print("matrix: %s (%.0f s); logs in %s; JSON in %s" % (doc["summary"], doc["seconds"],
                                                             os.path.relpath(log_dir),
                                                             os.path.relpath(os.path.join(out_dir, "matrix.json"))))
     if bad:
         print(paint("matrix: %d unexpected results" % len(bad), "FAIL", tty))
-    return 1 if bad else 0
+    if late:
+        print(paint("matrix: %d not judged: a time limit ran out at time scale %g (the machine's load "
+                    "at the start: %s); they neither passed nor failed, and the run fails for them: run "
+                    "again on a quieter machine or with a larger MX_TIME_SCALE" % (len(late), scale, how),
+                    "TIMEOUT", tty))
+    return exit_code(doc)
 
 
 if __name__ == "__main__":

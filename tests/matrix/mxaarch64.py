@@ -24,7 +24,7 @@ QEMU = "qemu-aarch64"
 LD_PREFIX = "/usr/aarch64-linux-gnu"
 GDB_MULTIARCH = "gdb-multiarch"
 LLDB = "lldb-16"
-STUB_WAIT = 10  # seconds for qemu's gdb stub to listen
+STUB_WAIT = 10  # seconds for qemu's gdb stub to listen (times the cell's load scale)
 
 
 def exe_of(ctx):
@@ -44,7 +44,7 @@ def workload(ctx, col, cell, action, qemu_args=()):
     from mxmethods import DEPTH, PROBE_MODE
     exe = exe_of(ctx)
     env = cell.env(dict(col.env, QEMU_LD_PREFIX=LD_PREFIX, TJ_PROBE_EXPECT=cell.path("expect"),
-                        TJ_PROBE_WAIT="300"))
+                        TJ_PROBE_WAIT=str(int(cell.limit(300)))))
     cmd = [QEMU] + list(qemu_args) + [exe] + col.tj_args + [ctx.probe_tj, str(PROBE_MODE[action]),
                                                              str(DEPTH)]
     return cmd, env, exe
@@ -117,11 +117,14 @@ def under_stub(ctx, col, cell, cmd_env_exe=None):
     p = cell._popen(cmd, env, out, subprocess.STDOUT)
     out.close()
     cell.pids.add(p.pid)
-    deadline = time.monotonic() + STUB_WAIT
+    deadline = time.monotonic() + cell.limit(STUB_WAIT)
     while not listening(port):
         if p.poll() is not None or time.monotonic() > deadline:
             cell.stop(p)
-            raise Timeout("qemu-aarch64 -g %d did not start listening" % port)
+            if p.poll() is not None:
+                raise RuntimeError("qemu-aarch64 -g %d exited (%d) before it listened" % (port, p.returncode))
+            raise Timeout("qemu-aarch64 -g %d did not start listening in %s" % (
+                port, cell.scaled(STUB_WAIT)))
         time.sleep(0.05)
     return p, port, exe
 

@@ -157,6 +157,13 @@ def base_name(name):
     return re.split(r"[.@(]", name, 1)[0] if name and not name.startswith(("tj:", "lua:")) else name
 
 
+def relevant(samples, expect, names_jit, fp_only=False):
+    """The samples a profile is judged on: those that hold the expected
+    stack's innermost frame (the workload's spinning function) somewhere."""
+    first = [s for s in expect.frames if s.fp or not fp_only][0]
+    return [s for s in samples if any(matches(first, f, i, expect, names_jit) for i, f in enumerate(s))]
+
+
 def matches(spec, frame, index, expect, names_jit):
     addr, name = frame
     if spec.many and addr is None:

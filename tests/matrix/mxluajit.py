@@ -32,7 +32,7 @@ import sys
 
 import mxjudge as J
 import mxmethods as M
-from mxrun import NotApplicable, Skip
+from mxrun import SAMPLE_BOUND, NotApplicable, Skip, Timeout
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LJT = os.path.join(os.path.dirname(os.path.dirname(HERE)), "integrations", "luajit", "tests")
@@ -40,7 +40,7 @@ sys.path.insert(0, LJT)
 import ljjudge  # noqa: E402
 
 LUAJIT = "luajit"
-SPIN_SECS = "2"
+SPIN_SECS = 2    # of CPU time (os.clock): as many samples however loaded the machine
 MIN_LEAVES = 50  # samples a profiler must take of spin.lua (bpftrace takes ~130 in its second)
 
 COLUMNS = [
@@ -89,10 +89,10 @@ def workload(ctx, col, cell, mode, spin=False, secs=SPIN_SECS, env=None):
     lj_b = os.path.join(ctx.build, "luajit")
     extra = dict(col.env, LUA_CPATH=os.path.join(lj_b, "?.so") + ";;",
                  LJP_LIB=os.path.join(lj_b, "libljprobe.so"), LJP_MODE=mode,
-                 LJP_EXPECT=cell.path("expect"), LJP_WAIT="300")
+                 LJP_EXPECT=cell.path("expect"), LJP_WAIT=str(int(cell.limit(M.WAIT_SECS))))
     extra.update(env or {})
     cmd = [LUAJIT] + (["-l", "jitunwind"] if col.publishes else []) + [script_of(col, spin)]
-    return cmd + ([secs] if spin else []), cell.env(extra)
+    return cmd + ([M.secs(secs)] if spin else []), cell.env(extra)
 
 
 def nm_functions(path):
@@ -262,11 +262,13 @@ def judge_leaves(samples, want):
     why = "%d of %d samples in hot's trace (%s), %d in cool's" % (
         hot, len(names), ", ".join(sorted(want.hot)), cool)
     if len(names) < MIN_LEAVES:
-        return False, "only %d samples" % len(names)
+        return False, "%d samples, but %d are required" % (len(names), MIN_LEAVES)
     if 2 * hot < len(names) or hot <= 3 * cool:
         other = [n for n in names if n not in want.hot | want.cool]
         common = max(set(other), key=other.count) if other else None
-        return False, why + "; most other samples: %s" % (common or "?")
+        need = max((len(names) + 1) // 2, 3 * cool + 1)
+        return False, why + ", but %d in hot's are required (half of all, and more than three times " \
+            "cool's); most other samples: %s" % (need, common or "?")
     return True, why
 
 
@@ -275,38 +277,48 @@ def outcome_of_leaves(cell, samples, note=""):
     return M.Outcome(None, verdict=ok, note=why + (" (%s)" % note if note else ""))
 
 
+def spinning(cell, take):
+    """spin.lua's samples, in rounds until MIN_LEAVES (or the bound):
+    take(seconds of spin.lua's CPU time) returns them."""
+    return cell.sample(take, lambda s: (len(s), len(s), "of spin.lua"), MIN_LEAVES, SPIN_SECS)
+
+
 def perf_fp(ctx, col, cell):
     M.need_cmd("perf", "linux-perf")
-    cmd, env = workload(ctx, col, cell, "spin", spin=True)
-    pid = M.perf_record(cell, ["-g", "-F", "999"], cmd, env)
-    return outcome_of_leaves(cell, M.perf_samples(cell, cell.path("perf.data"), pid))
+
+    def take(secs):
+        cmd, env = workload(ctx, col, cell, "spin", spin=True, secs=secs)
+        pid = M.perf_record(cell, ["-g", "-F", "999"], cmd, env)
+        return M.perf_samples(cell, cell.path("perf.data"), pid)
+    return outcome_of_leaves(cell, spinning(cell, take))
 
 
 def perf_dwarf(ctx, col, cell):
     M.need_cmd("perf", "linux-perf")
-    cmd, env = workload(ctx, col, cell, "spin", spin=True)
-    pid = M.perf_record(cell, ["-k", "1", "--call-graph", "dwarf,16384", "-F", "499"], cmd, env)
-    jit = cell.path("perf.jit.data")
-    rc, out = cell.run(["perf", "inject", "--jit", "-i", cell.path("perf.data"), "-o", jit],
-                       env=M.perf_env(cell), timeout=M.TOOL_TIMEOUT, name="perf-inject")
-    if rc != 0:
-        raise RuntimeError("perf inject --jit failed: " + out[-300:])
-    return outcome_of_leaves(cell, M.perf_samples(cell, jit, pid))
+
+    def take(secs):
+        cmd, env = workload(ctx, col, cell, "spin", spin=True, secs=secs)
+        pid = M.perf_record(cell, ["-k", "1", "--call-graph", "dwarf,16384", "-F", "499"], cmd, env)
+        return M.perf_inject_samples(cell, pid)
+    return outcome_of_leaves(cell, spinning(cell, take))
 
 
 def bpftrace(ctx, col, cell):
     M.need_cmd("bpftrace", "bpftrace")
-    cmd, env = workload(ctx, col, cell, "spin", spin=True, secs=M.LONG_SPIN)
+    cmd, env = workload(ctx, col, cell, "spin", spin=True, secs=cell.limit(M.LONG_SPIN))
     proc, pid = cell.start(cmd, r"(?m)^spinning$", env)
-    prog = ("profile:hz:199 /pid == %d/ { @[ustack(perf)] = count(); } "
-            "interval:s:1 { exit(); }" % pid)
+    prog = M.bpftrace_prog(pid, cell, 2 * MIN_LEAVES)
     try:
         rc, out = cell.run(["bpftrace", "-e", prog], timeout=M.TOOL_TIMEOUT, name="bpftrace")
     finally:
         cell.stop(proc)
     if rc != 0 and "Attaching" not in out:
         raise Skip("bpftrace cannot attach here (exit %d): %s" % (rc, out.strip().splitlines()[-1:]))
-    return outcome_of_leaves(cell, J.parse_bpftrace(out))
+    samples = J.parse_bpftrace(out)
+    if rc == 0 and len(samples) < MIN_LEAVES:  # it ran to its bound
+        raise Timeout("bpftrace took %d samples of spin.lua in its %s, but %d are required" % (
+            len(samples), cell.scaled(SAMPLE_BOUND), MIN_LEAVES))
+    return outcome_of_leaves(cell, samples)
 
 
 # ---- the rows ---------------------------------------------------------------------------

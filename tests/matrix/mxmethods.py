@@ -14,17 +14,20 @@ import shutil
 import subprocess
 
 import mxjudge as J
-from mxrun import Skip
+from mxrun import SAMPLE_BOUND, Skip, Timeout
 
 DEPTH = 8          # the probe's recursion: ~40 native frames, 10 VM frames
 CHILD_DEPTH = 2
-SPIN_SECS = "1.5"
-TOOL_TIMEOUT = 120  # seconds a debugger or profiler may take before it is killed
+SPIN_SECS = 1.5    # a sampler's first round; more rounds until MIN_SAMPLES (mxrun.Cell.sample)
+TOOL_TIMEOUT = 120  # seconds a debugger or profiler may take before it is killed (times the load scale)
+MIN_SAMPLES = 10    # samples in the spinning function a profile is judged on, at the least
+WAIT_SECS = 300     # how long a waiting workload waits for its tool (times the load scale)
 LLVM_LIBUNWIND = "/usr/lib/llvm-14/lib/libunwind.so.1"  # as tests/tests.mk
 PROBE_MODE = {"backtrace": 1, "wait": 2, "abort": 3, "throw": 4, "spin": 5, "unwind": 6,
               "unw": 7, "unwstep": 8, "crash": 10, "uaf": 11, "malloc": 12, "libbacktrace": 13,
               "fault": 14}
-LONG_SPIN = "60"    # for tools that attach to a spinning workload: it is killed when they are done
+LONG_SPIN = 60      # for tools that attach to a spinning workload (times the load scale): it is
+                    # killed when they are done
 # AddressSanitizer's report of the use-after-free: the fatal stack by its
 # slow unwinder (_Unwind_Backtrace), the allocation and free stacks by its
 # fast frame-pointer unwinder, none of them cut short (the default keeps 30
@@ -147,9 +150,13 @@ def need_cmd(name, package):
         raise Skip("%s is not installed (Debian package %s)" % (name, package))
 
 
+def secs(x):
+    return "%.1f" % x
+
+
 def workload(ctx, col, cell, action, flavor="plain", env=None, spin=SPIN_SECS):
     """(command, environment, executable) of the column's workload doing
-    `action`, and where its expect file will be."""
+    `action` (spin: for `spin` seconds), and where its expect file will be."""
     expect = cell.path("expect")
     extra = dict(col.env)
     extra.update(env or {})
@@ -158,14 +165,15 @@ def workload(ctx, col, cell, action, flavor="plain", env=None, spin=SPIN_SECS):
     if col.workload == "probe":
         exe = ctx.tinyjit[flavor]
         need_file(exe, "make tinyjit tinyjit-libunwind matrix-tools")
-        extra.update(TJ_PROBE_EXPECT=expect, TJ_PROBE_WAIT="300", TJ_PROBE_SPIN=spin)
+        extra.update(TJ_PROBE_EXPECT=expect, TJ_PROBE_WAIT=str(int(cell.limit(WAIT_SECS))),
+                     TJ_PROBE_SPIN=secs(spin))
         cmd = [exe] + col.tj_args + [ctx.probe_tj, str(PROBE_MODE[action]), str(DEPTH)]
     else:
         exe = ctx.child[flavor]
         need_file(exe, "make tests matrix-tools")
         cmd = [exe, action, "--depth", str(CHILD_DEPTH), "--expect", expect]
         if action == "spin":
-            cmd.append(spin)
+            cmd.append(secs(spin))
     return cmd, cell.env(extra), exe
 
 
@@ -410,28 +418,59 @@ def perf_record(cell, args, cmd, env):
     return spin_pid(out)
 
 
+def spinning(col, cell, names_jit, take):
+    """A profile of the spinning workload, sampled in rounds until
+    MIN_SAMPLES of its samples are in the spinning function (or the bound):
+    take(spin seconds) returns (samples, expect, anything else)."""
+    def count(r):
+        samples, expect = r[0], r[1]
+        return len(J.relevant(samples, expect, names_jit)), len(samples), "in " + expect.frames[0].name
+    return cell.sample(take, count, MIN_SAMPLES, SPIN_SECS)
+
+
 def perf_fp(ctx, col, cell):
     need_cmd("perf", "linux-perf")
-    cmd, env, exe = workload(ctx, col, cell, "spin")
-    pid = perf_record(cell, ["-g", "-F", "999"], cmd, env)
-    samples, chains = perf_samples(cell, cell.path("perf.data"), pid, chains=True)
-    expect = load_expect(col, cell, exe)
+
+    def take(spin):
+        cmd, env, exe = workload(ctx, col, cell, "spin", spin=spin)
+        pid = perf_record(cell, ["-g", "-F", "999"], cmd, env)
+        samples, chains = perf_samples(cell, cell.path("perf.data"), pid, chains=True)
+        return samples, load_expect(col, cell, exe), chains
+    samples, expect, chains = spinning(col, cell, col.publishes, take)
     return Outcome(expect, samples=samples, names_jit=col.publishes,
                    guests=guests_of(col, expect, lambda _: chains, None), guest_lines=False)
 
 
 def perf_dwarf(ctx, col, cell):
     need_cmd("perf", "linux-perf")
-    cmd, env, exe = workload(ctx, col, cell, "spin")
-    pid = perf_record(cell, ["-k", "1", "--call-graph", "dwarf,16384", "-F", "499"], cmd, env)
+
+    def take(spin):
+        cmd, env, exe = workload(ctx, col, cell, "spin", spin=spin)
+        pid = perf_record(cell, ["-k", "1", "--call-graph", "dwarf,16384", "-F", "499"], cmd, env)
+        return perf_inject_samples(cell, pid), load_expect(col, cell, exe)
+    samples, expect = spinning(col, cell, col.publishes, take)
+    return Outcome(expect, samples=samples, names_jit=col.publishes)
+
+
+def perf_inject_samples(cell, pid):
+    """perf inject --jit on the cell's perf.data, then its samples."""
     data = cell.path("perf.data")
     jit = cell.path("perf.jit.data")
     rc, out = cell.run(["perf", "inject", "--jit", "-i", data, "-o", jit], env=perf_env(cell),
                        timeout=TOOL_TIMEOUT, name="perf-inject")
     if rc != 0:
         raise RuntimeError("perf inject --jit failed: " + out[-300:])
-    samples = perf_samples(cell, jit, pid)
-    return Outcome(load_expect(col, cell, exe), samples=samples, names_jit=col.publishes)
+    return perf_samples(cell, jit, pid)
+
+
+def bpftrace_prog(pid, cell, need):
+    """Sample pid at 199 Hz for a second (~199 samples on an idle core),
+    then on until it has `need` samples, within SAMPLE_BOUND seconds at the
+    cell's load."""
+    return ("profile:hz:199 /pid == %d/ { @[ustack(perf)] = count(); @n++; } "
+            "interval:ms:100 { @ticks++; if (@ticks >= 10 && @n >= %d) { exit(); } "
+            "if (@ticks >= %d) { exit(); } } END { clear(@n); clear(@ticks); }"
+            % (pid, need, max(10, int(10 * cell.limit(SAMPLE_BOUND)))))
 
 
 def bpftrace(ctx, col, cell):
@@ -439,11 +478,10 @@ def bpftrace(ctx, col, cell):
     the kernel's frame-pointer walk, bpftrace names it (perf map for JIT
     code) while the workload still runs."""
     need_cmd("bpftrace", "bpftrace")
-    cmd, env, exe = workload(ctx, col, cell, "spin", spin=LONG_SPIN)
+    cmd, env, exe = workload(ctx, col, cell, "spin", spin=cell.limit(LONG_SPIN))
     ready = r"tinyjit probe: pid (\d+) spinning" if col.workload == "probe" else None
     proc, pid = cell.start(cmd, ready, env)
-    prog = ("profile:hz:199 /pid == %d/ { @[ustack(perf)] = count(); } "
-            "interval:s:1 { exit(); }" % pid)
+    prog = bpftrace_prog(pid, cell, 2 * MIN_SAMPLES)
     try:
         rc, out = cell.run(["bpftrace", "-e", prog], timeout=TOOL_TIMEOUT, name="bpftrace")
     finally:
@@ -451,7 +489,11 @@ def bpftrace(ctx, col, cell):
     if rc != 0 and "Attaching" not in out:
         raise Skip("bpftrace cannot attach here (exit %d): %s" % (rc, out.strip().splitlines()[-1:]))
     expect = load_expect(col, cell, exe)
-    return Outcome(expect, samples=J.parse_bpftrace(out), names_jit=col.publishes,
+    samples = J.parse_bpftrace(out)
+    if rc == 0 and len(samples) < MIN_SAMPLES:  # it ran to its bound
+        raise Timeout("bpftrace took %d samples of the spinning workload in its %s, but %d are "
+                      "required" % (len(samples), cell.scaled(SAMPLE_BOUND), MIN_SAMPLES))
+    return Outcome(expect, samples=samples, names_jit=col.publishes,
                    guests=guests_of(col, expect, J.bpftrace_chains, out), guest_lines=False)
 
 
@@ -480,15 +522,20 @@ def gperftools(ctx, col, cell):
     profile: every sample's pcs as recorded."""
     need_file(LIBPROFILER, "Debian package libgoogle-perftools4")
     prof = cell.path("cpu.prof")
-    cmd, env, exe = workload(ctx, col, cell, "spin", env={
-        "LD_PRELOAD": LIBPROFILER, "CPUPROFILE": prof, "CPUPROFILE_FREQUENCY": "500",
-        "TCMALLOC_STACKTRACE_METHOD_VERBOSE": "1"})
-    rc, out = cell.run(cmd, env=env, workload=True, name="workload")
-    if not os.path.exists(prof):
-        raise RuntimeError("no profile written (exit %d): %s" % (rc, out.strip()[-300:]))
+
+    def take(spin):
+        cmd, env, exe = workload(ctx, col, cell, "spin", spin=spin, env={
+            "LD_PRELOAD": LIBPROFILER, "CPUPROFILE": prof, "CPUPROFILE_FREQUENCY": "500",
+            "TCMALLOC_STACKTRACE_METHOD_VERBOSE": "1"})
+        if os.path.exists(prof):
+            os.unlink(prof)
+        rc, out = cell.run(cmd, env=env, workload=True, name="workload")
+        if not os.path.exists(prof):
+            raise RuntimeError("no profile written (exit %d): %s" % (rc, out.strip()[-300:]))
+        return J.parse_cpuprofile(prof), load_expect(col, cell, exe), out
+    samples, expect, out = spinning(col, cell, False, take)
     m = re.search(r"Chosen stacktrace method is (\S+)", out)
-    return Outcome(load_expect(col, cell, exe), samples=J.parse_cpuprofile(prof),
-                   note="unwinder: " + (m.group(1) if m else "?"))
+    return Outcome(expect, samples=samples, note="unwinder: " + (m.group(1) if m else "?"))
 
 
 def valgrind(ctx, col, cell):
@@ -572,7 +619,8 @@ METHODS = [
     Method("perf-dwarf", "perf --call-graph dwarf + jitdump", perf_dwarf,
            "perf record -k 1 --call-graph dwarf; perf inject --jit; perf script"),
     Method("bpftrace", "bpftrace ustack (eBPF, frame pointers + perf map)", bpftrace,
-           "bpftrace profile:hz:199 @[ustack(perf)] on the spinning workload, 1 s"),
+           "bpftrace profile:hz:199 @[ustack(perf)] on the spinning workload, 1 s, or until 20 "
+           "samples on a loaded machine"),
     Method("heaptrack", "heaptrack (nongnu libunwind)", heaptrack,
            "heaptrack WORKLOAD (probe mode 12 / child malloc); heaptrack_print of the malloc's stack"),
     Method("gperftools", "gperftools CPU profiler", gperftools,

@@ -13,9 +13,15 @@ trusts it (`matrix.py --selftest`, part of `make matrix-check`).
    address, and never in place of the frame that follows it; a trace's
    name keeps its "(trace N)"; a profile passes on its share of samples
    named by the hot trace.
-2. A tool that hangs is killed after the time limit, with what it started,
-   and the cell says so; the workload's /tmp/perf-PID.map is removed and the
-   scratch directory with it.
+2. Time: every limit is stretched by the cell's time scale (the machine's
+   load, or MX_TIME_SCALE); a sampler collects in rounds until it has
+   enough samples, within its bound; a cell that runs out of time is
+   TIMEOUT, not judged (never FAIL, never XFAIL), counted apart, and fails
+   the run all the same; each message says what was required and what was
+   seen.
+3. A tool that hangs is killed after the time limit, with what it started,
+   and the cell is TIMEOUT, saying so; the workload's /tmp/perf-PID.map is
+   removed and the scratch directory with it.
 """
 import os
 import shutil
@@ -118,6 +124,12 @@ def luajit_cases():
     check("profile: less than half in hot's trace fails", not leaves(90, 10, 100))
     check("profile: hot's not three times cool's fails", not leaves(120, 50, 0))
     check("profile: too few samples fail", not leaves(40, 5, 0))
+    why = mxluajit.judge_leaves([[(None, hot)]] * 40, want)[1]
+    check("profile: too few samples say how many were seen and required (%s)" % why,
+          why == "40 samples, but 50 are required")
+    why = mxluajit.judge_leaves([[(None, hot)]] * 40 + [[(None, cool)]] * 20, want)[1]
+    check("profile: a poor share says what was required (%s)" % why,
+          "20 in cool's, but 61 in hot's are required (half of all, and more than three times cool's)" in why)
 
 
 def guest_cases():
@@ -197,6 +209,119 @@ def parser_cases(e, good):
           len(samples) == 3 and samples[0][1] == (0x1011, None) and samples[0][2] == (0x1181, "tj:main"))
 
 
+def time_cases(ctx, run_root):
+    """Limits follow the load; samplers go on until they have enough; a
+    cell out of time is not judged; the messages say required and seen."""
+    for part in (limit_cases, sample_message_cases, not_judged_cases):
+        try:
+            part(ctx, run_root)
+        except Exception as e:  # a harness without what is checked fails, never stops the test
+            check("%s: %s: %s" % (part.__name__, type(e).__name__, e), False)
+
+
+def limit_cases(ctx, run_root):
+    log = []
+    cell = mxrun.Cell(run_root, "selftest-time", log)
+    try:
+        check("a cell's time scale is the machine's load, at least 1 (%g)" % cell.scale, cell.scale >= 1)
+        cell.scale = 3
+        check("a limit is stretched by the time scale", cell.limit(30) == 90)
+        check("a stretched limit says so (%s)" % cell.scaled(30),
+              cell.scaled(30) == "90 s (30 s x 3 for the machine's load)")
+        scale, how = mxrun.calibrate(0.05)
+        check("the calibration measures the load, at least 1 (%g: %s)" % (scale, how),
+              scale >= 1 and ("busy loop" in how or "MX_TIME_SCALE" in how))
+        old = os.environ.get("MX_TIME_SCALE")
+        try:
+            os.environ["MX_TIME_SCALE"] = "4"
+            check("MX_TIME_SCALE overrides the measure", mxrun._override() == 4.0)
+            os.environ["MX_TIME_SCALE"] = "fast"
+            try:
+                mxrun._override()
+                bad = None
+            except SystemExit as e:
+                bad = str(e)
+            check("a bad MX_TIME_SCALE is a clear error (%s)" % bad, bad and "'fast'" in bad)
+        finally:
+            if old is None:
+                os.environ.pop("MX_TIME_SCALE", None)
+            else:
+                os.environ["MX_TIME_SCALE"] = old
+
+        # rounds of sampling: the fake tool takes 4 samples a second, all in the spin
+        rounds = []
+        count = lambda r: (r[0], r[1], "in probe_spin")
+
+        def take(secs):
+            rounds.append(secs)
+            n = int(4 * secs)
+            return n, n
+        got = cell.sample(take, count, 10, 1.5)
+        check("a sampler goes on in longer rounds until it has enough samples (%s)" % rounds,
+              len(rounds) == 2 and rounds[1] > rounds[0] and got[0] >= 10)
+        old_bound = mxrun.SAMPLE_BOUND
+        mxrun.SAMPLE_BOUND = 0.2  # less than a second: one round only
+        try:
+            try:
+                cell.sample(lambda secs: (3, 3), count, 10, 1.5)
+                why = None
+            except mxrun.Timeout as e:
+                why = str(e)
+            check("too few samples within the bound is a time-out, not a result (%s)" % why,
+                  why is not None and why.startswith("3 samples, all in probe_spin, in 1 round") and
+                  why.endswith("but 10 in probe_spin are required"))
+            got = cell.sample(lambda secs: (3, 40), count, 10, 1.5)
+            check("enough samples, too few of them in the spin, is judged (a failure)", got == (3, 40))
+        finally:
+            mxrun.SAMPLE_BOUND = old_bound
+    finally:
+        cell.cleanup()
+
+
+def sample_message_cases(ctx, run_root):
+    """The judge's messages: required and seen."""
+    from matrix import judge_samples
+    specs = [J.Spec("probe_spin", 0x500, 0x510, "c"), J.Spec("main", 0x700, 0x780, "c")]
+    e = J.Expect(specs, {})
+    good, bad = [(0x505, "probe_spin"), (0x741, "main")], [(0x505, "probe_spin")]
+    ok, why = judge_samples([good] * 3, e, False)
+    check("3 samples in the spin: '%s'" % why,
+          not ok and why == "3 samples, all in probe_spin, but 10 in probe_spin are required")
+    ok, why = judge_samples([good] * 3 + [[(0x900, None)]] * 40, e, False)
+    check("43 samples, 3 in the spin: '%s'" % why,
+          not ok and why == "43 samples, 3 of them in probe_spin, but 10 in probe_spin are required")
+    ok, why = judge_samples([good] * 35 + [bad] * 5, e, False)
+    check("35 of 40 right: '%s'" % why.split(";")[0],
+          not ok and why.startswith("35 of the 40 samples in probe_spin show the whole stack (36 required)"))
+    check("36 of 40 right pass", judge_samples([good] * 36 + [bad] * 4, e, False)[0])
+
+
+def not_judged_cases(ctx, run_root):
+    """A cell out of time: TIMEOUT, even where a failure is expected;
+    counted apart; the run fails."""
+    import matrix
+
+    def out_of_time(ctx, col, cell):
+        raise mxrun.Timeout("gdb did not finish in 120 s: killed")
+    fake = mxmethods.Method("gdb-live", "gdb live", out_of_time, "")
+    col = next(c for c in mxmethods.COLUMNS if c.id == "fp-region")
+    res, _ = matrix.run_cell(ctx, fake, col, run_root, keep=False)
+    check("a cell out of time is TIMEOUT, not judged (%s: %s)" % (res["status"], res["detail"]),
+          res["status"] == "TIMEOUT" and res["detail"] == "not judged: gdb did not finish in 120 s: killed")
+    xcol = next(c for c in mxmethods.COLUMNS if c.id == "nofp-none")
+    fake = mxmethods.Method("fp-walk", "fp walk", out_of_time, "")
+    xres, _ = matrix.run_cell(ctx, fake, xcol, run_root, keep=False)
+    check("an expected failure out of time is TIMEOUT too, not XFAIL (%s, expected %s)" % (
+        xres["status"], xres["expected"]), xres["status"] == "TIMEOUT" and xres["expected"] != "pass")
+    passed = dict(res, status="PASS", detail="fine")
+    doc = {"cells": [passed, res], "steps": [], "columns": [], "lj_columns": [], "time_scale": 2}
+    check("the summary counts it apart (%s)" % matrix.summary(doc),
+          "1 PASS, 0 XFAIL, 0 SKIP, 0 N/A, 0 FAIL, 0 XPASS, 1 TIMEOUT (not judged)" in matrix.summary(doc))
+    check("it is not a failure of the tool", not matrix.problems(doc))
+    check("but the run does not pass", matrix.exit_code(doc) == 1 and
+          matrix.exit_code(dict(doc, cells=[passed])) == 0)
+
+
 def hang_case(ctx, run_root):
     """gdb replaced by a script that hangs (and leaves a grandchild)."""
     fake = os.path.join(run_root, "selftest-bin")
@@ -218,9 +343,12 @@ def hang_case(ctx, run_root):
         took = time.monotonic() - t0
     finally:
         os.environ["PATH"], mxmethods.TOOL_TIMEOUT = old_path, old_timeout
-    check("a hanging tool fails its cell (%s)" % res["status"], res["status"] == "FAIL")
-    check("the cell says it was killed: %s" % res["detail"], "killed after 2 s" in res["detail"])
-    check("within the limit (%.1f s)" % took, took < 30)
+    check("a hanging tool's cell is not judged (%s), not failed" % res["status"], res["status"] == "TIMEOUT")
+    limit = "%g s" % (2 * res["scale"]) if res["scale"] == 1 else \
+        "%.0f s (2 s x %g for the machine's load)" % (2 * res["scale"], res["scale"])
+    check("the cell says it was killed, and after how long: %s" % res["detail"],
+          res["detail"] == "not judged: gdb did not finish in %s: killed" % limit)
+    check("within the limit (%.1f s)" % took, took < 30 * res["scale"])
     def still_running(pid):
         # a live, non-zombie process that is still the fake tool's sleep or
         # shell (not a recycled pid)
@@ -257,6 +385,11 @@ def _pids_in(log):
 def run(ctx, run_root):
     print("matrix self-test: the judge")
     judge_cases()
+    print("matrix self-test: time")
+    try:
+        time_cases(ctx, run_root)
+    finally:
+        mxrun.kill_all()
     print("matrix self-test: a hanging tool")
     try:
         hang_case(ctx, run_root)
