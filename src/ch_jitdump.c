@@ -159,7 +159,7 @@ static int subdir(int at, const char *name, const char *shown, mode_t mode, bool
 	if (mkdirat(at, name, mode) && (fresh || errno != EEXIST))
 		return JU_FAIL(errno == EEXIST ? JU_EEXIST_RETRY : JU_EIO, "cannot create %s: %s", shown,
 			       strerror(errno));
-	int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = ju__fd_above_stdio(openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
 	if (fd < 0 && ju__is_symlink_at(at, name))
 		return JU_FAIL(JU_EPERM, "%s: %s on the way is a symbolic link; refusing to follow it", shown,
 			       name);
@@ -232,7 +232,7 @@ static int choose_dir(const struct ju_ctx *ctx, char *dir)
 	bool reuse = jd.dirfd >= 0 && (want ? !strcmp(want, jd.dir) : jd.finished != getpid());
 	if (reuse) {
 		strcpy(dir, jd.dir);
-		int fd = fcntl(jd.dirfd, F_DUPFD_CLOEXEC, 0);
+		int fd = fcntl(jd.dirfd, F_DUPFD_CLOEXEC, 3);
 		return fd >= 0 ? fd : JU_FAIL(JU_EIO, "cannot duplicate a descriptor: %s", strerror(errno));
 	}
 	if (!want)

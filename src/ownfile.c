@@ -18,6 +18,17 @@ int ju__ownfile_open(const char *path, int access, struct stat *st)
 	return ju__ownfile_openat(AT_FDCWD, path, path, access, st);
 }
 
+int ju__fd_above_stdio(int fd)
+{
+	if (fd < 0 || fd > 2)
+		return fd;
+	int high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	int e = errno;
+	close(fd);
+	errno = e;
+	return high;
+}
+
 int ju__ownfile_openat(int dirfd, const char *name, const char *path, int access, struct stat *st)
 {
 	if (ju__fault())
@@ -35,6 +46,8 @@ int ju__ownfile_openat(int dirfd, const char *name, const char *path, int access
 	if (fd < 0)
 		return JU_FAIL(errno == EACCES || errno == EPERM ? JU_EPERM : JU_EIO, "cannot open %s: %s",
 			       path, strerror(errno));
+	if ((fd = ju__fd_above_stdio(fd)) < 0)
+		return JU_FAIL(JU_EIO, "cannot move %s's descriptor above 2: %s", path, strerror(errno));
 	int err = 0;
 	if (fstat(fd, st))
 		err = JU_FAIL(JU_EIO, "cannot stat %s: %s", path, strerror(errno));
@@ -101,6 +114,11 @@ int ju__ownfile_create_new(const char *path, char *tmp, size_t tmp_len)
 			      0644);
 		if (fd < 0 && errno == EEXIST)
 			continue;
+		if (fd >= 0 && (fd = ju__fd_above_stdio(fd)) < 0) {
+			int e = errno;
+			unlink(tmp);
+			return JU_FAIL(JU_EIO, "cannot move %s's descriptor above 2: %s", tmp, strerror(e));
+		}
 		if (fd < 0)
 			return JU_FAIL(errno == EACCES || errno == EPERM ? JU_EPERM : JU_EIO,
 				       "cannot create %s: %s", tmp, strerror(errno));
@@ -187,6 +205,8 @@ int ju__dir_open_nofollow(const char *path)
 		}
 		fd = next;
 	}
+	if (fd >= 0)
+		fd = ju__fd_above_stdio(fd);
 	if (fd < 0)
 		return JU_FAIL(JU_EIO, "cannot open %s: %s", path, strerror(errno));
 	return fd;

@@ -17,6 +17,12 @@
  * user.  The file's stat goes to *st.  Returns the descriptor, or a
  * negative JU_E* code with the message set. */
 int ju__ownfile_open(const char *path, int access, struct stat *st);
+/* fd itself when it is 3 or above, else a duplicate that is (the original
+ * closed): no descriptor the library keeps is 0, 1 or 2, which a program
+ * that closed its standard input or output (a daemon, a test) would find
+ * to be the perf map, and write its output into.  -1 (fd closed, errno
+ * set) when it cannot be moved. */
+int ju__fd_above_stdio(int fd);
 /* The same for `name` in the directory open at dirfd; path names the file in
  * messages. */
 int ju__ownfile_openat(int dirfd, const char *name, const char *path, int access, struct stat *st);
