@@ -117,7 +117,11 @@ if [ "${1:-}" = --inner ]; then
 	        sys.exit("an executor is missing from a channel")
 	EOF
 	set +e
-	"$PY" -m test --tempdir "$TMPDIR/regrtest" --junit-xml "$OUT/junit.xml" "$@" > "$OUT/log.txt" 2>&1
+	# SIGINT and SIGQUIT as a program started by hand has them: a shell
+	# that runs this in the background ignores them, and the tests that
+	# interrupt themselves (_thread.interrupt_main, signal SIGINT) would
+	# then run until the timeout
+	env --default-signal=INT,QUIT "$PY" -m test --tempdir "$TMPDIR/regrtest" --junit-xml "$OUT/junit.xml" "$@" > "$OUT/log.txt" 2>&1
 	echo $? > "$OUT/status"
 	set -e
 	# what the channels wrote (cpython), before the private /tmp goes

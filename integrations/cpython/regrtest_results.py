@@ -126,6 +126,10 @@ def parse(out):
 
 
 def compare(a, b):
+    for d in (a, b):
+        if not os.path.exists(os.path.join(d, "files.txt")):
+            sys.stderr.write(f"regrtest_results.py: {d}/files.txt is missing (not a parsed run)\n")
+            return 2
     differ = 0
     for what in ("files", "cases"):
         da = read(os.path.join(a, what + ".txt"))
