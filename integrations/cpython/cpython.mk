@@ -40,3 +40,21 @@ cpython-stock:
 .PHONY: cpython-check-tools
 cpython-check-tools: cpython cpython-stock $(BUILD)/jitstack/jitstack
 CHECK_BUILD += cpython-check-tools
+
+# CPython's own test suite with the JIT on, on both builds, and the test
+# files and test cases whose results differ (regrtest.sh; README.md,
+# "CPython's own tests"); not part of make check.  CY_REGRTEST chooses the
+# tests; test_gdb and test_perf_profiler (CY_REGRTEST_HEAVY) run perf and
+# gdb, under the lock every run of perf takes.  Results in
+# $(BUILD)/regrtest/{cpython,cpython-stock}{,-heavy}.
+CY_REGRTEST ?= test_capi.test_opt test_sys_settrace test_generators test_exceptions test_threading test_asyncio
+CY_REGRTEST_HEAVY ?= test_gdb test_perf_profiler
+CY_RT := sh $(CY)/regrtest.sh -b $(CY_LINK_BUILD)
+.PHONY: cpython-regrtest
+cpython-regrtest: cpython cpython-stock
+	$(CY_RT) cpython $(BUILD)/regrtest/cpython $(CY_REGRTEST)
+	$(CY_RT) cpython-stock $(BUILD)/regrtest/cpython-stock $(CY_REGRTEST)
+	flock /tmp/ju-heavy.lock $(CY_RT) cpython $(BUILD)/regrtest/cpython-heavy $(CY_REGRTEST_HEAVY)
+	flock /tmp/ju-heavy.lock $(CY_RT) cpython-stock $(BUILD)/regrtest/cpython-stock-heavy $(CY_REGRTEST_HEAVY)
+	$(CY_RT) compare $(BUILD)/regrtest/cpython $(BUILD)/regrtest/cpython-stock
+	$(CY_RT) compare $(BUILD)/regrtest/cpython-heavy $(BUILD)/regrtest/cpython-stock-heavy
