@@ -33,6 +33,19 @@
  * calls our arena_discard, which first tells outside readers (reclaim_seq)
  * and then frees the chunks.  A chunk replaced on its own waits in the
  * context's grave here, by the same rules (docs/OUTSIDE_READER.md).
+ *
+ * An image's code range, from its first blob's start to its last blob's
+ * end, is what debuggers and outside readers take as its extent, and what
+ * they check against the process's other mappings: a range that crosses a
+ * shared library makes jitstack refuse the image, and gdb may give the
+ * library's addresses to it.  Blobs that lie far apart (a JIT mapping each
+ * piece of code on its own, as CPython does its cold exits) share an arena
+ * and a chunk all the same, so a chunk is cut into runs, one image each:
+ * a run ends where a whole page lies between one blob's end and the next
+ * one's start.  Mappings are made of whole pages, so no other mapping, now
+ * or later, can lie inside a run's range: every page of it holds a byte of
+ * one of its blobs.  JITs that pack their code (the common case) keep one
+ * image per chunk.
  */
 #include "formats/clock.h"
 #include "formats/elfhdr.h"
@@ -355,6 +368,7 @@ struct gdb_chunk {
 	uint64_t unlink_seq; /* descriptor seq after the unlinking change; 0: linked or never */
 	uint8_t *image;
 	size_t size;
+	struct gdb_chunk *run_next; /* the chunk's next run, its own image (see above) */
 	struct gdb_chunk *grave_next;
 	uint64_t retired_ns;
 	struct chunk_slab *slab; /* where it lives (chunk_alloc) */
@@ -485,23 +499,47 @@ static size_t n_chunks_of(const arena *a)
 	return ((size_t)a->n + CHUNK - 1) / CHUNK;
 }
 
-/* The image of chunk c of a, with the live records and, in place of freed
- * ones, the reuse items it[0..n_it) (increasing k, all in this chunk). */
-static int build_chunk(const struct ju_ctx *ctx, const arena *a, size_t c, const reuse_item *it, size_t n_it,
-		       const uint8_t *stage, struct gdb_chunk **out)
+/* Free a chunk that is not on the list, with its runs; tell outside readers
+ * first if it was.  With gdb_lock held, or on a chunk never linked. */
+static void free_chunk(struct gdb_chunk *g)
 {
-	*out = NULL;
-	size_t k0 = c * CHUNK, k1 = k0 + CHUNK < a->n ? k0 + CHUNK : a->n;
-	src_rec src[CHUNK];
-	size_t n = 0, j = 0;
-	for (size_t k = k0; k < k1; k++) {
-		if (j < n_it && it[j].k == k)
-			src[n++] = (src_rec){ it[j++].rec, stage, NULL };
-		else if (!(a->recs[k].flags & REC_DEAD))
-			image_src(a, k, &src[n++]);
+	while (g) {
+		struct gdb_chunk *next = g->run_next;
+		if (g->unlink_seq && __atomic_load_n(&mode, __ATOMIC_RELAXED) != DESC_FOREIGN)
+			publish_reclaim(desc(), g->unlink_seq);
+		free(g->image);
+		chunk_release(g);
+		g = next;
 	}
-	if (!n)
-		return 0;
+}
+
+/* The smallest unit of a mapping: a whole page between two blobs may be
+ * someone else's.  4 KiB when the system does not say. */
+static uint64_t page_size(void)
+{
+	static uint64_t page;
+	uint64_t p = __atomic_load_n(&page, __ATOMIC_RELAXED);
+	if (!p) {
+		long v = sysconf(_SC_PAGESIZE);
+		p = v > 0 && !((uint64_t)v & ((uint64_t)v - 1)) ? (uint64_t)v : 4096;
+		__atomic_store_n(&page, p, __ATOMIC_RELAXED);
+	}
+	return p;
+}
+
+/* Does a whole page lie between the end of one blob and the start of the
+ * next (in address order)? */
+static bool page_between(const blob_rec *prev, const blob_rec *next)
+{
+	uint64_t mask = page_size() - 1;
+	uint64_t end = prev->start + prev->size;
+	uint64_t after_prev = end > UINT64_MAX - mask ? UINT64_MAX : (end + mask) & ~mask;
+	return (next->start & ~mask) > after_prev;
+}
+
+/* The image of one run src[0..n) (in address order), as one entry. */
+static int build_run(const struct ju_ctx *ctx, const src_rec *src, size_t n, struct gdb_chunk **out)
+{
 	struct gdb_chunk *g = chunk_alloc();
 	if (!g)
 		return JU_FAIL(JU_ENOMEM, "out of memory for a gdb entry");
@@ -523,16 +561,46 @@ static int build_chunk(const struct ju_ctx *ctx, const arena *a, size_t c, const
 	return 0;
 }
 
-/* Free a chunk that is not on the list; tell outside readers first if it
- * was.  With gdb_lock held. */
-static void free_chunk(struct gdb_chunk *g)
+/* The image of chunk c of a, with the live records and, in place of freed
+ * ones, the reuse items it[0..n_it) (increasing k, all in this chunk): one
+ * image per run of it (see the top of this file), linked by run_next. */
+static int build_chunk(const struct ju_ctx *ctx, const arena *a, size_t c, const reuse_item *it, size_t n_it,
+		       const uint8_t *stage, struct gdb_chunk **out)
 {
-	if (!g)
-		return;
-	if (g->unlink_seq && __atomic_load_n(&mode, __ATOMIC_RELAXED) != DESC_FOREIGN)
-		publish_reclaim(desc(), g->unlink_seq);
-	free(g->image);
-	chunk_release(g);
+	*out = NULL;
+	size_t k0 = c * CHUNK, k1 = k0 + CHUNK < a->n ? k0 + CHUNK : a->n;
+	src_rec src[CHUNK];
+	size_t n = 0, j = 0;
+	for (size_t k = k0; k < k1; k++) {
+		if (j < n_it && it[j].k == k)
+			src[n++] = (src_rec){ it[j++].rec, stage, NULL };
+		else if (!(a->recs[k].flags & REC_DEAD))
+			image_src(a, k, &src[n++]);
+	}
+	struct gdb_chunk *first = NULL, **tail = &first;
+	for (size_t i0 = 0; i0 < n;) {
+		size_t i1 = i0 + 1;
+		while (i1 < n && !page_between(src[i1 - 1].rec, src[i1].rec))
+			i1++;
+		int err = build_run(ctx, src + i0, i1 - i0, tail);
+		if (err) {
+			free_chunk(first);
+			return err;
+		}
+		tail = &(*tail)->run_next;
+		i0 = i1;
+	}
+	*out = first;
+	return 0;
+}
+
+/* The bytes of a chunk's images, all its runs. */
+static size_t chunk_bytes(const struct gdb_chunk *g)
+{
+	size_t n = 0;
+	for (; g; g = g->run_next)
+		n += g->size;
+	return n;
 }
 
 /* Free the chunks in the grave whose time has come (all if `all`).  With
@@ -544,7 +612,7 @@ static void sweep_chunks(struct gdb_state *st, uint64_t now, bool all)
 		if (!all && st->grave_bytes <= JU_GRAVE_MIN_BYTES && now - g->retired_ns < JU_GRACE_NS)
 			break;
 		st->grave_head = g->grave_next;
-		st->grave_bytes -= g->size;
+		st->grave_bytes -= chunk_bytes(g);
 		free_chunk(g);
 	}
 	if (!st->grave_head)
@@ -577,29 +645,30 @@ static void change_begin(struct ju_ctx *ctx, change *ch)
 	}
 }
 
+/* Link (unlink) a chunk: the entry of each of its runs. */
 static void change_link(change *ch, struct gdb_chunk *g)
 {
-	if (!g)
-		return;
-	g->entry.reg_seq = ch->end;
-	g->entry.reg_time_ns = ch->now;
-	if (!ch->ext && anchored > 0)
-		link_behind_anchor(&g->entry);
-	else
-		link_entry(ch->d, &g->entry);
-	notify(ch->d, &g->entry, GDBJIT_REGISTER_FN);
-	ch->delta++;
+	for (; g; g = g->run_next) {
+		g->entry.reg_seq = ch->end;
+		g->entry.reg_time_ns = ch->now;
+		if (!ch->ext && anchored > 0)
+			link_behind_anchor(&g->entry);
+		else
+			link_entry(ch->d, &g->entry);
+		notify(ch->d, &g->entry, GDBJIT_REGISTER_FN);
+		ch->delta++;
+	}
 }
 
 static void change_unlink(change *ch, struct gdb_chunk *g)
 {
-	if (!g)
-		return;
-	unlink_entry(ch->d, &g->entry);
-	notify(ch->d, &g->entry, GDBJIT_UNREGISTER_FN);
-	/* a foreign descriptor has no seq: any nonzero mark will do */
-	g->unlink_seq = ch->ext ? ch->end : 1;
-	ch->delta--;
+	for (; g; g = g->run_next) {
+		unlink_entry(ch->d, &g->entry);
+		notify(ch->d, &g->entry, GDBJIT_UNREGISTER_FN);
+		/* a foreign descriptor has no seq: any nonzero mark will do */
+		g->unlink_seq = ch->ext ? ch->end : 1;
+		ch->delta--;
+	}
 }
 
 static uint64_t head_left; /* see note_foreign_writer */
@@ -641,7 +710,7 @@ static void swap_chunks(struct ju_ctx *ctx, chunk_swap *sw, size_t n)
 		old->retired_ns = ch.now;
 		*(st->grave_tail ? &st->grave_tail->grave_next : &st->grave_head) = old;
 		st->grave_tail = old;
-		st->grave_bytes += old->size;
+		st->grave_bytes += chunk_bytes(old);
 	}
 	change_end(&ch);
 	sweep_chunks(st, ch.now, false);

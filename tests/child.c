@@ -39,7 +39,10 @@
  *   uaf         a heap use-after-free in c_inner (child-asan only)
  *   libbacktrace  libbacktrace's backtrace_full (child-libbacktrace only)
  * Options: --depth N, --expect FILE (default child.expect), --spaced (blobs
- * 1 KiB apart at unaligned offsets instead of 64 bytes apart).
+ * 1 KiB apart at unaligned offsets instead of 64 bytes apart), --apart
+ * (jit:fp in a page of its own below the C library's mappings, jit:cfi and
+ * jit:region in one above them, published in one batch: JIT code in two
+ * mmaps with a shared library between them).
  * Channels: ju_open(NULL), the library's default (the in-memory channels, no
  * file); JITUNWIND chooses others: the perf tests set JITUNWIND=perf for the
  * perf map and the jitdump.
@@ -154,6 +157,8 @@ NOINLINE void c_outer(void)
 /* ---- the JIT side ---------------------------------------------------------- */
 
 static uint8_t *code;
+static uint8_t *code_apart; /* --apart: the page above the C library */
+static int apart;
 static const size_t code_size = 4096;
 /* Where the blobs go: packed 64 bytes apart, or (--spaced) at odd offsets
  * with a kilobyte after each, room for perf inject to map each blob's
@@ -328,25 +333,83 @@ static const char fp_file[] = "child.jit";
 static const ju_line fp_lines[] = FP_LINES;
 static ju_ctx *ctx;
 
+/* A page of code at exactly `at`, or NULL when something is there. */
+static uint8_t *map_at(uintptr_t at)
+{
+	void *p = mmap((void *)at, code_size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (p != (void *)at) { /* a kernel without MAP_FIXED_NOREPLACE takes it as a hint */
+		munmap(p, code_size);
+		return NULL;
+	}
+	return p;
+}
+
+/* --apart: the free page right below the run of mappings that holds the C
+ * library, and the one right above it, from /proc/self/maps. */
+static int map_apart(void)
+{
+	uintptr_t in_libc = (uintptr_t)(void *)&fclose, lo = 0, hi = 0, prev_hi = 0;
+	int found = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+	if (!f)
+		return -1;
+	char line[512];
+	while (fgets(line, sizeof line, f)) {
+		uintptr_t a, b;
+		if (sscanf(line, "%lx-%lx", &a, &b) != 2)
+			continue;
+		if (!found) {
+			if (a != prev_hi) /* a gap: the run starts here */
+				lo = a;
+			if (a <= in_libc && in_libc < b)
+				found = 1;
+		} else if (a != prev_hi) { /* the run ends at prev_hi */
+			break;
+		}
+		prev_hi = b;
+	}
+	fclose(f);
+	hi = prev_hi;
+	if (!found || !lo || hi - lo > (1u << 28))
+		return -1;
+	code = map_at(lo - code_size);
+	code_apart = map_at(hi);
+	return code && code_apart ? 0 : -1;
+}
+
 static int make_jit(void)
 {
-	code = mmap(NULL, code_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (code == MAP_FAILED)
-		return -1;
+	if (apart) {
+		if (map_apart()) {
+			fprintf(stderr, "child: --apart: no free page on both sides of the C library\n");
+			return -1;
+		}
+	} else {
+		code = mmap(NULL, code_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (code == MAP_FAILED)
+			return -1;
+	}
+	uint8_t *code2 = apart ? code_apart : code; /* jit:cfi's and jit:region's page */
 	memset(code, FILL_BYTE, code_size);
+	memset(code2, FILL_BYTE, code_size);
 	static ju_range epi;
 	static uint8_t insns[16];
 	static ju_cfi_range cr;
 	size_t n_insns;
 	size_t fp_size = emit_fp(code + AT_FP, &epi);
-	size_t cfi_size = emit_cfi(code + AT_CFI, insns, &n_insns);
-	size_t region_size = emit_region(code + AT_REGION);
+	size_t cfi_size = emit_cfi(code2 + AT_CFI, insns, &n_insns);
+	size_t region_size = emit_region(code2 + AT_REGION);
 	__builtin___clear_cache((char *)code, (char *)code + code_size);
-	if (mprotect(code, code_size, PROT_READ | PROT_EXEC))
+	__builtin___clear_cache((char *)code2, (char *)code2 + code_size);
+	if (mprotect(code, code_size, PROT_READ | PROT_EXEC) ||
+	    mprotect(code2, code_size, PROT_READ | PROT_EXEC))
 		return -1;
 	jit_fp = (void (*)(void))(void *)(code + AT_FP);
-	jit_cfi = (void (*)(void))(void *)(code + AT_CFI);
-	jit_region = (void (*)(void))(void *)(code + AT_REGION);
+	jit_cfi = (void (*)(void))(void *)(code2 + AT_CFI);
+	jit_region = (void (*)(void))(void *)(code2 + AT_REGION);
 
 	cr = (ju_cfi_range){ 0, (uint32_t)cfi_size, insns, n_insns };
 	ju_blob b[3] = {
@@ -359,12 +422,12 @@ static int make_jit(void)
 		  .lines = fp_lines,
 		  .n_lines = 3 },
 		{ .sz = sizeof(ju_blob),
-		  .start = code + AT_CFI,
+		  .start = code2 + AT_CFI,
 		  .size = cfi_size,
 		  .name = "jit:cfi",
 		  .frame = { .kind = JU_FRAME_CFI, .u.cfi = { &cr, 1 } } },
 		{ .sz = sizeof(ju_blob),
-		  .start = code + AT_REGION,
+		  .start = code2 + AT_REGION,
 		  .size = region_size,
 		  .name = "jit:region",
 		  .frame = { .kind = JU_FRAME_REGION, .u.region = { 16, -16, -8 } } },
@@ -712,7 +775,9 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--spaced")) {
 			static const size_t at[] = { SPACED_AT };
 			AT_FP = at[0], AT_CFI = at[1], AT_REGION = at[2];
-		} else
+		} else if (!strcmp(argv[i], "--apart"))
+			apart = 1;
+		else
 			spin_secs = atof(argv[i]);
 	}
 	if (depth < 1 || depth > 8) {

@@ -2,12 +2,15 @@
 # loop; then the last stack it took, as backtrace_symbols_fd writes it
 # (one frame a line, on stdout), after a line "depth N".
 #
+#   bt.py [LIB]    LIB: a shared library whose ubt_walk(pcs, max) takes
+#                  the stack instead (ubt.c: _Unwind_Backtrace)
+#
 # SPDX-License-Identifier: MIT
 import ctypes
 import sys
 
 libc = ctypes.CDLL(None)
-backtrace = libc.backtrace
+backtrace = ctypes.CDLL(sys.argv[1]).ubt_walk if len(sys.argv) > 1 else libc.backtrace
 backtrace.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int]
 backtrace.restype = ctypes.c_int
 frames = (ctypes.c_void_p * 256)()
