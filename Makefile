@@ -196,7 +196,7 @@ export JU_REAPER := $(abspath $(REAPER))
 
 # The CPython builds come first, outside the traced run (cpython.mk says why).
 check: test-deps test-tools
-	@$(MAKE) --no-print-directory cpython cpython-stock
+	@$(MAKE) --no-print-directory cpython cpython-stock cpython-fp
 ifeq ($(DEPCHECK),1)
 	@sh tests/check.sh $(BUILD) $(MAKE) --no-print-directory check-run
 else

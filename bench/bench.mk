@@ -4,6 +4,9 @@
 #   make bench-full   with 1M blobs already published (a few minutes)
 #   make bench-scale  jitstack against eu-stack and gdb on JIT processes of
 #                     1k to 1M functions (bench/scale/run.sh; SCALE_RUNS, SCALE_NS)
+#   make bench-cpython  CPython's JIT: stock, patched, frame pointers
+#                     (bench/cpython/run.sh; ROUNDS, STARTS; make cpython-fp
+#                     first for the frame-pointer column)
 
 BENCH_DIR := $(BUILD)/bench
 
@@ -58,3 +61,7 @@ bench-full: test-deps lib bench-build
 	JITDUMPDIR=$(BENCH_DIR) $(BENCH_DIR)/bench-fork mapsize
 	$(BENCH_DIR)/bench-anchor
 	$(BENCH_DIR)/bench-libunwind
+
+.PHONY: bench-cpython
+bench-cpython: cpython cpython-stock
+	@BUILD=$(BUILD) sh bench/cpython/run.sh all

@@ -1,7 +1,14 @@
 #!/bin/sh
-# build.sh BUILD OUT PATCH... - a JIT-enabled CPython 3.13 with the given
-# patches, built once and cached outside the tree; OUT/dir then names its
-# build directory (the interpreter is OUT/dir's `python`, run in place).
+# build.sh [--frame-pointers] BUILD OUT PATCH... - a JIT-enabled CPython
+# 3.13 with the given patches, built once and cached outside the tree;
+# OUT/dir then names its build directory (the interpreter is OUT/dir's
+# `python`, run in place).
+#
+# --frame-pointers configures --with-jit-frame-pointers (patch 0004: the
+# stencils keep rbp, the trampoline sets it) and compiles the interpreter
+# with -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer, as
+# distributions that keep frame pointers do: a frame-pointer chain from
+# every function, through executors, to main.
 #
 # The source is Debian trixie's python3.13 package (fetch-source.sh), its
 # upstream tarball only: Debian's own patches are not applied (see
@@ -18,8 +25,14 @@
 # SPDX-License-Identifier: MIT
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD=$(cd "${1:?usage: build.sh BUILD OUT PATCH...}" && pwd)
-OUT=${2:?usage: build.sh BUILD OUT PATCH...}
+USAGE="usage: build.sh [--frame-pointers] BUILD OUT PATCH..."
+fp=
+if [ "${1:-}" = --frame-pointers ]; then
+	fp=1
+	shift
+fi
+BUILD=$(cd "${1:?$USAGE}" && pwd)
+OUT=${2:?$USAGE}
 shift 2
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
 CY=$ROOT/integrations/cpython
@@ -34,9 +47,14 @@ dsc=$(ls "$CACHE"/src/python3.13_*.dsc | sort | tail -1)
 ju=
 for p in "$@"; do case $p in *jitunwind*) ju=1 ;; esac; done
 CONFIGURE="--enable-experimental-jit=yes PYTHON_FOR_REGEN=/usr/bin/python3"
+CFLAGS_FP=
+if [ -n "$fp" ]; then
+	CONFIGURE="$CONFIGURE --with-jit-frame-pointers"
+	CFLAGS_FP="-fno-omit-frame-pointer -mno-omit-leaf-frame-pointer"
+fi
 key=$({
 	sha256sum "$dsc" | cut -d' ' -f1
-	echo "$CONFIGURE"
+	echo "$CONFIGURE${CFLAGS_FP:+ CFLAGS=$CFLAGS_FP}"
 	[ -z "$ju" ] || sha256sum "$CY/jit_jitunwind.c" "$ROOT/include/jitunwind.h" | cut -d' ' -f1
 	# a patch's explanation above its first diff changes no build
 	for p in "$@"; do awk '/^(diff |--- )/ { d = 1 } d' "$p" | sha256sum | cut -d' ' -f1; done
@@ -63,9 +81,9 @@ if [ -n "$ju" ]; then
 	[ -e "$BUILD/libjitunwind.so" ] || die "$BUILD/libjitunwind.so is missing (make lib)"
 fi
 cd "$dir/src"
-say "configure $CONFIGURE (log: $dir/configure.log)"
+say "configure $CONFIGURE${CFLAGS_FP:+ CFLAGS=\"$CFLAGS_FP\"} (log: $dir/configure.log)"
 # shellcheck disable=SC2086
-./configure $CONFIGURE > "$dir/configure.log" 2>&1 ||
+./configure $CONFIGURE ${CFLAGS_FP:+"CFLAGS=$CFLAGS_FP"} > "$dir/configure.log" 2>&1 ||
 	{ tail -30 "$dir/configure.log" >&2; die "configure failed"; }
 t1=$(date +%s)
 say "make -j$JOBS (log: $dir/make.log)"

@@ -7,8 +7,13 @@
 #   cpython-stock  the same JIT with only the LLVM 19 patch (nothing
 #                  published): the baseline every test must fail on;
 #                  $(BUILD)/cpython-stock/dir
+#   cpython-fp     cpython with the frame-pointer patch (0004) configured
+#                  --with-jit-frame-pointers and the interpreter compiled
+#                  with frame pointers: frame-pointer walkers (perf -g,
+#                  bpftrace ustack) pass through executors;
+#                  $(BUILD)/cpython-fp/dir
 #
-# Both are built once and cached outside the tree (build.sh: about 11
+# All are built once and cached outside the tree (build.sh: about 11
 # CPU-minutes each), keyed by the source package and the patches.
 # The interpreter is linked against libjitunwind.so of the plain build
 # (build/ under SAN=1 too: a sanitized library cannot be loaded into the
@@ -24,21 +29,24 @@
 # SPDX-License-Identifier: MIT
 
 CY := integrations/cpython
-CY_PATCHES := $(sort $(wildcard $(CY)/patches/*.patch))
+CY_FP_PATCH := $(CY)/patches/0004-jit-keep-the-frame-pointer-chain-through-executors.patch
+CY_PATCHES := $(filter-out $(CY_FP_PATCH),$(sort $(wildcard $(CY)/patches/*.patch)))
 CY_STOCK_PATCHES := $(CY)/patches/0001-jit-build-stencils-with-llvm-19.patch
 CY_LINK_BUILD := $(if $(filter 1,$(SAN)),build,$(BUILD))
 
-.PHONY: cpython cpython-stock cpython-link-lib
+.PHONY: cpython cpython-stock cpython-fp cpython-link-lib
 cpython-link-lib:
 	@$(MAKE) --no-print-directory SAN= BUILD=$(CY_LINK_BUILD) lib
 cpython: cpython-link-lib
 	@sh $(CY)/build.sh $(CY_LINK_BUILD) $(BUILD)/cpython $(CY_PATCHES)
 cpython-stock:
 	@sh $(CY)/build.sh $(CY_LINK_BUILD) $(BUILD)/cpython-stock $(CY_STOCK_PATCHES)
+cpython-fp: cpython-link-lib
+	@sh $(CY)/build.sh --frame-pointers $(CY_LINK_BUILD) $(BUILD)/cpython-fp $(CY_PATCHES) $(CY_FP_PATCH)
 # The tests also read the process with jitstack (its fragment is included
 # after this one).
 .PHONY: cpython-check-tools
-cpython-check-tools: cpython cpython-stock $(BUILD)/jitstack/jitstack
+cpython-check-tools: cpython cpython-stock cpython-fp $(BUILD)/jitstack/jitstack
 CHECK_BUILD += cpython-check-tools
 
 # CPython's own test suite with the JIT on, on both builds, and the test

@@ -21,6 +21,11 @@ PY=$(cat "$BUILD/cpython/dir")/python
 PY_STOCK=$(cat "$BUILD/cpython-stock/dir")/python
 need_file "$PY" "make cpython"
 need_file "$PY_STOCK" "make cpython-stock"
+# $PY_FP: make cpython-fp (patch 0004 and frame pointers), for the
+# frame-pointer tests (need_fp); empty when it is not built.
+PY_FP=
+[ ! -f "$BUILD/cpython-fp/dir" ] || PY_FP=$(cat "$BUILD/cpython-fp/dir")/python
+need_fp() { need_file "$BUILD/cpython-fp/dir" "make cpython-fp" && need_file "$PY_FP" "make cpython-fp"; }
 export PYTHON_JIT=1
 # The interpreter loads the library of this tree.
 export LD_LIBRARY_PATH="$BUILD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -41,11 +46,14 @@ case $BUILD in
 		"$asan" "$ubsan" "$PY" > "$T/python-san"
 	chmod +x "$T/python-san"
 	PYRUN=$T/python-san
+	[ -z "$PY_FP" ] || { sed "s|$PY|$PY_FP|" "$T/python-san" > "$T/python-fp-san" && chmod +x "$T/python-fp-san"; }
 	# gdb starts the program itself: the preload goes through its environment
 	GDB_ENV="set environment LD_PRELOAD=$asan:$ubsan"
 	export ASAN_OPTIONS=detect_leaks=0:disable_coredump=0 ;;
 esac
 GDB_ENV=${GDB_ENV:-}
+PYRUN_FP=$PY_FP
+[ ! -x "$T/python-fp-san" ] || PYRUN_FP=$T/python-fp-san
 
 # mark NAME [FILE]: the line of FILE (hot.py) marked "# mark: NAME".
 mark() {
