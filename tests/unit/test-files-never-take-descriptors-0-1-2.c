@@ -64,14 +64,12 @@ int main(void)
 	fclose(stdout); /* closes 1 */
 	close(2);
 	stdout = res;
-	uint8_t *code = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *code =
+		mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	CHECK(code != MAP_FAILED, "mmap: %s", strerror(errno));
 	if (code == MAP_FAILED)
 		return unit_done("test-files-never-take-descriptors-0-1-2");
-	ju_options o = { .sz = sizeof o,
-			 .channels = JU_CH_ALL,
-			 .flags = JU_OPT_NO_ENV,
-			 .jitdump_dir = dir };
+	ju_options o = { .sz = sizeof o, .channels = JU_CH_ALL, .flags = JU_OPT_NO_ENV, .jitdump_dir = dir };
 	ju_ctx *ctx = NULL;
 	CHECK_RC(ju_open(&o, &ctx), 0);
 	CHECK_STD_CLOSED("ju_open");
