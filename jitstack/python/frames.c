@@ -35,6 +35,11 @@
  * at once: the layout's offsets must fall inside. */
 enum { HEAD_MAX = 256, STRS_CHUNK = 64 << 10 };
 
+/* A frame a read of a running thread's chain went through (frames.h). */
+struct js_py_seen {
+	uint64_t addr, code, previous, instr;
+};
+
 /* A code object decoded, kept across walks: a code object never changes
  * what is read here, but it may be freed and its memory reused, so a
  * later walk reads its head again (one read) and keeps what was decoded
@@ -326,10 +331,11 @@ static int read_frame(js_py *py, uint64_t addr, js_py_frame *f, uint64_t *previo
 
 /* A thread's chain, from its innermost frame; on any failure the thread
  * keeps no frame and says why. */
-static void read_chain(js_py *py, js_py_thread *t, uint64_t frame, uint8_t *first)
+static void read_chain(js_py *py, js_py_thread *t, uint64_t frame)
 {
 	cycle cy = { 0, 1, 0 };
 	t->first = py->n_frames;
+	py->n_seen = 0;
 	for (unsigned depth = 0; frame; depth++) {
 		const char *fail = NULL;
 		if (depth >= JS_PY_MAX_FRAMES)
@@ -338,10 +344,13 @@ static void read_chain(js_py *py, js_py_thread *t, uint64_t frame, uint8_t *firs
 			fail = "loops";
 		else if (!js_grow(&py->frames, &py->cap_frames, py->n_frames, sizeof *py->frames))
 			fail = "out of memory";
+		else if (py->running && !js_grow(&py->seen, &py->cap_seen, py->n_seen, sizeof *py->seen))
+			fail = "out of memory";
 		char why[160] = "";
+		uint8_t raw[HEAD_MAX];
+		uint64_t at = frame;
 		int r = fail ? -1
-			     : read_frame(py, frame, &py->frames[py->n_frames], &frame, why, sizeof why,
-					  depth ? NULL : first);
+			     : read_frame(py, frame, &py->frames[py->n_frames], &frame, why, sizeof why, raw);
 		if (r < 0) {
 			snprintf(t->warning, sizeof t->warning, "frame chain dropped at frame %u: %s", depth,
 				 fail ? fail : why);
@@ -349,6 +358,13 @@ static void read_chain(js_py *py, js_py_thread *t, uint64_t frame, uint8_t *firs
 			t->n = 0;
 			return;
 		}
+		if (py->running)
+			py->seen[py->n_seen++] = (struct js_py_seen){
+				.addr = at,
+				.code = u64_at(raw, off(py, JS_PY_FR_CODE)),
+				.previous = u64_at(raw, off(py, JS_PY_FR_PREVIOUS)),
+				.instr = u64_at(raw, off(py, JS_PY_FR_PREV_INSTR)),
+			};
 		if (r == 0)
 			py->n_frames++;
 		if (r == 2 && py->n_frames > t->first)
@@ -371,30 +387,36 @@ static int current_frame(js_py *py, uint64_t ts, uint64_t *frame)
 	return e;
 }
 
-/* Whether the chain read from frame (its innermost frame's bytes as read
- * in first) is still the thread's, or the outer part of it: that frame is
- * in the thread's chain now, still running the same code with the same
- * caller.  A chain changes only from its inside, so the frames outside it
- * are then the ones read; frames called since do not matter (the chain
- * read is the one the thread had when it was read).  The chain's pages
- * are read again as they are now. */
-static bool chain_unchanged(js_py *py, uint64_t ts, uint64_t frame, const uint8_t *first)
+/* Whether the chain just read (py->seen) is still the thread's, or the
+ * outer part of it: walking out from the thread's innermost frame now,
+ * past the frames called since, to the first one read, then through every
+ * frame read, each runs the same code with the same caller and (but for
+ * the innermost, still running) is at the same instruction (first: the
+ * innermost frame the read began at).  Read through
+ * the page cache, emptied first: the pages as they are now. */
+static bool chain_unchanged(js_py *py, uint64_t ts, uint64_t first)
 {
 	uint64_t at;
 	uint8_t b[HEAD_MAX];
 	js_mem_flush(py->mem);
 	if (current_frame(py, ts, &at))
 		return false;
-	for (unsigned step = 0; at && step < JS_PY_RECHECK_FRAMES; step++) {
-		if (at % 8 || rd_how(py, at, b, frame_span(py), true))
+	if (!py->n_seen)
+		return at == first; /* no frame, or one that could not be read, then and now */
+	for (unsigned step = 0; at != py->seen[0].addr; step++) {
+		if (!at || step == JS_PY_RECHECK_FRAMES || at % 8 || rd_how(py, at, b, frame_span(py), true))
 			return false;
-		if (at == frame)
-			return u64_at(b, off(py, JS_PY_FR_CODE)) == u64_at(first, off(py, JS_PY_FR_CODE)) &&
-			       u64_at(b, off(py, JS_PY_FR_PREVIOUS)) ==
-				       u64_at(first, off(py, JS_PY_FR_PREVIOUS));
 		at = u64_at(b, off(py, JS_PY_FR_PREVIOUS));
 	}
-	return at == frame; /* both 0: a thread that had and has no frame */
+	for (size_t i = 0; i < py->n_seen; i++) {
+		const struct js_py_seen *f = &py->seen[i];
+		if (rd_how(py, f->addr, b, frame_span(py), true) ||
+		    u64_at(b, off(py, JS_PY_FR_CODE)) != f->code ||
+		    u64_at(b, off(py, JS_PY_FR_PREVIOUS)) != f->previous ||
+		    (i && u64_at(b, off(py, JS_PY_FR_PREV_INSTR)) != f->instr))
+			return false;
+	}
+	return true;
 }
 
 static void read_thread(js_py *py, uint64_t ts)
@@ -406,17 +428,17 @@ static void read_thread(js_py *py, uint64_t ts)
 	uint64_t frame = 0;
 	int e = rd_u64(py, ts + (uint64_t)off(py, JS_PY_TS_NATIVE_TID), &t->native_tid);
 	for (unsigned tries = 0; !e; tries++) {
-		uint8_t first[HEAD_MAX] = { 0 };
 		e = current_frame(py, ts, &frame);
 		if (e)
 			break;
-		read_chain(py, t, frame, first);
-		if (!py->running || chain_unchanged(py, ts, frame, first))
+		read_chain(py, t, frame);
+		/* the frames read, or the reason the read stopped, are the
+		 * thread's when what was read is still there (a chain that
+		 * leads to unmapped memory now as then); a read that failed
+		 * because the chain changed under it (a chunk of its stack
+		 * freed) is done again */
+		if (!py->running || chain_unchanged(py, ts, frame))
 			return;
-		/* what was read, frames or a reason to drop them, is not the thread's */
-		py->n_frames = t->first;
-		t->n = 0;
-		t->warning[0] = '\0';
 		if (tries + 1 == JS_PY_REREADS) {
 			py->stats.changed++;
 			snprintf(t->warning, sizeof t->warning,
@@ -424,7 +446,11 @@ static void read_thread(js_py *py, uint64_t ts)
 				 JS_PY_REREADS);
 			return;
 		}
+		py->n_frames = t->first;
+		t->n = 0;
+		t->warning[0] = '\0';
 		py->stats.rereads++;
+		js_mem_flush(py->mem);
 	}
 	snprintf(t->warning, sizeof t->warning, "thread state at 0x%llx unreadable (%s)",
 		 (unsigned long long)ts, strerror(e));
@@ -619,5 +645,6 @@ void js_py_free(js_py *py)
 	free(py->codes);
 	free(py->threads);
 	free(py->frames);
+	free(py->seen);
 	*py = (js_py){ 0 };
 }

@@ -64,6 +64,7 @@ typedef struct js_py_stats {
 
 struct js_strchunk;
 struct js_py_code;
+struct js_py_seen;
 
 typedef struct js_py {
 	js_mem *mem;
@@ -84,6 +85,8 @@ typedef struct js_py {
 	struct js_py_code *codes; /* code objects decoded, by address, across walks */
 	uint64_t walks;
 	js_py_stats stats;
+	struct js_py_seen *seen; /* the frames a read of a running thread's chain went through */
+	size_t n_seen, cap_seen;
 } js_py;
 
 /* Ready *py to read the CPython whose ELF file `elf` (held by the caller)
@@ -98,12 +101,14 @@ int js_py_open(js_py *py, js_mem *mem, Elf *elf, uint64_t bias, Dwarf *dw, js_er
  * the code objects it decoded are kept, each checked by one read of its
  * head, until they hold more than JS_PY_MAX_KEPT bytes).  With
  * py->running (a target that was not stopped), each thread's chain is
- * checked once read: its innermost frame must still be in the thread's
- * chain, at most JS_PY_RECHECK_FRAMES frames in, running the same code
- * with the same caller.  A chain only changes from its inside, so the
- * chain read is then one the thread had (each frame's line as of its
- * read); when not, it is read again, up to JS_PY_REREADS times, then
- * dropped with a warning.
+ * checked once read: read again, from the thread state's innermost frame
+ * (the frames called since, at most JS_PY_RECHECK_FRAMES, passed over) out
+ * through every frame the first read went through, each must still run
+ * the same code with the same caller at the same instruction (the
+ * innermost one excepted: its line is as of its read).  When not, or when
+ * the first read failed, the chain is read again, up to JS_PY_REREADS
+ * times, then dropped with a warning: what is shown is a chain the thread
+ * had.
  * Threads whose chain could not be read carry a warning and no frames;
  * py->warning_walk says why the walk stopped early.  Never fails. */
 void js_py_walk(js_py *py);
