@@ -59,10 +59,12 @@ int main(void)
 		size_t nn = words(line, nw), np = words(bar1 + 1, pw), nm = words(bar2 + 1, mw);
 		js_py_native nat[MAX] = { 0 };
 		const char *guest[MAX][MAX];
+		char gbuf[MAX][256];
 		for (size_t i = 0; i < nn; i++) {
 			nat[i].eval = strcmp(nw[i], "E") == 0;
 			if (strncmp(nw[i], "J:", 2) == 0) {
-				char *save = NULL, *g = strdup(nw[i] + 2);
+				char *save = NULL, *g = gbuf[i];
+				snprintf(g, sizeof gbuf[i], "%s", nw[i] + 2);
 				for (char *t = strtok_r(g, ",", &save); t; t = strtok_r(NULL, ",", &save))
 					guest[i][nat[i].n_guests++] = t;
 				nat[i].guests = guest[i];
