@@ -38,6 +38,7 @@ enum { HEAD_MAX = 256, STRS_CHUNK = 64 << 10 };
 /* A frame a read of a running thread's chain went through (frames.h). */
 struct js_py_seen {
 	uint64_t addr, code, previous, instr;
+	bool unreadable; /* the frame a read stopped at, unreadable itself */
 };
 
 /* A code object decoded, kept across walks: a code object never changes
@@ -297,7 +298,8 @@ static size_t frame_span(const js_py *py)
 /* One frame of a chain into f; *previous is the next one out.  0, 1 to
  * leave it out (not started yet, as CPython's own walkers do), 2 for
  * 3.13's shim frame (left out too: the frame before it is an entry
- * frame), -1 with why[n].  raw (or NULL) gets the frame's bytes as read. */
+ * frame), -1 with why[n] (-2 when the frame itself is unreadable).  raw
+ * (or NULL) gets the frame's bytes as read. */
 static int read_frame(js_py *py, uint64_t addr, js_py_frame *f, uint64_t *previous, char *why, size_t n,
 		      uint8_t *raw)
 {
@@ -305,7 +307,7 @@ static int read_frame(js_py *py, uint64_t addr, js_py_frame *f, uint64_t *previo
 	int e = addr % 8 ? EFAULT : rd_how(py, addr, b, frame_span(py), true);
 	if (e) {
 		js_note(why, n, "frame at 0x%llx unreadable (%s)", (unsigned long long)addr, strerror(e));
-		return -1;
+		return -2;
 	}
 	*previous = u64_at(b, off(py, JS_PY_FR_PREVIOUS));
 	uint8_t owner = b[off(py, JS_PY_FR_OWNER)];
@@ -351,6 +353,18 @@ static void read_chain(js_py *py, js_py_thread *t, uint64_t frame)
 		uint64_t at = frame;
 		int r = fail ? -1
 			     : read_frame(py, frame, &py->frames[py->n_frames], &frame, why, sizeof why, raw);
+		/* a read that stopped at a frame checks that frame too: a
+		 * chunk of the stack mapped again reads as zeros until the
+		 * thread fills it, and the frames around it may be the same
+		 * as before by the time of the check */
+		if (r < 0 && !fail && py->running)
+			py->seen[py->n_seen++] = (struct js_py_seen){
+				.addr = at,
+				.code = r == -2 ? 0 : u64_at(raw, off(py, JS_PY_FR_CODE)),
+				.previous = r == -2 ? 0 : u64_at(raw, off(py, JS_PY_FR_PREVIOUS)),
+				.instr = r == -2 ? 0 : u64_at(raw, off(py, JS_PY_FR_PREV_INSTR)),
+				.unreadable = r == -2,
+			};
 		if (r < 0) {
 			snprintf(t->warning, sizeof t->warning, "frame chain dropped at frame %u: %s", depth,
 				 fail ? fail : why);
@@ -391,8 +405,9 @@ static int current_frame(js_py *py, uint64_t ts, uint64_t *frame)
  * outer part of it: walking out from the thread's innermost frame now,
  * past the frames called since, to the first one read, then through every
  * frame read, each runs the same code with the same caller and (but for
- * the innermost, still running) is at the same instruction (first: the
- * innermost frame the read began at).  Read through
+ * the innermost, still running) is at the same instruction, and the
+ * frame a failed read stopped at reads as it did (first: the innermost
+ * frame the read began at).  Read through
  * the page cache, emptied first: the pages as they are now. */
 static bool chain_unchanged(js_py *py, uint64_t ts, uint64_t first)
 {
@@ -410,8 +425,10 @@ static bool chain_unchanged(js_py *py, uint64_t ts, uint64_t first)
 	}
 	for (size_t i = 0; i < py->n_seen; i++) {
 		const struct js_py_seen *f = &py->seen[i];
-		if (rd_how(py, f->addr, b, frame_span(py), true) ||
-		    u64_at(b, off(py, JS_PY_FR_CODE)) != f->code ||
+		int e = rd_how(py, f->addr, b, frame_span(py), true);
+		if (f->unreadable)
+			return e != 0 && i + 1 == py->n_seen;
+		if (e || u64_at(b, off(py, JS_PY_FR_CODE)) != f->code ||
 		    u64_at(b, off(py, JS_PY_FR_PREVIOUS)) != f->previous ||
 		    (i && u64_at(b, off(py, JS_PY_FR_PREV_INSTR)) != f->instr))
 			return false;

@@ -6,9 +6,12 @@
 # thread freed under the read.  A chain that changed at every one of its
 # reads (a reader descheduled mid-read on a loaded machine) is dropped
 # with that warning, which is allowed: what is judged is that no chain
-# shown is wrong, and that at least 100 walks show one.  The workload (progs/pybusy.py) recurses
-# 400 deep and back without rest, over more than one chunk of CPython's
-# data stack, which it frees and maps again: in each of 2000 walks its
+# shown is wrong, and that at least 100 walks show one.  The workload
+# (progs/pybusy.py) recurses 400 deep, over more than one chunk of
+# CPython's data stack, which it frees and maps again, spins about 3 ms in
+# the innermost call (where a walk of about 0.5 ms can find the chain
+# whole even when the thread has a core to itself), and returns, without
+# rest: in each of 2000 walks its
 # chain must be `down` frames at the recursive call's line, the innermost
 # at any line of down, then the module at the loop's line, or the module
 # alone (there at the loop's line or its `while`); lines from the
@@ -19,10 +22,10 @@
 . "$ROOT/jitstack/tests/pyframes.sh"
 PYB=$ROOT/jitstack/tests/progs/pybusy.py
 [ -x /usr/bin/python3 ] || skip "/usr/bin/python3 is not installed"
-start_ready busy.out '^ready' "python3 on pybusy.py" /usr/bin/python3 "$PYB" 400
+start_ready busy.out '^ready' "python3 on pybusy.py" /usr/bin/python3 "$PYB" 400 200000
 tag() { n=$(grep -n "#@$1\$" "$PYB" | cut -d: -f1); [ -n "$n" ] || fail "pybusy.py lost its mark $1"; echo "$n"; }
 call=$(tag down-call) loop=$(tag loop) loopwhile=$(tag loop-while)
-inner="$(tag down-def) $(tag down-test) $call $(tag down-bottom)"
+inner="$(tag down-def) $(tag down-test) $call $(tag down-spin) $(tag down-spin-body) $(tag down-bottom)"
 limit 300 "$PYF" --no-stop --repeat 2000 --each -p "$CHILD_PID" > walks 2> err ||
 	{ cat err; fail "pyframes exited $?"; }
 kill "$CHILD_PID"
