@@ -23,7 +23,14 @@
  * exit data), and the Python functions inlined into the trace (_PUSH_FRAME
  * .. _POP_FRAME) are guest inline frames, called at the CALL's line.
  *
- * The context is opened on the first executor; JITUNWIND picks its
+ * The cold exits, the 200 one-micro-op executors CPython compiles when the
+ * JIT is turned on, wait and are published in one batch just before the
+ * first trace: their code runs only when a trace leaves through a side
+ * exit, so none can be on a stack before a trace is published, and a
+ * program that never makes a trace (python -c pass) publishes nothing.
+ * One batch costs far less than 200 publishes (docs/BENCHMARKS.md).
+ *
+ * The context is opened with the first trace; JITUNWIND picks its
  * channels as for any client (docs/API.md).  A context that cannot be
  * opened, or a publish that fails, is reported once on stderr; the JIT goes
  * on unpublished.
@@ -236,12 +243,41 @@ static int enter_frame(publish_work *w, int *n_open, size_t *n_inl, int f, uint3
 
 static publish_work work;
 
+/* The cold exits waiting for the first trace (see the top).  Their ranges'
+ * CFI is the stencils' own (static); the ranges themselves are copied. */
+#define MAX_PENDING 256
+#define PENDING_RANGES 4
+typedef struct {
+	const unsigned char *memory;
+	size_t code_size;
+	ju_cfi_range cfi[PENDING_RANGES];
+	size_t n_cfi;
+	char name[32];
+} pending_exit;
+
+static pending_exit pending[MAX_PENDING];
+static ju_blob pending_blobs[MAX_PENDING];
+static size_t n_pending;
+static int traces_seen; /* a trace was published: nothing waits any more */
+
+static void publish_pending(ju_ctx *ctx)
+{
+	for (size_t i = 0; i < n_pending; i++) {
+		const pending_exit *p = &pending[i];
+		pending_blobs[i] = JU_BLOB(.start = p->memory, .size = p->code_size, .name = p->name,
+					   .frame.kind = JU_FRAME_CFI, .frame.u.cfi = { p->cfi, p->n_cfi });
+	}
+	int err = n_pending ? ju_publish_batch(ctx, pending_blobs, n_pending) : 0;
+	if (err)
+		warn_once("the cold exits", err);
+	n_pending = 0;
+}
+
 void _PyJIT_Publish(_PyExecutorObject *executor, PyCodeObject *code, const _PyUOpInstruction trace[],
 		    size_t length, const unsigned char *memory, size_t code_size,
 		    const _PyJIT_CodeRange ranges[], size_t n_ranges)
 {
-	ju_ctx *ctx = context();
-	if (!ctx || n_ranges > UOP_MAX_TRACE_LENGTH + 2 || length > UOP_MAX_TRACE_LENGTH)
+	if (n_ranges > UOP_MAX_TRACE_LENGTH + 2 || length > UOP_MAX_TRACE_LENGTH || ju_state < 0)
 		return;
 	publish_work *w = &work;
 	size_t n_cfi = 0;
@@ -251,10 +287,27 @@ void _PyJIT_Publish(_PyExecutorObject *executor, PyCodeObject *code, const _PyUO
 		w->cfi[n_cfi++] =
 			(ju_cfi_range){ ranges[i].start, ranges[i].end, ranges[i].cfi, ranges[i].cfi_size };
 	}
+	int cold = !code || length == 0 || trace[0].opcode == _COLD_EXIT;
+	if (cold && !traces_seen && n_pending < MAX_PENDING && n_cfi <= PENDING_RANGES) {
+		pending_exit *p = &pending[n_pending++];
+		p->memory = memory;
+		p->code_size = code_size;
+		memcpy(p->cfi, w->cfi, n_cfi * sizeof *w->cfi);
+		p->n_cfi = n_cfi;
+		snprintf(p->name, sizeof p->name, "py:cold exit %d", length ? (int)trace[0].oparg : 0);
+		return;
+	}
+	ju_ctx *ctx = context();
+	if (!ctx)
+		return;
+	if (!cold) {
+		traces_seen = 1;
+		publish_pending(ctx);
+	}
 	char name[MAX_TEXT];
 	ju_blob b = JU_BLOB(.start = memory, .size = code_size, .name = name, .frame.kind = JU_FRAME_CFI,
 			    .frame.u.cfi = { w->cfi, n_cfi });
-	if (!code || length == 0 || trace[0].opcode == _COLD_EXIT) {
+	if (cold) {
 		snprintf(name, sizeof name, "py:cold exit %d", length ? (int)trace[0].oparg : 0);
 	} else {
 		assign_frames(w, executor, code, trace, length);
@@ -312,6 +365,11 @@ void _PyJIT_Publish(_PyExecutorObject *executor, PyCodeObject *code, const _PyUO
 
 void _PyJIT_Unpublish(const unsigned char *memory)
 {
+	for (size_t i = 0; i < n_pending; i++)
+		if (pending[i].memory == memory) {
+			pending[i] = pending[--n_pending];
+			return;
+		}
 	if (ju_state > 0)
 		(void)ju_unpublish(ju, memory);
 }
