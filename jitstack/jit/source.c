@@ -3,6 +3,31 @@
  */
 #include "jit/source.h"
 
+#include <stdarg.h>
+
+time_t js_boot_time(void)
+{
+	FILE *f = fopen("/proc/stat", "re");
+	char line[256];
+	long long t = 0;
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "btime %lld", &t) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return (time_t)t;
+}
+
+void js_source_warn(const js_source_target *t, const char *fmt, ...)
+{
+	char msg[9000];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	t->warn(t->warn_arg, msg);
+}
+
 js_source *js_sources_find(js_source *list, size_t n, const js_source_ops *ops)
 {
 	for (size_t i = 0; i < n; i++)

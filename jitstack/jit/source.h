@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
+#include <time.h>
 
 typedef struct js_source js_source;
 
@@ -33,10 +35,30 @@ typedef enum js_source_report {
 /* The output's writer of a JSON string (NULL: null), for describe. */
 typedef void js_json_str_fn(FILE *f, const char *s);
 
+/* The target a source looks for its file in (js_source_ops.open). */
+typedef struct js_source_target {
+	pid_t pid;
+	bool core;     /* a core file (core_fd, core_elf), else a live process */
+	int core_fd;   /* the core's */
+	Elf *core_elf; /* the core's */
+	uint16_t machine;
+	/* a warning for the user, one line (the session's list) */
+	void (*warn)(void *arg, const char *msg);
+	void *warn_arg;
+} js_source_target;
+
 typedef struct js_source_ops {
 	const char *name;
 	/* Its member in a dump's JSON "jit" object (describe). */
 	const char *json_key;
+	/* Look for its file in target t (or take src->path, the one the user
+	 * named) and, when there is one to read, get its reader ready and set
+	 * *src->on; a file found and not used gets a warning through t->warn.
+	 * Called when the target is opened, unless src->off (the user turned
+	 * it off); for a live process again, at most once a second, while no
+	 * file was named or found (js_refresh_sources: a JIT that starts
+	 * writing late).  NULL: it reads no file of its own (the GDB images). */
+	void (*open)(js_source *src, const js_source_target *t);
 	/* Bumped whenever the names it gives changed: names remembered
 	 * under another value may be stale.  Never fails. */
 	uint64_t (*changes)(const js_source *src);
@@ -71,11 +93,14 @@ typedef struct js_source_ops {
 
 struct js_source {
 	const js_source_ops *ops;
-	void *r;           /* its reader: js_jit, js_perfmap, js_jitdump */
-	const bool *on;    /* whether it is read (a path found or named), or NULL: always */
-	bool named;        /* the user named its file: its absence is worth a warning */
-	uint64_t ns;       /* time spent reading it (--stats) */
-	uint64_t first_ns; /* of which before sampling began (record's --stats) */
+	void *r;            /* its reader: js_jit, js_perfmap, js_jitdump */
+	bool *on;           /* whether it is read (a path found or named), or NULL: always */
+	bool named;         /* the user named its file: its absence is worth a warning */
+	const char *path;   /* that file, or NULL */
+	bool off;           /* the user turned it off: never opened */
+	uint64_t looked_ns; /* when open last looked for its file */
+	uint64_t ns;        /* time spent reading it (--stats) */
+	uint64_t first_ns;  /* of which before sampling began (record's --stats) */
 };
 
 /* The most sources a session lists. */
@@ -88,6 +113,11 @@ static inline bool js_source_on(const js_source *src)
 {
 	return !src->on || *src->on;
 }
+
+/* The time this machine booted (btime of /proc/stat), or 0. */
+time_t js_boot_time(void);
+/* t->warn of a message formatted as printf's. */
+void js_source_warn(const js_source_target *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The source of the row ops in list[0..n), or NULL. */
 js_source *js_sources_find(js_source *list, size_t n, const js_source_ops *ops);

@@ -5,8 +5,76 @@
  */
 #include "jit/jitdump.h"
 #include "jit/source.h"
+#include "target/modules.h"
 
 #include <inttypes.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void use_jitdump(js_source *src, const js_source_target *t, const char *path, long owner,
+			uint64_t until_ns)
+{
+	js_jitdump *jd = src->r;
+	js_jitdump_init(jd, path, t->machine);
+	jd->owner = owner;
+	jd->until_ns = until_ns;
+	*src->on = true;
+}
+
+/* The core's time on CLOCK_MONOTONIC, the jitdump's clock, or 0 when the
+ * core was written before this machine booted (the clock started again). */
+static uint64_t core_mono_ns(const js_source_target *t)
+{
+	struct stat c;
+	struct timespec rt, mt;
+	if (fstat(t->core_fd, &c) || c.st_mtime < js_boot_time())
+		return 0;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mt);
+	int64_t core_rt = (int64_t)c.st_mtim.tv_sec * 1000000000 + c.st_mtim.tv_nsec;
+	int64_t now_rt = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec;
+	int64_t now_mt = (int64_t)mt.tv_sec * 1000000000 + mt.tv_nsec;
+	int64_t at = now_mt - (now_rt - core_rt) + 2000000000; /* 2 s: file times are coarse */
+	return at > 0 ? (uint64_t)at : 0;
+}
+
+/* A live process's dump: the one given, else the file its marker mapping
+ * names (none yet: looked for again later).  A core's: the one given, else
+ * the file of its marker mapping in the core's NT_FILE note.  Either way,
+ * only records written before the core count (a dump begun later is
+ * another process's that got the pid), when the core was written since
+ * this machine booted; a dump found in the notes of a core from before is
+ * not used. */
+static void jitdump_open(js_source *src, const js_source_target *t)
+{
+	uint64_t until = t->core ? core_mono_ns(t) : 0;
+	if (src->path) {
+		use_jitdump(src, t, src->path, -1, until);
+		return;
+	}
+	char path[4200];
+	if (!t->core) {
+		char proc[64];
+		if (!js_jitdump_path_live(t->pid, path, sizeof path))
+			return;
+		struct stat st;
+		snprintf(proc, sizeof proc, "/proc/%d", (int)t->pid);
+		use_jitdump(src, t, path, stat(proc, &st) ? (long)geteuid() : (long)st.st_uid, 0);
+		return;
+	}
+	if (!js_core_find_file(t->core_elf, js_jitdump_name_ok, path, sizeof path))
+		return;
+	if (!until) {
+		js_source_warn(
+			t,
+			"%s is not used: the core was written before this machine booted (--jitdump %s reads it)",
+			path, path);
+		return;
+	}
+	struct stat c;
+	use_jitdump(src, t, path, fstat(t->core_fd, &c) ? (long)geteuid() : (long)c.st_uid, until);
+}
 
 static uint64_t jitdump_changes(const js_source *src)
 {
@@ -95,6 +163,7 @@ static void jitdump_free(js_source *src)
 const js_source_ops js_source_jitdump = {
 	.name = "jitdump",
 	.json_key = "jitdump",
+	.open = jitdump_open,
 	.describe = jitdump_describe,
 	.changes = jitdump_changes,
 	.refresh = jitdump_refresh,

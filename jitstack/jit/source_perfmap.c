@@ -5,6 +5,56 @@
 #include "jit/perfmap.h"
 #include "jit/source.h"
 
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Follow the perf map at path, accepting files of owner besides ours and
+ * root's (-1: any owner, the user named the file). */
+static void use_perfmap(js_source *src, const char *path, long owner)
+{
+	js_perfmap *pm = src->r;
+	js_perfmap_init(pm, path);
+	pm->owner = owner;
+	*src->on = true;
+}
+
+/* A core's perf map is /tmp/perf-<pid>.map (the pid from the core's notes)
+ * when it can be the crashed process's own: written since this machine
+ * booted, as the core was, and not after the core (a map written later
+ * belongs to a new process that got the pid). */
+static void perfmap_open(js_source *src, const js_source_target *t)
+{
+	if (src->path) {
+		use_perfmap(src, src->path, -1);
+		return;
+	}
+	if (!t->core) {
+		char path[4200], proc[64];
+		js_perfmap_path_live(t->pid, path, sizeof path);
+		struct stat st;
+		snprintf(proc, sizeof proc, "/proc/%d", (int)t->pid);
+		use_perfmap(src, path, stat(proc, &st) ? (long)geteuid() : (long)st.st_uid);
+		return;
+	}
+	char path[64];
+	snprintf(path, sizeof path, "/tmp/perf-%d.map", (int)t->pid);
+	struct stat m, c;
+	if (lstat(path, &m) || fstat(t->core_fd, &c))
+		return;
+	time_t boot = js_boot_time();
+	enum { SLACK_S = 2 }; /* file times of two writes moments apart */
+	if (c.st_mtime < boot || m.st_mtime < boot || m.st_mtime > c.st_mtime + SLACK_S) {
+		js_source_warn(t, "%s is not used: it was written %s (--perf-map %s reads it)", path,
+			       m.st_mtime > c.st_mtime + SLACK_S
+				       ? "after the core, by another process with that pid"
+				       : "before this machine booted, or the core was",
+			       path);
+		return;
+	}
+	use_perfmap(src, path, (long)c.st_uid);
+}
+
 static uint64_t perfmap_changes(const js_source *src)
 {
 	const js_perfmap *pm = src->r;
@@ -58,6 +108,7 @@ static void perfmap_free(js_source *src)
 const js_source_ops js_source_perfmap = {
 	.name = "perf map",
 	.json_key = "perf_map",
+	.open = perfmap_open,
 	.describe = perfmap_describe,
 	.changes = perfmap_changes,
 	.refresh = perfmap_refresh,

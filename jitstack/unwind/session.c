@@ -383,155 +383,40 @@ int js_refresh_jit_stopped(js_session *s)
 	return rc;
 }
 
-/* ---- the perf map ------------------------------------------------------------------ */
-
-/* Follow the perf map at path, accepting files of owner besides ours and
- * root's (-1: any owner, the user named the file). */
-static void use_perfmap(js_session *s, const char *path, long owner)
-{
-	js_perfmap_init(&s->pm, path);
-	s->pm.owner = owner;
-	s->pm_on = true;
-}
-
-static void open_perfmap_live(js_session *s)
-{
-	if (s->opt->no_perf_map)
-		return;
-	if (s->opt->perf_map) {
-		use_perfmap(s, s->opt->perf_map, -1);
-		return;
-	}
-	char path[4200], proc[64];
-	js_perfmap_path_live(s->pid, path, sizeof path);
-	struct stat st;
-	snprintf(proc, sizeof proc, "/proc/%d", (int)s->pid);
-	use_perfmap(s, path, stat(proc, &st) ? (long)geteuid() : (long)st.st_uid);
-}
-
-/* The time this machine booted (btime of /proc/stat), or 0. */
-static time_t boot_time(void)
-{
-	FILE *f = fopen("/proc/stat", "re");
-	char line[256];
-	long long t = 0;
-	while (f && fgets(line, sizeof line, f))
-		if (sscanf(line, "btime %lld", &t) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return (time_t)t;
-}
-
-/* A core's perf map: the one given, else /tmp/perf-<pid>.map (the pid from
- * the core's notes) when it can be the crashed process's own: written since
- * this machine booted, as the core was, and not after the core (a map
- * written later belongs to a new process that got the pid). */
-static void open_perfmap_core(js_session *s)
-{
-	if (s->opt->no_perf_map)
-		return;
-	if (s->opt->perf_map) {
-		use_perfmap(s, s->opt->perf_map, -1);
-		return;
-	}
-	char path[64];
-	snprintf(path, sizeof path, "/tmp/perf-%d.map", (int)s->pid);
-	struct stat m, c;
-	if (lstat(path, &m) || fstat(s->core_fd, &c))
-		return;
-	time_t boot = boot_time();
-	enum { SLACK_S = 2 }; /* file times of two writes moments apart */
-	if (c.st_mtime < boot || m.st_mtime < boot || m.st_mtime > c.st_mtime + SLACK_S) {
-		js_warn(s, "%s is not used: it was written %s (--perf-map %s reads it)", path,
-			m.st_mtime > c.st_mtime + SLACK_S ? "after the core, by another process with that pid"
-							  : "before this machine booted, or the core was",
-			path);
-		return;
-	}
-	use_perfmap(s, path, (long)c.st_uid);
-}
-
-/* ---- the jitdump ------------------------------------------------------------------ */
-
-static void use_jitdump(js_session *s, const char *path, long owner, uint64_t until_ns)
-{
-	js_jitdump_init(&s->jd, path, s->machine);
-	s->jd.owner = owner;
-	s->jd.until_ns = until_ns;
-	s->jd_on = true;
-}
-
-/* A live process's dump: the one given, else the file its marker mapping
- * names (none yet: looked for again by js_refresh_sources). */
-static void open_jitdump_live(js_session *s)
-{
-	if (s->opt->no_jitdump)
-		return;
-	if (s->opt->jitdump) {
-		use_jitdump(s, s->opt->jitdump, -1, 0);
-		return;
-	}
-	char path[4200], proc[64];
-	s->jd_looked_ns = now_ns();
-	if (!js_jitdump_path_live(s->pid, path, sizeof path))
-		return;
-	struct stat st;
-	snprintf(proc, sizeof proc, "/proc/%d", (int)s->pid);
-	use_jitdump(s, path, stat(proc, &st) ? (long)geteuid() : (long)st.st_uid, 0);
-}
-
-/* The core's time on CLOCK_MONOTONIC, the jitdump's clock, or 0 when the
- * core was written before this machine booted (the clock started again). */
-static uint64_t core_mono_ns(js_session *s)
-{
-	struct stat c;
-	struct timespec rt, mt;
-	if (fstat(s->core_fd, &c) || c.st_mtime < boot_time())
-		return 0;
-	clock_gettime(CLOCK_REALTIME, &rt);
-	clock_gettime(CLOCK_MONOTONIC, &mt);
-	int64_t core_rt = (int64_t)c.st_mtim.tv_sec * 1000000000 + c.st_mtim.tv_nsec;
-	int64_t now_rt = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec;
-	int64_t now_mt = (int64_t)mt.tv_sec * 1000000000 + mt.tv_nsec;
-	int64_t at = now_mt - (now_rt - core_rt) + 2000000000; /* 2 s: file times are coarse */
-	return at > 0 ? (uint64_t)at : 0;
-}
-
-/* A core's dump: the one given, else the file of its marker mapping in the
- * core's NT_FILE note.  Either way, only records written before the core
- * count (a dump begun later is another process's that got the pid), when
- * the core was written since this machine booted; a dump found in the
- * notes of a core from before is not used. */
-static void open_jitdump_core(js_session *s)
-{
-	if (s->opt->no_jitdump)
-		return;
-	uint64_t until = core_mono_ns(s);
-	if (s->opt->jitdump) {
-		use_jitdump(s, s->opt->jitdump, -1, until);
-		return;
-	}
-	char path[4200];
-	if (!js_core_find_file(s->core_elf, js_jitdump_name_ok, path, sizeof path))
-		return;
-	if (!until) {
-		js_warn(s,
-			"%s is not used: the core was written before this machine booted (--jitdump %s reads it)",
-			path, path);
-		return;
-	}
-	struct stat c;
-	use_jitdump(s, path, fstat(s->core_fd, &c) ? (long)geteuid() : (long)c.st_uid, until);
-}
-
 /* ---- the list of sources ------------------------------------------------------------ */
+
+static void warn_msg(void *arg, const char *msg)
+{
+	js_warn(arg, "%s", msg);
+}
+
+/* The sources look for their files (js_source_ops.open): every one, or
+ * (again) only those of a live process that found none and were named
+ * none, at most once a second (a JIT that starts writing late). */
+static void open_sources(js_session *s, bool again)
+{
+	const js_source_target t = { .pid = s->pid,
+				     .core = s->core,
+				     .core_fd = s->core_fd,
+				     .core_elf = s->core_elf,
+				     .machine = s->machine,
+				     .warn = warn_msg,
+				     .warn_arg = s };
+	for (size_t i = 0; i < s->n_src; i++) {
+		js_source *src = &s->src[i];
+		if (!src->ops->open || src->off)
+			continue;
+		if (again &&
+		    (s->core || src->named || js_source_on(src) || now_ns() - src->looked_ns < 1000000000u))
+			continue;
+		src->looked_ns = now_ns();
+		src->ops->open(src, &t);
+	}
+}
 
 bool js_refresh_sources(js_session *s)
 {
-	if (!s->jd_on && !s->core && !s->opt->no_jitdump && !s->opt->jitdump &&
-	    now_ns() - s->jd_looked_ns >= 1000000000u)
-		open_jitdump_live(s); /* a JIT that starts its dump late */
+	open_sources(s, true);
 	bool changed = false;
 	for (size_t i = 0; i < s->n_src; i++) {
 		js_source *src = &s->src[i];
@@ -569,8 +454,18 @@ static void list_sources(js_session *s)
 {
 	const js_source rows[] = {
 		{ .ops = &js_source_gdb, .r = &s->jit },
-		{ .ops = &js_source_perfmap, .r = &s->pm, .on = &s->pm_on, .named = s->opt->perf_map },
-		{ .ops = &js_source_jitdump, .r = &s->jd, .on = &s->jd_on, .named = s->opt->jitdump },
+		{ .ops = &js_source_perfmap,
+		  .r = &s->pm,
+		  .on = &s->pm_on,
+		  .named = s->opt->perf_map,
+		  .path = s->opt->perf_map,
+		  .off = s->opt->no_perf_map },
+		{ .ops = &js_source_jitdump,
+		  .r = &s->jd,
+		  .on = &s->jd_on,
+		  .named = s->opt->jitdump,
+		  .path = s->opt->jitdump,
+		  .off = s->opt->no_jitdump },
 	};
 	_Static_assert(sizeof rows / sizeof rows[0] <= JS_MAX_SOURCES, "room for every source");
 	memcpy(s->src, rows, sizeof rows);
@@ -646,8 +541,7 @@ int js_open_live(js_session *s, pid_t pid, const js_opts *opt)
 		return rc;
 	if (!dwfl_attach_state(s->dwfl, s->exe_elf, tgid, &thread_callbacks, s))
 		return js_fail(&s->err, JS_EXIT_FAILURE, 0, "libdwfl: %s", dwfl_errmsg(-1));
-	open_perfmap_live(s);
-	open_jitdump_live(s);
+	open_sources(s, false);
 	return read_jit_descriptors(s);
 }
 
@@ -781,8 +675,7 @@ int js_open_core(js_session *s, const char *core, const char *exe, const js_opts
 			       why ? why : "");
 	}
 	read_jit_descriptors(s);
-	open_perfmap_core(s);
-	open_jitdump_core(s);
+	open_sources(s, false);
 	if (!opt->for_stacks) { /* a dump reads them for its stacks */
 		js_refresh_sources(s);
 	}

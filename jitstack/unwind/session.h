@@ -62,7 +62,6 @@ typedef struct js_session {
 	bool pm_on;
 	js_jitdump jd; /* the target's jitdump, when jd_on */
 	bool jd_on;
-	uint64_t jd_looked_ns; /* live: when maps was last searched for the dump's mapping */
 	js_memelf vdso;
 	int exe_fd, core_fd;
 	Elf *exe_elf, *core_elf;
