@@ -52,9 +52,16 @@ static void on_log(void *arg, int level, const char *msg)
 	warn_jitdump += strstr(msg, "channel jitdump is off") != NULL;
 }
 
+/* This program's file, as the mount namespace it was started in names it
+ * (small_tmp, below, leaves that namespace: in a chroot /proc then names
+ * the file by its path outside the chroot, which gdb cannot open). */
+static char exe[4096];
+
 /* A private /tmp of 64 KiB: false (with errno) when this cannot be had. */
 static bool small_tmp(void)
 {
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	exe[n > 0 ? n : 0] = 0;
 	if (unshare(CLONE_NEWNS))
 		return false;
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
@@ -169,7 +176,7 @@ static size_t gdb_symbols(void)
 }
 
 /* gdb itself, attached to this process, names the first and the last blob
- * (when gdb is installed). */
+ * (when gdb is installed); it is given this program's file (exe). */
 static void gdb_names(void)
 {
 	blob_buf b0, bn;
@@ -186,7 +193,12 @@ static void gdb_names(void)
 		dup2(fd[1], 1);
 		dup2(fd[1], 2);
 		close(fd[0]);
-		execlp("gdb", "gdb", "-nx", "-batch", "-p", pid, "-ex", ex0, "-ex", exn, (char *)NULL);
+		if (exe[0])
+			execlp("gdb", "gdb", "-nx", "-batch", exe, "-p", pid, "-ex", ex0, "-ex", exn,
+			       (char *)NULL);
+		else
+			execlp("gdb", "gdb", "-nx", "-batch", "-p", pid, "-ex", ex0, "-ex", exn,
+			       (char *)NULL);
 		_exit(127);
 	}
 	close(fd[1]);
