@@ -2,8 +2,8 @@
 # matrix.mk - the unwind matrix (tests/matrix); included by the top-level
 # Makefile after tinyjit.mk.
 #
-#   make matrix         every unwinder x every mode, and the LuaJIT block;
-#                       writes docs/MATRIX.md and $(BUILD)/matrix/matrix.json,
+#   make matrix         every unwinder x every mode, the LuaJIT and CPython
+#                       blocks; writes docs/MATRIX.md and $(BUILD)/matrix/matrix.json,
 #                       prints the tables
 #   make matrix-quick   the quick form `make demo` runs (under a minute)
 #   make matrix-check   the form `make check` runs: an unexpected FAIL or an
@@ -93,7 +93,10 @@ MX_RUN = python3 $(MX)/matrix.py --build $(BUILD)
 .PHONY: matrix matrix-quick matrix-check matrix-bench matrix-tools
 # jitstack's cells run whenever its fragment is part of the build.
 # The AArch64 columns run tinyjit's cross build under qemu-user (mxaarch64.py);
-# the LuaJIT block the module and the workloads' C side (luajit.mk).
+# the LuaJIT block the module and the workloads' C side (luajit.mk); the
+# CPython block the interpreters of make cpython, cpython-stock and
+# cpython-fp (cpython.mk: make check builds them; the block skips without
+# them) and builds its probe, a C extension, against each itself.
 matrix-tools: lib $(MX_TOOLS) $(MX_WORKLOADS) $(JS_BIN) $(TJ_A64_B)/tinyjit $(LJ_MOD) $(LJ_PROBE)
 
 matrix: test-deps matrix-tools

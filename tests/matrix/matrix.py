@@ -11,7 +11,8 @@ the frames the workload itself says it has.
 Rows are unwinders (mxmethods.METHODS), columns a workload in a publishing
 mode (mxmethods.COLUMNS); the LuaJIT block (mxluajit.py) is a table of its
 own: stock luajit without and with the jitunwind module, in the rows that
-have a way into it.  A cell is PASS, FAIL, XFAIL (listed with its
+have a way into it; so is the CPython block (mxcpython.py): CPython 3.13's
+stock JIT, with our patches, and with them and frame pointers.  A cell is PASS, FAIL, XFAIL (listed with its
 reason in mxxfail.py), XPASS (listed there but passed), SKIP (a tool is
 missing; the reason is printed), N/A, or TIMEOUT (not judged: a time limit
 ran out, stretched as it is to the machine's load, mxrun.py).  Then the
@@ -42,6 +43,7 @@ import mxsteps  # noqa: E402
 from mxmethods import COLUMNS, METHODS, MIN_SAMPLES, SYSTEM_COLUMNS, Ctx  # noqa: E402
 import mxaarch64  # noqa: E402
 import mxluajit  # noqa: E402
+import mxcpython  # noqa: E402
 from mxxfail import XFAIL, expected_failure  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -56,6 +58,9 @@ QUICK_STEPS = ["nofp-exact"]
 # The LuaJIT block in `make check`: the module's column (the integration's
 # own tests run each check without the module too)
 CHECK_LJ_COLUMNS = ["lj-module"]
+# The CPython block in `make check`: the patched interpreter's columns (the
+# integration's own tests run each check on the stock JIT too)
+CHECK_CPY_COLUMNS = ["cpy-jit", "cpy-fp"]
 
 
 # ---- judging a cell --------------------------------------------------------------
@@ -151,6 +156,7 @@ def run_cell(ctx, method, col, run_root, keep):
         outcome = (mxaarch64.run(method, ctx, col, cell) if col.arch == "aarch64" else
                    mxaarch64.system_run(method, ctx, col, cell) if col.arch == "aarch64-system"
                    else mxluajit.run(method, ctx, col, cell) if col.workload == "luajit"
+                   else mxcpython.run(method, ctx, col, cell) if col.workload == "cpython"
                    else method.run(ctx, col, cell))
         ok, why = verdict(outcome)
         if outcome.note and outcome.verdict is None:
@@ -239,6 +245,10 @@ def terminal_table(doc, tty):
     if doc["lj_columns"]:
         out += ([""] if out else []) + ["LuaJIT: stock luajit without and with the jitunwind module"]
         out += terminal_grid(doc, doc["lj_methods"], doc["lj_columns"], tty)
+    if doc.get("cpy_columns"):
+        out += ([""] if out else []) + ["CPython: 3.13's stock JIT, with the jitunwind patches, and with "
+                                        "frame pointers"]
+        out += terminal_grid(doc, doc["cpy_methods"], doc["cpy_columns"], tty)
     if doc["steps"]:
         out.append("")
         out.append("every instruction (single-stepping tj:leaf: body, native call, return)")
@@ -269,7 +279,7 @@ def terminal_table(doc, tty):
 def grouped(doc):
     """(status, reason, "methods x columns") for the XFAIL, SKIP and N/A
     cells, one line per reason."""
-    col_order = [c["id"] for c in doc["columns"] + doc["lj_columns"]]
+    col_order = [c["id"] for c in doc["columns"] + doc["lj_columns"] + doc.get("cpy_columns", [])]
     groups = {}
     for c in doc["cells"]:
         if c["status"] in ("XFAIL", "SKIP", "N/A"):
@@ -340,6 +350,8 @@ def tool_versions():
             ("bpftrace", first_line(["bpftrace", "--version"])), ("heaptrack", deb("heaptrack")),
             ("gperftools (libprofiler)", deb("libgoogle-perftools4")),
             ("luajit (the LuaJIT block)", deb("luajit")),
+            ("CPython (the CPython block)", "3.13.5 (integrations/cpython, built from Debian trixie's "
+             "python3.13 source package)"),
             ("kernel (bpftrace's and perf's frame-pointer walk)", first_line(["uname", "-r"]))]
 
 
@@ -362,7 +374,7 @@ def markdown(doc):
          "the workload itself says it has (its call chain and its published blobs), never against "
          "another tool's output. A frame counts when its address falls inside the right function or "
          "blob and, where the tool names JIT code, carries the right `tj:` name (in the LuaJIT block, the "
-         "trace's `lua:` name).", "",
+         "trace's `lua:` name; in the CPython block, the executor's `py:` name).", "",
          "**PASS** the whole stack, innermost to `main` · **XFAIL** a known limitation, reason below · "
          "**FAIL** / **XPASS** (unexpected) fail `make %s` · **TIMEOUT** not judged: a time limit ran "
          "out even stretched to the machine's load (neither a pass nor the tool's failure; it fails the "
@@ -411,6 +423,8 @@ def markdown(doc):
         L.append("| %s | %s |" % (m["label"], " | ".join(row)))
     if doc["lj_columns"]:
         L += luajit_section(doc, cells)
+    if doc.get("cpy_columns"):
+        L += cpython_section(doc, cells)
     L += ["", "## Expected failures", "",
           "From the one table in `tests/matrix/mxxfail.py`; each is a limitation of the unwinder (or of "
           "what the mode publishes), not of the harness.", ""]
@@ -521,6 +535,50 @@ def luajit_section(doc, cells):
     return L
 
 
+def cpython_section(doc, cells):
+    """The CPython block: its workload, columns and table (mxcpython.py)."""
+    L = ["", "## CPython", "",
+         "A JIT no one here wrote: CPython 3.13.5's own JIT (`--enable-experimental-jit`), built by "
+         "integrations/cpython three ways: the stock JIT (`make cpython-stock`: LLVM 19 for the "
+         "stencils, nothing published), with the jitunwind patches (`make cpython`: every executor "
+         "published, named by the Python function it runs) and with them and frame pointers "
+         "(`make cpython-fp`: `--with-jit-frame-pointers`, the interpreter compiled with frame "
+         "pointers). The workload is `cpyprobe.py` (integrations/cpython/tests): the trace of `hot`'s "
+         "loop calls `_cpyprobe.probe` (`cpyprobe.c`, a C extension built against each interpreter's "
+         "own headers) directly, and the probe unwinds itself, waits for a tool to attach, aborts for "
+         "a core or spins for a sampler. The expected stack comes from the workload alone: "
+         "`cpyprobe.c` writes its own frames, its return address, the traced function's code object "
+         "(qualname and file), the executor of that code holding the return address (CPython's own "
+         "`jit_code` and `jit_size`) and where each object is loaded; the script marks the line the "
+         "trace starts at (`# mark: enter`), which names the executor. It reads `cpyp_inner`, "
+         "`cpyp_probe`, the executor twice (`py:hot (cpyprobe.py:LINE)` where the tool names JIT code: "
+         "the stencil copy that made the call, then the executor's trampoline), "
+         "`_PyEval_EvalFrameDefault`, the interpreter's own functions (`PyEval_EvalCode`, `run_mod`, "
+         "..., `Py_RunMain`: judged by their addresses in python's code, by their names where a tool "
+         "gives only names), `Py_BytesMain` (python's `main` tail-calls it). The samplers (perf, "
+         "bpftrace, the frame-pointer walk) take the probe spinning in `cpyp_inner` and are judged as "
+         "in the tinyjit columns: 90 % of the samples in `cpyp_inner`, at least 10, show the whole "
+         "stack. Every column runs with `JITUNWIND=all` and `PYTHON_JIT=1`; the stock JIT links no "
+         "libjitunwind and ignores it. LLVM libunwind and nongnu libunwind are preloaded into the "
+         "interpreter for their rows (it cannot be relinked: a cached build), which is also how "
+         "libjitunwind finds nongnu libunwind's `_U_dyn_register` when its context opens, at "
+         "start-up.", "",
+         "| column | workload and mode |", "|---|---|"]
+    L += ["| `%s` | %s |" % (c["id"], c["label"]) for c in doc["cpy_columns"]]
+    L += ["", "| unwinder | " + " | ".join("`%s`" % c["id"] for c in doc["cpy_columns"]) + " |",
+          "|---|" + "---|" * len(doc["cpy_columns"])]
+    for m in doc["cpy_methods"]:
+        row = []
+        for c in doc["cpy_columns"]:
+            cell = cells.get((m["id"], c["id"]))
+            st = cell["status"] if cell else "–"
+            row.append("**%s**" % st if st in ("FAIL", "XPASS", "TIMEOUT") else st)
+        L.append("| %s | %s |" % (m["label"], " | ".join(row)))
+    L += ["", "Not in the CPython block:", ""]
+    L += ["- %s: %s" % (label, why) for label, why in doc["cpy_not_run"]]
+    return L
+
+
 # ---- main ----------------------------------------------------------------------------
 
 def main():
@@ -581,6 +639,11 @@ def main():
         CHECK_LJ_COLUMNS if args.form == "check" else [c.id for c in mxluajit.COLUMNS])
     lj_cols = [c for c in mxluajit.COLUMNS if c.id in lj_ids]
     lj_methods = [m for m in methods if m.id in mxluajit.ROWS]
+    cpy_ids = col_ids if args.columns else (
+        [] if args.system or args.form == "quick" else
+        CHECK_CPY_COLUMNS if args.form == "check" else [c.id for c in mxcpython.COLUMNS])
+    cpy_cols = [c for c in mxcpython.COLUMNS if c.id in cpy_ids]
+    cpy_methods = [m for m in methods if m.id in mxcpython.ROWS]
     step_cols = [] if args.no_steps else [c for c in mxsteps.STEP_COLUMNS if c.id in (
         QUICK_STEPS if args.form == "quick" else col_ids)]
     unwinders = mxsteps.UNWINDERS[:2] if args.form == "quick" else mxsteps.UNWINDERS
@@ -590,16 +653,22 @@ def main():
     t0 = time.monotonic()
     tty = sys.stdout.isatty()
     print("unwind matrix (%s form): %d unwinders x %d columns, every instruction in %d modes, "
-          "LuaJIT %d x %d, %d jobs" % (args.form, len(methods), len(cols), len(step_cols), len(lj_methods),
-                                       len(lj_cols), args.jobs), flush=True)
+          "LuaJIT %d x %d, CPython %d x %d, %d jobs" % (
+              args.form, len(methods), len(cols), len(step_cols), len(lj_methods), len(lj_cols),
+              len(cpy_methods), len(cpy_cols), args.jobs), flush=True)
     if lj_cols:
         why = mxluajit.missing(ctx)
         if why:
             print("matrix: the LuaJIT block is skipped: " + why, flush=True)
+    if cpy_cols:
+        why = mxcpython.missing(ctx)
+        if why:
+            print("matrix: the CPython block is skipped: " + why, flush=True)
     cells, steps = [], []
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         futs = [pool.submit(run_cell, ctx, m, c, run_root, args.keep) for m in methods for c in cols]
         futs += [pool.submit(run_cell, ctx, m, c, run_root, args.keep) for m in lj_methods for c in lj_cols]
+        futs += [pool.submit(run_cell, ctx, m, c, run_root, args.keep) for m in cpy_methods for c in cpy_cols]
         futs += [pool.submit(run_steps, ctx, c, u, run_root, args.keep) for c in step_cols for u in unwinders]
         for f in concurrent.futures.as_completed(futs):
             res, log = f.result()
@@ -625,8 +694,12 @@ def main():
            "lj_columns": [{"id": c.id, "label": c.label, "workload": c.workload} for c in lj_cols],
            "lj_methods": [{"id": m.id, "label": m.label} for m in lj_methods],
            "lj_not_run": [(m.label, mxluajit.NOT_RUN[m.id]) for m in METHODS if m.id in mxluajit.NOT_RUN],
+           "cpy_columns": [{"id": c.id, "label": c.label, "workload": c.workload} for c in cpy_cols],
+           "cpy_methods": [{"id": m.id, "label": m.label} for m in cpy_methods],
+           "cpy_not_run": [(m.label, mxcpython.NOT_RUN[m.id]) for m in METHODS if m.id in mxcpython.NOT_RUN],
            "cells": sorted(cells, key=lambda c: ([m.id for m in methods].index(c["method"]),
-                                                 [c2.id for c2 in cols + lj_cols].index(c["column"]))),
+                                                 [c2.id for c2 in cols + lj_cols + cpy_cols].index(
+                                                     c["column"]))),
            "steps": sorted(steps, key=lambda s: (s["unwinder"], s["column"])),
            "xfail": [{"methods": m, "columns": c, "reason": r} for m, c, r, *_ in XFAIL],
            "tools": tool_versions() if args.write_doc else [],

@@ -11,29 +11,36 @@ A tool's frame is (address, name): either may be missing.  It counts for an
 expected frame when its address falls inside the function or blob (a return
 address names its call, so address-1 except for the innermost frame) and,
 where the tool names JIT code, the name is the blob's `tj:` name (in the
-LuaJIT block, the trace's `lua:` name).  Frames marked optional (the shim,
-tail-called functions) may be absent; a frame marked many stands for a run
-of frames in one range (a host's unnamed functions).
+LuaJIT block, the trace's `lua:` name; in the CPython block, the executor's
+`py:` name).  Frames marked optional (the shim, tail-called functions) may
+be absent; a frame marked many stands for a run of frames in one range (a
+host's unnamed functions), each known by its address or, where the range
+has names, by one of them.
 """
 import os
 import re
 import subprocess
 
 UNNAMED = {None, "", "?", "??", "???", "[unknown]"}
-# A name a tool prints for JIT code: tinyjit's "tj:NAME", or a LuaJIT trace
-# or inlined function as integrations/luajit names them, "lua:FUNC@FILE:LINE"
-# followed, for a trace, by " (trace N)".
-JIT_NAME = r"(?:tj:\S+|lua:\S+(?: \(trace \d+\))?)"
+# A name a tool prints for JIT code: tinyjit's "tj:NAME", a LuaJIT trace or
+# inlined function as integrations/luajit names them, "lua:FUNC@FILE:LINE"
+# followed, for a trace, by " (trace N)", or a CPython executor or inlined
+# function as integrations/cpython names them, "py:QUALNAME (FILE:LINE)",
+# "py:cold exit N" or "py:QUALNAME".
+PY_NAME = r"py:(?:cold exit \d+|[^\s()`]+(?: \([^()\s]+:\d+\))?)"
+JIT_NAME = r"(?:tj:\S+|lua:\S+(?: \(trace \d+\))?|%s)" % PY_NAME
 
 
 class Spec:
     """One expected frame.  name "*" (kind jit) is any published blob.
     many: one or more frames in [lo, hi) (with opt: none or more), each
-    known by its address only."""
+    known by its address, or by its name when it has no address and names
+    (the functions of the range) holds it."""
 
-    def __init__(self, name, lo, hi, kind, opt=False, fp=True, many=False):
+    def __init__(self, name, lo, hi, kind, opt=False, fp=True, many=False, names=None):
         self.name, self.lo, self.hi, self.kind = name, lo, hi, kind
         self.opt, self.fp, self.many = opt, fp, many
+        self.names = names
 
     def __repr__(self):
         return self.name + ("?" if self.opt else "")
@@ -154,7 +161,7 @@ def load_child_expect(path):
 
 def base_name(name):
     """h_probe.constprop.0 -> h_probe; clock_nanosleep@GLIBC_2.2.5 -> clock_nanosleep."""
-    return re.split(r"[.@(]", name, 1)[0] if name and not name.startswith(("tj:", "lua:")) else name
+    return re.split(r"[.@(]", name, 1)[0] if name and not name.startswith(("tj:", "lua:", "py:")) else name
 
 
 def relevant(samples, expect, names_jit, fp_only=False):
@@ -167,7 +174,7 @@ def relevant(samples, expect, names_jit, fp_only=False):
 def matches(spec, frame, index, expect, names_jit):
     addr, name = frame
     if spec.many and addr is None:
-        return False
+        return spec.names is not None and name not in UNNAMED and base_name(name) in spec.names
     if addr is not None:
         pc = addr - (1 if index else 0)
         if spec.kind == "jit" and spec.name == "*":
@@ -361,7 +368,8 @@ def bpftrace_stacks(text):
             samples += [cur] * int(m.group(1))
             cur = None
             continue
-        m = cur is not None and re.match(r"\s+([0-9a-f]+) (lua:\S+? \(trace \d+\)|.+?)(?:\+\d+)? \(", line)
+        m = cur is not None and re.match(r"\s+([0-9a-f]+) (lua:\S+? \(trace \d+\)|%s(?: <- %s)*|.+?)"
+                                         r"(?:\+\d+)? \(" % (PY_NAME, PY_NAME), line)
         if m:
             # an unknown symbol is printed as its address: no name
             name = None if m.group(2) in UNNAMED or m.group(2).startswith("0x") else m.group(2)

@@ -12,7 +12,11 @@ trusts it (`matrix.py --selftest`, part of `make matrix-check`).
    In the LuaJIT block a run of the host's unnamed frames is taken by
    address, and never in place of the frame that follows it; a trace's
    name keeps its "(trace N)"; a profile passes on its share of samples
-   named by the hot trace.
+   named by the hot trace.  In the CPython block an executor's name keeps
+   its "(FILE:LINE)" in every tool's output; the executor must show twice
+   (its stencil's frame and its trampoline's); a run of the interpreter's
+   frames is taken by address or, from a tool that gives only names, by
+   python's own function names, never anything else.
 2. Time: every limit is stretched by the cell's time scale (the machine's
    load, or MX_TIME_SCALE); a sampler collects in rounds until it has
    enough samples, within its bound; a cell that runs out of time is
@@ -72,6 +76,51 @@ def judge_cases():
     parser_cases(e, good)
     guest_cases()
     luajit_cases()
+    cpython_cases()
+
+
+def cpython_cases():
+    """The CPython block (mxcpython.py): executor names with spaces and
+    parentheses, the executor twice, a run of python's own frames judged
+    by address or by name."""
+    ex = "py:hot (cpyprobe.py:25)"
+    specs = [J.Spec("cpyp_inner", 0x500, 0x510, "c"), J.Spec("cpyp_probe", 0x520, 0x540, "c"),
+             J.Spec(ex, 0x1000, 0x2000, "jit"), J.Spec(ex, 0x1000, 0x2000, "jit"),
+             J.Spec("_PyEval_EvalFrameDefault", 0x8000, 0x8800, "c"),
+             J.Spec("python's own code", 0x4000, 0x9000, "c", opt=True, many=True,
+                    names={"PyEval_EvalCode", "run_mod", "Py_RunMain", "pymain_run_python"}),
+             J.Spec("Py_BytesMain", 0x8900, 0x8940, "c")]
+    e = J.Expect(specs, {ex: (0x1000, 0x2000, 0x2000)})
+    top = [(0x505, "cpyp_inner"), (0x531, "cpyp_probe"), (0x1279, ex), (0x102d, ex), (0x8011, None)]
+    run = [(0x5001, None), (0x6001, None)]
+    tail = [(0x8911, "Py_BytesMain")]
+    ok = lambda frames, names_jit=True: J.judge(frames, e, names_jit=names_jit)[0]
+    check("cpython: the executor twice, then the interpreter, passes", ok(top + run + tail))
+    check("cpython: the executor once fails", not ok(top[:3] + top[4:] + run + tail))
+    check("cpython: the executor by another line fails",
+          not ok(top[:2] + [(0x1279, "py:hot (cpyprobe.py:24)")] + top[3:] + run + tail))
+    check("cpython: an unnamed executor passes where the tool names no JIT code",
+          ok(top[:2] + [(0x1279, None), (0x102d, None)] + top[4:] + run + tail, names_jit=False))
+    named = [(None, "cpyp_inner"), (None, "cpyp_probe"), (None, ex), (None, ex),
+             (None, "_PyEval_EvalFrameDefault"), (None, "PyEval_EvalCode"),
+             (None, "pymain_run_python.constprop.0"), (None, "Py_BytesMain")]
+    check("cpython: python's own frames known by name only (perf) pass", ok(named))
+    check("cpython: a name that is not python's in the run fails",
+          not ok(named[:5] + [(None, "dlopen")] + named[5:]))
+    gdb = ("#4  0x0000000000000531 in cpyp_probe (self=<optimized out>, arg=0x1) at cpyprobe.c:200\n"
+           "#5  0x0000000000001279 in py:hot (cpyprobe.py:25) () at cpyprobe.py:24\n"
+           "#6  0x000000000000102d in py:hot (cpyprobe.py:25) () at cpyprobe.py:25\n")
+    check("gdb: an executor's name keeps its (FILE:LINE)",
+          J.parse_gdb(gdb)[1:] == [(0x1279, ex), (0x102d, ex)])
+    lldb = "    frame #5: 0x0000000000001279 JIT(0x1)`py:hot (cpyprobe.py:25) at cpyprobe.py:24\n"
+    check("lldb: an executor's name keeps its (FILE:LINE)",
+          J.parse_lldb("frame #0: 0x1 a`b\n" + lldb)[1] == (0x1279, ex))
+    bpf = ("@[\n\t1279 py:hot (cpyprobe.py:25)+633 (/tmp/perf-1.map)\n"
+           "\t102d py:cold exit 7+45 (/tmp/perf-1.map)\n]: 1\n")
+    check("bpftrace: an executor's name keeps its (FILE:LINE), a cold exit its number",
+          J.parse_bpftrace(bpf) == [[(0x1279, ex), (0x102d, "py:cold exit 7")]])
+    eu = "#5  0x0000000000001279 - 1 py:hot (cpyprobe.py:25)\n"
+    check("eu-stack: an executor's name keeps its (FILE:LINE)", J.parse_eu_stack(eu) == [(0x1279, ex)])
 
 
 def luajit_cases():

@@ -170,6 +170,36 @@ XFAIL += [
 ]
 
 
+# -- the CPython block (mxcpython.py): CPython 3.13's stock JIT (cpy-stock,
+# nothing published), with our patches (cpy-jit) and with them and frame
+# pointers (cpy-fp, where every row passes).  The stencils use the GHC
+# convention, which passes the Python stack pointer in rbp, and the
+# interpreter is compiled without frame pointers but in cpy-fp
+# (integrations/cpython/README.md, "Frame pointers").
+NO_FP_CPY = ("the stencils pass the Python stack pointer in rbp (the GHC convention) and the interpreter "
+             "keeps no frame pointers: the chain ends at the executor (cpy-fp passes)")
+XFAIL += [
+    (["glibc-backtrace", "libgcc", "llvm-libunwind"], ["cpy-stock"],
+     "nothing registered, and libgcc and LLVM libunwind have no frame-pointer fallback: the walk "
+     "stops at the first executor"),
+    (["unw-backtrace", "unw-step"], ["cpy-stock"],
+     "nothing registered: nongnu libunwind falls back to the rbp chain, and " + NO_FP_CPY),
+    (["unw-ptrace-jit", "dwfl-live", "dwfl-core", "lldb-live", "lldb-core", "jitstack-live",
+      "jitstack-core"], ["cpy-stock"],
+     "nothing published: the frame-pointer fallback is all that is left, and " + NO_FP_CPY),
+    (["gdb-live", "gdb-core"], ["cpy-stock"],
+     "nothing published: gdb unwinds the executor's frame with no unwind information, takes a wrong "
+     "word for its caller and goes on through garbage (_PyRuntime's data), reaching main by chance"),
+    (["perf-dwarf"], ["cpy-stock"],
+     "no jitdump: perf's DWARF unwinder cannot step through anonymous code"),
+    (["fp-walk", "unw-ptrace", "perf-fp", "bpftrace"], ["cpy-stock", "cpy-jit"],
+     "a frame-pointer walk (the kernel's for perf -g and bpftrace; the perf map only names "
+     "frames): " + NO_FP_CPY),
+    (["eu-stack-live", "eu-stack-core"], ["cpy-stock", "cpy-jit"],
+     "eu-stack (libdwfl) reads no JIT registration: frame-pointer fallback only, and " + NO_FP_CPY),
+]
+
+
 def expected_failure(method, column):
     """(reason, partial) when the cell is expected to fail, else None."""
     for methods, columns, reason, *partial in XFAIL:
