@@ -149,13 +149,66 @@ static void region_program(const ju_arch *a, byte_buf *b, const ju_frame *f)
 		cfi_offset(a, b, f->u.region.saved[i].reg, f->u.region.saved[i].cfa_offset);
 }
 
-/* What a scan of one range's instructions found (scan_insns, below). */
-struct insn_scan {
-	uint64_t end_loc;    /* offset reached by its advances */
-	uint64_t touched[2]; /* registers it gave a rule to (bit per DWARF number) */
-};
 static int scan_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len, char *msg, size_t msglen,
 		      struct insn_scan *out);
+
+void cfi_memo_init(cfi_memo *m)
+{
+	memset(m->slot, 0, sizeof m->slot);
+	m->n = 0;
+}
+
+/* The slot of the table for instructions at p, n bytes: the one holding
+ * them, or the empty one where they go; -1 when the table is full. */
+static int memo_slot(const cfi_memo *m, const uint8_t *p, size_t n)
+{
+	enum { MASK = CFI_MEMO_SLOTS - 1 };
+	uint64_t h = ((uint64_t)(uintptr_t)p ^ n) * 0x9e3779b97f4a7c15ull;
+	for (unsigned i = 0, at = (unsigned)(h >> 40); i < CFI_MEMO_SLOTS; i++, at++) {
+		uint8_t e = m->slot[at & MASK];
+		if (!e || (m->entry[e - 1].p == p && m->entry[e - 1].n == n))
+			return (int)(at & MASK);
+	}
+	return -1;
+}
+
+/* scan_insns, remembered for the instructions of one call: a list that
+ * passed once is not read again (its end offset is compared with each
+ * range's length, as the scan would).  A failure scans again, for the
+ * message.  `m` may be NULL. */
+static int scan_memo(const ju_arch *a, cfi_memo *m, const uint8_t *p, size_t n, uint64_t len, char *msg,
+		     size_t msglen, struct insn_scan *out)
+{
+	int at = m && n ? memo_slot(m, p, n) : -1;
+	if (at >= 0 && m->slot[at]) {
+		*out = m->entry[m->slot[at] - 1].scan;
+		if (out->end_loc <= len)
+			return 0; /* advances only add: no offset on the way passed len */
+		return scan_insns(a, p, n, len, msg, msglen, out);
+	}
+	int err = scan_insns(a, p, n, len, msg, msglen, out);
+	if (!err && at >= 0 && m->n < CFI_MEMO_SLOTS - 1) {
+		m->entry[m->n] = (struct cfi_memo_entry){ p, n, *out };
+		m->slot[at] = (uint8_t)++m->n;
+	}
+	return err;
+}
+
+/* At a range boundary, "unchanged" for every register the range before
+ * gave a rule to and for the return address, in register order, but where
+ * the CIE's initial instructions (written just before) gave the rule
+ * again. */
+static void same_values(const ju_arch *a, byte_buf *b, const struct insn_scan *prev)
+{
+	uint64_t set[2] = { prev->touched[0], prev->touched[1] };
+	if (a->ra_reg < 128 && !a->ra_rule_in_cie)
+		set[a->ra_reg / 64] |= (uint64_t)1 << (a->ra_reg % 64);
+	else if (a->ra_reg < 128)
+		set[a->ra_reg / 64] &= ~((uint64_t)1 << (a->ra_reg % 64));
+	for (unsigned w = 0; w < 2; w++)
+		for (uint64_t bits = set[w]; bits; bits &= bits - 1)
+			cfi_same_value(b, w * 64 + (unsigned)__builtin_ctzll(bits));
+}
 
 /* Raw CFI ranges become one FDE, from the first range's start to the last
  * one's end.  Debuggers look a function's FDE up by its first instruction
@@ -166,7 +219,7 @@ static int scan_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len
  * reset; a gap between ranges gets an undefined return address, "no unwind
  * information here", as no FDE would say. */
 static void cfi_ranges_program(const ju_arch *a, byte_buf *b, size_t cie_off, cfi_enc enc, uint64_t base,
-			       uint64_t start, const ju_frame *f, const uint64_t *lsda)
+			       uint64_t start, const ju_frame *f, const uint64_t *lsda, cfi_memo *memo)
 {
 	const ju_cfi_range *r = f->u.cfi.ranges;
 	size_t n = f->u.cfi.n;
@@ -175,6 +228,12 @@ static void cfi_ranges_program(const ju_arch *a, byte_buf *b, size_t cie_off, cf
 	uint64_t at = r[0].start; /* offset in the blob the program has reached */
 	struct insn_scan prev = { 0 };
 	char msg[160];
+	/* the CIE's initial instructions, written at every boundary */
+	uint8_t initial[32];
+	byte_buf ib;
+	buf_init(&ib, initial, sizeof initial);
+	if (n > 1)
+		a->cie_initial(a, &ib);
 	for (size_t i = 0; i < n; i++) {
 		if (i) {
 			cfi_advance(a, b, (uint32_t)(r[i].start - at));
@@ -183,18 +242,13 @@ static void cfi_ranges_program(const ju_arch *a, byte_buf *b, size_t cie_off, cf
 			 * Not DW_CFA_restore: libgcc takes it as "unchanged" even for
 			 * the return address (a loop: the RA becomes the pc), and
 			 * lldb-16 ignores it for registers the CIE leaves alone. */
-			a->cie_initial(a, b);
-			for (unsigned reg = 0; reg < 128; reg++) {
-				if (!(prev.touched[reg / 64] >> (reg % 64) & 1) && reg != a->ra_reg)
-					continue;
-				if (reg == a->ra_reg && a->ra_rule_in_cie)
-					continue; /* cie_initial gave it its rule again */
-				cfi_same_value(b, reg);
-			}
+			buf_bytes(b, initial, ib.len);
+			same_values(a, b, &prev);
 			at = r[i].start;
 		}
 		struct insn_scan scan;
-		if (scan_insns(a, r[i].insns, r[i].len, r[i].end - r[i].start, msg, sizeof msg, &scan)) {
+		if (!buf_ok(&ib) ||
+		    scan_memo(a, memo, r[i].insns, r[i].len, r[i].end - r[i].start, msg, sizeof msg, &scan)) {
 			b->failed = true; /* cfi_check_frame let it through: cannot happen */
 			return;
 		}
@@ -212,7 +266,8 @@ static void cfi_ranges_program(const ju_arch *a, byte_buf *b, size_t cie_off, cf
 }
 
 void cfi_write_blob_fdes(const ju_arch *a, byte_buf *b, size_t cie_off, cfi_enc enc, uint64_t base,
-			 uint64_t start, uint64_t size, const ju_frame *f, const uint64_t *lsda)
+			 uint64_t start, uint64_t size, const ju_frame *f, const uint64_t *lsda,
+			 cfi_memo *memo)
 {
 	size_t entry;
 	switch (f->kind) {
@@ -230,7 +285,7 @@ void cfi_write_blob_fdes(const ju_arch *a, byte_buf *b, size_t cie_off, cfi_enc 
 		region_program(a, b, f);
 		eh_entry_end(b, entry);
 		break;
-	case JU_FRAME_CFI: cfi_ranges_program(a, b, cie_off, enc, base, start, f, lsda); break;
+	case JU_FRAME_CFI: cfi_ranges_program(a, b, cie_off, enc, base, start, f, lsda, memo); break;
 	default: b->failed = true;
 	}
 }
@@ -329,7 +384,8 @@ static int check_region(const ju_arch *a, const ju_frame *f, char *msg, size_t m
 	return 0;
 }
 
-static int check_cfi(const ju_arch *a, const ju_frame *f, uint64_t size, char *msg, size_t msglen)
+static int check_cfi(const ju_arch *a, const ju_frame *f, uint64_t size, cfi_memo *memo, char *msg,
+		     size_t msglen)
 {
 	CHECK(f->u.cfi.n > 0 && f->u.cfi.ranges, "CFI frame: no ranges given");
 	uint32_t at = 0;
@@ -343,7 +399,8 @@ static int check_cfi(const ju_arch *a, const ju_frame *f, uint64_t size, char *m
 		CHECK(r->len <= 65536, "CFI frame: range %zu has %zu bytes of instructions (max 65536)", i,
 		      r->len);
 		char sub[160];
-		if (cfi_check_insns(a, r->insns, r->len, r->end - r->start, sub, sizeof sub) < 0) {
+		struct insn_scan scan;
+		if (scan_memo(a, memo, r->insns, r->len, r->end - r->start, sub, sizeof sub, &scan) < 0) {
 			snprintf(msg, msglen, "CFI frame: range %zu: %s", i, sub);
 			return JU_ECFI;
 		}
@@ -352,13 +409,14 @@ static int check_cfi(const ju_arch *a, const ju_frame *f, uint64_t size, char *m
 	return 0;
 }
 
-int cfi_check_frame(const ju_arch *a, const ju_frame *f, uint64_t size, char *msg, size_t msglen)
+int cfi_check_frame(const ju_arch *a, const ju_frame *f, uint64_t size, cfi_memo *memo, char *msg,
+		    size_t msglen)
 {
 	switch (f->kind) {
 	case JU_FRAME_LEAF: return 0;
 	case JU_FRAME_FP: return check_fp(a, f, size, msg, msglen);
 	case JU_FRAME_REGION: return check_region(a, f, msg, msglen);
-	case JU_FRAME_CFI: return check_cfi(a, f, size, msg, msglen);
+	case JU_FRAME_CFI: return check_cfi(a, f, size, memo, msg, msglen);
 	default:
 		snprintf(msg, msglen, "frame kind %d is not one of JU_FRAME_LEAF/FP/REGION/CFI",
 			 (int)f->kind);
