@@ -372,12 +372,13 @@ struct gdb_chunk {
 	struct gdb_chunk *grave_next;
 	uint64_t retired_ns;
 	struct chunk_slab *slab; /* where it lives (chunk_alloc) */
-	/* A run of a new arena that holds the same blobs as a run of an arena
-	 * it replaces stands for that run until the swap, which moves the run
-	 * over, linked as it is (see adopt_run): no image here then. */
-	struct gdb_chunk *adopt;
-	uint32_t n_recs;  /* blobs in the run's image */
-	uint8_t adopting; /* during a swap: 1 a new arena takes this run, 2 taken from its old chunk */
+	uint32_t n_recs;         /* blobs in the run's image */
+	/* A run that a new arena, not yet swapped in, takes over from the arena
+	 * it replaces (adoptable_run): 1 while it is also on the new arena's
+	 * list, where adopt_next, not run_next, leads on; 2 once the swap took
+	 * it off its old chunk's list. */
+	uint8_t adopting;
+	struct gdb_chunk *adopt_next;
 };
 _Static_assert(offsetof(struct gdb_chunk, entry) == 0, "the entry starts the block");
 
@@ -506,11 +507,17 @@ static size_t n_chunks_of(const arena *a)
 }
 
 /* Free a chunk that is not on the list, with its runs; tell outside readers
- * first if it was.  With gdb_lock held, or on a chunk never linked. */
+ * first if it was.  With gdb_lock held, or on a chunk never linked.  Runs a
+ * new arena was to adopt stay with their arena. */
 static void free_chunk(struct gdb_chunk *g)
 {
 	while (g) {
-		struct gdb_chunk *next = g->run_next;
+		struct gdb_chunk *next = g->adopting ? g->adopt_next : g->run_next;
+		if (g->adopting) { /* its old arena's still */
+			g->adopting = 0;
+			g = next;
+			continue;
+		}
 		if (g->unlink_seq && __atomic_load_n(&mode, __ATOMIC_RELAXED) != DESC_FOREIGN)
 			publish_reclaim(desc(), g->unlink_seq);
 		free(g->image);
@@ -568,6 +575,13 @@ static int build_run(const struct ju_ctx *ctx, const src_rec *src, size_t n, str
 	return 0;
 }
 
+/* Where the last run adopted ended: the next run usually comes from the same
+ * arena, from there on. */
+typedef struct adopt_cursor {
+	arena *a;
+	size_t k;
+} adopt_cursor;
+
 /* The run of a committed arena whose image holds exactly the blobs of
  * src[0..n) (a run of an arena being built from it), or NULL.
  *
@@ -586,19 +600,29 @@ static int build_run(const struct ju_ctx *ctx, const src_rec *src, size_t n, str
  * blobs of src are n live records of the same arena in that chunk and
  * range.  Records only die (a reused slot rebuilds its chunk), so those
  * are the same n blobs. */
-static struct gdb_chunk *adoptable_run(struct ju_ctx *ctx, const src_rec *src, size_t n, uint64_t hi)
+static struct gdb_chunk *adoptable_run(struct ju_ctx *ctx, adopt_cursor *cur, const src_rec *src, size_t n,
+				       uint64_t hi)
 {
-	arena *a;
-	const blob_rec *first = arena_find(ctx, src[0].rec->start, &a);
-	if (!first || !a->gdb)
+	arena *a = cur->a;
+	size_t k = cur->k;
+	while (a && k < a->n && (a->recs[k].flags & REC_DEAD))
+		k++;
+	if (!a || k == a->n || a->recs[k].start != src[0].rec->start) {
+		const blob_rec *first = arena_find(ctx, src[0].rec->start, &a);
+		if (!first)
+			return NULL;
+		k = (size_t)(first - a->recs);
+	}
+	const blob_rec *first = &a->recs[k];
+	size_t c = k / CHUNK;
+	if (!a->gdb)
 		return NULL;
-	size_t k = (size_t)(first - a->recs), c = k / CHUNK;
 	if (c >= a->gdb->n_chunks)
 		return NULL;
 	struct gdb_chunk *g = a->gdb->chunk[c];
 	while (g && g->entry.code_lo != first->start)
 		g = g->run_next;
-	if (!g || g->adopt || g->entry.code_hi != hi || g->n_recs != n)
+	if (!g || g->adopting || g->entry.code_hi != hi || g->n_recs != n)
 		return NULL;
 	size_t end = (c + 1) * CHUNK < a->n ? (c + 1) * CHUNK : a->n, j = 0;
 	for (; k < end && j < n; k++) {
@@ -609,27 +633,20 @@ static struct gdb_chunk *adoptable_run(struct ju_ctx *ctx, const src_rec *src, s
 			return NULL;
 		j++;
 	}
-	return j == n ? g : NULL;
-}
-
-/* A stand-in for run `old`, which the swap moves into the new arena. */
-static int adopt_run(struct gdb_chunk *old, struct gdb_chunk **out)
-{
-	struct gdb_chunk *g = chunk_alloc();
-	if (!g)
-		return JU_FAIL(JU_ENOMEM, "out of memory for a gdb entry");
-	g->adopt = old;
-	*out = g;
-	return 0;
+	if (j < n)
+		return NULL;
+	*cur = (adopt_cursor){ a, k };
+	return g;
 }
 
 /* The image of chunk c of a, with the live records and, in place of freed
  * ones, the reuse items it[0..n_it) (increasing k, all in this chunk): one
  * image per run of it (see the top of this file), linked by run_next.  With
  * `adopt` (a new arena, swapped in by gdb_swap), a run that an arena it
- * replaces has already is taken from there instead (adoptable_run). */
+ * replaces has already is put on the list instead (adoptable_run), linked
+ * through adopt_next until the swap. */
 static int build_chunk(struct ju_ctx *ctx, const arena *a, size_t c, const reuse_item *it, size_t n_it,
-		       const uint8_t *stage, bool adopt, struct gdb_chunk **out)
+		       const uint8_t *stage, adopt_cursor *adopt, struct gdb_chunk **out)
 {
 	*out = NULL;
 	size_t k0 = c * CHUNK, k1 = k0 + CHUNK < a->n ? k0 + CHUNK : a->n;
@@ -650,8 +667,16 @@ static int build_chunk(struct ju_ctx *ctx, const arena *a, size_t c, const reuse
 		for (size_t i = i0; i < i1; i++)
 			if (src[i].rec->start + src[i].rec->size > hi)
 				hi = src[i].rec->start + src[i].rec->size;
-		struct gdb_chunk *old = adopt ? adoptable_run(ctx, src + i0, i1 - i0, hi) : NULL;
-		int err = old ? adopt_run(old, tail) : build_run(ctx, src + i0, i1 - i0, tail);
+		struct gdb_chunk *old = adopt ? adoptable_run(ctx, adopt, src + i0, i1 - i0, hi) : NULL;
+		if (old) {
+			old->adopting = 1;
+			old->adopt_next = NULL;
+			*tail = old;
+			tail = &old->adopt_next;
+			i0 = i1;
+			continue;
+		}
+		int err = build_run(ctx, src + i0, i1 - i0, tail);
 		if (err) {
 			free_chunk(first);
 			return err;
@@ -847,8 +872,9 @@ static int gdb_prepare(struct ju_ctx *ctx, arena *a)
 	if (!r)
 		return JU_FAIL(JU_ENOMEM, "out of memory for gdb entries");
 	r->n_chunks = (uint32_t)n;
+	adopt_cursor cur = { NULL, 0 };
 	for (size_t c = 0; c < n; c++) {
-		int err = build_chunk(ctx, a, c, NULL, 0, NULL, true, &r->chunk[c]);
+		int err = build_chunk(ctx, a, c, NULL, 0, NULL, &cur, &r->chunk[c]);
 		if (err) {
 			while (c-- > 0)
 				free_chunk(r->chunk[c]);
@@ -914,8 +940,8 @@ static void note_foreign_writer(struct ju_ctx *ctx, gdbjit_descriptor *d)
 		for (size_t c_ = 0; (arr)[i_]->gdb && c_ < (arr)[i_]->gdb->n_chunks; c_++)                   \
 			for (struct gdb_chunk **pp = &(arr)[i_]->gdb->chunk[c_]; *pp;)
 
-/* Take the runs the new arenas adopt out of their old chunks (they stay
- * linked); unlink the others. */
+/* Take the runs the new arenas adopt off their old chunks' lists (they stay
+ * linked on the descriptor's); unlink the others. */
 static void unlink_old(change *ch, arena *const *del, size_t n_del)
 {
 	EACH_RUN_SLOT(del, n_del, pp)
@@ -931,26 +957,26 @@ static void unlink_old(change *ch, arena *const *del, size_t n_del)
 	}
 }
 
-/* Put each adopted run in the place of its stand-in.  One whose old arena
+/* Link the new arenas' lists through run_next again.  A run whose old arena
  * was not in the swap (which the build never makes) is left out: its blobs
  * are unnamed, never named twice. */
 static void take_adopted(arena *const *add, size_t n_add)
 {
 	EACH_RUN_SLOT(add, n_add, pp)
 	{
-		struct gdb_chunk *g = *pp, *old = g->adopt;
-		if (!old) {
+		struct gdb_chunk *g = *pp;
+		if (!g->adopting) {
 			pp = &g->run_next;
 			continue;
 		}
-		bool taken = old->adopting == 2;
-		old->adopting = 0;
-		*pp = taken ? old : g->run_next;
+		bool taken = g->adopting == 2;
+		g->adopting = 0;
 		if (taken) {
-			old->run_next = g->run_next;
-			pp = &old->run_next;
+			g->run_next = g->adopt_next;
+			pp = &g->run_next;
+		} else {
+			*pp = g->adopt_next;
 		}
-		chunk_release(g);
 	}
 }
 
@@ -962,10 +988,11 @@ static void gdb_swap(struct ju_ctx *ctx, arena *const *add, size_t n_add, arena 
 	EACH_RUN_SLOT(add, n_add, pp)
 	{
 		struct gdb_chunk *g = *pp;
-		if (g->adopt)
-			g->adopt->adopting = 1;
-		else
-			link_run(&ch, g);
+		if (g->adopting) {
+			pp = &g->adopt_next;
+			continue;
+		}
+		link_run(&ch, g);
 		pp = &g->run_next;
 	}
 	unlink_old(&ch, del, n_del);
@@ -1004,7 +1031,7 @@ static void gdb_blobs_dead(struct ju_ctx *ctx, arena *a, const uint32_t *ks, siz
 			m = 0;
 		}
 		sw[m] = (chunk_swap){ a, c, NULL };
-		if (build_chunk(ctx, a, c, NULL, 0, NULL, false, &sw[m].g))
+		if (build_chunk(ctx, a, c, NULL, 0, NULL, NULL, &sw[m].g))
 			say_no_memory(ctx);
 		m++;
 	}
@@ -1035,7 +1062,7 @@ static int gdb_reuse_prepare(struct ju_ctx *ctx, reuse_set *rs)
 			j1++;
 		if (a->gdb) {
 			sw[m] = (chunk_swap){ a, c, NULL };
-			int err = build_chunk(ctx, a, c, &rs->it[j], j1 - j, rs->stage, false, &sw[m].g);
+			int err = build_chunk(ctx, a, c, &rs->it[j], j1 - j, rs->stage, NULL, &sw[m].g);
 			if (err) {
 				pthread_mutex_lock(&gdb_lock);
 				while (m-- > 0)
