@@ -183,7 +183,7 @@ static int scan_memo(const ju_arch *a, cfi_memo *m, const uint8_t *p, size_t n, 
 	if (at >= 0 && m->slot[at]) {
 		*out = m->entry[m->slot[at] - 1].scan;
 		if (out->end_loc <= len)
-			return 0; /* advances only add: no offset on the way passed len */
+			return 0; /* advances only add: no offset on the way went past len */
 		return scan_insns(a, p, n, len, msg, msglen, out);
 	}
 	int err = scan_insns(a, p, n, len, msg, msglen, out);
@@ -447,6 +447,44 @@ static bool sets_rule(uint8_t op)
 	}
 }
 
+/* Check the instruction at byte `at` (read through r) and note what it
+ * does: its advance in *advance, a rule given in out->touched, a state
+ * remembered in *depth.  0, or -1 with a message. */
+static int check_insn(const ju_arch *a, byte_rd *r, size_t at, int *depth, struct insn_scan *out,
+		      uint64_t *advance, char *msg, size_t msglen)
+{
+	uint8_t op = r->p[0];
+	cfa_insn in;
+	/* DW_CFA_set_loc depends on the pointer encoding (omitted here);
+	 * vendor opcodes (DW_CFA_low_user..high_user, the GNU ones
+	 * included) mean nothing to some unwinders. */
+	bool known = cfa_next(r, DW_EH_PE_omit, &in);
+	if (r->failed) {
+		snprintf(msg, msglen, "instructions end in the middle of an operand");
+		return -1;
+	}
+	if (!known || (in.op >= DW_CFA_low_user && in.op <= DW_CFA_high_user)) {
+		snprintf(msg, msglen, "unsupported CFA opcode 0x%02x at byte %zu", op, at);
+		return -1;
+	}
+	if (in.op == DW_CFA_remember_state)
+		++*depth;
+	if (in.op == DW_CFA_restore_state && --*depth < 0) {
+		snprintf(msg, msglen, "DW_CFA_restore_state at byte %zu without a remember_state", at);
+		return -1;
+	}
+	if (in.reg >= a->n_regs || in.reg2 >= a->n_regs) {
+		snprintf(msg, msglen,
+			 "opcode 0x%02x at byte %zu names a register that is not a %s DWARF register", op, at,
+			 a->name);
+		return -1;
+	}
+	if (sets_rule(in.op) && in.reg < 128)
+		out->touched[in.reg / 64] |= (uint64_t)1 << (in.reg % 64);
+	*advance = in.advance;
+	return 0;
+}
+
 static int scan_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len, char *msg, size_t msglen,
 		      struct insn_scan *out)
 {
@@ -455,36 +493,16 @@ static int scan_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len
 	int depth = 0;
 	memset(out, 0, sizeof *out);
 	for (size_t at = 0; at < n; at = rd_pos(&r)) {
-		uint8_t op = p[at];
-		cfa_insn in;
-		/* DW_CFA_set_loc depends on the pointer encoding (omitted here);
-		 * vendor opcodes (DW_CFA_low_user..high_user, the GNU ones
-		 * included) mean nothing to some unwinders. */
-		bool known = cfa_next(&r, DW_EH_PE_omit, &in);
-		if (r.failed) {
-			snprintf(msg, msglen, "instructions end in the middle of an operand");
+		uint64_t advance;
+		if ((p[at] & 0xc0) == DW_CFA_advance_loc) {
+			/* A third of a compiler's instructions, with an operand that
+			 * needs no check but its reach: taken here, not decoded. */
+			rd_u8(&r);
+			advance = p[at] & 0x3f;
+		} else if (check_insn(a, &r, at, &depth, out, &advance, msg, msglen)) {
 			return -1;
 		}
-		if (!known || (in.op >= DW_CFA_low_user && in.op <= DW_CFA_high_user)) {
-			snprintf(msg, msglen, "unsupported CFA opcode 0x%02x at byte %zu", op, at);
-			return -1;
-		}
-		if (in.op == DW_CFA_remember_state)
-			depth++;
-		if (in.op == DW_CFA_restore_state && --depth < 0) {
-			snprintf(msg, msglen, "DW_CFA_restore_state at byte %zu without a remember_state",
-				 at);
-			return -1;
-		}
-		if (in.reg >= a->n_regs || in.reg2 >= a->n_regs) {
-			snprintf(msg, msglen,
-				 "opcode 0x%02x at byte %zu names a register that is not a %s DWARF register",
-				 op, at, a->name);
-			return -1;
-		}
-		if (sets_rule(in.op) && in.reg < 128)
-			out->touched[in.reg / 64] |= (uint64_t)1 << (in.reg % 64);
-		loc += in.advance * a->code_align;
+		loc += advance * a->code_align;
 		if (loc > len) {
 			snprintf(msg, msglen,
 				 "advance at byte %zu reaches offset %llu, past the range (%llu bytes)", at,

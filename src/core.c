@@ -217,8 +217,7 @@ typedef struct staged {
 static void stage_free(staged *s)
 {
 	buf_free(&s->buf);
-	free(s->recs);
-	free(s->order);
+	free(s->recs); /* order is in the same block */
 }
 
 typedef struct keyed {
@@ -291,9 +290,12 @@ static int stage(struct ju_ctx *ctx, const ju_blob *blobs, size_t n, cfi_memo *m
 {
 	memset(s, 0, sizeof *s);
 	buf_init_grow(&s->buf, BUF_UNBOUNDED);
-	s->recs = ju__malloc(n * sizeof *s->recs);
-	s->order = ju__malloc(n * sizeof *s->order);
-	if (!s->recs || !s->order || sort_order(blobs, n, s->order))
+	_Static_assert(sizeof(blob_rec) % _Alignof(size_t) == 0, "order follows the records");
+	s->recs = ju__malloc(n * (sizeof *s->recs + sizeof *s->order));
+	if (!s->recs)
+		goto oom;
+	s->order = (size_t *)(void *)(s->recs + n);
+	if (sort_order(blobs, n, s->order))
 		goto oom;
 	/* No CIE here: image_build points each FDE at its image's CIE. */
 	const size_t cie = 0;
@@ -1026,6 +1028,7 @@ int ju_open_sz(const ju_options *opt, ju_ctx **out, size_t opt_sz)
 	ctx->live = &arena_live;
 	ctx->opt = o;
 	ctx->pid = getpid();
+	ctx->no_reuse = getenv("NOREUSE") != NULL; /* read once: a publish is too hot for getenv */
 	if (o.jitdump_dir && !(ctx->jitdump_dir = ju__strdup(o.jitdump_dir))) {
 		free(ctx);
 		return JU_FAIL(JU_ENOMEM, "out of memory");

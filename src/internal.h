@@ -240,6 +240,7 @@ struct ju_ctx {
 	arena *grave_head, *grave_tail; /* retired arenas, oldest first (arena.c) */
 	size_t grave_bytes;             /* their images' bytes */
 	size_t n_live;                  /* published blobs */
+	bool no_reuse;                  /* NOREUSE was set at open: no blob takes a freed slot */
 	pid_t pid;                      /* process the files belong to */
 	struct ju_ctx *next;            /* all contexts, for fork handling */
 	struct ju_ctx *cross_next;      /* all contexts, for overlap checks (core.c) */
