@@ -580,6 +580,7 @@ static int build_run(const struct ju_ctx *ctx, const src_rec *src, size_t n, str
 typedef struct adopt_cursor {
 	arena *a;
 	size_t k;
+	struct gdb_chunk *run; /* the run adopted last, in a */
 } adopt_cursor;
 
 /* The run of a committed arena whose image holds exactly the blobs of
@@ -619,9 +620,10 @@ static struct gdb_chunk *adoptable_run(struct ju_ctx *ctx, adopt_cursor *cur, co
 		return NULL;
 	if (c >= a->gdb->n_chunks)
 		return NULL;
-	struct gdb_chunk *g = a->gdb->chunk[c];
-	while (g && g->entry.code_lo != first->start)
-		g = g->run_next;
+	struct gdb_chunk *g = cur->a == a && cur->run ? cur->run->run_next : NULL;
+	if (!g || g->entry.code_lo != first->start) /* not the run after the last one */
+		for (g = a->gdb->chunk[c]; g && g->entry.code_lo != first->start;)
+			g = g->run_next;
 	if (!g || g->adopting || g->entry.code_hi != hi || g->n_recs != n)
 		return NULL;
 	size_t end = (c + 1) * CHUNK < a->n ? (c + 1) * CHUNK : a->n, j = 0;
@@ -635,7 +637,7 @@ static struct gdb_chunk *adoptable_run(struct ju_ctx *ctx, adopt_cursor *cur, co
 	}
 	if (j < n)
 		return NULL;
-	*cur = (adopt_cursor){ a, k };
+	*cur = (adopt_cursor){ a, k, g };
 	return g;
 }
 
@@ -872,7 +874,7 @@ static int gdb_prepare(struct ju_ctx *ctx, arena *a)
 	if (!r)
 		return JU_FAIL(JU_ENOMEM, "out of memory for gdb entries");
 	r->n_chunks = (uint32_t)n;
-	adopt_cursor cur = { NULL, 0 };
+	adopt_cursor cur = { NULL, 0, NULL };
 	for (size_t c = 0; c < n; c++) {
 		int err = build_chunk(ctx, a, c, NULL, 0, NULL, &cur, &r->chunk[c]);
 		if (err) {
