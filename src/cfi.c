@@ -156,42 +156,60 @@ void cfi_memo_init(cfi_memo *m)
 {
 	memset(m->slot, 0, sizeof m->slot);
 	m->n = 0;
+	m->call = 0;
+}
+
+void cfi_memo_call(cfi_memo *m)
+{
+	m->call++;
 }
 
 /* The slot of the table for instructions at p, n bytes: the one holding
- * them, or the empty one where they go; -1 when the table is full. */
-static int memo_slot(const cfi_memo *m, const uint8_t *p, size_t n)
+ * them, or the empty one where they go (the table always has one). */
+static size_t memo_slot(const cfi_memo *m, const uint8_t *p, size_t n)
 {
 	enum { MASK = CFI_MEMO_SLOTS - 1 };
 	uint64_t h = ((uint64_t)(uintptr_t)p ^ n) * 0x9e3779b97f4a7c15ull;
-	for (unsigned i = 0, at = (unsigned)(h >> 40); i < CFI_MEMO_SLOTS; i++, at++) {
-		uint8_t e = m->slot[at & MASK];
-		if (!e || (m->entry[e - 1].p == p && m->entry[e - 1].n == n))
-			return (int)(at & MASK);
-	}
-	return -1;
+	size_t at = (size_t)(h >> 40) & MASK;
+	for (uint8_t e; (e = m->slot[at]) && (m->entry[e - 1].p != p || m->entry[e - 1].n != n);)
+		at = (at + 1) & MASK;
+	return at;
 }
 
-/* scan_insns, remembered for the instructions of one call: a list that
- * passed once is not read again (its end offset is compared with each
- * range's length, as the scan would).  A failure scans again, for the
- * message.  `m` may be NULL. */
+/* scan_insns, remembered (cfi_memo): a list that passed is not read again,
+ * but for its bytes when it was checked in another call; its end offset is
+ * compared with each range's length, as the scan would.  A failure scans
+ * again, for the message.  `m` may be NULL. */
 static int scan_memo(const ju_arch *a, cfi_memo *m, const uint8_t *p, size_t n, uint64_t len, char *msg,
 		     size_t msglen, struct insn_scan *out)
 {
-	int at = m && n ? memo_slot(m, p, n) : -1;
-	if (at >= 0 && m->slot[at]) {
-		*out = m->entry[m->slot[at] - 1].scan;
+	if (!m || !n)
+		return scan_insns(a, p, n, len, msg, msglen, out);
+	size_t at = memo_slot(m, p, n);
+	struct cfi_memo_entry *e = m->slot[at] ? &m->entry[m->slot[at] - 1] : NULL;
+	if (e && (e->call == m->call || (n <= CFI_MEMO_COPY && !memcmp(e->copy, p, n)))) {
+		e->call = m->call;
+		*out = e->scan;
 		if (out->end_loc <= len)
 			return 0; /* advances only add: no offset on the way went past len */
 		return scan_insns(a, p, n, len, msg, msglen, out);
 	}
 	int err = scan_insns(a, p, n, len, msg, msglen, out);
-	if (!err && at >= 0 && m->n < CFI_MEMO_SLOTS - 1) {
-		m->entry[m->n] = (struct cfi_memo_entry){ p, n, *out };
+	if (err)
+		return err;
+	if (!e) {
+		if (m->n == CFI_MEMO_SLOTS - 1) { /* full: start again (call numbers go on) */
+			memset(m->slot, 0, sizeof m->slot);
+			m->n = 0;
+			at = memo_slot(m, p, n);
+		}
+		e = &m->entry[m->n];
 		m->slot[at] = (uint8_t)++m->n;
 	}
-	return err;
+	*e = (struct cfi_memo_entry){ .p = p, .n = n, .call = m->call, .scan = *out };
+	if (n <= CFI_MEMO_COPY)
+		memcpy(e->copy, p, n);
+	return 0;
 }
 
 /* At a range boundary, "unchanged" for every register the range before

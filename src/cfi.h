@@ -43,24 +43,30 @@ struct insn_scan {
 	uint64_t touched[2]; /* registers it gave a rule to (bit per DWARF number) */
 };
 
-/* The scans of the instruction lists one call has checked, for the writer
- * (and the checks of further ranges) to take instead of reading the lists
- * again: a JIT that copies stencils points many ranges at each stencil's
- * one array.  Keyed by the caller's pointer and length, so it lives for one
- * call only (a caller may write other bytes at the same address between
- * calls).  A table of CFI_MEMO_SLOTS - 1 lists at most; others are scanned
- * each time. */
-enum { CFI_MEMO_SLOTS = 128 };
+/* The scans of the instruction lists a context has checked, for the writer
+ * and later checks to take instead of reading the lists again: a JIT that
+ * copies stencils points many ranges at each stencil's one array, and
+ * publishes the same arrays again and again.  Within one call (from one
+ * cfi_memo_call to the next) a list is known by its address and length.
+ * Across calls it is known by its bytes only, which the table keeps for
+ * lists of up to CFI_MEMO_COPY bytes: a caller may write other instructions
+ * at the same address between calls.  A full table starts again empty. */
+enum { CFI_MEMO_SLOTS = 256, CFI_MEMO_COPY = 40 };
 typedef struct cfi_memo {
+	uint64_t call;                /* the current call's number */
+	size_t n;                     /* entries in use */
 	uint8_t slot[CFI_MEMO_SLOTS]; /* entry index + 1, 0 empty */
-	size_t n;
 	struct cfi_memo_entry {
 		const uint8_t *p;
 		size_t n;
+		uint64_t call; /* the last call that scanned the list or compared its bytes */
 		struct insn_scan scan;
+		uint8_t copy[CFI_MEMO_COPY]; /* the list, when n <= CFI_MEMO_COPY */
 	} entry[CFI_MEMO_SLOTS - 1];
 } cfi_memo;
 void cfi_memo_init(cfi_memo *m);
+/* A call begins: the lists the table knows are known by their bytes only. */
+void cfi_memo_call(cfi_memo *m);
 
 /* Write the FDEs of one blob at code address `start`, `size` bytes, against
  * the CIE at cie_off.  `base` is the address that offset 0 of b will have

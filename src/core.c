@@ -509,17 +509,33 @@ static void files_forget(struct ju_ctx *ctx, const uint64_t *starts, size_t n, b
 
 /* ---- the API --------------------------------------------------------------- */
 
+/* The context's table of checked CFI instruction lists, for a call that
+ * publishes blobs[0..n); NULL when none has raw CFI, or without memory (the
+ * lists are then read each time). */
+static cfi_memo *memo_for(struct ju_ctx *ctx, const ju_blob *blobs, size_t n)
+{
+	if (!ctx->cfi_memo) {
+		size_t i = 0;
+		while (i < n && blobs[i].frame.kind != JU_FRAME_CFI)
+			i++;
+		if (i == n || !(ctx->cfi_memo = ju__malloc(sizeof *ctx->cfi_memo)))
+			return NULL;
+		cfi_memo_init(ctx->cfi_memo);
+	}
+	cfi_memo_call(ctx->cfi_memo);
+	return ctx->cfi_memo;
+}
+
 static int publish_locked(struct ju_ctx *ctx, const ju_blob *blobs, size_t n)
 {
-	cfi_memo memo; /* the checks' scans, for stage() */
-	cfi_memo_init(&memo);
+	cfi_memo *memo = memo_for(ctx, blobs, n); /* the checks' scans, for stage() too */
 	for (size_t i = 0; i < n; i++) {
-		int err = check_blob(ctx, &blobs[i], i, &memo);
+		int err = check_blob(ctx, &blobs[i], i, memo);
 		if (err)
 			return err;
 	}
 	staged s;
-	int err = stage(ctx, blobs, n, &memo, &s);
+	int err = stage(ctx, blobs, n, memo, &s);
 	if (err)
 		return err;
 	err = check_overlaps(ctx, blobs, &s, n);
@@ -1098,6 +1114,7 @@ int ju_close(ju_ctx *ctx)
 	free(ctx->arenas);
 	free(ctx->jitdump_dir);
 	free(ctx->cies);
+	free(ctx->cfi_memo);
 	free(ctx);
 	return 0;
 }

@@ -241,6 +241,7 @@ struct ju_ctx {
 	size_t grave_bytes;             /* their images' bytes */
 	size_t n_live;                  /* published blobs */
 	bool no_reuse;                  /* NOREUSE was set at open: no blob takes a freed slot */
+	struct cfi_memo *cfi_memo;      /* raw CFI lists checked (cfi.h); made at the first */
 	pid_t pid;                      /* process the files belong to */
 	struct ju_ctx *next;            /* all contexts, for fork handling */
 	struct ju_ctx *cross_next;      /* all contexts, for overlap checks (core.c) */
