@@ -46,6 +46,10 @@
  * or later, can lie inside a run's range: every page of it holds a byte of
  * one of its blobs.  JITs that pack their code (the common case) keep one
  * image per chunk.
+ *
+ * When arenas are merged or split, a run whose blobs all come through keeps
+ * its entry and image: the new arena adopts it (adoptable_run) rather than
+ * building the same bytes again, and debuggers hear only of what changed.
  */
 #include "formats/clock.h"
 #include "formats/elfhdr.h"
