@@ -509,26 +509,33 @@ static void files_forget(struct ju_ctx *ctx, const uint64_t *starts, size_t n, b
 
 /* ---- the API --------------------------------------------------------------- */
 
-/* The context's table of checked CFI instruction lists, for a call that
- * publishes blobs[0..n); NULL when none has raw CFI, or without memory (the
- * lists are then read each time). */
-static cfi_memo *memo_for(struct ju_ctx *ctx, const ju_blob *blobs, size_t n)
+/* The context's table of checked CFI instruction lists (*out), for a call
+ * that publishes blobs[0..n); NULL while no blob has had raw CFI.  0 or
+ * JU_ENOMEM: like every allocation of a publish, a failed one fails it. */
+static int memo_for(struct ju_ctx *ctx, const ju_blob *blobs, size_t n, cfi_memo **out)
 {
+	*out = NULL;
 	if (!ctx->cfi_memo) {
 		size_t i = 0;
 		while (i < n && blobs[i].frame.kind != JU_FRAME_CFI)
 			i++;
-		if (i == n || !(ctx->cfi_memo = ju__malloc(sizeof *ctx->cfi_memo)))
-			return NULL;
+		if (i == n)
+			return 0;
+		if (!(ctx->cfi_memo = ju__malloc(sizeof *ctx->cfi_memo)))
+			return JU_FAIL(JU_ENOMEM, "out of memory for the table of checked CFI");
 		cfi_memo_init(ctx->cfi_memo);
 	}
 	cfi_memo_call(ctx->cfi_memo);
-	return ctx->cfi_memo;
+	*out = ctx->cfi_memo;
+	return 0;
 }
 
 static int publish_locked(struct ju_ctx *ctx, const ju_blob *blobs, size_t n)
 {
-	cfi_memo *memo = memo_for(ctx, blobs, n); /* the checks' scans, for stage() too */
+	cfi_memo *memo; /* the checks' scans, for stage() too */
+	int merr = memo_for(ctx, blobs, n, &memo);
+	if (merr)
+		return merr;
 	for (size_t i = 0; i < n; i++) {
 		int err = check_blob(ctx, &blobs[i], i, memo);
 		if (err)
