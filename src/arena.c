@@ -1050,4 +1050,5 @@ static int relog(struct ju_ctx *ctx, ju_log_fn *log)
 const ju_live_ops arena_live = {
 	.relog = relog,
 	.next_live = next_live,
+	.find = arena_find,
 };

@@ -613,7 +613,7 @@ static struct gdb_chunk *adoptable_run(struct ju_ctx *ctx, adopt_cursor *cur, co
 	while (a && k < a->n && (a->recs[k].flags & REC_DEAD))
 		k++;
 	if (!a || k == a->n || a->recs[k].start != src[0].rec->start) {
-		const blob_rec *first = arena_find(ctx, src[0].rec->start, &a);
+		const blob_rec *first = ctx->live->find(ctx, src[0].rec->start, &a);
 		if (!first)
 			return NULL;
 		k = (size_t)(first - a->recs);
