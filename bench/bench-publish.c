@@ -27,6 +27,13 @@
  *       --toggle-collect=measured_publish counts only those instructions.
  *       DEBUG 1 gives each blob a line table, 2 the rows and three nested
  *       guest frames; the bytes of the gdb images per blob are printed.
+ *   bench-publish ir-cfi SHAPE BASE BATCH MASK
+ *       for callgrind (bench/callgrind-cfi.sh): blobs shaped as CPython's
+ *       executors (JU_FRAME_CFI, one range per stencil copy, every copy of a
+ *       stencil pointing at that stencil's one static instruction array;
+ *       SHAPE "cold": 3 ranges, a cold exit; "trace": 60 ranges), each in a
+ *       page of its own at descending addresses as mmap gives them.  1024
+ *       are published in measured_publish_cfi() after BASE are.
  *   --carry K (any mode)
  *       what every fake blob carries, as ir's DEBUG: 0 (the default) a name
  *       and frame, 1 a line table too, 2 the rows and three nested guest
@@ -554,6 +561,113 @@ static void bench_ir_backtrace(size_t n)
 	ju_close(c);
 }
 
+/* ---- CPython's executors: raw CFI ranges over shared stencil arrays ---------- */
+
+/* x86-64 call frame instructions as clang-19 writes them for stencils,
+ * against the standard CIE (CFA = rsp + 8, return address at CFA - 8). */
+static const uint8_t cfi_trampoline[] = {
+	0x41, 0x0e, 0x10,       /* advance 1; def_cfa_offset 16 (push rbp) */
+	0x86, 0x02,             /* offset rbp, CFA-16 */
+	0x43, 0x0d, 0x06,       /* advance 3; def_cfa_register rbp */
+	0x5a, 0x0c, 0x07, 0x08, /* advance 26; def_cfa rsp, 8 (pop rbp) */
+};
+static const uint8_t cfi_push_rbx[] = {
+	0x41, 0x0e, 0x10, /* advance 1; def_cfa_offset 16 (push rbx) */
+	0x83, 0x02,       /* offset rbx, CFA-16 */
+	0x60, 0x0e, 0x08, /* advance 32; def_cfa_offset 8 (pop rbx) */
+};
+static const uint8_t cfi_call[] = {
+	0x44, 0x0e, 0x10, /* advance 4; def_cfa_offset 16 (sub rsp, 8 before a call) */
+	0x4c, 0x0e, 0x08, /* advance 12; def_cfa_offset 8 */
+};
+static const uint8_t cfi_two_saves[] = {
+	0x42, 0x0e, 0x10, 0x8f, 0x02, /* advance 2; def_cfa_offset 16; offset r15, CFA-16 */
+	0x42, 0x0e, 0x18, 0x8e, 0x03, /* advance 2; def_cfa_offset 24; offset r14, CFA-24 */
+	0x41, 0x0e, 0x20, 0x83, 0x04, /* advance 1; def_cfa_offset 32; offset rbx, CFA-32 */
+	0x0a, 0x50, 0x0e, 0x08, 0x0b, /* remember; advance 16; def_cfa_offset 8; restore_state */
+};
+
+/* A stencil: its code size and its instructions (NULL: none, a stencil
+ * that keeps the entry frame). */
+static const struct {
+	uint32_t size;
+	const uint8_t *cfi;
+	size_t len;
+} stencils[] = {
+	{ 40, cfi_trampoline, sizeof cfi_trampoline },
+	{ 24, NULL, 0 },
+	{ 48, cfi_push_rbx, sizeof cfi_push_rbx },
+	{ 18, NULL, 0 },
+	{ 32, cfi_call, sizeof cfi_call },
+	{ 64, cfi_two_saves, sizeof cfi_two_saves },
+	{ 12, NULL, 0 },
+	{ 36, cfi_call, sizeof cfi_call },
+};
+#define N_STENCILS (sizeof stencils / sizeof stencils[0])
+enum { TRACE_RANGES = 60, CFI_STRIDE = 8192 };
+
+static uint8_t *cfi_top; /* the reservation's end: blob i is a page or two below */
+static ju_cfi_range (*cfi_ranges)[TRACE_RANGES];
+
+/* Blob i: trampoline, then stencils 1.. in turn (a trace), or trampoline,
+ * one stencil and _FATAL_ERROR (a cold exit), copied back to back. */
+static ju_blob cfi_blob_at(size_t i, bool trace)
+{
+	ju_cfi_range *r = cfi_ranges[i];
+	size_t n = trace ? TRACE_RANGES : 3;
+	uint32_t at = 0;
+	for (size_t k = 0; k < n; k++) {
+		size_t s = k == 0 ? 0 : trace ? 1 + (k + i) % (N_STENCILS - 1) : k == 1 ? 2 : 4;
+		r[k] = (ju_cfi_range){ at, at + stencils[s].size, stencils[s].cfi, stencils[s].len };
+		at += stencils[s].size;
+	}
+	return (ju_blob){ .sz = sizeof(ju_blob),
+			  .start = cfi_top - (i + 1) * CFI_STRIDE,
+			  .size = at,
+			  .name = names[i],
+			  .frame = { .kind = JU_FRAME_CFI, .u.cfi = { r, n } } };
+}
+
+static void fill_cfi(ju_ctx *c, size_t from, size_t to, size_t batch, bool trace)
+{
+	ju_blob b[BATCH];
+	for (size_t s = from; s < to;) {
+		size_t n = 0;
+		while (n < batch && s < to)
+			b[n++] = cfi_blob_at(s++, trace);
+		int err = batch == 1 ? ju_publish(c, b) : ju_publish_batch(c, b, n);
+		if (err)
+			die("publish", err);
+	}
+}
+
+__attribute__((noinline)) void measured_publish_cfi(ju_ctx *c, size_t base, size_t batch, bool trace)
+{
+	fill_cfi(c, base, base + 1024, batch, trace);
+	__asm__ volatile("" ::: "memory");
+}
+
+static void bench_ir_cfi(const char *shape, size_t base, size_t batch, uint32_t mask)
+{
+	bool trace = !strcmp(shape, "trace");
+	if (!trace && strcmp(shape, "cold"))
+		die("ir-cfi: shape is cold or trace", -1);
+	size_t n = base + 1024;
+	uint8_t *r =
+		mmap(NULL, n * CFI_STRIDE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	cfi_ranges = calloc(n, sizeof *cfi_ranges);
+	if (r == MAP_FAILED || !cfi_ranges || n > R_slots)
+		die("ir-cfi: out of memory", -1);
+	cfi_top = r + n * CFI_STRIDE;
+	for (size_t i = 0; i < n; i++) /* names made outside the count */
+		snprintf(names[i], sizeof names[i], trace ? "py:f (t.py:%zu)" : "py:cold exit %zu", i);
+	ju_ctx *c = open_ctx(mask);
+	fill_cfi(c, 0, base, 1, trace);
+	measured_publish_cfi(c, base, batch, trace);
+	ju_unpublish_all(c);
+	ju_close(c);
+}
+
 /* The GDB JIT interface's list, as the GDB manual defines it. */
 extern struct jit_descriptor __jit_debug_descriptor;
 
@@ -592,6 +706,8 @@ int main(int argc, char **argv)
 		bench_rows[r] = (ju_line){ r * 4, 10 + r };
 	if ((!strcmp(argv[1], "ir") && argc == 5) || (!strcmp(argv[1], "ir-backtrace") && argc >= 3))
 		max = strtoul(argv[2], NULL, 10);
+	if (!strcmp(argv[1], "ir-cfi") && argc == 6)
+		max = strtoul(argv[3], NULL, 10);
 	R_slots = max + 8192;
 	R = mmap(NULL, R_slots * SLOT, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	names = calloc(R_slots, sizeof *names);
@@ -609,6 +725,8 @@ int main(int argc, char **argv)
 		bench_ir_backtrace(strtoul(argv[2], NULL, 10));
 	} else if (!strcmp(argv[1], "ir") && argc == 5) {
 		bench_ir(max, strtoul(argv[3], NULL, 10), (uint32_t)strtoul(argv[4], NULL, 0));
+	} else if (!strcmp(argv[1], "ir-cfi") && argc == 6) {
+		bench_ir_cfi(argv[2], max, strtoul(argv[4], NULL, 10), (uint32_t)strtoul(argv[5], NULL, 0));
 	} else if (!strcmp(argv[1], "churn")) {
 		bench_churn(max);
 	} else if (!strcmp(argv[1], "collect")) {

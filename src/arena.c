@@ -398,21 +398,21 @@ static bool claim_ok(const reuse_set *rs, size_t j)
 static int plan_reuse(struct ju_ctx *ctx, const blob_rec *recs, size_t n, const uint8_t *stage, reuse_set *rs)
 {
 	*rs = (reuse_set){ .stage = stage };
-	if (!ctx->n_arenas || getenv("NOREUSE"))
+	if (!ctx->n_arenas || ctx->no_reuse)
 		return 0;
-	reuse_item *it = ju__malloc(n * sizeof *it);
-	bool *ok = ju__malloc(n * sizeof *ok);
-	if (!it || !ok) {
-		free(it);
-		free(ok);
-		return JU_FAIL(JU_ENOMEM, "out of memory planning a publish of %zu blobs", n);
-	}
+	/* the claims, then a flag per claim; allocated at the first blob that
+	 * lands in an arena (code that grows past the arenas never does) */
+	reuse_item *it = NULL;
+	bool *ok = NULL;
 	size_t m = 0;
 	for (size_t j = 0; j < n; j++) {
 		const blob_rec *r = &recs[j];
 		size_t i = first_ending_after(ctx, r->start);
 		if (i == ctx->n_arenas || ctx->arenas[i]->lo > r->start)
 			continue;
+		if (!it && !(it = ju__malloc(n * (sizeof *it + sizeof *ok))))
+			return JU_FAIL(JU_ENOMEM, "out of memory planning a publish of %zu blobs", n);
+		ok = (bool *)(void *)(it + n);
 		arena *a = ctx->arenas[i];
 		size_t c = last_starting_at(a, r->start);
 		/* the freed blob it starts in, else the freed one just after it */
@@ -433,7 +433,6 @@ static int plan_reuse(struct ju_ctx *ctx, const blob_rec *recs, size_t n, const 
 	for (size_t j = 0; j < m; j++)
 		if (ok[j])
 			it[kept++] = it[j];
-	free(ok);
 	rs->n = kept;
 	if (!kept) {
 		free(it);
@@ -1051,4 +1050,5 @@ static int relog(struct ju_ctx *ctx, ju_log_fn *log)
 const ju_live_ops arena_live = {
 	.relog = relog,
 	.next_live = next_live,
+	.find = arena_find,
 };

@@ -149,13 +149,84 @@ static void region_program(const ju_arch *a, byte_buf *b, const ju_frame *f)
 		cfi_offset(a, b, f->u.region.saved[i].reg, f->u.region.saved[i].cfa_offset);
 }
 
-/* What a scan of one range's instructions found (scan_insns, below). */
-struct insn_scan {
-	uint64_t end_loc;    /* offset reached by its advances */
-	uint64_t touched[2]; /* registers it gave a rule to (bit per DWARF number) */
-};
 static int scan_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len, char *msg, size_t msglen,
 		      struct insn_scan *out);
+
+void cfi_memo_init(cfi_memo *m)
+{
+	memset(m->slot, 0, sizeof m->slot);
+	m->n = 0;
+	m->call = 0;
+}
+
+void cfi_memo_call(cfi_memo *m)
+{
+	m->call++;
+}
+
+/* The slot of the table for instructions at p, n bytes: the one holding
+ * them, or the empty one where they go (the table always has one). */
+static size_t memo_slot(const cfi_memo *m, const uint8_t *p, size_t n)
+{
+	enum { MASK = CFI_MEMO_SLOTS - 1 };
+	uint64_t h = ((uint64_t)(uintptr_t)p ^ n) * 0x9e3779b97f4a7c15ull;
+	size_t at = (size_t)(h >> 40) & MASK;
+	for (uint8_t e; (e = m->slot[at]) && (m->entry[e - 1].p != p || m->entry[e - 1].n != n);)
+		at = (at + 1) & MASK;
+	return at;
+}
+
+/* scan_insns, remembered (cfi_memo): a list that passed is not read again,
+ * but for its bytes when it was checked in another call; its end offset is
+ * compared with each range's length, as the scan would.  A failure scans
+ * again, for the message.  `m` may be NULL. */
+static int scan_memo(const ju_arch *a, cfi_memo *m, const uint8_t *p, size_t n, uint64_t len, char *msg,
+		     size_t msglen, struct insn_scan *out)
+{
+	if (!m || !n)
+		return scan_insns(a, p, n, len, msg, msglen, out);
+	size_t at = memo_slot(m, p, n);
+	struct cfi_memo_entry *e = m->slot[at] ? &m->entry[m->slot[at] - 1] : NULL;
+	if (e && (e->call == m->call || (n <= CFI_MEMO_COPY && !memcmp(e->copy, p, n)))) {
+		e->call = m->call;
+		*out = e->scan;
+		if (out->end_loc <= len)
+			return 0; /* advances only add: no offset on the way went past len */
+		return scan_insns(a, p, n, len, msg, msglen, out);
+	}
+	int err = scan_insns(a, p, n, len, msg, msglen, out);
+	if (err)
+		return err;
+	if (!e) {
+		if (m->n == CFI_MEMO_SLOTS - 1) { /* full: start again (call numbers go on) */
+			memset(m->slot, 0, sizeof m->slot);
+			m->n = 0;
+			at = memo_slot(m, p, n);
+		}
+		e = &m->entry[m->n];
+		m->slot[at] = (uint8_t)++m->n;
+	}
+	*e = (struct cfi_memo_entry){ .p = p, .n = n, .call = m->call, .scan = *out };
+	if (n <= CFI_MEMO_COPY)
+		memcpy(e->copy, p, n);
+	return 0;
+}
+
+/* At a range boundary, "unchanged" for every register the range before
+ * gave a rule to and for the return address, in register order, but where
+ * the CIE's initial instructions (written just before) gave the rule
+ * again. */
+static void same_values(const ju_arch *a, byte_buf *b, const struct insn_scan *prev)
+{
+	uint64_t set[2] = { prev->touched[0], prev->touched[1] };
+	if (a->ra_reg < 128 && !a->ra_rule_in_cie)
+		set[a->ra_reg / 64] |= (uint64_t)1 << (a->ra_reg % 64);
+	else if (a->ra_reg < 128)
+		set[a->ra_reg / 64] &= ~((uint64_t)1 << (a->ra_reg % 64));
+	for (unsigned w = 0; w < 2; w++)
+		for (uint64_t bits = set[w]; bits; bits &= bits - 1)
+			cfi_same_value(b, w * 64 + (unsigned)__builtin_ctzll(bits));
+}
 
 /* Raw CFI ranges become one FDE, from the first range's start to the last
  * one's end.  Debuggers look a function's FDE up by its first instruction
@@ -166,7 +237,7 @@ static int scan_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len
  * reset; a gap between ranges gets an undefined return address, "no unwind
  * information here", as no FDE would say. */
 static void cfi_ranges_program(const ju_arch *a, byte_buf *b, size_t cie_off, cfi_enc enc, uint64_t base,
-			       uint64_t start, const ju_frame *f, const uint64_t *lsda)
+			       uint64_t start, const ju_frame *f, const uint64_t *lsda, cfi_memo *memo)
 {
 	const ju_cfi_range *r = f->u.cfi.ranges;
 	size_t n = f->u.cfi.n;
@@ -175,6 +246,12 @@ static void cfi_ranges_program(const ju_arch *a, byte_buf *b, size_t cie_off, cf
 	uint64_t at = r[0].start; /* offset in the blob the program has reached */
 	struct insn_scan prev = { 0 };
 	char msg[160];
+	/* the CIE's initial instructions, written at every boundary */
+	uint8_t initial[32];
+	byte_buf ib;
+	buf_init(&ib, initial, sizeof initial);
+	if (n > 1)
+		a->cie_initial(a, &ib);
 	for (size_t i = 0; i < n; i++) {
 		if (i) {
 			cfi_advance(a, b, (uint32_t)(r[i].start - at));
@@ -183,18 +260,13 @@ static void cfi_ranges_program(const ju_arch *a, byte_buf *b, size_t cie_off, cf
 			 * Not DW_CFA_restore: libgcc takes it as "unchanged" even for
 			 * the return address (a loop: the RA becomes the pc), and
 			 * lldb-16 ignores it for registers the CIE leaves alone. */
-			a->cie_initial(a, b);
-			for (unsigned reg = 0; reg < 128; reg++) {
-				if (!(prev.touched[reg / 64] >> (reg % 64) & 1) && reg != a->ra_reg)
-					continue;
-				if (reg == a->ra_reg && a->ra_rule_in_cie)
-					continue; /* cie_initial gave it its rule again */
-				cfi_same_value(b, reg);
-			}
+			buf_bytes(b, initial, ib.len);
+			same_values(a, b, &prev);
 			at = r[i].start;
 		}
 		struct insn_scan scan;
-		if (scan_insns(a, r[i].insns, r[i].len, r[i].end - r[i].start, msg, sizeof msg, &scan)) {
+		if (!buf_ok(&ib) ||
+		    scan_memo(a, memo, r[i].insns, r[i].len, r[i].end - r[i].start, msg, sizeof msg, &scan)) {
 			b->failed = true; /* cfi_check_frame let it through: cannot happen */
 			return;
 		}
@@ -212,7 +284,8 @@ static void cfi_ranges_program(const ju_arch *a, byte_buf *b, size_t cie_off, cf
 }
 
 void cfi_write_blob_fdes(const ju_arch *a, byte_buf *b, size_t cie_off, cfi_enc enc, uint64_t base,
-			 uint64_t start, uint64_t size, const ju_frame *f, const uint64_t *lsda)
+			 uint64_t start, uint64_t size, const ju_frame *f, const uint64_t *lsda,
+			 cfi_memo *memo)
 {
 	size_t entry;
 	switch (f->kind) {
@@ -230,7 +303,7 @@ void cfi_write_blob_fdes(const ju_arch *a, byte_buf *b, size_t cie_off, cfi_enc 
 		region_program(a, b, f);
 		eh_entry_end(b, entry);
 		break;
-	case JU_FRAME_CFI: cfi_ranges_program(a, b, cie_off, enc, base, start, f, lsda); break;
+	case JU_FRAME_CFI: cfi_ranges_program(a, b, cie_off, enc, base, start, f, lsda, memo); break;
 	default: b->failed = true;
 	}
 }
@@ -329,7 +402,8 @@ static int check_region(const ju_arch *a, const ju_frame *f, char *msg, size_t m
 	return 0;
 }
 
-static int check_cfi(const ju_arch *a, const ju_frame *f, uint64_t size, char *msg, size_t msglen)
+static int check_cfi(const ju_arch *a, const ju_frame *f, uint64_t size, cfi_memo *memo, char *msg,
+		     size_t msglen)
 {
 	CHECK(f->u.cfi.n > 0 && f->u.cfi.ranges, "CFI frame: no ranges given");
 	uint32_t at = 0;
@@ -343,7 +417,8 @@ static int check_cfi(const ju_arch *a, const ju_frame *f, uint64_t size, char *m
 		CHECK(r->len <= 65536, "CFI frame: range %zu has %zu bytes of instructions (max 65536)", i,
 		      r->len);
 		char sub[160];
-		if (cfi_check_insns(a, r->insns, r->len, r->end - r->start, sub, sizeof sub) < 0) {
+		struct insn_scan scan;
+		if (scan_memo(a, memo, r->insns, r->len, r->end - r->start, sub, sizeof sub, &scan) < 0) {
 			snprintf(msg, msglen, "CFI frame: range %zu: %s", i, sub);
 			return JU_ECFI;
 		}
@@ -352,13 +427,14 @@ static int check_cfi(const ju_arch *a, const ju_frame *f, uint64_t size, char *m
 	return 0;
 }
 
-int cfi_check_frame(const ju_arch *a, const ju_frame *f, uint64_t size, char *msg, size_t msglen)
+int cfi_check_frame(const ju_arch *a, const ju_frame *f, uint64_t size, cfi_memo *memo, char *msg,
+		    size_t msglen)
 {
 	switch (f->kind) {
 	case JU_FRAME_LEAF: return 0;
 	case JU_FRAME_FP: return check_fp(a, f, size, msg, msglen);
 	case JU_FRAME_REGION: return check_region(a, f, msg, msglen);
-	case JU_FRAME_CFI: return check_cfi(a, f, size, msg, msglen);
+	case JU_FRAME_CFI: return check_cfi(a, f, size, memo, msg, msglen);
 	default:
 		snprintf(msg, msglen, "frame kind %d is not one of JU_FRAME_LEAF/FP/REGION/CFI",
 			 (int)f->kind);
@@ -389,6 +465,44 @@ static bool sets_rule(uint8_t op)
 	}
 }
 
+/* Check the instruction at byte `at` (read through r) and note what it
+ * does: its advance in *advance, a rule given in out->touched, a state
+ * remembered in *depth.  0, or -1 with a message. */
+static int check_insn(const ju_arch *a, byte_rd *r, size_t at, int *depth, struct insn_scan *out,
+		      uint64_t *advance, char *msg, size_t msglen)
+{
+	uint8_t op = r->p[0];
+	cfa_insn in;
+	/* DW_CFA_set_loc depends on the pointer encoding (omitted here);
+	 * vendor opcodes (DW_CFA_low_user..high_user, the GNU ones
+	 * included) mean nothing to some unwinders. */
+	bool known = cfa_next(r, DW_EH_PE_omit, &in);
+	if (r->failed) {
+		snprintf(msg, msglen, "instructions end in the middle of an operand");
+		return -1;
+	}
+	if (!known || (in.op >= DW_CFA_low_user && in.op <= DW_CFA_high_user)) {
+		snprintf(msg, msglen, "unsupported CFA opcode 0x%02x at byte %zu", op, at);
+		return -1;
+	}
+	if (in.op == DW_CFA_remember_state)
+		++*depth;
+	if (in.op == DW_CFA_restore_state && --*depth < 0) {
+		snprintf(msg, msglen, "DW_CFA_restore_state at byte %zu without a remember_state", at);
+		return -1;
+	}
+	if (in.reg >= a->n_regs || in.reg2 >= a->n_regs) {
+		snprintf(msg, msglen,
+			 "opcode 0x%02x at byte %zu names a register that is not a %s DWARF register", op, at,
+			 a->name);
+		return -1;
+	}
+	if (sets_rule(in.op) && in.reg < 128)
+		out->touched[in.reg / 64] |= (uint64_t)1 << (in.reg % 64);
+	*advance = in.advance;
+	return 0;
+}
+
 static int scan_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len, char *msg, size_t msglen,
 		      struct insn_scan *out)
 {
@@ -397,36 +511,16 @@ static int scan_insns(const ju_arch *a, const uint8_t *p, size_t n, uint64_t len
 	int depth = 0;
 	memset(out, 0, sizeof *out);
 	for (size_t at = 0; at < n; at = rd_pos(&r)) {
-		uint8_t op = p[at];
-		cfa_insn in;
-		/* DW_CFA_set_loc depends on the pointer encoding (omitted here);
-		 * vendor opcodes (DW_CFA_low_user..high_user, the GNU ones
-		 * included) mean nothing to some unwinders. */
-		bool known = cfa_next(&r, DW_EH_PE_omit, &in);
-		if (r.failed) {
-			snprintf(msg, msglen, "instructions end in the middle of an operand");
+		uint64_t advance;
+		if ((p[at] & 0xc0) == DW_CFA_advance_loc) {
+			/* A third of a compiler's instructions, with an operand that
+			 * needs no check but its reach: taken here, not decoded. */
+			rd_u8(&r);
+			advance = p[at] & 0x3f;
+		} else if (check_insn(a, &r, at, &depth, out, &advance, msg, msglen)) {
 			return -1;
 		}
-		if (!known || (in.op >= DW_CFA_low_user && in.op <= DW_CFA_high_user)) {
-			snprintf(msg, msglen, "unsupported CFA opcode 0x%02x at byte %zu", op, at);
-			return -1;
-		}
-		if (in.op == DW_CFA_remember_state)
-			depth++;
-		if (in.op == DW_CFA_restore_state && --depth < 0) {
-			snprintf(msg, msglen, "DW_CFA_restore_state at byte %zu without a remember_state",
-				 at);
-			return -1;
-		}
-		if (in.reg >= a->n_regs || in.reg2 >= a->n_regs) {
-			snprintf(msg, msglen,
-				 "opcode 0x%02x at byte %zu names a register that is not a %s DWARF register",
-				 op, at, a->name);
-			return -1;
-		}
-		if (sets_rule(in.op) && in.reg < 128)
-			out->touched[in.reg / 64] |= (uint64_t)1 << (in.reg % 64);
-		loc += in.advance * a->code_align;
+		loc += advance * a->code_align;
 		if (loc > len) {
 			snprintf(msg, msglen,
 				 "advance at byte %zu reaches offset %llu, past the range (%llu bytes)", at,

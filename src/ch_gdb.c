@@ -46,6 +46,10 @@
  * or later, can lie inside a run's range: every page of it holds a byte of
  * one of its blobs.  JITs that pack their code (the common case) keep one
  * image per chunk.
+ *
+ * When arenas are merged or split, a run whose blobs all come through keeps
+ * its entry and image: the new arena adopts it (adoptable_run) rather than
+ * building the same bytes again, and debuggers hear only of what changed.
  */
 #include "formats/clock.h"
 #include "formats/elfhdr.h"
@@ -372,6 +376,13 @@ struct gdb_chunk {
 	struct gdb_chunk *grave_next;
 	uint64_t retired_ns;
 	struct chunk_slab *slab; /* where it lives (chunk_alloc) */
+	uint32_t n_recs;         /* blobs in the run's image */
+	/* A run that a new arena, not yet swapped in, takes over from the arena
+	 * it replaces (adoptable_run): 1 while it is also on the new arena's
+	 * list, where adopt_next, not run_next, leads on; 2 once the swap took
+	 * it off its old chunk's list. */
+	uint8_t adopting;
+	struct gdb_chunk *adopt_next;
 };
 _Static_assert(offsetof(struct gdb_chunk, entry) == 0, "the entry starts the block");
 
@@ -500,11 +511,17 @@ static size_t n_chunks_of(const arena *a)
 }
 
 /* Free a chunk that is not on the list, with its runs; tell outside readers
- * first if it was.  With gdb_lock held, or on a chunk never linked. */
+ * first if it was.  With gdb_lock held, or on a chunk never linked.  Runs a
+ * new arena was to adopt stay with their arena. */
 static void free_chunk(struct gdb_chunk *g)
 {
 	while (g) {
-		struct gdb_chunk *next = g->run_next;
+		struct gdb_chunk *next = g->adopting ? g->adopt_next : g->run_next;
+		if (g->adopting) { /* its old arena's still */
+			g->adopting = 0;
+			g = next;
+			continue;
+		}
 		if (g->unlink_seq && __atomic_load_n(&mode, __ATOMIC_RELAXED) != DESC_FOREIGN)
 			publish_reclaim(desc(), g->unlink_seq);
 		free(g->image);
@@ -557,15 +574,85 @@ static int build_run(const struct ju_ctx *ctx, const src_rec *src, size_t n, str
 	g->entry.symfile_size = g->size;
 	g->entry.code_lo = src[0].rec->start;
 	g->entry.code_hi = hi;
+	g->n_recs = (uint32_t)n;
 	*out = g;
 	return 0;
 }
 
+/* Where the last run adopted ended: the next run usually comes from the same
+ * arena, from there on. */
+typedef struct adopt_cursor {
+	arena *a;
+	size_t k;
+	struct gdb_chunk *run; /* the run adopted last, in a */
+} adopt_cursor;
+
+/* The run of a committed arena whose image holds exactly the blobs of
+ * src[0..n) (a run of an arena being built from it), or NULL.
+ *
+ * An image is a function of its blobs alone (their records, FDEs, names and
+ * lines; the CIEs they name, which keep their order): the same blobs give
+ * the same bytes, but for .eh_frame's sh_addr, the image's own address, so
+ * the old image serves as it is, at its address.  Arenas are rebuilt by
+ * merges (binary-counter merging rebuilds each blob about log2(n) times)
+ * and splits, so most runs of a JIT whose code lies apart (CPython's cold
+ * exits and traces, each its own mmap: a run each) come through unchanged,
+ * and building their images again was most of a publish.  gdb and lldb are
+ * told nothing about a run that stays.
+ *
+ * The run found starts at src[0], ends where src[n - 1] ends and was built
+ * from n blobs, which were the live ones of its chunk in that range; the
+ * blobs of src are n live records of the same arena in that chunk and
+ * range.  Records only die (a reused slot rebuilds its chunk), so those
+ * are the same n blobs. */
+static struct gdb_chunk *adoptable_run(struct ju_ctx *ctx, adopt_cursor *cur, const src_rec *src, size_t n,
+				       uint64_t hi)
+{
+	arena *a = cur->a;
+	size_t k = cur->k;
+	while (a && k < a->n && (a->recs[k].flags & REC_DEAD))
+		k++;
+	if (!a || k == a->n || a->recs[k].start != src[0].rec->start) {
+		const blob_rec *first = ctx->live->find(ctx, src[0].rec->start, &a);
+		if (!first)
+			return NULL;
+		k = (size_t)(first - a->recs);
+	}
+	const blob_rec *first = &a->recs[k];
+	size_t c = k / CHUNK;
+	if (!a->gdb)
+		return NULL;
+	if (c >= a->gdb->n_chunks)
+		return NULL;
+	struct gdb_chunk *g = cur->a == a && cur->run ? cur->run->run_next : NULL;
+	if (!g || g->entry.code_lo != first->start) /* not the run after the last one */
+		for (g = a->gdb->chunk[c]; g && g->entry.code_lo != first->start;)
+			g = g->run_next;
+	if (!g || g->adopting || g->entry.code_hi != hi || g->n_recs != n)
+		return NULL;
+	size_t end = (c + 1) * CHUNK < a->n ? (c + 1) * CHUNK : a->n, j = 0;
+	for (; k < end && j < n; k++) {
+		const blob_rec *r = &a->recs[k];
+		if (r->flags & REC_DEAD)
+			continue;
+		if (r->start != src[j].rec->start || r->size != src[j].rec->size)
+			return NULL;
+		j++;
+	}
+	if (j < n)
+		return NULL;
+	*cur = (adopt_cursor){ a, k, g };
+	return g;
+}
+
 /* The image of chunk c of a, with the live records and, in place of freed
  * ones, the reuse items it[0..n_it) (increasing k, all in this chunk): one
- * image per run of it (see the top of this file), linked by run_next. */
-static int build_chunk(const struct ju_ctx *ctx, const arena *a, size_t c, const reuse_item *it, size_t n_it,
-		       const uint8_t *stage, struct gdb_chunk **out)
+ * image per run of it (see the top of this file), linked by run_next.  With
+ * `adopt` (a new arena, swapped in by gdb_swap), a run that an arena it
+ * replaces has already is put on the list instead (adoptable_run), linked
+ * through adopt_next until the swap. */
+static int build_chunk(struct ju_ctx *ctx, const arena *a, size_t c, const reuse_item *it, size_t n_it,
+		       const uint8_t *stage, adopt_cursor *adopt, struct gdb_chunk **out)
 {
 	*out = NULL;
 	size_t k0 = c * CHUNK, k1 = k0 + CHUNK < a->n ? k0 + CHUNK : a->n;
@@ -580,8 +667,21 @@ static int build_chunk(const struct ju_ctx *ctx, const arena *a, size_t c, const
 	struct gdb_chunk *first = NULL, **tail = &first;
 	for (size_t i0 = 0; i0 < n;) {
 		size_t i1 = i0 + 1;
+		uint64_t hi = 0;
 		while (i1 < n && !page_between(src[i1 - 1].rec, src[i1].rec))
 			i1++;
+		for (size_t i = i0; i < i1; i++)
+			if (src[i].rec->start + src[i].rec->size > hi)
+				hi = src[i].rec->start + src[i].rec->size;
+		struct gdb_chunk *old = adopt ? adoptable_run(ctx, adopt, src + i0, i1 - i0, hi) : NULL;
+		if (old) {
+			old->adopting = 1;
+			old->adopt_next = NULL;
+			*tail = old;
+			tail = &old->adopt_next;
+			i0 = i1;
+			continue;
+		}
 		int err = build_run(ctx, src + i0, i1 - i0, tail);
 		if (err) {
 			free_chunk(first);
@@ -645,30 +745,39 @@ static void change_begin(struct ju_ctx *ctx, change *ch)
 	}
 }
 
+/* Link (unlink) the entry of one run. */
+static void link_run(change *ch, struct gdb_chunk *g)
+{
+	g->entry.reg_seq = ch->end;
+	g->entry.reg_time_ns = ch->now;
+	if (!ch->ext && anchored > 0)
+		link_behind_anchor(&g->entry);
+	else
+		link_entry(ch->d, &g->entry);
+	notify(ch->d, &g->entry, GDBJIT_REGISTER_FN);
+	ch->delta++;
+}
+
+static void unlink_run(change *ch, struct gdb_chunk *g)
+{
+	unlink_entry(ch->d, &g->entry);
+	notify(ch->d, &g->entry, GDBJIT_UNREGISTER_FN);
+	/* a foreign descriptor has no seq: any nonzero mark will do */
+	g->unlink_seq = ch->ext ? ch->end : 1;
+	ch->delta--;
+}
+
 /* Link (unlink) a chunk: the entry of each of its runs. */
 static void change_link(change *ch, struct gdb_chunk *g)
 {
-	for (; g; g = g->run_next) {
-		g->entry.reg_seq = ch->end;
-		g->entry.reg_time_ns = ch->now;
-		if (!ch->ext && anchored > 0)
-			link_behind_anchor(&g->entry);
-		else
-			link_entry(ch->d, &g->entry);
-		notify(ch->d, &g->entry, GDBJIT_REGISTER_FN);
-		ch->delta++;
-	}
+	for (; g; g = g->run_next)
+		link_run(ch, g);
 }
 
 static void change_unlink(change *ch, struct gdb_chunk *g)
 {
-	for (; g; g = g->run_next) {
-		unlink_entry(ch->d, &g->entry);
-		notify(ch->d, &g->entry, GDBJIT_UNREGISTER_FN);
-		/* a foreign descriptor has no seq: any nonzero mark will do */
-		g->unlink_seq = ch->ext ? ch->end : 1;
-		ch->delta--;
-	}
+	for (; g; g = g->run_next)
+		unlink_run(ch, g);
 }
 
 static uint64_t head_left; /* see note_foreign_writer */
@@ -769,8 +878,9 @@ static int gdb_prepare(struct ju_ctx *ctx, arena *a)
 	if (!r)
 		return JU_FAIL(JU_ENOMEM, "out of memory for gdb entries");
 	r->n_chunks = (uint32_t)n;
+	adopt_cursor cur = { NULL, 0, NULL };
 	for (size_t c = 0; c < n; c++) {
-		int err = build_chunk(ctx, a, c, NULL, 0, NULL, &r->chunk[c]);
+		int err = build_chunk(ctx, a, c, NULL, 0, NULL, &cur, &r->chunk[c]);
 		if (err) {
 			while (c-- > 0)
 				free_chunk(r->chunk[c]);
@@ -828,19 +938,71 @@ static void note_foreign_writer(struct ju_ctx *ctx, gdbjit_descriptor *d)
 /* New images first, then the old ones go: a debugger briefly sees both,
  * which is harmless, and never sees neither.  One change of seq covers the
  * whole swap, so outside readers see the arena set switch at once. */
+/* The runs of arenas arr[0..n), chunk by chunk, through each run's link
+ * (so that the visit may take the run out of its list or put another in its
+ * place). */
+#define EACH_RUN_SLOT(arr, n, pp)                                                                            \
+	for (size_t i_ = 0; i_ < (n); i_++)                                                                  \
+		for (size_t c_ = 0; (arr)[i_]->gdb && c_ < (arr)[i_]->gdb->n_chunks; c_++)                   \
+			for (struct gdb_chunk **pp = &(arr)[i_]->gdb->chunk[c_]; *pp;)
+
+/* Take the runs the new arenas adopt off their old chunks' lists (they stay
+ * linked on the descriptor's); unlink the others. */
+static void unlink_old(change *ch, arena *const *del, size_t n_del)
+{
+	EACH_RUN_SLOT(del, n_del, pp)
+	{
+		struct gdb_chunk *g = *pp;
+		if (g->adopting == 1) {
+			g->adopting = 2;
+			*pp = g->run_next;
+			continue;
+		}
+		unlink_run(ch, g);
+		pp = &g->run_next;
+	}
+}
+
+/* Link the new arenas' lists through run_next again.  A run whose old arena
+ * was not in the swap (which the build never makes) is left out: its blobs
+ * are unnamed, never named twice. */
+static void take_adopted(arena *const *add, size_t n_add)
+{
+	EACH_RUN_SLOT(add, n_add, pp)
+	{
+		struct gdb_chunk *g = *pp;
+		if (!g->adopting) {
+			pp = &g->run_next;
+			continue;
+		}
+		bool taken = g->adopting == 2;
+		g->adopting = 0;
+		if (taken) {
+			g->run_next = g->adopt_next;
+			pp = &g->run_next;
+		} else {
+			*pp = g->adopt_next;
+		}
+	}
+}
+
 static void gdb_swap(struct ju_ctx *ctx, arena *const *add, size_t n_add, arena *const *del, size_t n_del)
 {
 	pthread_mutex_lock(&gdb_lock);
 	change ch;
 	change_begin(ctx, &ch);
-	for (size_t k = 0; k < n_add; k++)
-		if (add[k]->gdb)
-			for (size_t c = 0; c < add[k]->gdb->n_chunks; c++)
-				change_link(&ch, add[k]->gdb->chunk[c]);
-	for (size_t i = 0; i < n_del; i++)
-		if (del[i]->gdb)
-			for (size_t c = 0; c < del[i]->gdb->n_chunks; c++)
-				change_unlink(&ch, del[i]->gdb->chunk[c]);
+	EACH_RUN_SLOT(add, n_add, pp)
+	{
+		struct gdb_chunk *g = *pp;
+		if (g->adopting) {
+			pp = &g->adopt_next;
+			continue;
+		}
+		link_run(&ch, g);
+		pp = &g->run_next;
+	}
+	unlink_old(&ch, del, n_del);
+	take_adopted(add, n_add);
 	change_end(&ch);
 	pthread_mutex_unlock(&gdb_lock);
 }
@@ -875,7 +1037,7 @@ static void gdb_blobs_dead(struct ju_ctx *ctx, arena *a, const uint32_t *ks, siz
 			m = 0;
 		}
 		sw[m] = (chunk_swap){ a, c, NULL };
-		if (build_chunk(ctx, a, c, NULL, 0, NULL, &sw[m].g))
+		if (build_chunk(ctx, a, c, NULL, 0, NULL, NULL, &sw[m].g))
 			say_no_memory(ctx);
 		m++;
 	}
@@ -906,7 +1068,7 @@ static int gdb_reuse_prepare(struct ju_ctx *ctx, reuse_set *rs)
 			j1++;
 		if (a->gdb) {
 			sw[m] = (chunk_swap){ a, c, NULL };
-			int err = build_chunk(ctx, a, c, &rs->it[j], j1 - j, rs->stage, &sw[m].g);
+			int err = build_chunk(ctx, a, c, &rs->it[j], j1 - j, rs->stage, NULL, &sw[m].g);
 			if (err) {
 				pthread_mutex_lock(&gdb_lock);
 				while (m-- > 0)

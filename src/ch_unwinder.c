@@ -89,7 +89,7 @@ static size_t probe_section(const ju_arch *arch, uint8_t *out, size_t cap, const
 	const ju_frame leaf = { .kind = JU_FRAME_LEAF };
 	for (size_t i = 0; i < n; i++)
 		cfi_write_blob_fdes(arch, &b, cie, CFI_ENC_ABS8, 0, (uintptr_t)probe_code + ranges[i][0],
-				    ranges[i][1] - ranges[i][0], &leaf, NULL);
+				    ranges[i][1] - ranges[i][0], &leaf, NULL, NULL);
 	buf_u32(&b, 0);
 	return buf_ok(&b) ? b.len : 0;
 }

@@ -164,7 +164,8 @@ static int check_inlines(const ju_blob *b, size_t i)
 	return 0;
 }
 
-static int check_blob(const struct ju_ctx *ctx, const ju_blob *b, size_t i)
+/* `memo` (or NULL) keeps the scans of CFI instruction lists for stage(). */
+static int check_blob(const struct ju_ctx *ctx, const ju_blob *b, size_t i, cfi_memo *memo)
 {
 	if (!b->start)
 		return JU_FAIL(JU_EINVAL, "blob %zu: start is NULL", i);
@@ -179,7 +180,7 @@ static int check_blob(const struct ju_ctx *ctx, const ju_blob *b, size_t i)
 	if (err)
 		return err;
 	char msg[200];
-	if (cfi_check_frame(ctx->arch, &b->frame, b->size, msg, sizeof msg))
+	if (cfi_check_frame(ctx->arch, &b->frame, b->size, memo, msg, sizeof msg))
 		return JU_FAIL(JU_ECFI, "blob %zu (%s): %s", i, b->name, msg);
 	if (b->lsda && !b->personality)
 		return JU_FAIL(JU_EINVAL,
@@ -216,8 +217,7 @@ typedef struct staged {
 static void stage_free(staged *s)
 {
 	buf_free(&s->buf);
-	free(s->recs);
-	free(s->order);
+	free(s->recs); /* order is in the same block */
 }
 
 typedef struct keyed {
@@ -286,13 +286,16 @@ static long cie_of(struct ju_ctx *ctx, const ju_blob *b)
 	return (long)ctx->n_cies;
 }
 
-static int stage(struct ju_ctx *ctx, const ju_blob *blobs, size_t n, staged *s)
+static int stage(struct ju_ctx *ctx, const ju_blob *blobs, size_t n, cfi_memo *memo, staged *s)
 {
 	memset(s, 0, sizeof *s);
 	buf_init_grow(&s->buf, BUF_UNBOUNDED);
-	s->recs = ju__malloc(n * sizeof *s->recs);
-	s->order = ju__malloc(n * sizeof *s->order);
-	if (!s->recs || !s->order || sort_order(blobs, n, s->order))
+	_Static_assert(sizeof(blob_rec) % _Alignof(size_t) == 0, "order follows the records");
+	s->recs = ju__malloc(n * (sizeof *s->recs + sizeof *s->order));
+	if (!s->recs)
+		goto oom;
+	s->order = (size_t *)(void *)(s->recs + n);
+	if (sort_order(blobs, n, s->order))
 		goto oom;
 	/* No CIE here: image_build points each FDE at its image's CIE. */
 	const size_t cie = 0;
@@ -316,7 +319,7 @@ static int stage(struct ju_ctx *ctx, const ju_blob *blobs, size_t n, staged *s)
 		r->fde_off = (uint32_t)s->buf.len;
 		uint64_t lsda = (uintptr_t)b->lsda;
 		cfi_write_blob_fdes(ctx->arch, &s->buf, cie, CFI_ENC_ABS8, 0, r->start, r->size, &b->frame,
-				    b->lsda ? &lsda : NULL);
+				    b->lsda ? &lsda : NULL, memo);
 		r->fde_len = (uint32_t)(s->buf.len - r->fde_off);
 		if (b->n_lines && b->n_inlines) {
 			if (stage_guest_frames(&s->buf, b, r))
@@ -506,15 +509,40 @@ static void files_forget(struct ju_ctx *ctx, const uint64_t *starts, size_t n, b
 
 /* ---- the API --------------------------------------------------------------- */
 
+/* The context's table of checked CFI instruction lists (*out), for a call
+ * that publishes blobs[0..n); NULL while no blob has had raw CFI.  0 or
+ * JU_ENOMEM: like every allocation of a publish, a failed one fails it. */
+static int memo_for(struct ju_ctx *ctx, const ju_blob *blobs, size_t n, cfi_memo **out)
+{
+	*out = NULL;
+	if (!ctx->cfi_memo) {
+		size_t i = 0;
+		while (i < n && blobs[i].frame.kind != JU_FRAME_CFI)
+			i++;
+		if (i == n)
+			return 0;
+		if (!(ctx->cfi_memo = ju__malloc(sizeof *ctx->cfi_memo)))
+			return JU_FAIL(JU_ENOMEM, "out of memory for the table of checked CFI");
+		cfi_memo_init(ctx->cfi_memo);
+	}
+	cfi_memo_call(ctx->cfi_memo);
+	*out = ctx->cfi_memo;
+	return 0;
+}
+
 static int publish_locked(struct ju_ctx *ctx, const ju_blob *blobs, size_t n)
 {
+	cfi_memo *memo; /* the checks' scans, for stage() too */
+	int merr = memo_for(ctx, blobs, n, &memo);
+	if (merr)
+		return merr;
 	for (size_t i = 0; i < n; i++) {
-		int err = check_blob(ctx, &blobs[i], i);
+		int err = check_blob(ctx, &blobs[i], i, memo);
 		if (err)
 			return err;
 	}
 	staged s;
-	int err = stage(ctx, blobs, n, &s);
+	int err = stage(ctx, blobs, n, memo, &s);
 	if (err)
 		return err;
 	err = check_overlaps(ctx, blobs, &s, n);
@@ -611,14 +639,14 @@ int ju_room_after_sz(const ju_ctx *ctx, const ju_blob *user, size_t *room, size_
 	const ju_blob *blob = &in;
 	int err = ju__blob_in(user, blob_sz, 0, &in);
 	if (!err)
-		err = check_blob(ctx, blob, 0);
+		err = check_blob(ctx, blob, 0, NULL);
 	if (err)
 		return err;
 	byte_buf fde;
 	buf_init_grow(&fde, BUF_UNBOUNDED);
 	uint64_t lsda = (uintptr_t)blob->lsda;
 	cfi_write_blob_fdes(ctx->arch, &fde, 0, CFI_ENC_ABS8, 0, (uintptr_t)blob->start, blob->size,
-			    &blob->frame, blob->lsda ? &lsda : NULL);
+			    &blob->frame, blob->lsda ? &lsda : NULL, NULL);
 	uint64_t need = 0;
 	if (!buf_ok(&fde))
 		err = JU_FAIL(JU_ENOMEM, "out of memory for the FDEs of %s", blob->name);
@@ -1023,6 +1051,7 @@ int ju_open_sz(const ju_options *opt, ju_ctx **out, size_t opt_sz)
 	ctx->live = &arena_live;
 	ctx->opt = o;
 	ctx->pid = getpid();
+	ctx->no_reuse = getenv("NOREUSE") != NULL; /* read once: a publish is too hot for getenv */
 	if (o.jitdump_dir && !(ctx->jitdump_dir = ju__strdup(o.jitdump_dir))) {
 		free(ctx);
 		return JU_FAIL(JU_ENOMEM, "out of memory");
@@ -1092,6 +1121,7 @@ int ju_close(ju_ctx *ctx)
 	free(ctx->arenas);
 	free(ctx->jitdump_dir);
 	free(ctx->cies);
+	free(ctx->cfi_memo);
 	free(ctx);
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include <dwarf.h>
 #include <elf.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -702,7 +703,8 @@ static size_t plan_cies(const templates *tp, const cie_set *cies, const src_rec 
 
 static void plan(const templates *tp, const cie_set *cies, const src_rec *src, size_t n, layout *L)
 {
-	memset(L, 0, sizeof *L);
+	/* cie_off is read up to the context's CIEs only (plan_cies, write_image) */
+	memset(L, 0, offsetof(layout, cie_off) + (cies->n + 1) * sizeof L->cie_off[0]);
 	L->size[SEC_EH_FRAME] = tp->cie_len + plan_cies(tp, cies, src, n, L) + 4;
 	L->size[SEC_SYMTAB] = sizeof(Elf64_Sym);
 	L->size[SEC_STRTAB] = 1;

@@ -139,7 +139,7 @@ typedef struct blob_view {
 /* A file channel's sink for blob views: its log_blobs, or a collector. */
 typedef int ju_log_fn(struct ju_ctx *ctx, const blob_view *v, size_t n);
 
-/* What the file channels read of a context's live blobs.  arena.c drives
+/* What the channels read of a context's live blobs.  arena.c drives
  * the channels through the channel table, so they do not call it back by
  * name: ju_open hands each context arena.c's table (ctx->live). */
 typedef struct ju_live_ops {
@@ -149,6 +149,10 @@ typedef struct ju_live_ops {
 	/* The start of the first live blob at or after addr, or UINT64_MAX.
 	 * (Other contexts' blobs are not known here.) */
 	uint64_t (*next_live)(const struct ju_ctx *ctx, uint64_t addr);
+	/* The live blob that starts at `start` and its arena (arena_find): a
+	 * channel building a new arena's state looks there for what an arena
+	 * it replaces already has. */
+	blob_rec *(*find)(struct ju_ctx *ctx, uint64_t start, arena **where);
 } ju_live_ops;
 
 /* A publish that reuses freed slots in place (arena.c, "Reusing FDE
@@ -240,6 +244,8 @@ struct ju_ctx {
 	arena *grave_head, *grave_tail; /* retired arenas, oldest first (arena.c) */
 	size_t grave_bytes;             /* their images' bytes */
 	size_t n_live;                  /* published blobs */
+	bool no_reuse;                  /* NOREUSE was set at open: no blob takes a freed slot */
+	struct cfi_memo *cfi_memo;      /* raw CFI lists checked (cfi.h); made at the first */
 	pid_t pid;                      /* process the files belong to */
 	struct ju_ctx *next;            /* all contexts, for fork handling */
 	struct ju_ctx *cross_next;      /* all contexts, for overlap checks (core.c) */
@@ -250,7 +256,7 @@ struct ju_ctx {
 	struct jd_state *jd;
 	struct gdb_state *gdb;   /* images replaced one chunk at a time (ch_gdb.c) */
 	bool near_code_images;   /* allocate images within 2 GiB of code (libunwind) */
-	const ju_live_ops *live; /* the live blobs, for the file channels */
+	const ju_live_ops *live; /* the live blobs, for the channels */
 	/* The personality CIEs its blobs have used (blob_rec.cie), in the
 	 * order first used; never shrinks (JU_PERSONALITY_MAX at most). */
 	cie_key *cies;

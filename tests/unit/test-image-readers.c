@@ -438,7 +438,7 @@ static void aarch64_image(void)
 	const uint64_t base = 0x400000;
 	char msg[200];
 	for (int i = 0; i < 2; i++)
-		CHECK(cfi_check_frame(arch, &m[i].frame, m[i].size, msg, sizeof msg) == 0, "%s", msg);
+		CHECK(cfi_check_frame(arch, &m[i].frame, m[i].size, NULL, msg, sizeof msg) == 0, "%s", msg);
 	byte_buf st;
 	buf_init_grow(&st, BUF_UNBOUNDED);
 	size_t cie = cfi_write_cie(arch, &st, CFI_ENC_ABS8);
@@ -448,7 +448,7 @@ static void aarch64_image(void)
 		recs[i] = (blob_rec){ .start = base + m[i].at, .size = m[i].size };
 		recs[i].fde_off = (uint32_t)st.len;
 		cfi_write_blob_fdes(arch, &st, cie, CFI_ENC_ABS8, 0, recs[i].start, m[i].size, &m[i].frame,
-				    NULL);
+				    NULL, NULL);
 		recs[i].fde_len = (uint32_t)(st.len - recs[i].fde_off);
 		if (m[i].n_lines) {
 			recs[i].line_off = (uint32_t)st.len;
@@ -476,7 +476,7 @@ static void aarch64_image(void)
 	buf_free(&st);
 	/* misaligned offsets are refused on a fixed-width ISA */
 	ju_frame bad = { .kind = JU_FRAME_FP, .u.fp = { 1, 4, NULL, 0 } };
-	CHECK(cfi_check_frame(arch, &bad, 24, msg, sizeof msg) == JU_ECFI, "misaligned accepted");
+	CHECK(cfi_check_frame(arch, &bad, 24, NULL, msg, sizeof msg) == JU_ECFI, "misaligned accepted");
 }
 
 int main(void)
