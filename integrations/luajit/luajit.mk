@@ -60,7 +60,7 @@ $(LJ_MOD): $(LJ_OBJS) $(LIB_A) $(LJ)/jitunwind.map
 
 # The workloads' C side (tests/ljprobe.c), loaded with ffi.load: the
 # function a trace calls, which unwinds, waits, aborts or spins.
-$(LJ_PROBE): $(LJ)/tests/ljprobe.c
+$(LJ_PROBE): $(LJ)/tests/ljprobe.c tests/probe-frames.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -O1 -fPIC -shared -fno-omit-frame-pointer -o $@ $< -ldl
 

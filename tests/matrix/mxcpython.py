@@ -87,15 +87,18 @@ _build_lock = threading.Lock()
 def probe_dir(ctx, col, flavor):
     """The directory of _cpyprobe.so built for the column's interpreter
     (flavor nongnu: with nongnu libunwind, for unw_backtrace and unw_step),
-    built once (again when cpyprobe.c or the interpreter is newer)."""
+    built once (again when cpyprobe.c, tests/probe-frames.h or the
+    interpreter is newer)."""
     python = interpreter(ctx, col)
     if not python:
         raise Skip("%s is not built (make %s)" % (BUILD_OF[col.id], BUILD_OF[col.id]))
     src_c = os.path.join(CYT, "cpyprobe.c")
+    src_h = os.path.join(os.path.dirname(HERE), "probe-frames.h")
     out = os.path.join(ctx.build, "matrix", "cpython", "%s-%s" % (BUILD_OF[col.id], flavor))
     so = os.path.join(out, "_cpyprobe.so")
     with _build_lock:
         if os.path.exists(so) and os.path.getmtime(so) >= max(os.path.getmtime(src_c),
+                                                                os.path.getmtime(src_h),
                                                                 os.path.getmtime(python)):
             return out
         os.makedirs(out, exist_ok=True)

@@ -64,43 +64,10 @@
 #include <libunwind.h>
 #endif
 
-enum { MAX_FRAMES = 256 };
+enum { PROBE_MAX_FRAMES = 256 };
+#include "../../../tests/probe-frames.h"
 
 static PyCodeObject *traced; /* setup(code) */
-
-static void print_frame(void *pc)
-{
-	Dl_info di;
-	const char *name = "?";
-	if (dladdr(pc, &di) && di.dli_sname)
-		name = di.dli_sname;
-	printf("%p %s\n", pc, name);
-}
-
-static _Unwind_Reason_Code one_frame(struct _Unwind_Context *uc, void *arg)
-{
-	int *n = arg;
-	print_frame((void *)_Unwind_GetIP(uc));
-	return ++*n < MAX_FRAMES ? _URC_NO_REASON : _URC_END_OF_STACK;
-}
-
-static int one_module(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	FILE *f = arg;
-	char exe[4096];
-	const char *path = info->dlpi_name;
-	(void)size;
-	if (!path[0]) { /* the executable: dl_iterate_phdr does not name it */
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-		if (n <= 0)
-			return 0;
-		exe[n] = 0;
-		path = exe;
-	}
-	if (path[0] == '/')
-		fprintf(f, "module %#lx %s\n", (unsigned long)info->dlpi_addr, path);
-	return 0;
-}
 
 /* The executor of the traced code whose machine code holds pc. */
 static _PyExecutorObject *executor_at(uintptr_t pc)
@@ -134,7 +101,7 @@ static void write_expect(void *ret)
 		fprintf(f, "executor %p %p\n", e->jit_code, (void *)((char *)e->jit_code + e->jit_size));
 	else
 		fprintf(f, "executor none\n");
-	dl_iterate_phdr(one_module, f);
+	dl_iterate_phdr(probe_module, f);
 	if (fclose(f)) {
 		perror(path);
 		exit(2);
@@ -152,8 +119,8 @@ static double now(void)
 static void unw_frames(int step)
 {
 	if (!step) {
-		void *pcs[MAX_FRAMES];
-		int n = unw_backtrace(pcs, MAX_FRAMES);
+		void *pcs[PROBE_MAX_FRAMES];
+		int n = unw_backtrace(pcs, PROBE_MAX_FRAMES);
 		printf("unw_backtrace: %d frames\n", n);
 		for (int i = 0; i < n; i++)
 			print_frame(pcs[i]);
@@ -164,7 +131,7 @@ static void unw_frames(int step)
 	unw_getcontext(&uc);
 	unw_init_local(&cur, &uc);
 	printf("unw_step:\n");
-	for (int n = 0; n < MAX_FRAMES; n++) {
+	for (int n = 0; n < PROBE_MAX_FRAMES; n++) {
 		unw_word_t ip;
 		unw_get_reg(&cur, UNW_REG_IP, &ip);
 		print_frame((void *)ip);
@@ -180,8 +147,8 @@ __attribute__((noinline)) void cpyp_inner(void *ret)
 	mode = mode ? mode : "backtrace";
 	write_expect(ret);
 	if (!strcmp(mode, "backtrace")) {
-		void *pcs[MAX_FRAMES];
-		int n = backtrace(pcs, MAX_FRAMES);
+		void *pcs[PROBE_MAX_FRAMES];
+		int n = backtrace(pcs, PROBE_MAX_FRAMES);
 		printf("backtrace: %d frames\n", n);
 		for (int i = 0; i < n; i++)
 			print_frame(pcs[i]);
@@ -190,7 +157,7 @@ __attribute__((noinline)) void cpyp_inner(void *ret)
 		Dl_info di;
 		printf("_Unwind_Backtrace from %s\n",
 		       dladdr((void *)_Unwind_Backtrace, &di) && di.dli_fname ? di.dli_fname : "?");
-		_Unwind_Backtrace(one_frame, &n);
+		_Unwind_Backtrace(probe_frame, &n);
 #ifdef CPYP_NONGNU
 	} else if (!strcmp(mode, "unw") || !strcmp(mode, "unwstep")) {
 		unw_frames(!strcmp(mode, "unwstep"));

@@ -36,41 +36,8 @@
 #include <unistd.h>
 #include <unwind.h>
 
-#define MAX_FRAMES 128
-
-static void print_frame(void *pc)
-{
-	Dl_info di;
-	const char *name = "?";
-	if (dladdr(pc, &di) && di.dli_sname)
-		name = di.dli_sname;
-	printf("%p %s\n", pc, name);
-}
-
-static _Unwind_Reason_Code one_frame(struct _Unwind_Context *ctx, void *arg)
-{
-	int *n = arg;
-	print_frame((void *)_Unwind_GetIP(ctx));
-	return ++*n < MAX_FRAMES ? _URC_NO_REASON : _URC_END_OF_STACK;
-}
-
-static int one_module(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	FILE *f = arg;
-	char exe[4096];
-	const char *path = info->dlpi_name;
-	(void)size;
-	if (!path[0]) { /* the executable: dl_iterate_phdr does not name it */
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-		if (n <= 0)
-			return 0;
-		exe[n] = 0;
-		path = exe;
-	}
-	if (path[0] == '/')
-		fprintf(f, "module %#lx %s\n", (unsigned long)info->dlpi_addr, path);
-	return 0;
-}
+#define PROBE_MAX_FRAMES 128
+#include "../../../tests/probe-frames.h"
 
 static void write_expect(void *ret)
 {
@@ -83,7 +50,7 @@ static void write_expect(void *ret)
 		exit(2);
 	}
 	fprintf(f, "c ljp_inner\nc ljp_probe\nret %p\n", ret);
-	dl_iterate_phdr(one_module, f);
+	dl_iterate_phdr(probe_module, f);
 	if (fclose(f)) {
 		perror(path);
 		exit(2);
@@ -96,15 +63,15 @@ __attribute__((noinline)) void ljp_inner(void *ret)
 	mode = mode ? mode : "backtrace";
 	write_expect(ret);
 	if (!strcmp(mode, "backtrace")) {
-		void *pcs[MAX_FRAMES];
-		int n = backtrace(pcs, MAX_FRAMES);
+		void *pcs[PROBE_MAX_FRAMES];
+		int n = backtrace(pcs, PROBE_MAX_FRAMES);
 		printf("backtrace: %d frames\n", n);
 		for (int i = 0; i < n; i++)
 			print_frame(pcs[i]);
 	} else if (!strcmp(mode, "unwind")) {
 		int n = 0;
 		printf("_Unwind_Backtrace:\n");
-		_Unwind_Backtrace(one_frame, &n);
+		_Unwind_Backtrace(probe_frame, &n);
 	} else if (!strcmp(mode, "wait")) {
 		const char *s = getenv("LJP_WAIT");
 		int left = s ? atoi(s) : 60;
