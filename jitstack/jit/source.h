@@ -95,8 +95,7 @@ struct js_source {
 	const js_source_ops *ops;
 	void *r;            /* its reader: js_jit, js_perfmap, js_jitdump */
 	bool *on;           /* whether it is read (a path found or named), or NULL: always */
-	bool named;         /* the user named its file: its absence is worth a warning */
-	const char *path;   /* that file, or NULL */
+	const char *path;   /* the file the user named, or NULL: a named file's absence is worth a warning */
 	bool off;           /* the user turned it off: never opened */
 	uint64_t looked_ns; /* when open last looked for its file */
 	uint64_t ns;        /* time spent reading it (--stats) */

@@ -407,7 +407,7 @@ static void open_sources(js_session *s, bool again)
 		if (!src->ops->open || src->off)
 			continue;
 		if (again &&
-		    (s->core || src->named || js_source_on(src) || now_ns() - src->looked_ns < 1000000000u))
+		    (s->core || src->path || js_source_on(src) || now_ns() - src->looked_ns < 1000000000u))
 			continue;
 		src->looked_ns = now_ns();
 		src->ops->open(src, &t);
@@ -428,7 +428,7 @@ bool js_refresh_sources(js_session *s)
 		int rc = src->ops->refresh(src, &report, &why);
 		src->ns += now_ns() - t0;
 		/* none is the usual case (a JIT that writes none) unless one was named */
-		if (rc < 0 && (why.errnum != ENOENT || src->named))
+		if (rc < 0 && (why.errnum != ENOENT || src->path))
 			js_warn(s, "%s %s; JIT frames are not named from it", src->ops->name, why.msg);
 		if (rc <= 0)
 			continue;
@@ -457,13 +457,11 @@ static void list_sources(js_session *s)
 		{ .ops = &js_source_perfmap,
 		  .r = &s->pm,
 		  .on = &s->pm_on,
-		  .named = s->opt->perf_map,
 		  .path = s->opt->perf_map,
 		  .off = s->opt->no_perf_map },
 		{ .ops = &js_source_jitdump,
 		  .r = &s->jd,
 		  .on = &s->jd_on,
-		  .named = s->opt->jitdump,
 		  .path = s->opt->jitdump,
 		  .off = s->opt->no_jitdump },
 	};
