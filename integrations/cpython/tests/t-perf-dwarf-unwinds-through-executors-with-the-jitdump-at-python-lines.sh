@@ -21,7 +21,7 @@ trap 'rm -f $CLEANUP_MAPS; cleanup' EXIT INT TERM
 # separated by " | "
 record() {
 	JITUNWIND=perf perf record -q -e cpu-clock:u -F 499 -k 1 --call-graph dwarf -o "$1.data" -- \
-		"$2" hot.py 100000 > hot.out 2>&1 ||
+		"$2" hot.py 400000 > hot.out 2>&1 ||
 		{ cat hot.out; skip "perf record failed (permissions? perf_event_paranoid)"; }
 	pid=$(perf script -i "$1.data" -F pid 2>/dev/null | head -1 | tr -d ' ')
 	[ -n "$pid" ] || fail "$1: no samples"
