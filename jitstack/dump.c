@@ -19,6 +19,7 @@
 #include "out/output.h"
 #include "target/hold.h"
 #include "unwind/forstacks.h"
+#include "unwind/interp.h"
 #include "unwind/stack.h"
 
 #include <errno.h>
@@ -149,6 +150,9 @@ static int dump_live(js_session *s, const js_dump_opts *d, js_out *o)
 		for (size_t i = 0; i < n; i++)
 			if (st[i].loop_pc)
 				unwind_thread(s, copies, i, &st[i]);
+	/* the Python frames, while the threads are stopped (unless let go:
+	 * then each chain read is checked) */
+	js_walk_sources(s, js_hold_cuts() != cuts);
 	free_copies(copies, n);
 	if (s->opt->for_stacks && s->pm_on) {
 		js_err why = { 0 };
@@ -176,6 +180,7 @@ static int dump_live(js_session *s, const js_dump_opts *d, js_out *o)
 			for (size_t i = 0; i < n; i++) {
 				js_mark_fp(s, &st[i]);
 				js_name_stack(s, &st[i]);
+				js_place_interp_frames(s, &st[i]);
 				out_thread(o, &st[i]);
 			}
 		out_end(o, s);
@@ -199,6 +204,11 @@ static int dump_live(js_session *s, const js_dump_opts *d, js_out *o)
 			(unsigned long long)s->jd.bytes, s->jd.loads, s->jit.desc_ns / 1e6,
 			s->jit.desc_looked, s->jit.desc_opened, s->jit.desc_debuginfo, s->syms.built,
 			s->syms.fast, s->syms.slow);
+	if (d->opt.stats) {
+		js_source *py = js_source_of(s, &js_source_python);
+		if (py && js_source_on(py))
+			py->ops->stats(py, stderr);
+	}
 	return rc;
 }
 
@@ -232,6 +242,7 @@ static int dump_core(js_session *s, const js_dump_opts *d, js_out *o)
 			js_warn(s, "the core holds no thread");
 		if (s->opt->for_stacks)
 			js_perfmap_for_stacks(s, c.st, c.n);
+		js_walk_sources(s, false);
 	}
 	out_begin(o, s);
 	if (d->images)
@@ -239,6 +250,7 @@ static int dump_core(js_session *s, const js_dump_opts *d, js_out *o)
 	for (size_t i = 0; i < c.n; i++) {
 		js_mark_fp(s, &c.st[i]);
 		js_name_stack(s, &c.st[i]);
+		js_place_interp_frames(s, &c.st[i]);
 		out_thread(o, &c.st[i]);
 		js_stack_free(&c.st[i]);
 	}

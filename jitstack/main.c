@@ -21,10 +21,11 @@
 static const char usage[] =
 	"usage: jitstack -p PID [--json] [-s] [--images] [--max-frames N] [--no-jit] [--no-demangle]\n"
 	"                       [--perf-map FILE | --no-perf-map] [--jitdump FILE | --no-jitdump]\n"
-	"                       [--debuginfo-path PATH] [--color[=WHEN]] [--max-hold MS] [--stats]\n"
+	"                       [--no-python] [--debuginfo-path PATH] [--color[=WHEN]] [--max-hold MS]\n"
+	"                       [--stats]\n"
 	"       jitstack --core FILE [--exe PATH] [--json] [-s] [--images] [--max-frames N] [--no-jit]\n"
 	"                       [--no-demangle] [--perf-map FILE | --no-perf-map] [--jitdump FILE | --no-jitdump]\n"
-	"                       [--debuginfo-path PATH] [--color[=WHEN]]\n"
+	"                       [--no-python] [--debuginfo-path PATH] [--color[=WHEN]]\n"
 	"       jitstack record (-p PID[,PID...] | --all) [-F HZ] [-d SECONDS] [-o FILE]\n"
 	"                       [--format collapsed|pprof|svg] [--mode perf|ptrace] [--idle] [--addresses]\n"
 	"                       [--max-frames N] [--no-jit] [--no-demangle]\n"
@@ -58,10 +59,13 @@ static const char usage[] =
 	"                       (default: the one the target maps, jit-PID.dump; for a core,\n"
 	"                       the one in its notes, records written before the core)\n"
 	"      --no-jitdump     read no jitdump\n"
+	"      --no-python      show no Python frames (a dump of a CPython 3.11 or 3.13 shows\n"
+	"                       each thread's Python functions above the eval loop frames\n"
+	"                       that run them, read from the interpreter's memory)\n"
 	"      --debuginfo-path PATH  where separate debuginfo is looked for, as eu-stack's\n"
 	"                       (default :.debug:/usr/lib/debug)\n"
 	"      --color[=WHEN]   colour function names by kind: JIT green, native yellow,\n"
-	"                       unnamed grey (as the SVG); WHEN is auto (the default: when\n"
+	"                       Python cyan, unnamed grey (as the SVG); WHEN is auto (the default: when\n"
 	"                       stdout is a terminal and NO_COLOR is unset), always (also\n"
 	"                       --color alone) or never\n"
 	"      --max-read SIZE  read no more of a perf map or jitdump than SIZE bytes (K, M, G\n"
@@ -119,6 +123,7 @@ enum {
 	O_NO_PERF_MAP,
 	O_JITDUMP,
 	O_NO_JITDUMP,
+	O_NO_PYTHON,
 	O_DEBUGINFO_PATH,
 	O_MODE,
 	O_ALL,
@@ -144,6 +149,7 @@ static const struct option long_opts[] = {
 	{ "no-perf-map", no_argument, NULL, O_NO_PERF_MAP },
 	{ "jitdump", required_argument, NULL, O_JITDUMP },
 	{ "no-jitdump", no_argument, NULL, O_NO_JITDUMP },
+	{ "no-python", no_argument, NULL, O_NO_PYTHON },
 	{ "debuginfo-path", required_argument, NULL, O_DEBUGINFO_PATH },
 	{ "stats", no_argument, NULL, O_STATS },
 	{ "frequency", required_argument, NULL, 'F' },
@@ -276,6 +282,7 @@ int main(int argc, char **argv)
 		case O_NO_PERF_MAP: d.opt.no_perf_map = true; break;
 		case O_JITDUMP: d.opt.jitdump = optarg; break;
 		case O_NO_JITDUMP: d.opt.no_jitdump = true; break;
+		case O_NO_PYTHON: d.opt.no_python = true; break;
 		case O_DEBUGINFO_PATH: d.opt.debuginfo_path = optarg; break;
 		case O_STATS: d.opt.stats = true; break;
 		case 'F':
@@ -350,6 +357,10 @@ int main(int argc, char **argv)
 			return bad_usage("%s takes -p only (no --core, --json or --images)", cmd);
 		if (!top && color_given)
 			return bad_usage("%s", "--color belongs to the stack dump and 'jitstack top'");
+		if (d.opt.no_python)
+			return bad_usage(
+				"%s",
+				"--no-python belongs to the stack dump (record and top show no Python frames)");
 		if (top && (format || r.out || r.addresses))
 			return bad_usage("%s", "-o, --format and --addresses belong to 'jitstack record'");
 		if (format && !(r.format = js_writer_named(format))) {

@@ -1,10 +1,13 @@
-/* source.h - the sources of JIT code jitstack reads, behind one table.
+/* source.h - the sources jitstack reads beside the native stack, behind
+ * one table.
  * SPDX-License-Identifier: MIT
  *
  * A source is a reader of one side channel a JIT publishes through: the
  * GDB JIT interface's images (source_gdb.c, over jitmodules.h), the perf
  * map (source_perfmap.c, over perfmap.h) and the jitdump
- * (source_jitdump.c, over jitdump.h).  Each is one row, a js_source_ops
+ * (source_jitdump.c, over jitdump.h); or of an interpreter's own frames,
+ * which the threads run besides their native ones: CPython's Python
+ * frames (source_python.c, over python/frames.h).  Each is one row, a js_source_ops
  * table in a file of its own; the session (unwind/session.h) keeps a list
  * of them, in the order their modules are reported and their --stats
  * lines printed, and loops over it.  Adding a source is one file, its row,
@@ -14,6 +17,8 @@
 #define JS_SOURCE_H
 
 #include "base/err.h"
+#include "python/frames.h"
+#include "target/mem.h"
 
 #include <elfutils/libdwfl.h>
 #include <stdbool.h>
@@ -42,6 +47,8 @@ typedef struct js_source_target {
 	int core_fd;   /* the core's */
 	Elf *core_elf; /* the core's */
 	uint16_t machine;
+	Dwfl *dwfl;  /* its modules, as reported (NULL: none yet) */
+	js_mem *mem; /* its memory */
 	/* a warning for the user, one line (the session's list) */
 	void (*warn)(void *arg, const char *msg);
 	void *warn_arg;
@@ -85,6 +92,17 @@ typedef struct js_source_ops {
 	 * only when it is read (js_source_on).  NULL: the output describes
 	 * it itself (the GDB images).  Never fails. */
 	void (*describe)(const js_source *src, FILE *f, bool json, js_json_str_fn *str);
+	/* Read the frames of its own that the target's threads run (the
+	 * Python frames of CPython's interpreter), all of them, now: while
+	 * the threads are stopped, or with `running` when they are not (the
+	 * source then checks what it read), or from a core.  Warnings go
+	 * through t->warn.  Called only when it is read (js_source_on).
+	 * NULL: it has no frames of its own.  Never fails. */
+	void (*walk)(js_source *src, bool running, const js_source_target *t);
+	/* The frames of thread tid that the last walk read, innermost first
+	 * (*n of them; NULL with *n 0 when none), good until the next walk.
+	 * NULL when walk is. */
+	const js_py_frame *(*frames)(const js_source *src, pid_t tid, size_t *n);
 	/* --stats: its own lines on f (NULL: it prints none).  Never fails. */
 	void (*stats)(const js_source *src, FILE *f);
 	/* Free its reader (also one never opened, all zeros). */
@@ -93,7 +111,7 @@ typedef struct js_source_ops {
 
 struct js_source {
 	const js_source_ops *ops;
-	void *r;            /* its reader: js_jit, js_perfmap, js_jitdump */
+	void *r;            /* its reader: js_jit, js_perfmap, js_jitdump (or its own, made by open) */
 	bool *on;           /* whether it is read (a path found or named), or NULL: always */
 	const char *path;   /* the file the user named, or NULL: a named file's absence is worth a warning */
 	bool off;           /* the user turned it off: never opened */
@@ -106,7 +124,7 @@ struct js_source {
 #define JS_MAX_SOURCES 8
 
 /* The rows. */
-extern const js_source_ops js_source_gdb, js_source_perfmap, js_source_jitdump;
+extern const js_source_ops js_source_gdb, js_source_perfmap, js_source_jitdump, js_source_python;
 
 static inline bool js_source_on(const js_source *src)
 {
@@ -130,6 +148,8 @@ bool js_sources_report(js_source *list, size_t n, Dwfl *dwfl);
 void js_sources_reap(js_source *list, size_t n);
 /* The --stats lines of every source that is read, in list order. */
 void js_sources_stats(const js_source *list, size_t n, FILE *f);
+/* js_source_ops.walk of every source that is read and has frames of its own. */
+void js_sources_walk(js_source *list, size_t n, bool running, const js_source_target *t);
 /* Sampling begins: each source's first_ns is the time read so far. */
 void js_sources_first_round(js_source *list, size_t n);
 void js_sources_free(js_source *list, size_t n);

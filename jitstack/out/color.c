@@ -39,6 +39,7 @@ const char *js_color_of(js_frame_kind k)
 	switch (k) {
 	case JS_KIND_JIT: return "\033[32m";    /* green: the SVG's JIT hues (140-185) */
 	case JS_KIND_NATIVE: return "\033[33m"; /* yellow-orange: its warm native hues (5-50) */
+	case JS_KIND_PYTHON: return "\033[36m"; /* cyan: Python frames */
 	default: return "\033[90m";             /* grey: its unknown frames */
 	}
 }

@@ -23,12 +23,13 @@ bool js_color_parse(const char *s, js_color_when *w);
  * on the command line overrides NO_COLOR, so always still colours). */
 bool js_color_wanted(js_color_when w, int fd);
 
-typedef enum { JS_KIND_JIT, JS_KIND_NATIVE, JS_KIND_UNNAMED } js_frame_kind;
+typedef enum { JS_KIND_JIT, JS_KIND_NATIVE, JS_KIND_UNNAMED, JS_KIND_PYTHON } js_frame_kind;
 
 /* A frame named from JIT data (an image, the perf map, the jitdump) is
  * JIT; one with no function name is unnamed, wherever it is. */
 js_frame_kind js_sym_kind(const js_sym *y);
-/* The SGR sequence that starts a frame of that kind. */
+/* (A Python frame, read from the interpreter, is JS_KIND_PYTHON.)
+ * The SGR sequence that starts a frame of that kind. */
 const char *js_color_of(js_frame_kind k);
 #define JS_COLOR_OFF "\033[m"
 

@@ -199,6 +199,28 @@ static size_t text_frame(js_out *o, size_t k, const js_frame *fr, const js_sym *
 	return k + 1;
 }
 
+/* The Python frames of insert a (merge.h), numbered from k, each at the pc
+ * of the eval loop activation that runs them ("-" when the native stack
+ * ended before it).  Returns the next number. */
+static size_t text_python(js_out *o, size_t k, const js_stack *st, const js_py_insert *a)
+{
+	for (size_t j = 0; j < a->n; j++) {
+		const js_py_frame *p = &st->py[a->first + j];
+		if (a->before < st->n)
+			fprintf(o->f, "#%-3zu 0x%016" PRIx64 " ", k++, st->f[a->before].pc);
+		else
+			fprintf(o->f, "#%-3zu %-18s ", k++, "-");
+		text_name(o, JS_KIND_PYTHON, p->qualname, 0, false);
+		if (p->filename && p->line > 0)
+			fprintf(o->f, " at %s:%d", p->filename, p->line);
+		else if (p->filename)
+			fprintf(o->f, " at %s", p->filename);
+		fputs(" [python]\n", o->f);
+		o->any_python = true;
+	}
+	return k;
+}
+
 /* ---- JSON ---------------------------------------------------------------------------- */
 
 /* One frame object: "function" (with "offset" from its start when it is
@@ -243,10 +265,35 @@ static size_t json_frame(js_out *o, size_t k, size_t i, const js_frame *fr, cons
 	return k + 1;
 }
 
+/* The Python frames of insert a, numbered from k (as text_python).
+ * Returns the next number. */
+static size_t json_python(js_out *o, size_t k, const js_stack *st, const js_py_insert *a)
+{
+	FILE *f = o->f;
+	for (size_t j = 0; j < a->n; j++, k++) {
+		const js_py_frame *p = &st->py[a->first + j];
+		fprintf(f, "%s\n      {\"index\": %zu, \"pc\": ", k ? "," : "", k);
+		if (a->before < st->n)
+			fprintf(f, "\"%#" PRIx64 "\"", st->f[a->before].pc);
+		else
+			fputs("null", f);
+		fputs(", \"function\": ", f);
+		json_str(f, p->qualname);
+		fputs(", \"module\": null, \"jit\": false, \"source\": \"python\"", f);
+		if (p->filename) {
+			fputs(", \"file\": ", f);
+			json_str(f, p->filename);
+			fprintf(f, ", \"line\": %d", p->line);
+		}
+		fputs(", \"inlined\": false, \"python\": true, \"unwound_by\": \"interpreter\"}", f);
+	}
+	return k;
+}
+
 void out_begin(js_out *o, js_session *s)
 {
 	o->threads = 0;
-	o->any_fp = o->any_perfmap = o->any_jitdump = o->any_inlined = false;
+	o->any_fp = o->any_perfmap = o->any_jitdump = o->any_inlined = o->any_python = false;
 	FILE *f = o->f;
 	if (!o->json) {
 		if (s->core)
@@ -318,8 +365,12 @@ void out_thread(js_out *o, const js_stack *st)
 		fprintf(f, "\nTID %d (%s):\n", (int)st->tid, st->comm);
 		if (st->skipped)
 			fprintf(f, "    not unwound: %s\n", st->skipped);
-		for (size_t i = 0, k = 0; i < st->n; i++)
-			k = text_frame(o, k, &st->f[i], &st->sym[i]);
+		for (size_t i = 0, k = 0, a = 0; i <= st->n; i++) {
+			for (; a < st->n_py_at && st->py_at[a].before == i; a++)
+				k = text_python(o, k, st, &st->py_at[a]);
+			if (i < st->n)
+				k = text_frame(o, k, &st->f[i], &st->sym[i]);
+		}
 		if (st->truncated)
 			fprintf(f, "    ... more frames (--max-frames %zu)\n", st->n);
 		else if (st->end[0] && st->n)
@@ -334,8 +385,12 @@ void out_thread(js_out *o, const js_stack *st)
 		json_str(f, st->skipped);
 	}
 	fputs(", \"frames\": [", f);
-	for (size_t i = 0, k = 0; i < st->n; i++)
-		k = json_frame(o, k, i, &st->f[i], &st->sym[i]);
+	for (size_t i = 0, k = 0, a = 0; i <= st->n; i++) {
+		for (; a < st->n_py_at && st->py_at[a].before == i; a++)
+			k = json_python(o, k, st, &st->py_at[a]);
+		if (i < st->n)
+			k = json_frame(o, k, i, &st->f[i], &st->sym[i]);
+	}
 	fprintf(f, "],\n     \"truncated\": %s, \"end\": ", st->truncated ? "true" : "false");
 	json_str(f, st->end[0] ? st->end : NULL);
 	fputc('}', f);
@@ -359,6 +414,9 @@ void out_end(js_out *o, js_session *s)
 		if (o->any_jitdump)
 			fprintf(f, "%s[jitdump]: named from %s\n",
 				o->any_inlined || o->any_fp || o->any_perfmap ? "" : "\n", s->jd.path);
+		if (o->any_python)
+			fprintf(f, "%s[python]: a Python function, run by the eval loop frame below it\n",
+				o->any_inlined || o->any_fp || o->any_perfmap || o->any_jitdump ? "" : "\n");
 		fflush(f);
 		js_print_warnings(s, "");
 		return;

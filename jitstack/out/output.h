@@ -8,8 +8,11 @@
  * named from the target's perf map.  A function inlined at a frame's pc
  * comes before it, at the same pc, numbered as gdb numbers it:
  *   #N  0xPC FUNCTION (MODULE) at FILE:LINE [inlined]
+ * A Python function (a frame of CPython's interpreter, placed by
+ * unwind/interp.h) comes above the eval loop frame that runs it, at its pc:
+ *   #N  0xPC QUALNAME at FILE:LINE [python]
  * With color, each FUNCTION is coloured by its kind (color.h: JIT,
- * native, unnamed).  The JSON shape (one object per frame, inline frames
+ * native, Python, unnamed).  The JSON shape (one object per frame, inline frames
  * too, with "inlined") is documented in jitstack(1); JSON is never
  * coloured.
  */
@@ -29,6 +32,7 @@ typedef struct js_out {
 	bool any_perfmap;
 	bool any_jitdump;
 	bool any_inlined;
+	bool any_python;
 } js_out;
 
 void out_begin(js_out *o, js_session *s);

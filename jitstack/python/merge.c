@@ -18,13 +18,22 @@ static void warn(char *warning, size_t wsz, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Does JIT frame b, just outside JIT frame a, repeat a's outermost
+ * function alone?  Then it is the trampoline of the executor the thread
+ * entered (its stencils' calls return into it), running the Python frame
+ * that a's outermost guest already shows: no frame of its own. */
+static bool repeats(const js_py_native *a, const js_py_native *b)
+{
+	return a->n_guests && b->n_guests == 1 && !strcmp(a->guests[a->n_guests - 1], b->guests[0]);
+}
+
 /* How many frames of the piece py[0..n) the guests of the JIT frames
  * nat[0..n_nat) show, from the inside; SIZE_MAX when they do not match. */
 static size_t shown_by_jit(const js_py_native *nat, size_t n_nat, const js_py_frame *py, size_t n)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < n_nat; i++)
-		for (size_t g = 0; g < nat[i].n_guests; g++, k++)
+		for (size_t g = 0; g < nat[i].n_guests && !(i && repeats(&nat[i - 1], &nat[i])); g++, k++)
 			if (k == n || !py[k].qualname || strcmp(nat[i].guests[g], py[k].qualname) != 0)
 				return SIZE_MAX;
 	return k;

@@ -16,8 +16,11 @@
  * its piece: those are shown once, as the JIT's frames (whose lines are the
  * executor's own, exact at the pc, where the interpreter frame's may lag),
  * and the piece's frames that they match, name for name from the inside,
- * are left out.  A JIT frame whose guests do not match the piece is kept
- * and the piece shown whole, with a warning.
+ * are left out.  The trampoline of the executor a thread entered is a
+ * frame of its own, named after the executor, above the frame of the
+ * stencil that calls out: a JIT frame that shows only the outermost
+ * function of the JIT frame just inside it is that, and matches nothing.  A JIT frame whose guests do not
+ * match the piece is kept and the piece shown whole, with a warning.
  *
  * A native stack that ends (or is cut) before the activation of a piece
  * gets that piece and every outer one after its last frame, with a

@@ -390,18 +390,32 @@ static void warn_msg(void *arg, const char *msg)
 	js_warn(arg, "%s", msg);
 }
 
+/* The target as the sources see it. */
+static js_source_target source_target(js_session *s)
+{
+	return (js_source_target){ .pid = s->pid,
+				   .core = s->core,
+				   .core_fd = s->core_fd,
+				   .core_elf = s->core_elf,
+				   .machine = s->machine,
+				   .dwfl = s->dwfl,
+				   .mem = s->mem,
+				   .warn = warn_msg,
+				   .warn_arg = s };
+}
+
+void js_walk_sources(js_session *s, bool running)
+{
+	const js_source_target t = source_target(s);
+	js_sources_walk(s->src, s->n_src, running, &t);
+}
+
 /* The sources look for their files (js_source_ops.open): every one, or
  * (again) only those of a live process that found none and were named
  * none, at most once a second (a JIT that starts writing late). */
 static void open_sources(js_session *s, bool again)
 {
-	const js_source_target t = { .pid = s->pid,
-				     .core = s->core,
-				     .core_fd = s->core_fd,
-				     .core_elf = s->core_elf,
-				     .machine = s->machine,
-				     .warn = warn_msg,
-				     .warn_arg = s };
+	const js_source_target t = source_target(s);
 	for (size_t i = 0; i < s->n_src; i++) {
 		js_source *src = &s->src[i];
 		if (!src->ops->open || src->off)
@@ -464,6 +478,8 @@ static void list_sources(js_session *s)
 		  .on = &s->jd_on,
 		  .path = s->opt->jitdump,
 		  .off = s->opt->no_jitdump },
+		/* a dump's stacks alone show Python frames (record and top place none) */
+		{ .ops = &js_source_python, .off = s->opt->no_python || !s->opt->for_stacks },
 	};
 	_Static_assert(sizeof rows / sizeof rows[0] <= JS_MAX_SOURCES, "room for every source");
 	memcpy(s->src, rows, sizeof rows);

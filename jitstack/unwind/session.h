@@ -34,6 +34,7 @@ typedef struct js_opts {
 	bool no_perf_map;     /* --no-perf-map: read none */
 	const char *jitdump;  /* --jitdump FILE: the jitdump to name and unwind JIT code from */
 	bool no_jitdump;      /* --no-jitdump: read none */
+	bool no_python;       /* --no-python: read no Python frames */
 	bool stats;
 	const char *debuginfo_path; /* --debuginfo-path: where separate debuginfo is looked for */
 	bool no_ptrace;             /* list the threads, do not seize them (perf event sampling) */
@@ -124,6 +125,10 @@ int js_refresh_modules(js_session *s);
  * file that cannot be read leaves a warning (none when the target simply
  * has none, unless the user named it). */
 bool js_refresh_sources(js_session *s);
+/* Read the frames of their own of the sources that have some (the Python
+ * frames, source.h: js_source_ops.walk), now: while the threads are
+ * stopped, or with `running` when they may have run on. */
+void js_walk_sources(js_session *s, bool running);
 /* The source of row ops (source.h). */
 static inline js_source *js_source_of(js_session *s, const js_source_ops *ops)
 {

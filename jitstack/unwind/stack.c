@@ -315,6 +315,7 @@ void js_stack_free(js_stack *st)
 	free(st->f);
 	free(st->sym);
 	free(st->copy);
+	free(st->py_at);
 	*st = (js_stack){ 0 };
 }
 

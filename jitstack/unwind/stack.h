@@ -11,6 +11,7 @@
 #ifndef JS_STACK_H
 #define JS_STACK_H
 
+#include "python/merge.h"
 #include "unwind/name.h"
 #include "unwind/session.h"
 
@@ -38,6 +39,12 @@ typedef struct js_stack {
 	const char *skipped; /* the thread could not be unwound at all: why */
 	uint8_t *copy;       /* room for a sample's stack copy (record's ptrace mode) */
 	size_t cap_copy;
+	/* the Python frames the thread runs (a source's, source.h: good until
+	 * its next walk) and where they go among f[] (merge.h), once
+	 * js_place_interp_frames placed them */
+	const js_py_frame *py;
+	js_py_insert *py_at;
+	size_t n_py_at, cap_py_at;
 } js_stack;
 
 /* A thread to unwind, as a value: its registers and, when the thread has

@@ -669,6 +669,10 @@ def parse_jitstack(text):
             # frames are judged here, as gdb's are (parse_gdb), and that
             # frame names the function the code belongs to
             continue
+        if fr.get("python"):
+            # a Python function read from CPython's interpreter, placed above
+            # the eval loop frame that runs it: no native frame of its own
+            continue
         addr = next((fr[k] for k in ("pc", "ip", "addr", "address") if k in fr), None)
         if isinstance(addr, str):
             addr = int(addr, 16) if addr.startswith("0x") else int(addr)

@@ -121,6 +121,12 @@ def cpython_cases():
           J.parse_bpftrace(bpf) == [[(0x1279, ex), (0x102d, "py:cold exit 7")]])
     eu = "#5  0x0000000000001279 - 1 py:hot (cpyprobe.py:25)\n"
     check("eu-stack: an executor's name keeps its (FILE:LINE)", J.parse_eu_stack(eu) == [(0x1279, ex)])
+    js = ('{"threads": [{"tid": 1, "frames": ['
+          '{"index": 0, "pc": "0x1279", "function": "py:hot (cpyprobe.py:25)", "inlined": false},'
+          '{"index": 1, "pc": "0x4100", "function": "<module>", "python": true, "inlined": false},'
+          '{"index": 2, "pc": "0x4100", "function": "_PyEval_EvalFrameDefault", "inlined": false}]}]}')
+    check("jitstack: a Python frame (read from the interpreter) is no native frame",
+          J.parse_jitstack(js) == [(0x1279, ex), (0x4100, "_PyEval_EvalFrameDefault")])
 
 
 def luajit_cases():

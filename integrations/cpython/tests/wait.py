@@ -29,4 +29,4 @@ if __name__ == "__main__":
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
     hot(100, [0.0] * 100)
     print("ready", flush=True)
-    print(hot(n, [0.0] * (n - 1) + [60.0]))
+    print(hot(n, [0.0] * (n - 1) + [60.0]))  # mark: main
