@@ -152,7 +152,7 @@ static int dump_live(js_session *s, const js_dump_opts *d, js_out *o)
 				unwind_thread(s, copies, i, &st[i]);
 	/* the Python frames, while the threads are stopped (unless let go:
 	 * then each chain read is checked) */
-	js_walk_sources(s, js_hold_cuts() != cuts);
+	js_walk_sources(s, js_hold_cuts() != cuts, 0);
 	free_copies(copies, n);
 	if (s->opt->for_stacks && s->pm_on) {
 		js_err why = { 0 };
@@ -242,7 +242,7 @@ static int dump_core(js_session *s, const js_dump_opts *d, js_out *o)
 			js_warn(s, "the core holds no thread");
 		if (s->opt->for_stacks)
 			js_perfmap_for_stacks(s, c.st, c.n);
-		js_walk_sources(s, false);
+		js_walk_sources(s, false, 0);
 	}
 	out_begin(o, s);
 	if (d->images)

@@ -30,11 +30,11 @@ static const char usage[] =
 	"                       [--format collapsed|pprof|svg] [--mode perf|ptrace] [--idle] [--addresses]\n"
 	"                       [--max-frames N] [--no-jit] [--no-demangle]\n"
 	"                       [--perf-map FILE | --no-perf-map] [--jitdump FILE | --no-jitdump]\n"
-	"                       [--debuginfo-path PATH] [--max-hold MS] [--stats]\n"
+	"                       [--no-python] [--debuginfo-path PATH] [--max-hold MS] [--stats]\n"
 	"       jitstack top (-p PID[,PID...] | --all) [--once] [-F HZ] [-d SECONDS] [--mode perf|ptrace]\n"
 	"                       [--idle] [--color[=WHEN]] [--max-frames N] [--no-jit] [--no-demangle]\n"
 	"                       [--perf-map FILE | --no-perf-map] [--jitdump FILE | --no-jitdump]\n"
-	"                       [--debuginfo-path PATH] [--max-hold MS]\n"
+	"                       [--no-python] [--debuginfo-path PATH] [--max-hold MS]\n"
 	"\n"
 	"Print the stack of every thread of a live process or a core file, through JIT\n"
 	"code registered with the GDB JIT interface (named, with source lines, unwound\n"
@@ -59,9 +59,10 @@ static const char usage[] =
 	"                       (default: the one the target maps, jit-PID.dump; for a core,\n"
 	"                       the one in its notes, records written before the core)\n"
 	"      --no-jitdump     read no jitdump\n"
-	"      --no-python      show no Python frames (a dump of a CPython 3.11 or 3.13 shows\n"
-	"                       each thread's Python functions above the eval loop frames\n"
-	"                       that run them, read from the interpreter's memory)\n"
+	"      --no-python      show no Python frames (the stacks of a CPython 3.11 or 3.13\n"
+	"                       show each thread's Python functions above the eval loop\n"
+	"                       frames that run them, read from the interpreter's memory;\n"
+	"                       record and top: with --mode ptrace)\n"
 	"      --debuginfo-path PATH  where separate debuginfo is looked for, as eu-stack's\n"
 	"                       (default :.debug:/usr/lib/debug)\n"
 	"      --color[=WHEN]   colour function names by kind: JIT green, native yellow,\n"
@@ -357,10 +358,6 @@ int main(int argc, char **argv)
 			return bad_usage("%s takes -p only (no --core, --json or --images)", cmd);
 		if (!top && color_given)
 			return bad_usage("%s", "--color belongs to the stack dump and 'jitstack top'");
-		if (d.opt.no_python)
-			return bad_usage(
-				"%s",
-				"--no-python belongs to the stack dump (record and top show no Python frames)");
 		if (top && (format || r.out || r.addresses))
 			return bad_usage("%s", "-o, --format and --addresses belong to 'jitstack record'");
 		if (format && !(r.format = js_writer_named(format))) {

@@ -67,11 +67,11 @@ void js_sources_stats(const js_source *list, size_t n, FILE *f)
 			list[i].ops->stats(&list[i], f);
 }
 
-void js_sources_walk(js_source *list, size_t n, bool running, const js_source_target *t)
+void js_sources_walk(js_source *list, size_t n, bool running, pid_t tid, const js_source_target *t)
 {
 	for (size_t i = 0; i < n; i++)
 		if (list[i].ops->walk && js_source_on(&list[i]))
-			list[i].ops->walk(&list[i], running, t);
+			list[i].ops->walk(&list[i], running, tid, t);
 }
 
 void js_sources_first_round(js_source *list, size_t n)

@@ -47,6 +47,7 @@ typedef struct js_source_target {
 	int core_fd;   /* the core's */
 	Elf *core_elf; /* the core's */
 	uint16_t machine;
+	bool once;   /* read once (a dump), not sampled: a look through every module is affordable */
 	Dwfl *dwfl;  /* its modules, as reported (NULL: none yet) */
 	js_mem *mem; /* its memory */
 	/* a warning for the user, one line (the session's list) */
@@ -93,12 +94,13 @@ typedef struct js_source_ops {
 	 * it itself (the GDB images).  Never fails. */
 	void (*describe)(const js_source *src, FILE *f, bool json, js_json_str_fn *str);
 	/* Read the frames of its own that the target's threads run (the
-	 * Python frames of CPython's interpreter), all of them, now: while
-	 * the threads are stopped, or with `running` when they are not (the
-	 * source then checks what it read), or from a core.  Warnings go
-	 * through t->warn.  Called only when it is read (js_source_on).
-	 * NULL: it has no frames of its own.  Never fails. */
-	void (*walk)(js_source *src, bool running, const js_source_target *t);
+	 * Python frames of CPython's interpreter), now: every thread's, or
+	 * (tid not 0) that thread's alone; while the threads are stopped, or
+	 * with `running` when they are not (the source then checks what it
+	 * read), or from a core.  Warnings go through t->warn.  Called only
+	 * when it is read (js_source_on).  NULL: it has no frames of its own.
+	 * Never fails. */
+	void (*walk)(js_source *src, bool running, pid_t tid, const js_source_target *t);
 	/* The frames of thread tid that the last walk read, innermost first
 	 * (*n of them; NULL with *n 0 when none), good until the next walk.
 	 * NULL when walk is. */
@@ -149,7 +151,7 @@ void js_sources_reap(js_source *list, size_t n);
 /* The --stats lines of every source that is read, in list order. */
 void js_sources_stats(const js_source *list, size_t n, FILE *f);
 /* js_source_ops.walk of every source that is read and has frames of its own. */
-void js_sources_walk(js_source *list, size_t n, bool running, const js_source_target *t);
+void js_sources_walk(js_source *list, size_t n, bool running, pid_t tid, const js_source_target *t);
 /* Sampling begins: each source's first_ns is the time read so far. */
 void js_sources_first_round(js_source *list, size_t n);
 void js_sources_free(js_source *list, size_t n);

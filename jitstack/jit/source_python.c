@@ -25,13 +25,17 @@ typedef struct pysrc {
 typedef struct runtime_module {
 	Dwfl_Module *mod;
 	size_t n; /* modules looked at */
+	bool any; /* every module's symbols, else those of files named *python* */
 } runtime_module;
 
 static int find_runtime(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr start, void *arg)
 {
-	(void)ud, (void)name, (void)start;
+	(void)ud, (void)start;
 	runtime_module *r = arg;
 	r->n++;
+	const char *base = name ? strrchr(name, '/') : NULL;
+	if (!r->any && !(name && strstr(base ? base + 1 : name, "python")))
+		return DWARF_CB_OK;
 	Dwarf_Addr bias;
 	Elf *elf = dwfl_module_getelf(mod, &bias);
 	GElf_Addr v;
@@ -66,8 +70,11 @@ static bool own_dwarf(Elf *elf)
 	return false;
 }
 
-/* The module that exports _PyRuntime (the interpreter's program or its
- * libpython), looked for again only when the modules changed in number. */
+/* The module that exports _PyRuntime: the interpreter's program or its
+ * libpython, whose file names say "python"; for a dump, any other module
+ * too (a program that embeds CPython statically), which a sampler that
+ * reads hundreds of processes cannot afford.  Looked for again only when
+ * the modules changed in number. */
 static void python_open(js_source *src, const js_source_target *t)
 {
 	pysrc *p = src->r;
@@ -82,6 +89,10 @@ static void python_open(js_source *src, const js_source_target *t)
 		return;
 	runtime_module r = { 0 };
 	dwfl_getmodules(t->dwfl, find_runtime, &r, 0);
+	if (!r.mod && t->once) {
+		r = (runtime_module){ .any = true };
+		dwfl_getmodules(t->dwfl, find_runtime, &r, 0);
+	}
 	p->modules = r.n;
 	if (!r.mod)
 		return;
@@ -107,14 +118,17 @@ static uint64_t python_changes(const js_source *src)
 	return 0; /* it names no code */
 }
 
-static void python_walk(js_source *src, bool running, const js_source_target *t)
+static void python_walk(js_source *src, bool running, pid_t tid, const js_source_target *t)
 {
 	pysrc *p = src->r;
 	if (!p || !p->on)
 		return; /* turned off (--no-python): never opened */
 	uint64_t t0 = now_ns();
 	p->py.running = running;
-	js_py_walk(&p->py);
+	if (tid)
+		js_py_walk_thread(&p->py, (uint64_t)tid);
+	else
+		js_py_walk(&p->py);
 	p->walked = true;
 	p->walks++;
 	p->ns += now_ns() - t0;
@@ -123,7 +137,8 @@ static void python_walk(js_source *src, bool running, const js_source_target *t)
 	for (size_t i = 0; i < p->py.n_threads; i++)
 		if (p->py.threads[i].warning[0])
 			js_source_warn(t, "thread %llu: its Python frames are not shown: %s",
-				       (unsigned long long)p->py.threads[i].native_tid, p->py.threads[i].warning);
+				       (unsigned long long)p->py.threads[i].native_tid,
+				       p->py.threads[i].warning);
 }
 
 static const js_py_frame *python_frames(const js_source *src, pid_t tid, size_t *n)

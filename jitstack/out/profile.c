@@ -96,6 +96,7 @@ void js_profile_free(js_profile *p)
 	}
 	free(p->proc);
 	js_htab_free(&p->fn_index);
+	js_htab_free(&p->py_index);
 	free(p->scratch);
 	memset(p, 0, sizeof *p);
 }
@@ -187,6 +188,24 @@ __attribute__((noinline)) static uint32_t new_location(js_profile *p, pr_process
 	return (uint32_t)p->n_loc;
 }
 
+/* The location of Python frame f: its function at its line. */
+static uint32_t python_location(js_profile *p, const js_py_frame *f)
+{
+	uint32_t fn = function_of(p, f->qualname ? f->qualname : "?", f->filename);
+	uint64_t key = (uint64_t)fn << 32 | (uint32_t)f->line;
+	uint32_t l = js_htab_get(&p->py_index, key);
+	if (l || p->oom)
+		return l;
+	if (!js_grow(&p->loc, &p->cap_loc, p->n_loc, sizeof *p->loc)) {
+		p->oom = true;
+		return 0;
+	}
+	p->loc[p->n_loc++] =
+		(pr_location){ .function = fn, .line = f->line, .python = true, .source = JS_SRC_PYTHON };
+	js_htab_put(&p->py_index, key, (uint32_t)p->n_loc);
+	return (uint32_t)p->n_loc;
+}
+
 /* A pc inside a native module.  A pc no module covered may be JIT code
  * caught between two registrations: it is named again too. */
 static bool native_location(const void *ctx, uint32_t v)
@@ -207,24 +226,34 @@ void js_profile_add(js_profile *p, uint32_t pi, uint64_t names_epoch, const js_s
 		proc->jit_changes = names_epoch;
 	}
 	/* the locations, in a buffer kept from sample to sample: a sample
-	 * seen before only adds to its count */
-	if (p->cap_scratch < st->n) {
-		uint32_t *v = realloc(p->scratch, st->n * sizeof *v);
+	 * seen before only adds to its count; the Python frames placed in
+	 * the stack before the native frames they go before */
+	size_t n = st->n;
+	for (size_t a = 0; a < st->n_py_at; a++)
+		n += st->py_at[a].n;
+	if (p->cap_scratch < n) {
+		uint32_t *v = realloc(p->scratch, n * sizeof *v);
 		if (!v) {
 			p->oom = true;
 			return;
 		}
 		p->scratch = v;
-		p->cap_scratch = st->n;
+		p->cap_scratch = n;
 	}
 	uint32_t *loc = p->scratch;
-	for (size_t i = 0; i < st->n; i++) {
+	size_t k = 0, a = 0;
+	for (size_t i = 0; i <= st->n; i++) {
+		for (; a < st->n_py_at && st->py_at[a].before == i; a++)
+			for (size_t j = 0; j < st->py_at[a].n; j++)
+				loc[k++] = python_location(p, &st->py[st->py_at[a].first + j]);
+		if (i == st->n)
+			break;
 		uint32_t l = js_htab_get(&proc->pc_memo, js_lookup_pc(&st->f[i]));
-		loc[i] = l ? l : new_location(p, proc, &st->f[i], &st->sym[i]);
+		loc[k++] = l ? l : new_location(p, proc, &st->f[i], &st->sym[i]);
 	}
 	uint32_t thread = intern(p, st->comm[0] ? st->comm : "?");
 	uint32_t who[2] = { pi, thread };
-	uint64_t h = js_hash_words(loc, st->n, js_hash_words(who, 2, JS_HASH_SEED));
+	uint64_t h = js_hash_words(loc, n, js_hash_words(who, 2, JS_HASH_SEED));
 	js_htab *t = &p->smp_index;
 	if (js_htab_reserve(t, 1)) {
 		p->oom = true;
@@ -233,22 +262,22 @@ void js_profile_add(js_profile *p, uint32_t pi, uint64_t names_epoch, const js_s
 	size_t i = js_htab_first(t, h);
 	for (; t->val[i]; i = js_htab_next(t, i)) {
 		pr_sample *x = &p->smp[t->val[i] - 1];
-		if (t->hash[i] == h && x->proc == pi && x->thread == thread && x->n == st->n &&
-		    !memcmp(x->loc, loc, st->n * sizeof *loc)) {
+		if (t->hash[i] == h && x->proc == pi && x->thread == thread && x->n == n &&
+		    !memcmp(x->loc, loc, n * sizeof *loc)) {
 			x->count++;
 			p->total++;
 			proc->total++;
 			return;
 		}
 	}
-	uint32_t *kept = malloc(st->n * sizeof *kept);
+	uint32_t *kept = malloc(n * sizeof *kept);
 	if (!kept || !js_grow(&p->smp, &p->cap_smp, p->n_smp, sizeof *p->smp)) {
 		free(kept);
 		p->oom = true;
 		return;
 	}
-	memcpy(kept, loc, st->n * sizeof *kept);
-	p->smp[p->n_smp++] = (pr_sample){ pi, thread, (uint32_t)st->n, kept, 1 };
+	memcpy(kept, loc, n * sizeof *kept);
+	p->smp[p->n_smp++] = (pr_sample){ pi, thread, (uint32_t)n, kept, 1 };
 	js_htab_put_at(t, i, h, (uint32_t)p->n_smp);
 	p->total++;
 	proc->total++;

@@ -7,6 +7,9 @@
  * The frames come named (unwind/name.h); each pc becomes a location once
  * and is remembered, until the JIT images, the perf map or the jitdump
  * change (new code at an old address must not keep a stale location).
+ * A Python frame placed in a stack (unwind/interp.h) is a location of its
+ * own, one per function and line, with no address, shared by every
+ * process.
  *
  * A profile may hold several processes (record -p PID,PID..., --all).
  * Each has its own memo and mappings: the same address is other code in
@@ -36,6 +39,7 @@ typedef struct pr_location {
 	uint32_t inl;      /* the functions inlined at address: p->inl[inl .. inl + n_inl), */
 	uint32_t n_inl;    /* innermost first */
 	bool jit;          /* named from JIT data (an image, the perf map) */
+	bool python;       /* a Python function (no address, no mapping: its line is its own) */
 	uint8_t source;    /* where its name came from: js_name_source */
 } pr_location;
 
@@ -84,6 +88,7 @@ typedef struct js_profile {
 	pr_process *proc;
 	size_t n_proc, cap_proc;
 	js_htab fn_index;  /* (name, file) string indexes -> function */
+	js_htab py_index;  /* (function, line) of a Python frame -> location */
 	js_htab smp_index; /* (process, thread, locations) -> sample */
 	uint32_t *scratch; /* a sample's locations before it is kept */
 	size_t cap_scratch;

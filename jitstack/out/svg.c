@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { K_ROOT, K_THREAD, K_NATIVE, K_JIT, K_UNKNOWN, K_PROCESS };
+enum { K_ROOT, K_THREAD, K_NATIVE, K_JIT, K_UNKNOWN, K_PROCESS, K_PYTHON };
 
 enum {
 	WIDTH = 1200,    /* px */
@@ -122,7 +122,10 @@ static int add_sample(ftree *t, const pr_sample *x)
 		for (uint32_t j = 0; j <= (l ? l->n_inl : 0); j++) {
 			uint32_t fn = !l ? 0 : j ? p->inl[l->inl + l->n_inl - j].function : l->function;
 			uint32_t name = fn ? p->fn[fn - 1].name : NO_NAME;
-			uint8_t kind = name == NO_NAME ? K_UNKNOWN : l->jit ? K_JIT : K_NATIVE;
+			uint8_t kind = name == NO_NAME ? K_UNKNOWN
+				       : l->python     ? K_PYTHON
+				       : l->jit        ? K_JIT
+						       : K_NATIVE;
 			if ((at = child_of(t, (uint32_t)at, name, kind, j > 0)) < 0)
 				return -1;
 			t->v[at].count += x->count;
@@ -215,7 +218,8 @@ static void hsl_rgb(double h, double s, double l, int rgb[3])
 }
 
 /* A frame's fill: a warm hue for native code, a cool green one for JIT
- * code, each varied by a hash of the name so neighbours stand apart. */
+ * code, a blue one for a Python function, each varied by a hash of the
+ * name so neighbours stand apart. */
 static void fill_of(const ftree *t, const fnode *x, int rgb[3])
 {
 	uint64_t h = js_hash_str(name_of(t, x));
@@ -223,6 +227,7 @@ static void fill_of(const ftree *t, const fnode *x, int rgb[3])
 	switch (x->kind) {
 	case K_JIT: hsl_rgb(140 + 45 * u, 0.55 + 0.25 * v, 0.52 + 0.1 * v, rgb); break;
 	case K_NATIVE: hsl_rgb(5 + 45 * u, 0.75 + 0.2 * v, 0.56 + 0.08 * v, rgb); break;
+	case K_PYTHON: hsl_rgb(190 + 30 * u, 0.6 + 0.2 * v, 0.58 + 0.08 * v, rgb); break;
 	case K_THREAD: hsl_rgb(215, 0.3, 0.72, rgb); break;
 	case K_PROCESS: hsl_rgb(265, 0.25, 0.74, rgb); break;
 	case K_UNKNOWN: rgb[0] = rgb[1] = rgb[2] = 190; break;
@@ -232,7 +237,7 @@ static void fill_of(const ftree *t, const fnode *x, int rgb[3])
 
 static const char *kind_word(uint8_t kind)
 {
-	static const char *const w[] = { "root", "thread", "native", "jit", "unknown", "process" };
+	static const char *const w[] = { "root", "thread", "native", "jit", "unknown", "process", "python" };
 	return w[kind];
 }
 
@@ -357,6 +362,14 @@ static bool any_inlined(const ftree *t)
 	return false;
 }
 
+static bool any_python(const ftree *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->v[i].kind == K_PYTHON)
+			return true;
+	return false;
+}
+
 static void write_head(FILE *f, const ftree *t, int height, const char *title)
 {
 	fprintf(f,
@@ -388,12 +401,15 @@ static void write_head(FILE *f, const ftree *t, int height, const char *title)
 		const char *what;
 	} legend[] = {
 		{ K_JIT, "JIT code" },    { K_NATIVE, "native code" }, { K_THREAD, "thread" },
-		{ K_UNKNOWN, "unknown" }, { K_PROCESS, "process" },
+		{ K_UNKNOWN, "unknown" }, { K_PROCESS, "process" },    { K_PYTHON, "Python" },
 	};
 	int lx = PAD_X;
-	/* (the process entry only when the graph has process frames) */
-	size_t n_legend = sizeof legend / sizeof *legend - !t->p->by_process;
-	for (size_t i = 0; i < n_legend; i++) {
+	/* (the process entry only when the graph has process frames, the
+	 * Python one when it has Python frames) */
+	bool process = t->p->by_process, python = any_python(t);
+	for (size_t i = 0; i < sizeof legend / sizeof *legend; i++) {
+		if ((legend[i].kind == K_PROCESS && !process) || (legend[i].kind == K_PYTHON && !python))
+			continue;
 		fnode x = { .name = NO_NAME, .kind = legend[i].kind };
 		int rgb[3];
 		fill_of(t, &x, rgb);

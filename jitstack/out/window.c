@@ -65,6 +65,7 @@ static jw_row *function_row(js_window *w, uint32_t fn, const pr_location *l, boo
 	if (w->n_fn > before) {
 		r->fn = fn;
 		r->jit = l && l->jit;
+		r->python = l && l->python;
 		r->source = l ? l->source : 0;
 		w->stamp[before] = 0;
 	}
@@ -230,7 +231,10 @@ static void put_cut(FILE *f, const char *s, int room)
 /* A function row's name, coloured by its kind. */
 static void put_function(FILE *f, const js_window *w, const jw_row *r, int room, bool color)
 {
-	js_frame_kind k = !r->fn ? JS_KIND_UNNAMED : r->jit ? JS_KIND_JIT : JS_KIND_NATIVE;
+	js_frame_kind k = !r->fn      ? JS_KIND_UNNAMED
+			  : r->python ? JS_KIND_PYTHON
+			  : r->jit    ? JS_KIND_JIT
+				      : JS_KIND_NATIVE;
 	if (color)
 		fputs(js_color_of(k), f);
 	put_cut(f, function_name(w, r->fn), room);

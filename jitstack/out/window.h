@@ -33,6 +33,7 @@ typedef struct jw_row {
 	uint32_t proc, thread; /* threads: process index and thread name (string index) */
 	uint8_t source;        /* js_name_source, as first seen */
 	bool jit, inlined;     /* named from JIT data; seen as an inlined frame */
+	bool python;           /* a Python function (a frame read from the interpreter) */
 	uint32_t self[JS_WIN_SLOTS], total[JS_WIN_SLOTS];
 } jw_row;
 

@@ -499,7 +499,15 @@ void js_py_walk(js_py *py)
 	py->stats.syscalls = js_mem_syscalls(py->mem) - syscalls;
 }
 
-/* The interpreters, their threads and each thread's chain. */
+void js_py_walk_thread(js_py *py, uint64_t native_tid)
+{
+	py->only_tid = native_tid;
+	js_py_walk(py);
+	py->only_tid = 0;
+}
+
+/* The interpreters, their threads and each thread's chain (py->only_tid's
+ * alone, when set). */
 static void read_runtime(js_py *py)
 {
 	uint64_t interp = 0;
@@ -519,7 +527,14 @@ static void read_runtime(js_py *py)
 					 "the list of threads loops");
 				return;
 			}
-			read_thread(py, ts);
+			uint64_t tid = 0;
+			if (!py->only_tid) {
+				read_thread(py, ts);
+			} else if (!rd_u64(py, ts + (uint64_t)off(py, JS_PY_TS_NATIVE_TID), &tid) &&
+				   tid == py->only_tid) {
+				read_thread(py, ts);
+				return;
+			}
 			e = rd_u64(py, ts + (uint64_t)off(py, JS_PY_TS_NEXT), &ts);
 		}
 		if (!e)

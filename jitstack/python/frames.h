@@ -87,6 +87,7 @@ typedef struct js_py {
 	js_py_stats stats;
 	struct js_py_seen *seen; /* the frames a read of a running thread's chain went through */
 	size_t n_seen, cap_seen;
+	uint64_t only_tid; /* a walk of this thread alone (js_py_walk_thread), else 0 */
 } js_py;
 
 /* Ready *py to read the CPython whose ELF file `elf` (held by the caller)
@@ -112,6 +113,12 @@ int js_py_open(js_py *py, js_mem *mem, Elf *elf, uint64_t bias, Dwarf *dw, js_er
  * Threads whose chain could not be read carry a warning and no frames;
  * py->warning_walk says why the walk stopped early.  Never fails. */
 void js_py_walk(js_py *py);
+
+/* js_py_walk of the one thread whose native thread id is native_tid: the
+ * thread states of the others are passed over (a sample of one thread).
+ * py->threads holds it alone, or nothing when no thread state has that
+ * id (a thread that runs no Python). */
+void js_py_walk_thread(js_py *py, uint64_t native_tid);
 
 /* Forget the decoded code objects: the next walk reads them all. */
 void js_py_forget(js_py *py);

@@ -24,6 +24,7 @@
 #include "out/outfile.h"
 #include "out/profile.h"
 #include "record/record.h"
+#include "unwind/interp.h"
 #include "unwind/stack.h"
 #include "record/targets.h"
 
@@ -152,10 +153,16 @@ static void sample_all(js_target *tg, const js_record_opts *r, js_profile *prof,
 		x.len = js_mem_copy(s->mem, sp, st->copy, len < st->cap_copy ? len : st->cap_copy);
 		js_proc_resume(&s->proc, t);
 		uint64_t t1 = now_ns();
+		/* its Python frames, read once it goes on (a thread is held no
+		 * longer for them), each chain checked after it was read: what
+		 * the thread ran then, or a moment later if it called or
+		 * returned in between */
+		js_walk_sources(s, true, t->tid);
 		js_unwind(s, &x, st, NULL);
 		if (st->max_sp > sp && st->max_sp - sp < STACK_MAX)
 			t->stack_hint = (size_t)(st->max_sp - sp);
 		js_name_stack(s, st);
+		js_place_interp_frames(s, st);
 		js_profile_add(prof, tg->proc, js_names_epoch(s), st);
 		tg->samples++;
 		note_time(tm, t1 - t0, now_ns() - t0);

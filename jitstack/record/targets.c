@@ -292,6 +292,10 @@ static void open_one(js_targets *ts, const js_record_opts *r, js_profile *prof, 
 		free_target(t);
 		return;
 	}
+	const js_source *py = js_source_of(&t->s, &js_source_python);
+	if (ts->perf && py && js_source_on(py))
+		/* a perf sample is read after the thread ran on: its Python frames are gone */
+		js_warn(&t->s, "a CPython: its Python frames are shown with --mode ptrace only");
 	if (!js_grow(&ts->t, &ts->cap, ts->n, sizeof *ts->t)) {
 		js_fail(&e, JS_EXIT_FAILURE, ENOMEM, "out of memory for process %d", (int)tgid);
 		skip(ts, tgid, &e, true);

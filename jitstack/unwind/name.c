@@ -183,6 +183,7 @@ const char *js_source_name(js_name_source src)
 	case JS_SRC_GDB_JIT: return "gdb-jit";
 	case JS_SRC_PERFMAP: return "perf-map";
 	case JS_SRC_JITDUMP: return "jitdump";
+	case JS_SRC_PYTHON: return "python";
 	case JS_SRC_NONE: break;
 	}
 	return NULL;

@@ -22,9 +22,10 @@ typedef enum js_name_source {
 	JS_SRC_GDB_JIT, /* a JIT image registered through the GDB JIT interface */
 	JS_SRC_PERFMAP, /* the target's perf map */
 	JS_SRC_JITDUMP, /* the target's jitdump */
+	JS_SRC_PYTHON,  /* a Python frame, read from CPython's interpreter (no pc of its own) */
 } js_name_source;
 
-/* "elf", "gdb-jit", "jitdump", "perf-map" (JSON's "source"), or NULL for none. */
+/* "elf", "gdb-jit", "jitdump", "perf-map", "python" (JSON's "source"), or NULL for none. */
 const char *js_source_name(js_name_source src);
 
 /* A function the compiler inlined where a frame's pc is: a logical frame

@@ -398,16 +398,17 @@ static js_source_target source_target(js_session *s)
 				   .core_fd = s->core_fd,
 				   .core_elf = s->core_elf,
 				   .machine = s->machine,
+				   .once = s->opt->for_stacks,
 				   .dwfl = s->dwfl,
 				   .mem = s->mem,
 				   .warn = warn_msg,
 				   .warn_arg = s };
 }
 
-void js_walk_sources(js_session *s, bool running)
+void js_walk_sources(js_session *s, bool running, pid_t tid)
 {
 	const js_source_target t = source_target(s);
-	js_sources_walk(s->src, s->n_src, running, &t);
+	js_sources_walk(s->src, s->n_src, running, tid, &t);
 }
 
 /* The sources look for their files (js_source_ops.open): every one, or
@@ -478,8 +479,7 @@ static void list_sources(js_session *s)
 		  .on = &s->jd_on,
 		  .path = s->opt->jitdump,
 		  .off = s->opt->no_jitdump },
-		/* a dump's stacks alone show Python frames (record and top place none) */
-		{ .ops = &js_source_python, .off = s->opt->no_python || !s->opt->for_stacks },
+		{ .ops = &js_source_python, .off = s->opt->no_python },
 	};
 	_Static_assert(sizeof rows / sizeof rows[0] <= JS_MAX_SOURCES, "room for every source");
 	memcpy(s->src, rows, sizeof rows);

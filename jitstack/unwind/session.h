@@ -126,9 +126,10 @@ int js_refresh_modules(js_session *s);
  * has none, unless the user named it). */
 bool js_refresh_sources(js_session *s);
 /* Read the frames of their own of the sources that have some (the Python
- * frames, source.h: js_source_ops.walk), now: while the threads are
- * stopped, or with `running` when they may have run on. */
-void js_walk_sources(js_session *s, bool running);
+ * frames, source.h: js_source_ops.walk), now: every thread's, or (tid not
+ * 0) that one's; while the threads are stopped, or with `running` when
+ * they may have run on. */
+void js_walk_sources(js_session *s, bool running, pid_t tid);
 /* The source of row ops (source.h). */
 static inline js_source *js_source_of(js_session *s, const js_source_ops *ops)
 {
