@@ -8,6 +8,7 @@
 #   bench-jitstack-record  record's modes against perf (jitstack/bench/record_modes.sh)
 #   bench-jitstack-multi   record over 1, 2 and 4 processes (jitstack/bench/record_multi.sh)
 #   bench-jitstack-top     the target's slowdown under top and under record (jitstack/bench/top_cost.sh)
+#   bench-jitstack-python  a Python-aware sample against a native-only one (jitstack/bench/python_cost.sh)
 #   bench-jitstack-hold    the longest hold of a dump's target (jitstack/bench/hold.sh)
 #   bench-jitstack-php     a cold dump of PHP's opcache JIT beside eu-stack (jitstack/bench/php_desc.sh)
 #   JS_DEBUG=1       error messages carry the file and line that made them
@@ -54,7 +55,7 @@ $(JS_BIN): $(JS_OBJS)
 	$(CC) $(CFLAGS) $(SANFLAGS) $(LDFLAGS) -o $@ $^ $(JS_LIBS)
 
 .PHONY: jitstack jitstack-check fuzz-jitstack bench-jitstack bench-jitstack-record bench-jitstack-multi \
-	bench-jitstack-top bench-jitstack-php
+	bench-jitstack-top bench-jitstack-php bench-jitstack-python
 jitstack: $(JS_BIN)
 
 include $(JS)/tests/tests.mk
@@ -74,6 +75,9 @@ bench-jitstack-multi: $(JS_BIN) $(TJ_BIN) $(REAPER)
 
 bench-jitstack-top: $(JS_BIN) $(TJ_BIN) $(REAPER)
 	sh $(JS)/bench/top_cost.sh $(BUILD)
+
+bench-jitstack-python: $(JS_BIN)
+	sh $(JS)/bench/python_cost.sh $(BUILD)
 
 $(JS_B)/bench/holdwatch: $(JS)/bench/holdwatch.c
 	@mkdir -p $(dir $@)
