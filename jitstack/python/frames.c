@@ -389,15 +389,49 @@ static void read_chain(js_py *py, js_py_thread *t, uint64_t frame)
 
 /* The innermost frame of thread state ts, now (not through the page
  * cache): 0 or an errno value. */
+/* The innermost frame, from a thread state's cframe field (3.11: the C
+ * frame that points to it; 3.13: the frame itself). */
+static int frame_of_cframe(js_py *py, uint64_t cframe, uint64_t *frame)
+{
+	*frame = 0;
+	if (cframe && off(py, JS_PY_CF_CURRENT_FRAME) >= 0)
+		return rd_u64(py, cframe + (uint64_t)off(py, JS_PY_CF_CURRENT_FRAME), frame);
+	*frame = cframe; /* 3.13: the thread state holds the frame itself */
+	return 0;
+}
+
 static int current_frame(js_py *py, uint64_t ts, uint64_t *frame)
 {
 	uint64_t cframe = 0;
 	*frame = 0;
 	int e = rd_u64(py, ts + (uint64_t)off(py, JS_PY_TS_CFRAME), &cframe);
-	if (!e && cframe && off(py, JS_PY_CF_CURRENT_FRAME) >= 0)
-		e = rd_u64(py, cframe + (uint64_t)off(py, JS_PY_CF_CURRENT_FRAME), frame);
-	else if (!e)
-		*frame = cframe; /* 3.13: the thread state holds the frame itself */
+	return e ? e : frame_of_cframe(py, cframe, frame);
+}
+
+/* The fields of a thread state the walk reads. */
+typedef struct ts_fields {
+	uint64_t next, cframe, tid;
+} ts_fields;
+
+/* Thread state ts's fields: in one read when they lie within HEAD_MAX
+ * bytes of its start (3.11's and 3.13's do), else one read each. */
+static int read_ts(js_py *py, uint64_t ts, ts_fields *f)
+{
+	int64_t o[3] = { off(py, JS_PY_TS_NEXT), off(py, JS_PY_TS_CFRAME), off(py, JS_PY_TS_NATIVE_TID) };
+	uint64_t *v[3] = { &f->next, &f->cframe, &f->tid };
+	int64_t end = 0;
+	for (int i = 0; i < 3; i++)
+		end = o[i] + 8 > end ? o[i] + 8 : end;
+	if (o[0] >= 0 && o[1] >= 0 && o[2] >= 0 && end <= HEAD_MAX) {
+		uint8_t h[HEAD_MAX];
+		int e = rd(py, ts, h, (size_t)end);
+		for (int i = 0; !e && i < 3; i++)
+			*v[i] = u64_at(h, o[i]);
+		return e;
+	}
+	int e = 0;
+	for (int i = 0; !e && i < 3; i++)
+		e = rd_u64(py, ts + (uint64_t)o[i], v[i]);
 	return e;
 }
 
@@ -436,16 +470,18 @@ static bool chain_unchanged(js_py *py, uint64_t ts, uint64_t first)
 	return true;
 }
 
-static void read_thread(js_py *py, uint64_t ts)
+/* Thread state ts's chain; f: its fields, as just read. */
+static void read_thread(js_py *py, uint64_t ts, const ts_fields *f)
 {
 	if (!js_grow(&py->threads, &py->cap_threads, py->n_threads, sizeof *py->threads))
 		return;
 	js_py_thread *t = &py->threads[py->n_threads++];
-	*t = (js_py_thread){ .tstate = ts };
+	*t = (js_py_thread){ .tstate = ts, .native_tid = f->tid };
 	uint64_t frame = 0;
-	int e = rd_u64(py, ts + (uint64_t)off(py, JS_PY_TS_NATIVE_TID), &t->native_tid);
+	int e = 0;
 	for (unsigned tries = 0; !e; tries++) {
-		e = current_frame(py, ts, &frame);
+		/* the first read from the fields read with the thread's id */
+		e = tries ? current_frame(py, ts, &frame) : frame_of_cframe(py, f->cframe, &frame);
 		if (e)
 			break;
 		read_chain(py, t, frame);
@@ -507,11 +543,19 @@ void js_py_walk_thread(js_py *py, uint64_t native_tid)
 }
 
 /* The interpreters, their threads and each thread's chain (py->only_tid's
- * alone, when set). */
+ * alone, when set: first at the thread state where the last walk of that
+ * thread found it, when it still holds that thread's id). */
 static void read_runtime(js_py *py)
 {
 	uint64_t interp = 0;
 	cycle ci = { 0, 1, 0 };
+	size_t slot = py->only_tid % (sizeof py->ts_memo / sizeof py->ts_memo[0]);
+	ts_fields f;
+	if (py->only_tid && py->ts_memo[slot].tid == py->only_tid && !read_ts(py, py->ts_memo[slot].ts, &f) &&
+	    f.tid == py->only_tid) {
+		read_thread(py, py->ts_memo[slot].ts, &f);
+		return;
+	}
 	int e = rd_u64(py, py->runtime + (uint64_t)off(py, JS_PY_RT_INTERP_HEAD), &interp);
 	for (unsigned i = 0; !e && interp; i++) {
 		if (i >= JS_PY_MAX_INTERPRETERS || cycle_step(&ci, interp)) {
@@ -527,15 +571,17 @@ static void read_runtime(js_py *py)
 					 "the list of threads loops");
 				return;
 			}
-			uint64_t tid = 0;
+			if ((e = read_ts(py, ts, &f)))
+				break;
 			if (!py->only_tid) {
-				read_thread(py, ts);
-			} else if (!rd_u64(py, ts + (uint64_t)off(py, JS_PY_TS_NATIVE_TID), &tid) &&
-				   tid == py->only_tid) {
-				read_thread(py, ts);
+				read_thread(py, ts, &f);
+			} else if (f.tid == py->only_tid) {
+				py->ts_memo[slot].tid = f.tid;
+				py->ts_memo[slot].ts = ts;
+				read_thread(py, ts, &f);
 				return;
 			}
-			e = rd_u64(py, ts + (uint64_t)off(py, JS_PY_TS_NEXT), &ts);
+			ts = f.next;
 		}
 		if (!e)
 			e = rd_u64(py, interp + (uint64_t)off(py, JS_PY_IS_NEXT), &interp);

@@ -88,6 +88,12 @@ typedef struct js_py {
 	struct js_py_seen *seen; /* the frames a read of a running thread's chain went through */
 	size_t n_seen, cap_seen;
 	uint64_t only_tid; /* a walk of this thread alone (js_py_walk_thread), else 0 */
+	/* the thread state a walk of one thread found last, by native thread
+	 * id (a slot per id modulo its size): checked by one read, else the
+	 * lists are walked */
+	struct {
+		uint64_t tid, ts;
+	} ts_memo[64];
 } js_py;
 
 /* Ready *py to read the CPython whose ELF file `elf` (held by the caller)
