@@ -47,7 +47,16 @@ size_t js_py_merge(const js_py_native *nat, size_t n_nat, const js_py_frame *py,
 	size_t pieces = 0; /* each ends at an entry frame, or at the outermost frame */
 	for (size_t q = 0; q < n_py; q++)
 		pieces += py[q].entry || q + 1 == n_py;
-	size_t n_ins = 0, i = 0, placed = 0;
+	/* an activation that runs no Python frame is the innermost (an outer
+	 * one waits in a C call that one of its frames made): just entered,
+	 * its first frame not linked yet, or about to return; such ones get
+	 * no piece */
+	size_t evals = 0, i = 0;
+	for (size_t a = 0; a < n_nat; a++)
+		evals += nat[a].eval;
+	for (size_t extra = evals > pieces ? evals - pieces : 0; extra; i++)
+		extra -= nat[i].eval;
+	size_t n_ins = 0, placed = 0;
 	for (size_t p = 0; p < n_py;) {
 		size_t end = p;
 		while (end + 1 < n_py && !py[end].entry)

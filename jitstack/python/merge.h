@@ -22,6 +22,11 @@
  * function of the JIT frame just inside it is that, and matches nothing.  A JIT frame whose guests do not
  * match the piece is kept and the piece shown whole, with a warning.
  *
+ * An activation that runs no Python frame can only be the innermost one
+ * (just entered, its first frame not linked yet, or about to return: an
+ * outer activation waits in a C call one of its frames made): when there
+ * are more activations than pieces, the innermost ones get none.
+ *
  * A native stack that ends (or is cut) before the activation of a piece
  * gets that piece and every outer one after its last frame, with a
  * warning: the Python frames are in order, their native neighbours are

@@ -151,13 +151,13 @@ static void sample_all(js_target *tg, const js_record_opts *r, js_profile *prof,
 		js_sample x = { .tid = t->tid, .idle = t->idle, .regs = &t->regs, .stack = st->copy };
 		memcpy(x.comm, t->comm, sizeof x.comm);
 		x.len = js_mem_copy(s->mem, sp, st->copy, len < st->cap_copy ? len : st->cap_copy);
+		/* its Python frames as they are at the stop, as its stack is: a
+		 * chain read after the thread ran on would not fit the stack
+		 * whenever it called into C and back, or returned, in between
+		 * (a generator does, each item) */
+		js_walk_sources(s, false, t->tid);
 		js_proc_resume(&s->proc, t);
 		uint64_t t1 = now_ns();
-		/* its Python frames, read once it goes on (a thread is held no
-		 * longer for them), each chain checked after it was read: what
-		 * the thread ran then, or a moment later if it called or
-		 * returned in between */
-		js_walk_sources(s, true, t->tid);
 		js_unwind(s, &x, st, NULL);
 		if (st->max_sp > sp && st->max_sp - sp < STACK_MAX)
 			t->stack_hint = (size_t)(st->max_sp - sp);

@@ -44,7 +44,8 @@ typedef struct js_target {
 	size_t n_deferred; /* its samples waiting for a second unwind (perf events) */
 	/* --stats */
 	unsigned long refreshes, rescans;
-	unsigned long samples, idle, failed;                       /* ptrace */
+	unsigned long samples, idle, failed; /* ptrace */
+	unsigned long py_rereads, py_unfit;  /* Python chains read again, samples left without them */
 	uint64_t jit_samples, jit_named, deferred, deferred_named; /* perf events */
 } js_target;
 

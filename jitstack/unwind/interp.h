@@ -15,8 +15,10 @@
 
 /* Place the frames of st's thread (its native stack named: js_name_stack)
  * that the sources' last walk read: st->py and st->py_at.  A placement
- * that is not exact leaves a warning (js_warn).  Never fails: out of
- * memory, the stack keeps its native frames alone. */
+ * that is not exact (python/merge.h: the chain has more pieces than the
+ * stack has eval loop activations, or a JIT frame's functions are not the
+ * chain's) leaves a warning (js_warn).  Never fails: out of memory, the
+ * stack keeps its native frames alone. */
 void js_place_interp_frames(js_session *s, js_stack *st);
 
 #endif
